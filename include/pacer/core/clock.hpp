@@ -1,0 +1,35 @@
+#pragma once
+// The one clock of pacer: CLOCK_MONOTONIC (std::chrono::steady_clock on Linux), shared by
+// every process of a host. Artifacts store its readings as seconds in a double.
+
+#include <chrono>
+#include <cstdint>
+
+namespace pacer {
+
+using clock = std::chrono::steady_clock;
+using time_point = clock::time_point;
+using duration = clock::duration;
+
+/// Seconds since the clock's epoch, as written in every artifact (`time_s`, `start_s`, ...).
+inline double to_seconds(time_point t) {
+    return std::chrono::duration<double>(t.time_since_epoch()).count();
+}
+
+/// A duration in seconds.
+inline double to_seconds(duration d) { return std::chrono::duration<double>(d).count(); }
+
+/// The inverse of `to_seconds(duration)`, rounded to the clock's tick.
+inline duration from_seconds(double s) {
+    return std::chrono::duration_cast<duration>(std::chrono::duration<double>(s));
+}
+
+/// One (monotonic, realtime) pair, read back to back, so results of different hosts can be
+/// aligned on wall-clock time.
+struct clock_pair {
+    double monotonic_s;
+    double realtime_s;
+};
+clock_pair read_clock_pair();
+
+} // namespace pacer

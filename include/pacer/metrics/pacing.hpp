@@ -1,0 +1,40 @@
+#pragma once
+// Pacing evidence of a `pacer run`: how far every append started from its deadline on the
+// session's 80 ms grid, and whether the client itself stalled (loop lag, trace channel waits).
+
+#include <pacer/session/duplex_session.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <string>
+#include <vector>
+
+namespace pacer::metrics {
+
+/// One packet further than this from its deadline is late; any late packet makes the run
+/// pacing-unqualified (DESIGN.md "Timing rules").
+inline constexpr double late_threshold_s = 0.080;
+
+/// Deviation of each append of one session: start_s - (session_start_s + seq * 0.080).
+std::vector<double> packet_deviations(const session::session_result& s);
+
+/// The largest number of sessions whose input streams (first append start to last append
+/// completion) overlapped at one instant.
+std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions);
+
+struct pacing_figures {
+    std::size_t sessions = 0, admitted = 0, rejected = 0, complete = 0;
+    std::size_t sessions_with_late_packet = 0;
+    std::size_t packets_expected = 0, packets_sent = 0, late_packets = 0;
+    bool pacing_qualified = false;
+    boost::json::object json;  ///< the whole `pacing` part of summary.json
+};
+
+/// Everything about pacing and sessions that summary.json reports.
+pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
+                                const std::vector<std::vector<double>>& loop_lag_s);
+
+/// `samples.json`: per-session raw deviations (µs resolution), enough to pool runs later.
+std::string samples_json(const std::vector<session::session_result>& sessions);
+
+} // namespace pacer::metrics

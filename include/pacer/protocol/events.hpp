@@ -1,0 +1,110 @@
+#pragma once
+// The native full-duplex realtime protocol (PROTOCOL.md section 1): builders of the four client
+// events pacer sends, a reusable parser of incoming frames, and the profiles.
+//
+// Builders write compact JSON by hand: an append is built once per packet on the hot path,
+// and its bytes are both sent and traced as they are.
+
+#include <boost/json/object.hpp>
+#include <boost/json/parser.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace pacer::protocol {
+
+/// A server profile (PROTOCOL.md 1.4 "Profiles").
+struct profile {
+    std::string_view name;
+    std::string_view alias;
+    int unit_ms;              ///< native unit
+    int output_sample_rate;   ///< Hz of output PCM16
+    bool continuous;          ///< speaks continuously (VoiceChat) or only when answering
+    bool stop_requires_eos;   ///< a `stop` terminal is valid only after the client's EOS
+};
+
+/// The VoiceChat profile, pacer's default.
+const profile& default_profile();
+/// The profile with this name or alias, or nullptr.
+const profile* find_profile(std::string_view name);
+
+/// Event ids like Python's `uuid4().hex`: 32 lowercase hex characters, from a per-session
+/// splitmix64 stream (unique within a session; collisions across sessions do not matter).
+class event_id_source {
+public:
+    explicit event_id_source(std::uint64_t seed) : state_(seed) {}
+    std::string next();
+
+private:
+    std::uint64_t state_;
+};
+
+/// `{"type":"session.update","event_id":…,"session":{"output_modalities":["audio"]}}`
+std::string session_update(std::string_view event_id);
+
+/// Writes `input_audio_buffer.append` for packet `seq` carrying `pcm` (PCM16 LE mono 16 kHz)
+/// into `out`, reusing its capacity: `t_start_ms` is the media offset `seq * 80.0`.
+void append_event(std::string& out, std::string_view event_id, std::span<const std::uint8_t> pcm,
+                  std::uint64_t seq);
+
+/// `{"type":"sglang.input_audio.end","event_id":…}`
+std::string input_audio_end(std::string_view event_id);
+
+/// `{"type":"session.close","event_id":…}`
+std::string session_close(std::string_view event_id);
+
+/// The server events the client tells apart. Anything else is `unknown` (recorded, ignored).
+enum class server_event : std::uint8_t {
+    session_created,
+    session_updated,
+    input_accepted,
+    unit_done,
+    response_created,
+    output_audio_delta,
+    output_audio_done,
+    transcript_delta,
+    transcript_done,
+    text_delta,
+    text_done,
+    response_done,
+    input_ended,
+    input_drained,
+    session_closed,
+    error,
+    unknown,
+};
+inline constexpr std::size_t server_event_count = static_cast<std::size_t>(server_event::unknown) + 1;
+
+/// The kind of a server event `type`.
+server_event classify_server_event(std::string_view type);
+
+/// Parses frames into JSON objects, reusing its parser state between frames (one per session).
+/// NaN and Infinity are rejected, as the reference client does.
+class frame_parser {
+public:
+    frame_parser();
+
+    /// Parses `frame`. On success returns nullptr and `object()`/`type()` describe it; on
+    /// failure returns the reason (`"expected a JSON object"`, `"missing string 'type'"`, or
+    /// the JSON error) and the previous object is gone.
+    const char* parse(std::string_view frame);
+
+    const boost::json::object& object() const { return *object_; }
+    std::string_view type() const { return type_; }
+
+private:
+    boost::json::parser parser_;
+    boost::json::value value_;
+    const boost::json::object* object_ = nullptr;
+    std::string_view type_;
+};
+
+/// `ValueError: malformed server frame '<first 200 chars>': <reason>` (PROTOCOL.md 6).
+std::string malformed_frame_message(std::string_view frame, std::string_view reason);
+
+/// Whether an `error` event carries `sglang.fatal == true`.
+bool is_fatal_error(const boost::json::object& event);
+
+} // namespace pacer::protocol

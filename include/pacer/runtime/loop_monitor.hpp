@@ -1,0 +1,35 @@
+#pragma once
+// A 10 ms ticker on an io_context that measures how late the context wakes it: the lag of the
+// context itself. Every run reports it, so a run shows whether the client stalled.
+
+#include <pacer/core/clock.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <atomic>
+#include <vector>
+
+namespace pacer::runtime {
+
+class loop_monitor {
+public:
+    explicit loop_monitor(duration period = std::chrono::milliseconds(10)) : period_(period) {}
+
+    /// Ticks on the calling coroutine's executor until `stop()`; each tick records
+    /// lag = max(0, wake - deadline) in seconds. The next deadline is one period after the
+    /// wake, so one stall is one sample, not a burst of catch-up samples.
+    boost::asio::awaitable<void> run();
+
+    /// Asks `run()` to return at its next tick. Thread safety: callable from any thread.
+    void stop() { stopping_.store(true, std::memory_order_relaxed); }
+
+    /// The lags recorded; read after `run()` has returned.
+    const std::vector<double>& lags_s() const { return lags_s_; }
+
+private:
+    duration period_;
+    std::atomic<bool> stopping_{false};
+    std::vector<double> lags_s_;
+};
+
+} // namespace pacer::runtime

@@ -1,0 +1,143 @@
+#pragma once
+// Open-loop arrival schedules: when each request of an open-loop run is due.
+//
+// A schedule is a pure function of (process, rate, burstiness, seed, count or duration)
+// (DESIGN.md "Timing rules"): the same arguments give the same offsets, byte for byte, on
+// every machine. Offsets are integer nanoseconds from the schedule's origin; the dispatcher
+// turns offset i into the absolute deadline `start + offsets[i]`.
+//
+// Conventions (see docs/schedule.md):
+// - The first arrival is at the first gap, not at 0: offsets[i] = gap_0 + ... + gap_i. A
+//   Poisson schedule is then stationary from the origin, and `--duration D` holds rate * D
+//   arrivals on average (constant: exactly floor(rate * D)).
+// - Each gap is sampled in double seconds, rounded once to integer nanoseconds (`llround`,
+//   half away from zero) and accumulated as a 64-bit integer. Integer addition is exact, so
+//   no floating-point sum (whose last bits depend on evaluation order) enters the offsets;
+//   `offsets[i] - offsets[i-1]` is exactly the i-th rounded gap.
+// - `constant` is computed directly as offsets[i] = llround((i + 1) * 1e9 / rate): its gaps
+//   are 1e9 / rate ns exactly when that is an integer, and never drift otherwise.
+// - Randomness comes from `xoshiro256ss` (rng.hpp), and every sampler uses only IEEE-754
+//   +, -, *, /, sqrt and exact scalings (frexp/ldexp/floor). The logarithm and exponential
+//   are our own (`detail::portable_log`, `detail::portable_exp`) because libm's `log`,
+//   `log1p` and `pow` are not correctly rounded and differ in the last bit between C
+//   libraries. The guarantee assumes binary64 arithmetic without x87 excess precision and
+//   without fused multiply-add contraction (x86-64 default; build with -ffp-contract=off
+//   on targets with FMA such as aarch64). The golden hashes in tests/unit pin the result.
+
+#include <pacer/schedule/rng.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+namespace pacer::schedule {
+
+/// The arrival processes of an open-loop schedule.
+enum class arrival_process {
+    poisson,  ///< exponential gaps: memoryless arrivals, coefficient of variation 1 (default)
+    gamma,    ///< gamma gaps with coefficient of variation `burstiness`
+    constant, ///< every gap exactly 1 / rate
+};
+
+/// "poisson", "gamma" or "constant".
+std::string_view to_string(arrival_process process) noexcept;
+
+/// The inverse of `to_string`; nullopt for any other text (case-sensitive).
+std::optional<arrival_process> parse_arrival_process(std::string_view name) noexcept;
+
+/// The largest rate accepted: one arrival per nanosecond.
+inline constexpr double max_rate = 1e9;
+/// The accepted burstiness range (coefficient of variation of the gaps, gamma only).
+inline constexpr double min_burstiness = 1e-3;
+inline constexpr double max_burstiness = 1e3;
+/// The most arrivals one schedule may hold (800 MB of offsets): a guard against a typo
+/// such as `--rate 1e9 --duration 1h` exhausting memory.
+inline constexpr std::uint64_t max_arrivals = 100'000'000;
+
+/// What defines a schedule. `count` and `duration` may both be given: the schedule then
+/// ends at whichever limit is reached first.
+struct schedule_spec {
+    arrival_process process = arrival_process::poisson;
+    /// Mean arrivals per second (`--rate`), finite, in (0, max_rate].
+    double rate = 0;
+    /// Target coefficient of variation of the gaps (`--burstiness`, B), finite, in
+    /// [min_burstiness, max_burstiness]; used only by `gamma`. 1 gives Poisson-like gaps,
+    /// above 1 is burstier, below 1 is more regular.
+    double burstiness = 1;
+    /// Any 64-bit value; the same seed gives the same schedule.
+    std::uint64_t seed = 0;
+    /// The number of arrivals (`--count`), > 0 and at most max_arrivals.
+    std::optional<std::uint64_t> count;
+    /// Keep the arrivals whose offset is <= duration (`--duration`), > 0.
+    std::optional<std::chrono::nanoseconds> duration;
+};
+
+/// Checks a spec. Throws `std::invalid_argument` whose message names the offending flag,
+/// e.g. "--rate must be a finite number > 0 (arrivals per second), got -1".
+void validate(const schedule_spec& spec);
+
+/// The schedule of `spec`: non-decreasing offsets from the origin. Validates first (see
+/// `validate`). Also throws `std::invalid_argument` when the offsets would overflow 64-bit
+/// nanoseconds (a rate far too low) or exceed `max_arrivals`. May return an empty vector
+/// when only a duration is given and the first arrival falls after it.
+std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec);
+
+/// The gamma shape k for a burstiness B: k = 1 / B^2 (the gap CV of gamma(k) is 1/sqrt(k)).
+/// This is also the value of vLLM's `--burstiness`, which is the gamma shape itself.
+constexpr double gamma_shape(double burstiness) noexcept {
+    return 1.0 / (burstiness * burstiness);
+}
+
+/// Seeded samplers built on xoshiro256** with our own transformations (no
+/// `std::*_distribution`). Every method consumes a documented number of generator outputs,
+/// so the stream, and hence every schedule, is reproducible.
+///
+/// @par Thread safety
+/// None; one sampler per schedule.
+class sampler {
+public:
+    explicit sampler(std::uint64_t seed) noexcept : rng_(seed) {}
+
+    /// Uniform in [0, 1) (one output). See `xoshiro256ss::uniform01`.
+    double uniform01() noexcept { return rng_.uniform01(); }
+
+    /// Exponential with the given rate (mean 1 / rate), by inverse CDF:
+    /// `-log1p(-u) / rate`, computed as `-portable_log(1 - u) / rate` where `1 - u` is exact
+    /// and in (0, 1] because u in [0, 1) is a multiple of 2^-53 (one output).
+    double exponential(double rate) noexcept;
+
+    /// Standard normal by Marsaglia's polar method: pairs of uniforms in the square until
+    /// one lands inside the unit disc (s in (0, 1)), then two normals; the second is kept
+    /// for the next call. No trigonometric function, so no libm dependence beyond sqrt.
+    double standard_normal() noexcept;
+
+    /// Gamma with shape k > 0 and scale theta (mean k * theta), by Marsaglia and Tsang (2000)
+    /// for k >= 1; for k < 1 by the usual boost X(k) = X(k + 1) * u^(1/k), u in (0, 1].
+    double gamma(double shape, double scale) noexcept;
+
+    xoshiro256ss& rng() noexcept { return rng_; }
+
+private:
+    xoshiro256ss rng_;
+    double spare_normal_ = 0;
+    bool has_spare_normal_ = false;
+};
+
+namespace detail {
+
+/// Natural logarithm from IEEE-754 basic operations only (fdlibm's reduction to
+/// m in [sqrt(2)/2, sqrt(2)) and the atanh series), so it is the same on every machine.
+/// Within about 1 ulp of the true value for finite x > 0; -inf for 0, NaN for x < 0 or NaN.
+double portable_log(double x) noexcept;
+
+/// e^x from IEEE-754 basic operations only (reduction by ln 2 with a two-part constant, a
+/// degree-13 Taylor polynomial and an exact ldexp). Within about 1 ulp; 0 below -746,
+/// +inf above 709.78, NaN for NaN.
+double portable_exp(double x) noexcept;
+
+} // namespace detail
+
+} // namespace pacer::schedule

@@ -1,0 +1,40 @@
+#pragma once
+// Runs N duplex sessions at once: T single-threaded session contexts (one thread each, no
+// strand, no lock), a loop monitor on each, and the trace writer on its own context thread.
+
+#include <pacer/session/duplex_session.hpp>
+#include <pacer/trace/writer.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <vector>
+
+namespace pacer::session {
+
+struct run_options {
+    std::size_t sessions = 1;
+    std::size_t threads = 1;  ///< session contexts; sessions are dealt round-robin
+    transport::ws_endpoint endpoint;
+    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    duration timeout = std::chrono::seconds(90);
+    std::filesystem::path trace_root;  ///< must exist; gets `session-NNN/`
+    std::size_t channel_capacity = 1 << 16;
+    /// Blocks each session context once for this long, half-way through its sessions' input,
+    /// to prove that the lateness detector fires (fault injection, never in a real run).
+    std::optional<duration> inject_stall;
+    std::uint64_t seed = 0x9ac3e5;  ///< event ids
+};
+
+struct run_outcome {
+    std::vector<session_result> sessions;      ///< by session index
+    std::vector<std::vector<double>> loop_lag_s;  ///< per session context
+    trace::writer_stats writer;
+    double started_s = 0;
+    double wall_s = 0;
+    std::size_t stalls_injected = 0;
+};
+
+/// Runs the sessions and returns once every session has ended and its files are written.
+run_outcome run_duplex(const run_options& options);
+
+} // namespace pacer::session

@@ -1,0 +1,35 @@
+#pragma once
+// The session side of the trace channel: never drops a line, and counts every time the
+// channel was full so a slow disk shows up in the summary instead of as a silent gap.
+
+#include <pacer/trace/record.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+namespace pacer::trace {
+
+class sink {
+public:
+    sink(channel& ch, std::uint32_t session) : channel_(&ch), session_(session) {}
+
+    /// Queues one line. Usually `try_send` succeeds at once; when the channel is full the
+    /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
+    boost::asio::awaitable<void> emit(direction dir, double time_s, std::string event_json);
+
+    /// Queues the end of the session (its receipts) and waits until the writer reports that
+    /// everything is on disk. Returns the writer's error message, empty on success.
+    boost::asio::awaitable<std::string> finish(std::string receipts_json);
+
+    std::uint64_t waits() const { return waits_; }
+    double wait_s() const { return wait_s_; }
+
+private:
+    boost::asio::awaitable<void> push(record r);
+
+    channel* channel_;
+    std::uint32_t session_;
+    std::uint64_t waits_ = 0;
+    double wait_s_ = 0;
+};
+
+} // namespace pacer::trace

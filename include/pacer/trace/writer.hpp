@@ -1,0 +1,85 @@
+#pragma once
+// The trace writer: the only code that touches trace files. It runs on its own io_context
+// thread, fed by the strand-free trace channel, so a session never waits on the disk.
+//
+// Lines are batched per session and written every `flush_interval` (0.5 s); session ends that
+// fall within `end_grouping` (50 ms) of each other are written in one batch. When a session's
+// last line and its `input-send-receipts.json` are written, the writer signals that session's
+// `done_channel`, with the first write error of that session if there was one. A failed write
+// affects only its own session: every other session's files stay intact.
+
+#include <pacer/core/clock.hpp>
+#include <pacer/trace/record.hpp>
+
+#include <boost/asio/awaitable.hpp>
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <string>
+
+namespace pacer::trace {
+
+struct writer_options {
+    std::filesystem::path root;                 ///< holds `session-NNN/` folders; must exist
+    duration flush_interval = std::chrono::milliseconds(500);
+    duration end_grouping = std::chrono::milliseconds(50);
+    /// Opens a new file for writing and returns its descriptor, or -1 with errno set. The
+    /// default creates it exclusively (`O_CREAT|O_EXCL`): an existing file is never overwritten.
+    std::function<int(const std::filesystem::path&)> open_file;
+};
+
+struct writer_stats {
+    std::uint64_t lines = 0;
+    std::uint64_t bytes = 0;
+    std::uint64_t writes = 0;        ///< write(2) batches
+    std::uint64_t sessions_closed = 0;
+    std::uint64_t write_errors = 0;  ///< sessions whose files could not be written
+    std::uint64_t peak_buffered_bytes = 0;
+};
+
+/// `session-007` for 7: three digits at least, as the reference harness names them.
+std::string session_folder_name(std::uint32_t session);
+
+/// The batching and file logic, driven with explicit times (sans-io clock): the coroutine
+/// `run_writer` feeds it from the channel, and tests drive it by hand with a manual time.
+class writer_core {
+public:
+    explicit writer_core(writer_options options);
+    ~writer_core();
+    writer_core(const writer_core&) = delete;
+    writer_core& operator=(const writer_core&) = delete;
+
+    /// Takes one record that arrived at `now`.
+    void on_record(time_point now, record&& r);
+
+    /// Writes every batch that is due at `now`; returns how many sessions it flushed.
+    std::size_t flush_due(time_point now);
+
+    /// Writes everything still buffered and ends every open session (channel closed).
+    void flush_all();
+
+    /// The earliest time a batch becomes due, or `time_point::max()` when nothing is buffered.
+    time_point next_due() const;
+
+    const writer_stats& stats() const { return stats_; }
+
+private:
+    struct session_state;
+    session_state& state_for(std::uint32_t session, time_point now);
+    void write_pending(std::uint32_t id, session_state& s);
+    void finish(std::uint32_t id, session_state& s);
+
+    writer_options options_;
+    std::map<std::uint32_t, session_state> sessions_;
+    std::uint64_t buffered_ = 0;
+    writer_stats stats_;
+};
+
+/// Receives records until a `shutdown` record (or a closed channel), batching them through
+/// `core`; a ticker on the same single-threaded executor writes batches when they are due.
+/// Returns once everything received has been written. Cancellation: none; send `shutdown`.
+boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core);
+
+} // namespace pacer::trace

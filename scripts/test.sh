@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# README quick start, command 2: build everything and run the whole test suite.
+#   scripts/test.sh            normal build (build/)
+#   SANITIZE=address scripts/test.sh   ASan+UBSan build (build-asan/)
+#   SANITIZE=thread  scripts/test.sh   TSan build (build-tsan/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+case "${SANITIZE:-}" in
+    "") dir=build; extra=() ;;
+    address) dir=build-asan; extra=(-DPACER_SANITIZE=address -DPACER_BUILD_MICROBENCH=OFF) ;;
+    thread) dir=build-tsan; extra=(-DPACER_SANITIZE=thread -DPACER_BUILD_MICROBENCH=OFF) ;;
+    *) echo "pacer: SANITIZE must be address or thread" >&2; exit 2 ;;
+esac
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} scripts/build.sh "$dir" "${extra[@]}"
+cd "$dir"
+ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 300

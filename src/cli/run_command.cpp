@@ -1,0 +1,269 @@
+// `pacer run`: N paced duplex sessions against --url, or against the built-in mock.
+
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/pacing.hpp>
+#include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+#include <pacer/server/probe_mock.hpp>
+#include <pacer/session/runner.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <future>
+#include <thread>
+
+namespace pacer::cli {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+namespace {
+
+struct run_settings {
+    std::size_t concurrency = 256;
+    std::string duration = "30s";
+    std::string audio;
+    std::string url;
+    std::size_t threads = 1;
+    std::string output;
+    bool keep_traces = false;
+    double inject_stall_ms = 0;
+    std::string timeout = "90s";
+};
+
+// The built-in probe mock on its own thread, for runs without --url.
+class local_mock {
+public:
+    local_mock() : mock_(io_, server::mock_options{}) {
+        mock_.listen();
+        asio::co_spawn(io_, mock_.serve(), [](std::exception_ptr) {});
+        thread_ = std::thread([this] { io_.run(); });
+    }
+    ~local_mock() { stop(); }
+    std::uint16_t port() const { return mock_.port(); }
+    boost::json::object stop() {
+        if(thread_.joinable()) {
+            asio::post(io_, [this] { mock_.stop(); });
+            thread_.join();
+        }
+        return mock_.stats();
+    }
+
+private:
+    asio::io_context io_{1};
+    server::probe_mock mock_;
+    std::thread thread_;
+};
+
+std::string ms(const boost::json::value& v) {
+    return v.is_null() ? "-" : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
+}
+
+void print_table(const run_settings& s, const std::string& url, const metrics::pacing_figures& f,
+                 const boost::json::object& summary, const fs::path& out) {
+    const auto& p = f.json;
+    auto dist = [&](const char* key) -> const boost::json::object& { return p.at(key).as_object(); };
+    const auto& dev = dist("pacing_deviation_s");
+    const auto& send = dist("ws_send_time_s");
+    const auto& lag = dist("loop_lag_s");
+    const auto& res = summary.at("resources").as_object();
+    fmt::print("pacer run: {} sessions x {} against {}\n", s.concurrency,
+               s.audio.empty() ? s.duration + " of silence" : s.audio, url);
+    fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete, f.sessions,
+               f.rejected, f.sessions - f.complete);
+    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n", f.packets_sent,
+               f.packets_expected, f.late_packets, f.sessions_with_late_packet,
+               f.pacing_qualified ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
+    fmt::print("  deviation  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ms(dev.at("p50")),
+               ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
+    fmt::print("  ws send    p50 {}  p99 {}  max {}\n", ms(send.at("p50")), ms(send.at("p99")),
+               ms(send.at("max")));
+    fmt::print("  loop lag   p99 {}  max {}  over 80 ms: {}\n", ms(lag.at("p99")), ms(lag.at("max")),
+               lag.at("over_80ms").as_uint64());
+    const auto& trace = summary.at("trace").as_object();
+    fmt::print("  trace      {:.1f} MB written, channel waits {}\n",
+               static_cast<double>(trace.at("bytes").as_uint64()) / 1e6,
+               p.at("trace_channel").at("waits").as_uint64());
+    fmt::print("  cpu        client {:.2f} cores{}, peak RSS {:.0f} MB\n",
+               res.at("client_cpu_cores").to_number<double>(),
+               res.contains("mock_cpu_cores")
+                   ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
+                   : std::string(),
+               static_cast<double>(res.at("peak_rss_bytes").as_uint64()) / 1e6);
+    for(const auto& e : p.at("errors").as_array())
+        fmt::print("  error      {} session(s): {}\n", e.at("sessions").as_uint64(),
+                   e.at("message").as_string().c_str());
+    fmt::print("  results    {}\n", (out / "summary.json").string());
+}
+
+int run(const run_settings& s) {
+    // Validate everything before anything is created.
+    if(s.concurrency == 0)
+        throw usage_error("--concurrency must be at least 1");
+    if(s.threads == 0)
+        throw usage_error("--threads must be at least 1");
+    const auto timeout = parse_duration(s.timeout);
+    if(!timeout || timeout->count() == 0)
+        throw usage_error(fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    if(s.inject_stall_ms < 0)
+        throw usage_error("--inject-stall-ms must be >= 0");
+    std::vector<std::uint8_t> pcm;
+    if(!s.audio.empty()) {
+        try {
+            pcm = runtime::read_input_wav(s.audio);
+        } catch(const std::runtime_error& e) {
+            throw usage_error(e.what());
+        }
+    } else {
+        const auto d = parse_duration(s.duration);
+        if(!d || d->count() == 0)
+            throw usage_error(fmt::format("--duration '{}' is not a positive duration such as 30s", s.duration));
+        pcm = runtime::silence(*d);
+    }
+    const auto input_length = schedule::input_duration(pcm.size());
+    if(*timeout <= input_length)
+        throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout,
+                                      to_seconds(input_length)));
+    transport::ws_endpoint endpoint;
+    if(!s.url.empty()) {
+        try {
+            endpoint = transport::parse_ws_url(s.url);
+        } catch(const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+    const fs::path out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
+    if(fs::exists(out))
+        throw usage_error(fmt::format(
+            "--output {} already exists; pacer never overwrites results: choose a new folder", out.string()));
+    // Each session holds a socket and two files; a local mock holds the other socket end.
+    runtime::ensure_descriptors(s.concurrency * (s.url.empty() ? 4 : 3) + 64);
+    create_output_dir(out);
+
+    std::unique_ptr<local_mock> mock;
+    std::string url = s.url;
+    if(url.empty()) {
+        mock = std::make_unique<local_mock>();
+        endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
+        url = fmt::format("ws://127.0.0.1:{}/v1/realtime (built-in mock)", mock->port());
+    }
+
+    session::run_options ro;
+    ro.sessions = s.concurrency;
+    ro.threads = s.threads;
+    ro.endpoint = endpoint;
+    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
+    ro.timeout = std::chrono::duration_cast<duration>(*timeout);
+    ro.trace_root = out;
+    if(s.inject_stall_ms > 0)
+        ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    const auto clocks = read_clock_pair();
+    const double cpu_before = runtime::read_process_usage().cpu_s;
+    auto outcome = session::run_duplex(ro);
+    const auto usage = runtime::read_process_usage();
+    boost::json::object mock_stats;
+    if(mock)
+        mock_stats = mock->stop();
+
+    const auto figures = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
+    boost::json::object summary;
+    summary["schema_version"] = 1;
+    summary["command"] = "run";
+    summary["config"] = {{"concurrency", s.concurrency},
+                         {"threads", s.threads},
+                         {"input", s.audio.empty() ? "silence" : s.audio},
+                         {"input_duration_s", to_seconds(input_length)},
+                         {"url", url},
+                         {"timeout_s", to_seconds(ro.timeout)},
+                         {"packet_ms", 80},
+                         {"inject_stall_ms", s.inject_stall_ms},
+                         {"keep_traces", s.keep_traces}};
+    summary["clock"] = boost::json::object{{"monotonic_s", clocks.monotonic_s},
+                                           {"realtime_s", clocks.realtime_s},
+                                           {"domain", "CLOCK_MONOTONIC seconds"}};
+    summary["pacing"] = figures.json;
+    summary["pacing_qualified"] = figures.pacing_qualified;
+    summary["stalls_injected"] = outcome.stalls_injected;
+    const auto& w = outcome.writer;
+    summary["trace"] = {{"lines", w.lines},
+                        {"bytes", w.bytes},
+                        {"writes", w.writes},
+                        {"write_errors", w.write_errors},
+                        {"peak_buffered_bytes", w.peak_buffered_bytes},
+                        {"bytes_per_s", outcome.wall_s > 0 ? static_cast<double>(w.bytes) / outcome.wall_s : 0.0},
+                        {"kept", s.keep_traces}};
+    boost::json::object resources;
+    const double cpu = usage.cpu_s - cpu_before;
+    double mock_cpu = 0;
+    if(const auto* m = mock_stats.if_contains("thread_cpu_s"))
+        mock_cpu = m->to_number<double>();
+    resources["wall_s"] = outcome.wall_s;
+    resources["client_cpu_s"] = cpu - mock_cpu;
+    resources["client_cpu_cores"] = outcome.wall_s > 0 ? (cpu - mock_cpu) / outcome.wall_s : 0.0;
+    if(mock) {
+        resources["mock_cpu_s"] = mock_cpu;
+        resources["mock_cpu_cores"] = outcome.wall_s > 0 ? mock_cpu / outcome.wall_s : 0.0;
+    }
+    resources["peak_rss_bytes"] = usage.peak_rss_bytes;
+    summary["resources"] = std::move(resources);
+    if(mock)
+        summary["mock"] = std::move(mock_stats);
+
+    write_new_file(out / "samples.json", metrics::samples_json(outcome.sessions));
+    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+    if(!s.keep_traces) {
+        // The traces proved the writer kept up; the receipts and summaries are what stays.
+        for(const auto& r : outcome.sessions) {
+            std::error_code ignored;
+            fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
+        }
+    }
+    print_table(s, url, figures, summary, out);
+    if(figures.complete != figures.sessions)
+        return exit_failed;
+    return figures.pacing_qualified ? exit_ok : exit_unqualified;
+}
+
+} // namespace
+
+command add_run_command(CLI::App& app) {
+    auto s = std::make_shared<run_settings>();
+    auto* sub = app.add_subcommand(
+        "run", "Run N paced duplex sessions at once against --url, or against the built-in mock "
+               "when no URL is given. Writes summary.json and samples.json to --output.\n"
+               "Exit status: 0 all sessions complete and paced; 1 some session incomplete; "
+               "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified).");
+    sub->add_option("-c,--concurrency", s->concurrency, "Sessions started at once")
+        ->capture_default_str();
+    sub->add_option("-d,--duration", s->duration,
+                    "Length of silent input per session when no --audio is given (e.g. 30s, 90s)")
+        ->capture_default_str();
+    sub->add_option("--audio", s->audio, "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
+    sub->add_option("--url", s->url,
+                    "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
+                    "probe mock in this process on its own thread");
+    sub->add_option("-t,--threads", s->threads,
+                    "Session contexts: single-threaded io_contexts, one thread each")
+        ->capture_default_str();
+    sub->add_option("-o,--output", s->output,
+                    "Result folder; must not exist. Default: pacer-results/run-<UTC time>");
+    sub->add_flag("--keep-traces", s->keep_traces,
+                  "Keep every session's trace.jsonl (about 110 kB/s per session)");
+    sub->add_option("--inject-stall-ms", s->inject_stall_ms,
+                    "Fault injection: block each session context once, half-way, for this long, "
+                    "to show that the lateness detector fires");
+    sub->add_option("--timeout", s->timeout, "Per-session deadline: admission, exchange and close")
+        ->capture_default_str();
+    return {sub, [s] { return run(*s); }};
+}
+
+} // namespace pacer::cli

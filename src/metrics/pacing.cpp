@@ -1,0 +1,136 @@
+#include <pacer/metrics/pacing.hpp>
+
+#include <pacer/core/stats.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+
+namespace pacer::metrics {
+
+std::vector<double> packet_deviations(const session::session_result& s) {
+    std::vector<double> out;
+    if(!s.session_start_s)
+        return out;
+    out.reserve(s.appends.size());
+    for(const auto& a : s.appends)
+        out.push_back(a.start_s - (*s.session_start_s + 0.080 * static_cast<double>(a.seq)));
+    return out;
+}
+
+std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions) {
+    std::vector<std::pair<double, int>> edges;
+    for(const auto& s : sessions) {
+        if(s.appends.empty())
+            continue;
+        edges.emplace_back(s.appends.front().start_s, +1);
+        edges.emplace_back(s.appends.back().completed_s, -1);
+    }
+    // At equal times an end sorts before a start: touching streams do not overlap.
+    std::sort(edges.begin(), edges.end());
+    std::size_t open = 0, peak = 0;
+    for(const auto& [t, d] : edges) {
+        open = d > 0 ? open + 1 : open - 1;
+        peak = std::max(peak, open);
+    }
+    return peak;
+}
+
+pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
+                                const std::vector<std::vector<double>>& loop_lag_s) {
+    pacing_figures f;
+    std::vector<double> deviation, abs_deviation, send_time, span, updated, first_audio;
+    std::map<std::string, std::size_t> errors;
+    std::uint64_t trace_waits = 0;
+    double trace_wait_s = 0;
+    for(const auto& s : sessions) {
+        ++f.sessions;
+        f.admitted += s.admitted;
+        f.rejected += s.rejected;
+        f.complete += s.complete;
+        f.packets_expected += s.expected_appends;
+        f.packets_sent += s.appends.size();
+        trace_waits += s.trace_waits;
+        trace_wait_s += s.trace_wait_s;
+        bool late = false;
+        for(double d : packet_deviations(s)) {
+            deviation.push_back(d);
+            abs_deviation.push_back(std::abs(d));
+            if(std::abs(d) > late_threshold_s) {
+                ++f.late_packets;
+                late = true;
+            }
+        }
+        f.sessions_with_late_packet += late;
+        for(const auto& a : s.appends)
+            send_time.push_back(a.completed_s - a.start_s);
+        if(s.appends.size() > 1)
+            span.push_back(s.appends.back().start_s - s.appends.front().start_s);
+        if(s.updated_s && s.connect_start_s)
+            updated.push_back(*s.updated_s - *s.connect_start_s);
+        if(s.first_audio_s && s.session_start_s)
+            first_audio.push_back(*s.first_audio_s - *s.session_start_s);
+        for(const auto& e : s.errors)
+            ++errors[e];
+        if(!s.trace_error.empty())
+            ++errors[s.trace_error];
+    }
+    std::vector<double> lags;
+    for(const auto& l : loop_lag_s)
+        lags.insert(lags.end(), l.begin(), l.end());
+    const auto lags_over = static_cast<std::size_t>(
+        std::count_if(lags.begin(), lags.end(), [](double l) { return l > late_threshold_s; }));
+    f.pacing_qualified = f.late_packets == 0 && f.packets_sent > 0;
+
+    auto& j = f.json;
+    j["sessions"] = {{"requested", f.sessions},
+                     {"admitted", f.admitted},
+                     {"rejected", f.rejected},
+                     {"complete", f.complete},
+                     {"incomplete", f.sessions - f.complete},
+                     {"with_late_packet", f.sessions_with_late_packet}};
+    j["packets"] = {{"expected", f.packets_expected},
+                    {"sent", f.packets_sent},
+                    {"late", f.late_packets},
+                    {"late_threshold_s", late_threshold_s}};
+    j["pacing_qualified"] = f.pacing_qualified;
+    j["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
+    j["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
+    j["ws_send_time_s"] = to_json(summarize(send_time, pacing_fractions));
+    j["append_span_s"] = to_json(summarize(span, pacing_fractions));
+    j["time_to_session_updated_s"] = to_json(summarize(updated, protocol_fractions));
+    j["time_to_first_audio_s"] = to_json(summarize(first_audio, protocol_fractions));
+    auto lag = to_json(summarize(lags, pacing_fractions));
+    lag["over_80ms"] = lags_over;
+    lag["contexts"] = loop_lag_s.size();
+    j["loop_lag_s"] = std::move(lag);
+    j["trace_channel"] = {{"waits", trace_waits}, {"wait_s", trace_wait_s}};
+    j["peak_overlapping_input_streams"] = peak_overlapping_streams(sessions);
+    boost::json::array errs;
+    for(const auto& [message, count] : errors)
+        errs.push_back({{"message", message}, {"sessions", count}});
+    j["errors"] = std::move(errs);
+    return f;
+}
+
+std::string samples_json(const std::vector<session::session_result>& sessions) {
+    std::string out = R"({"schema_version":1,"unit":"seconds","sessions":[)";
+    bool first = true;
+    for(const auto& s : sessions) {
+        fmt::format_to(std::back_inserter(out), R"({}{{"index":{},"session_start_s":{},"deviation_s":[)",
+                       first ? "" : ",", s.index,
+                       s.session_start_s ? fmt::format("{:.9f}", *s.session_start_s) : "null");
+        first = false;
+        bool first_dev = true;
+        for(double d : packet_deviations(s)) {
+            fmt::format_to(std::back_inserter(out), "{}{:.6f}", first_dev ? "" : ",", d);
+            first_dev = false;
+        }
+        out += "]}";
+    }
+    out += "]}\n";
+    return out;
+}
+
+} // namespace pacer::metrics

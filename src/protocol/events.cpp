@@ -1,0 +1,176 @@
+#include <pacer/protocol/events.hpp>
+
+#include <pacer/core/base64.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <array>
+#include <charconv>
+
+namespace pacer::protocol {
+
+namespace {
+
+constexpr std::array<profile, 3> profiles{{
+    {"nemotron-voicechat-pr2188", "nemotron", 80, 22050, true, true},
+    {"minicpmo-native-pr2377", "minicpmo", 1000, 24000, false, false},
+    {"qwen3-omni-half-duplex", "qwen3", 20, 24000, false, false},
+}};
+
+std::uint64_t splitmix64(std::uint64_t& state) {
+    std::uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+void append_event_id(std::string& out, std::string_view event_id) {
+    out += R"("event_id":")";
+    out += event_id; // 32 hex characters: nothing to escape
+    out += '"';
+}
+
+std::string simple_event(std::string_view type, std::string_view event_id) {
+    std::string out;
+    out.reserve(96);
+    out += R"({"type":")";
+    out += type;
+    out += "\",";
+    append_event_id(out, event_id);
+    out += '}';
+    return out;
+}
+
+} // namespace
+
+const profile& default_profile() { return profiles[0]; }
+
+const profile* find_profile(std::string_view name) {
+    for(const auto& p : profiles)
+        if(p.name == name || p.alias == name)
+            return &p;
+    return nullptr;
+}
+
+std::string event_id_source::next() {
+    static constexpr char hex[] = "0123456789abcdef";
+    std::string id(32, '0');
+    for(int half = 0; half < 2; ++half) {
+        std::uint64_t v = splitmix64(state_);
+        for(int i = 0; i < 16; ++i, v >>= 4)
+            id[static_cast<std::size_t>(half * 16 + i)] = hex[v & 0xf];
+    }
+    return id;
+}
+
+std::string session_update(std::string_view event_id) {
+    std::string out = R"({"type":"session.update",)";
+    append_event_id(out, event_id);
+    out += R"(,"session":{"output_modalities":["audio"]}})";
+    return out;
+}
+
+void append_event(std::string& out, std::string_view event_id, std::span<const std::uint8_t> pcm,
+                  std::uint64_t seq) {
+    out.clear();
+    out += R"({"type":"input_audio_buffer.append",)";
+    append_event_id(out, event_id);
+    out += R"(,"audio":")";
+    base64_append(out, pcm.data(), pcm.size());
+    out += R"(","sglang":{"seq":)";
+    char digits[24];
+    auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
+    out.append(digits, end);
+    out += R"(,"t_start_ms":)";
+    // seq * 80 is a whole number of milliseconds; the reference writes it as a float: 80.0
+    end = std::to_chars(digits, digits + sizeof digits, seq * 80).ptr;
+    out.append(digits, end);
+    out += ".0}}";
+}
+
+std::string input_audio_end(std::string_view event_id) {
+    return simple_event("sglang.input_audio.end", event_id);
+}
+
+std::string session_close(std::string_view event_id) {
+    return simple_event("session.close", event_id);
+}
+
+server_event classify_server_event(std::string_view type) {
+    using enum server_event;
+    struct entry {
+        std::string_view type;
+        server_event kind;
+    };
+    static constexpr entry table[] = {
+        {"response.output_audio.delta", output_audio_delta},
+        {"sglang.input_audio.accepted", input_accepted},
+        {"sglang.unit.done", unit_done},
+        {"response.output_audio_transcript.delta", transcript_delta},
+        {"response.output_text.delta", text_delta},
+        {"session.created", session_created},
+        {"session.updated", session_updated},
+        {"response.created", response_created},
+        {"response.output_audio.done", output_audio_done},
+        {"response.output_audio_transcript.done", transcript_done},
+        {"response.output_text.done", text_done},
+        {"response.done", response_done},
+        {"sglang.input_audio.ended", input_ended},
+        {"sglang.input_audio.drained", input_drained},
+        {"session.closed", session_closed},
+        {"error", error},
+    };
+    for(const auto& e : table)
+        if(e.type == type)
+            return e.kind;
+    return unknown;
+}
+
+frame_parser::frame_parser() = default;
+
+const char* frame_parser::parse(std::string_view frame) {
+    object_ = nullptr;
+    type_ = {};
+    value_ = nullptr;
+    parser_.reset();
+    boost::system::error_code ec;
+    parser_.write(frame.data(), frame.size(), ec);
+    if(ec) {
+        parser_.reset();
+        static thread_local std::string reason;
+        reason = ec.message();
+        return reason.c_str();
+    }
+    value_ = parser_.release();
+    object_ = value_.if_object();
+    if(!object_)
+        return "expected a JSON object";
+    const auto* type = object_->if_contains("type");
+    if(!type || !type->is_string()) {
+        object_ = nullptr;
+        return "missing string 'type'";
+    }
+    type_ = type->get_string();
+    return nullptr;
+}
+
+std::string malformed_frame_message(std::string_view frame, std::string_view reason) {
+    // A repr-like excerpt: JSON string escaping keeps the message one printable line.
+    const std::string excerpt = boost::json::serialize(boost::json::string_view(
+        frame.data(), frame.size() > 200 ? 200 : frame.size()));
+    std::string out = "ValueError: malformed server frame ";
+    out += excerpt;
+    out += ": ";
+    out += reason;
+    return out;
+}
+
+bool is_fatal_error(const boost::json::object& event) {
+    const auto* sglang = event.if_contains("sglang");
+    if(!sglang || !sglang->is_object())
+        return false;
+    const auto* fatal = sglang->get_object().if_contains("fatal");
+    return fatal && fatal->is_bool() && fatal->get_bool();
+}
+
+} // namespace pacer::protocol

@@ -1,0 +1,25 @@
+#include <pacer/runtime/loop_monitor.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace pacer::runtime {
+
+namespace asio = boost::asio;
+
+asio::awaitable<void> loop_monitor::run() {
+    asio::steady_timer timer(co_await asio::this_coro::executor);
+    lags_s_.reserve(16384);
+    auto deadline = clock::now() + period_;
+    while(!stopping_.load(std::memory_order_relaxed)) {
+        timer.expires_at(deadline);
+        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        const auto woke = clock::now();
+        lags_s_.push_back(woke > deadline ? to_seconds(woke - deadline) : 0.0);
+        deadline = woke + period_;
+    }
+}
+
+} // namespace pacer::runtime

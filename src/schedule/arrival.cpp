@@ -1,0 +1,257 @@
+#include <pacer/schedule/arrival.hpp>
+
+#include <fmt/core.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+
+namespace pacer::schedule {
+
+namespace detail {
+
+namespace {
+
+// ln 2 split as in fdlibm: ln2_hi has its low 21 bits zero, so n * ln2_hi is exact for
+// |n| < 2^11 (every binary64 exponent).
+constexpr double ln2_hi = 6.93147180369123816490e-01; // 0x3fe62e42fee00000
+constexpr double ln2_lo = 1.90821492927058770002e-10; // 0x3dea39ef35793c76
+constexpr double inv_ln2 = 1.44269504088896338700e+00;
+constexpr double sqrt_half = 0.70710678118654752440;
+
+} // namespace
+
+double portable_log(double x) noexcept {
+    if (std::isnan(x) || x < 0)
+        return std::numeric_limits<double>::quiet_NaN();
+    if (x == 0)
+        return -std::numeric_limits<double>::infinity();
+    if (std::isinf(x))
+        return x;
+    // x = m * 2^e with m in [sqrt(2)/2, sqrt(2)); frexp and the doubling are exact.
+    int e = 0;
+    double m = std::frexp(x, &e);
+    if (m < sqrt_half) {
+        m *= 2;
+        --e;
+    }
+    // log(1 + f) = 2 atanh(s) with s = f / (2 + f), |s| <= 0.1716, z = s^2 <= 0.0295.
+    // Written as f - hfsq + s * (hfsq + R(z)) (fdlibm e_log.c), with R the atanh series
+    // R(z) = sum 2 z^j / (2j + 1); twelve terms leave a truncation error below 2^-60.
+    const double f = m - 1; // exact (Sterbenz)
+    const double s = f / (2 + f);
+    const double z = s * s;
+    double r = 0;
+    for (int j = 12; j >= 1; --j) // Horner, highest term first
+        r = z * (2.0 / (2 * j + 1) + r);
+    const double hfsq = 0.5 * f * f;
+    const double dk = e;
+    return dk * ln2_hi - ((hfsq - (s * (hfsq + r) + dk * ln2_lo)) - f);
+}
+
+double portable_exp(double x) noexcept {
+    if (std::isnan(x))
+        return x;
+    if (x < -746.0)
+        return 0.0;
+    if (x > 709.78)
+        return std::numeric_limits<double>::infinity();
+    // x = n ln2 + r, |r| <= ln2 / 2 (plus rounding); floor is exact.
+    const double n = std::floor(x * inv_ln2 + 0.5);
+    const double r = (x - n * ln2_hi) - n * ln2_lo;
+    // e^r by its Taylor polynomial of degree 13: the remainder is below 5e-18 for |r| < 0.35.
+    double p = 1;
+    for (int j = 13; j >= 1; --j) // Horner: 1 + r/1 (1 + r/2 (1 + ... (1 + r/13)))
+        p = 1 + r * p / j;
+    return std::ldexp(p, static_cast<int>(n)); // exact scaling (one IEEE rounding if subnormal)
+}
+
+} // namespace detail
+
+double sampler::exponential(double rate) noexcept {
+    // 1 - u is exact and in (0, 1], so this is -log1p(-u) / rate without ever taking log(0).
+    const double u = rng_.uniform01();
+    return -detail::portable_log(1.0 - u) / rate;
+}
+
+double sampler::standard_normal() noexcept {
+    if (has_spare_normal_) {
+        has_spare_normal_ = false;
+        return spare_normal_;
+    }
+    double x = 0;
+    double y = 0;
+    double s = 0;
+    do {
+        x = 2 * rng_.uniform01() - 1;
+        y = 2 * rng_.uniform01() - 1;
+        s = x * x + y * y;
+    } while (s >= 1 || s == 0); // s in (0, 1): log(s) is finite and negative
+    const double factor = std::sqrt(-2 * detail::portable_log(s) / s);
+    spare_normal_ = y * factor;
+    has_spare_normal_ = true;
+    return x * factor;
+}
+
+double sampler::gamma(double shape, double scale) noexcept {
+    if (shape < 1) {
+        // Boost: if X ~ Gamma(k + 1) and u ~ U(0, 1], X * u^(1/k) ~ Gamma(k). u is never 0,
+        // so the logarithm is finite; u^(1/k) may underflow to 0, which is a correct sample
+        // of a variate that small.
+        const double x = gamma(shape + 1, scale);
+        const double u = rng_.uniform01_nonzero();
+        return x * detail::portable_exp(detail::portable_log(u) / shape);
+    }
+    // Marsaglia and Tsang, "A simple method for generating gamma variables" (2000).
+    const double d = shape - 1.0 / 3;
+    const double c = 1 / std::sqrt(9 * d);
+    for (;;) {
+        double x = 0;
+        double v = 0;
+        do {
+            x = standard_normal();
+            v = 1 + c * x;
+        } while (v <= 0);
+        v = v * v * v;
+        const double u = rng_.uniform01_nonzero();
+        const double x2 = x * x;
+        if (u < 1 - 0.0331 * x2 * x2) // squeeze: accepts ~98% without a logarithm
+            return d * v * scale;
+        if (detail::portable_log(u) < 0.5 * x2 + d * (1 - v + detail::portable_log(v)))
+            return d * v * scale;
+    }
+}
+
+std::string_view to_string(arrival_process process) noexcept {
+    switch (process) {
+    case arrival_process::poisson:
+        return "poisson";
+    case arrival_process::gamma:
+        return "gamma";
+    case arrival_process::constant:
+        return "constant";
+    }
+    return "unknown";
+}
+
+std::optional<arrival_process> parse_arrival_process(std::string_view name) noexcept {
+    for (auto p : {arrival_process::poisson, arrival_process::gamma, arrival_process::constant})
+        if (name == to_string(p))
+            return p;
+    return std::nullopt;
+}
+
+void validate(const schedule_spec& spec) {
+    if (!std::isfinite(spec.rate) || spec.rate <= 0)
+        throw std::invalid_argument(fmt::format(
+            "--rate must be a finite number > 0 (arrivals per second), got {}", spec.rate));
+    if (spec.rate > max_rate)
+        throw std::invalid_argument(
+            fmt::format("--rate must be at most {:g} arrivals per second (one per ns), got {}",
+                        max_rate, spec.rate));
+    if (!std::isfinite(spec.burstiness) || spec.burstiness <= 0)
+        throw std::invalid_argument(
+            fmt::format("--burstiness must be a finite number > 0, got {}", spec.burstiness));
+    if (spec.burstiness < min_burstiness || spec.burstiness > max_burstiness)
+        throw std::invalid_argument(fmt::format("--burstiness must be in [{:g}, {:g}], got {}",
+                                                min_burstiness, max_burstiness, spec.burstiness));
+    if (!spec.count && !spec.duration)
+        throw std::invalid_argument("one of --count or --duration is required");
+    if (spec.count && *spec.count == 0)
+        throw std::invalid_argument("--count must be > 0");
+    if (spec.count && *spec.count > max_arrivals)
+        throw std::invalid_argument(
+            fmt::format("--count must be at most {}, got {}", max_arrivals, *spec.count));
+    if (spec.duration && spec.duration->count() <= 0)
+        throw std::invalid_argument("--duration must be > 0");
+    if (spec.duration && !spec.count) {
+        const double expected = spec.rate * (static_cast<double>(spec.duration->count()) * 1e-9);
+        if (expected > static_cast<double>(max_arrivals))
+            throw std::invalid_argument(fmt::format(
+                "--duration: --rate {} for {} s gives about {:.0f} arrivals, more than the "
+                "limit of {}; use a lower rate or a shorter duration",
+                spec.rate, static_cast<double>(spec.duration->count()) * 1e-9, expected,
+                max_arrivals));
+    }
+}
+
+namespace {
+
+[[noreturn]] void throw_overflow(double rate) {
+    throw std::invalid_argument(
+        fmt::format("--rate {} is too low: the schedule's offsets overflow 64-bit nanoseconds "
+                    "(292 years)",
+                    rate));
+}
+
+// One gap in double seconds rounded to integer nanoseconds.
+std::int64_t gap_ns(double gap_s, double rate) {
+    const double ns = gap_s * 1e9;
+    if (!(ns < 9.0e18))
+        throw_overflow(rate);
+    return std::llround(ns);
+}
+
+} // namespace
+
+std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec) {
+    validate(spec);
+    const std::uint64_t limit = spec.count ? *spec.count : max_arrivals;
+    const std::int64_t end_ns =
+        spec.duration ? spec.duration->count() : std::numeric_limits<std::int64_t>::max();
+
+    std::vector<std::chrono::nanoseconds> offsets;
+    if (spec.count)
+        offsets.reserve(static_cast<std::size_t>(*spec.count));
+    else
+        offsets.reserve(
+            static_cast<std::size_t>(spec.rate * (static_cast<double>(end_ns) * 1e-9) * 1.05 + 16));
+
+    // Appends one offset; false once the schedule is complete.
+    auto append = [&](std::int64_t offset) {
+        if (offset > end_ns)
+            return false;
+        if (offsets.size() >= max_arrivals)
+            throw std::invalid_argument(fmt::format(
+                "--duration: the schedule exceeds {} arrivals; use a lower rate or a shorter "
+                "duration",
+                max_arrivals));
+        offsets.emplace_back(offset);
+        return offsets.size() < limit;
+    };
+
+    if (spec.process == arrival_process::constant) {
+        // Direct, not accumulated: no drift when 1e9 / rate is not an integer.
+        for (std::uint64_t i = 1;; ++i) {
+            const double ns = static_cast<double>(i) * 1e9 / spec.rate;
+            if (!(ns < 9.0e18))
+                throw_overflow(spec.rate);
+            if (!append(std::llround(ns)))
+                break;
+        }
+        return offsets;
+    }
+
+    sampler gen{spec.seed};
+    std::int64_t offset = 0;
+    auto step = [&](double gap_s) {
+        const std::int64_t gap = gap_ns(gap_s, spec.rate); // >= 0
+        if (gap > std::numeric_limits<std::int64_t>::max() - offset)
+            throw_overflow(spec.rate);
+        offset += gap;
+        return append(offset);
+    };
+    if (spec.process == arrival_process::poisson) {
+        while (step(gen.exponential(spec.rate))) {
+        }
+    } else {
+        // Shape k = 1 / B^2 gives gap CV B; scale 1 / (k rate) keeps the mean gap 1 / rate.
+        const double shape = gamma_shape(spec.burstiness);
+        const double scale = 1 / (shape * spec.rate);
+        while (step(gen.gamma(shape, scale))) {
+        }
+    }
+    return offsets;
+}
+
+} // namespace pacer::schedule

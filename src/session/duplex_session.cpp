@@ -1,0 +1,391 @@
+#include <pacer/session/duplex_session.hpp>
+
+#include <pacer/protocol/events.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+#include <pacer/trace/sink.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <bitset>
+#include <cstring>
+
+namespace pacer::session {
+
+namespace asio = boost::asio;
+using protocol::server_event;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::string error_event(std::string_view message) {
+    boost::json::object o;
+    o["message"] = message;
+    return boost::json::serialize(o);
+}
+
+// Everything the session's coroutines share. They all run on one single-threaded executor,
+// so plain fields need no lock; a coroutine that waits for a change waits on `signal`, which
+// the others cancel to wake it (and it re-checks its condition: no lost wake-ups).
+struct session_ctx {
+    session_ctx(asio::any_io_executor ex, session_options opts, trace::channel& ch)
+        : options(std::move(opts)), trace(ch, options.index), signal(ex), wake(ex), pace(ex),
+          backoff(ex), watchdog(ex), ids(options.seed) {}
+
+    session_options options;
+    trace::sink trace;
+    std::unique_ptr<transport::ws_connection> ws;
+    asio::steady_timer signal;    // the driver waits on it for server events
+    asio::steady_timer wake;      // the supervisor waits on it for task ends and the deadline
+    asio::steady_timer pace;      // the packet grid
+    asio::steady_timer backoff;   // admission retries
+    asio::steady_timer watchdog;  // the session deadline
+    protocol::event_id_source ids;
+    session_result result;
+
+    std::bitset<protocol::server_event_count> seen;
+    bool aborted = false;   // a server error or a broken receive: stop streaming
+    bool fatal = false;     // a fatal server error: no session.close
+    bool stopping = false;  // the supervisor is ending the session
+    bool timed_out = false;
+    bool finished = false;
+    bool receiver_done = false;
+    bool driver_done = false;
+    time_point receiver_done_at{};
+    time_point driver_done_at{};
+    time_point origin{};             // packet 0's deadline (the grid's origin)
+    time_point last_append_start{};
+
+    // One waiter per timer: `expires_at` would cancel another coroutine's wait.
+    void notify() { signal.cancel(); }
+    void notify_supervisor() { wake.cancel(); }
+
+    // Stops whatever is in flight: timers and socket operations complete at once.
+    void stop_all() {
+        stopping = true;
+        pace.cancel();
+        backoff.cancel();
+        notify();
+        notify_supervisor();
+        if(ws)
+            ws->cancel();
+    }
+
+    asio::awaitable<void> record_error(std::string message) {
+        result.errors.push_back(message);
+        co_await trace.emit(trace::direction::error, to_seconds(clock::now()), error_event(message));
+    }
+
+    // Waits until `done()` holds or the session is stopping; returns done().
+    template <class Pred>
+    asio::awaitable<bool> wait_for(Pred done) {
+        while(!done() && !stopping) {
+            signal.expires_at(time_point::max());
+            co_await signal.async_wait(use_tuple);
+        }
+        co_return done();
+    }
+
+    // settle(X) of PROTOCOL.md 1.5: X seen, or aborted.
+    asio::awaitable<bool> settle(server_event e) {
+        co_await wait_for([&] { return seen[static_cast<std::size_t>(e)] || aborted; });
+        co_return seen[static_cast<std::size_t>(e)];
+    }
+
+    bool has_seen(server_event e) const { return seen[static_cast<std::size_t>(e)]; }
+
+    // Sends one frame: the trace line first (its time is the send start), then the write.
+    asio::awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
+        const auto start = clock::now();
+        const double start_s = to_seconds(start);
+        co_await trace.emit(trace::direction::send, start_s, frame);
+        const auto ec = co_await ws->write(frame);
+        if(receipt) {
+            receipt->start_s = start_s;
+            receipt->completed_s = to_seconds(clock::now());
+        }
+        if(ec) {
+            if(!stopping)
+                co_await record_error(ws->describe(ec));
+            aborted = true;
+            co_return false;
+        }
+        co_return true;
+    }
+};
+
+asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
+    protocol::frame_parser parser;
+    std::string frame;
+    auto& r = ctx->result;
+    for(;;) {
+        const auto ec = co_await ctx->ws->read(frame);
+        const auto now = clock::now();
+        if(ec) {
+            if(ctx->stopping)
+                co_return; // cancelled by the supervisor: nothing to report
+            if(ctx->has_seen(server_event::session_closed))
+                co_return; // the server closed after session.closed, as it should
+            std::string message = ctx->ws->describe(ec);
+            if(message.starts_with("ConnectionClosedOK"))
+                message = "RuntimeError: Connection closed without session.closed";
+            co_await ctx->record_error(std::move(message));
+            co_return;
+        }
+        ++r.frames_received;
+        r.bytes_received += frame.size();
+        if(const char* reason = parser.parse(frame)) {
+            co_await ctx->record_error(protocol::malformed_frame_message(frame, reason));
+            co_return;
+        }
+        const auto kind = protocol::classify_server_event(parser.type());
+        const double now_s = to_seconds(now);
+        // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
+        // break the one-object-per-line trace): then in its compact form.
+        std::string event = frame.find_first_of("\r\n") == std::string::npos
+                                ? frame
+                                : boost::json::serialize(parser.object());
+        co_await ctx->trace.emit(trace::direction::receive, now_s, std::move(event));
+        ctx->seen[static_cast<std::size_t>(kind)] = true;
+        switch(kind) {
+        case server_event::session_updated:
+            r.updated_s = now_s;
+            break;
+        case server_event::output_audio_delta:
+            if(!r.first_audio_s)
+                r.first_audio_s = now_s;
+            break;
+        case server_event::error:
+            ctx->fatal = ctx->fatal || protocol::is_fatal_error(parser.object());
+            ctx->aborted = true;
+            break;
+        default:
+            break;
+        }
+        ctx->notify();
+    }
+}
+
+asio::awaitable<void> stream_audio(session_ctx& ctx) {
+    const auto& pcm = *ctx.options.pcm;
+    auto& r = ctx.result;
+    schedule::packet_grid grid(r.expected_appends, ctx.options.origin);
+    r.appends.reserve(r.expected_appends);
+    std::string frame;
+    for(;;) {
+        const auto action = grid.next(clock::now());
+        if(action.what == schedule::pacing_action::kind::done)
+            break;
+        if(action.what == schedule::pacing_action::kind::wait) {
+            // Absolute deadline: a late wake never shifts the next packet.
+            ctx.pace.expires_at(action.scheduled);
+            co_await ctx.pace.async_wait(use_tuple);
+            if(ctx.stopping)
+                co_return;
+            continue;
+        }
+        if(ctx.aborted || ctx.stopping)
+            co_return;
+        const std::size_t seq = action.seq;
+        const std::size_t offset = seq * schedule::packet_bytes;
+        append_receipt receipt;
+        receipt.event_id = ctx.ids.next();
+        receipt.seq = seq;
+        protocol::append_event(frame, receipt.event_id,
+                               std::span(pcm.data() + offset, schedule::packet_size(pcm.size(), seq)),
+                               seq);
+        const auto start = clock::now();
+        grid.sent(start);
+        receipt.scheduled_s = to_seconds(seq == 0 && !ctx.options.origin ? start : action.scheduled);
+        if(seq == 0) {
+            ctx.origin = *grid.origin();
+            r.session_start_s = to_seconds(ctx.origin);
+        }
+        ctx.last_append_start = start;
+        const bool ok = co_await ctx.send(frame, &receipt);
+        r.appends.push_back(std::move(receipt));
+        if(seq == 0 && ctx.options.on_streaming)
+            ctx.options.on_streaming();
+        if(!ok)
+            co_return;
+    }
+}
+
+asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
+    auto& c = *ctx;
+    auto& r = c.result;
+    if(co_await c.settle(server_event::session_created)) {
+        if(!co_await c.send(protocol::session_update(c.ids.next())))
+            co_return;
+    }
+    if(co_await c.settle(server_event::session_updated)) {
+        co_await stream_audio(c);
+        if(c.stopping)
+            co_return;
+        if(!c.aborted && r.appends.size() == r.expected_appends && !r.appends.empty()) {
+            // End of input (PROTOCOL.md 2.4): not before the grid's end, nor before the last
+            // packet has had its own duration on the wire.
+            const auto& pcm = *c.options.pcm;
+            const auto eos_at = schedule::end_of_input_at(
+                c.origin, pcm.size(), c.last_append_start,
+                schedule::packet_size(pcm.size(), r.appends.size() - 1));
+            c.pace.expires_at(eos_at);
+            co_await c.pace.async_wait(use_tuple);
+            if(c.stopping)
+                co_return;
+            if(!c.aborted) {
+                if(!co_await c.send(protocol::input_audio_end(c.ids.next())))
+                    co_return;
+                co_await c.settle(server_event::input_drained);
+            }
+        }
+    }
+    if(c.stopping)
+        co_return;
+    if(!c.fatal && !c.has_seen(server_event::session_closed)) {
+        if(!co_await c.send(protocol::session_close(c.ids.next())))
+            co_return;
+    }
+    // Wait, unbounded but for the session deadline, for session.closed.
+    co_await c.wait_for([&] { return c.has_seen(server_event::session_closed) || c.receiver_done; });
+}
+
+// Starts `body` on the session's executor; marks `done` when it ends (an escaped exception is
+// recorded as an error, never lost) and wakes the supervisor.
+void start_task(std::shared_ptr<session_ctx> ctx, asio::awaitable<void> body, bool session_ctx::*done,
+                time_point session_ctx::*done_at) {
+    auto ex = ctx->signal.get_executor();
+    asio::co_spawn(ex, std::move(body), [ctx, done, done_at](std::exception_ptr e) {
+        if(e) {
+            try {
+                std::rethrow_exception(e);
+            } catch(const std::exception& ex) {
+                ctx->result.errors.push_back(fmt::format("internal error: {}", ex.what()));
+            }
+        }
+        (*ctx).*done = true;
+        (*ctx).*done_at = clock::now();
+        ctx->notify();
+        ctx->notify_supervisor();
+    });
+}
+
+} // namespace
+
+std::string receipts_json(const session_result& r) {
+    std::string out;
+    out.reserve(64 + r.appends.size() * 160);
+    auto opt = [](const std::optional<double>& v) {
+        return v ? fmt::format("{:.9f}", *v) : std::string("null");
+    };
+    fmt::format_to(std::back_inserter(out), R"({{"session_start_s":{},"admitted":{},"appends":[)",
+                   opt(r.session_start_s), r.admitted ? "true" : "false");
+    for(std::size_t i = 0; i < r.appends.size(); ++i) {
+        const auto& a = r.appends[i];
+        fmt::format_to(std::back_inserter(out),
+                       R"({}{{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
+                       i ? "," : "", a.event_id, a.seq, a.scheduled_s, a.start_s, a.completed_s);
+    }
+    out += "]}\n";
+    return out;
+}
+
+asio::awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
+    auto ex = co_await asio::this_coro::executor;
+    auto ctx = std::make_shared<session_ctx>(ex, std::move(options), traces);
+    auto& c = *ctx;
+    auto& r = c.result;
+    r.index = c.options.index;
+    if(!c.options.pcm || c.options.pcm->empty() || c.options.pcm->size() % 2 != 0)
+        throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
+    r.expected_appends = schedule::packet_count(c.options.pcm->size());
+
+    // The watchdog bounds the whole session, admission included.
+    const auto deadline = clock::now() + c.options.timeout;
+    c.watchdog.expires_at(deadline);
+    c.watchdog.async_wait([ctx](boost::system::error_code ec) {
+        if(!ec && !ctx->finished) {
+            ctx->timed_out = true;
+            ctx->stop_all();
+        }
+    });
+
+    // Admission (PROTOCOL.md 1.2): a 503 is a denial, retried `admission_retries` times.
+    r.connect_start_s = to_seconds(clock::now());
+    for(int attempt = 1; !c.stopping; ++attempt) {
+        c.ws = std::make_unique<transport::ws_connection>(ex);
+        const auto hs = co_await c.ws->connect(c.options.endpoint);
+        if(!hs.ec) {
+            r.admitted = true;
+            break;
+        }
+        if(c.stopping)
+            break;
+        if(hs.http_status != 503) {
+            co_await c.record_error(hs.message);
+            break;
+        }
+        ++r.admission_denials;
+        const bool exhausted = attempt > c.options.admission_retries;
+        boost::json::object event{{"type", "connection_denied"}, {"http_status", 503}, {"attempt", attempt}};
+        if(exhausted)
+            event["exhausted"] = true;
+        co_await c.trace.emit(trace::direction::admission, to_seconds(clock::now()),
+                              boost::json::serialize(event));
+        if(exhausted) {
+            r.rejected = true;
+            break;
+        }
+        c.backoff.expires_after(c.options.admission_backoff);
+        co_await c.backoff.async_wait(use_tuple);
+    }
+
+    if(r.admitted && !c.stopping) {
+        start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done, &session_ctx::receiver_done_at);
+        start_task(ctx, drive(ctx), &session_ctx::driver_done, &session_ctx::driver_done_at);
+        // Supervise (PROTOCOL.md 1.5 step 4): whichever task ends first, the other gets
+        // `post_close` to finish; the watchdog stops both at the session deadline.
+        bool driver_stalled = false;
+        while(!(c.receiver_done && c.driver_done)) {
+            auto wake = time_point::max();
+            if(!c.stopping && c.receiver_done != c.driver_done) {
+                const auto grace_end =
+                    (c.receiver_done ? c.receiver_done_at : c.driver_done_at) + c.options.post_close;
+                if(clock::now() >= grace_end) {
+                    driver_stalled = c.receiver_done;
+                    c.stop_all();
+                    continue;
+                }
+                wake = grace_end;
+            }
+            c.wake.expires_at(wake);
+            co_await c.wake.async_wait(use_tuple);
+        }
+        if(driver_stalled && !c.timed_out)
+            co_await c.record_error("RuntimeError: driver stalled after the receive loop");
+    }
+    c.finished = true;
+    c.watchdog.cancel();
+    if(c.timed_out)
+        co_await c.record_error(fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout)));
+    if(c.ws && c.ws->is_open())
+        co_await c.ws->close(std::chrono::milliseconds(1000));
+
+    r.complete = r.admitted && r.errors.empty() && r.appends.size() == r.expected_appends &&
+                 c.has_seen(server_event::input_drained) && c.has_seen(server_event::session_closed);
+    r.trace_error = co_await c.trace.finish(receipts_json(r));
+    if(!r.trace_error.empty())
+        r.complete = false;
+    r.trace_waits = c.trace.waits();
+    r.trace_wait_s = c.trace.wait_s();
+    co_return std::move(r);
+}
+
+} // namespace pacer::session

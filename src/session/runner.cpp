@@ -1,0 +1,129 @@
+#include <pacer/session/runner.hpp>
+
+#include <pacer/runtime/loop_monitor.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+#include <stdexcept>
+#include <thread>
+
+namespace pacer::session {
+
+namespace asio = boost::asio;
+
+namespace {
+
+// One session context: its io_context, its loop monitor, and how many of its sessions are
+// still running or not yet streaming. Touched only from its own thread once started.
+struct session_context {
+    asio::io_context io{1};
+    runtime::loop_monitor monitor;
+    std::size_t running = 0;
+    std::size_t not_streaming = 0;
+    std::optional<duration> stall;
+    std::size_t stalls = 0;
+    duration input_length{};
+
+    void on_streaming() {
+        if(--not_streaming != 0 || !stall)
+            return;
+        // Every session of this context is streaming: block the context half-way through.
+        asio::co_spawn(io, block_once(), [](std::exception_ptr) {});
+    }
+
+    asio::awaitable<void> block_once() {
+        asio::steady_timer t(io);
+        t.expires_after(input_length / 2);
+        co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        if(running == 0)
+            co_return;
+        std::this_thread::sleep_for(*stall); // the injected fault: the whole context stalls
+        ++stalls;
+    }
+};
+
+} // namespace
+
+run_outcome run_duplex(const run_options& options) {
+    if(options.sessions == 0 || options.threads == 0)
+        throw std::invalid_argument("sessions and threads must be at least 1");
+    run_outcome out;
+    out.sessions.resize(options.sessions);
+
+    // The writer: its own context and thread, fed by the strand-free channel.
+    asio::io_context writer_io{1};
+    trace::channel channel(writer_io.get_executor(), options.channel_capacity);
+    trace::writer_options wo;
+    wo.root = options.trace_root;
+    trace::writer_core core(std::move(wo));
+    std::exception_ptr writer_error;
+    asio::co_spawn(writer_io, trace::run_writer(channel, core),
+                   [&](std::exception_ptr e) { writer_error = e; });
+    std::thread writer_thread([&] { writer_io.run(); });
+
+    const std::size_t threads = std::min(options.threads, options.sessions);
+    std::vector<std::unique_ptr<session_context>> contexts;
+    for(std::size_t t = 0; t < threads; ++t) {
+        auto c = std::make_unique<session_context>();
+        c->stall = options.inject_stall;
+        c->input_length = schedule::input_duration(options.pcm->size());
+        contexts.push_back(std::move(c));
+    }
+    std::vector<std::exception_ptr> failures(options.sessions);
+    for(std::size_t i = 0; i < options.sessions; ++i) {
+        auto& c = *contexts[i % threads];
+        ++c.running;
+        ++c.not_streaming;
+        session_options so;
+        so.index = static_cast<std::uint32_t>(i);
+        so.endpoint = options.endpoint;
+        so.pcm = options.pcm;
+        so.timeout = options.timeout;
+        so.seed = options.seed * 0x100000001b3ULL + i;
+        so.on_streaming = [&c] { c.on_streaming(); };
+        asio::co_spawn(c.io, run_duplex_session(std::move(so), channel),
+                       [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
+                           if(e)
+                               failures[i] = e;
+                           else
+                               out.sessions[i] = std::move(r);
+                           if(--c.running == 0)
+                               c.monitor.stop();
+                       });
+    }
+    for(auto& c : contexts)
+        asio::co_spawn(c->io, c->monitor.run(), [](std::exception_ptr) {});
+
+    const auto started = clock::now();
+    out.started_s = to_seconds(started);
+    std::vector<std::thread> workers;
+    for(auto& c : contexts)
+        workers.emplace_back([&io = c->io] { io.run(); });
+    for(auto& w : workers)
+        w.join();
+    out.wall_s = to_seconds(clock::now() - started);
+
+    // Every session has its files on disk (each awaited its writer receipt): stop the writer.
+    trace::record stop;
+    stop.what = trace::record::kind::shutdown;
+    channel.try_send(boost::system::error_code{}, std::move(stop));
+    writer_thread.join();
+    out.writer = core.stats();
+    for(auto& c : contexts) {
+        out.loop_lag_s.push_back(c->monitor.lags_s());
+        out.stalls_injected += c->stalls;
+    }
+    for(auto& f : failures)
+        if(f)
+            std::rethrow_exception(f);
+    if(writer_error)
+        std::rethrow_exception(writer_error);
+    return out;
+}
+
+} // namespace pacer::session

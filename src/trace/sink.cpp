@@ -1,0 +1,48 @@
+#include <pacer/trace/sink.hpp>
+
+#include <pacer/core/clock.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+
+namespace pacer::trace {
+
+namespace asio = boost::asio;
+
+asio::awaitable<void> sink::push(record r) {
+    // try_send leaves `r` untouched when it fails, so it can be sent again.
+    if(channel_->try_send(boost::system::error_code{}, std::move(r)))
+        co_return;
+    ++waits_;
+    const auto started = clock::now();
+    co_await channel_->async_send(boost::system::error_code{}, std::move(r),
+                                  asio::as_tuple(asio::use_awaitable));
+    wait_s_ += to_seconds(clock::now() - started);
+}
+
+asio::awaitable<void> sink::emit(direction dir, double time_s, std::string event_json) {
+    record r;
+    r.dir = dir;
+    r.session = session_;
+    r.time_s = time_s;
+    r.payload = std::move(event_json);
+    co_await push(std::move(r));
+}
+
+asio::awaitable<std::string> sink::finish(std::string receipts_json) {
+    auto done = std::make_shared<done_channel>(co_await asio::this_coro::executor, 1);
+    record r;
+    r.what = record::kind::end;
+    r.session = session_;
+    r.payload = std::move(receipts_json);
+    r.done = done;
+    co_await push(std::move(r));
+    // The writer's own error code arrives as the first element, like a channel error would.
+    auto [ec, message] = co_await done->async_receive(asio::as_tuple(asio::use_awaitable));
+    if(ec && message.empty())
+        co_return "trace writer stopped before the session's files were written: " + ec.message();
+    co_return message;
+}
+
+} // namespace pacer::trace

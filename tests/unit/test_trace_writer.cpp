@@ -1,0 +1,469 @@
+// Unit tests of the trace writer's sans-io core (PROTOCOL.md 3.1, 3.2; STYLE.md rule 21):
+// `writer_core` is driven by hand with explicit time points. There is no io_context running
+// and no sleep; the only real effect is the files, in a fresh temporary directory.
+
+#include <pacer/trace/writer.hpp>
+
+#include <boost/asio/io_context.hpp>
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <gtest/gtest.h>
+
+#include <cerrno>
+#include <chrono>
+#include <fcntl.h>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <sstream>
+#include <stdexcept>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace {
+
+using namespace std::chrono_literals;
+namespace fs = std::filesystem;
+namespace json = boost::json;
+namespace trace = pacer::trace;
+using pacer::time_point;
+
+// An arbitrary fixed instant: every time in these tests is derived from it.
+const time_point t0 = time_point{} + 1000s;
+
+// A fresh, uniquely named directory, removed with everything in it at the end of the test.
+class temp_dir {
+public:
+    temp_dir() {
+        std::random_device rd;
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        for (int attempt = 0;; ++attempt) {
+            path_ = fs::temp_directory_path() /
+                    ("pacer-test-" + std::string(info ? info->name() : "x") + "-" +
+                     std::to_string(::getpid()) + "-" + std::to_string(rd()));
+            if (fs::create_directory(path_))
+                break;
+            if (attempt > 100)
+                throw std::runtime_error("cannot create a temporary directory");
+        }
+    }
+    ~temp_dir() {
+        std::error_code ec;
+        fs::remove_all(path_, ec);
+    }
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
+    const fs::path& path() const { return path_; }
+
+private:
+    fs::path path_;
+};
+
+std::string read_file(const fs::path& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+std::vector<std::string> read_lines(const fs::path& path) {
+    const std::string text = read_file(path);
+    std::vector<std::string> lines;
+    std::size_t begin = 0;
+    while (begin < text.size()) {
+        const auto end = text.find('\n', begin);
+        if (end == std::string::npos) {
+            lines.push_back(text.substr(begin) + "<no newline>");
+            break;
+        }
+        lines.push_back(text.substr(begin, end - begin));
+        begin = end + 1;
+    }
+    return lines;
+}
+
+// The size of a file, or 0 when it does not exist: "nothing written" either way.
+std::uintmax_t size_or_zero(const fs::path& path) {
+    std::error_code ec;
+    const auto n = fs::file_size(path, ec);
+    return ec ? 0 : n;
+}
+
+// An event as a session would hand it over: the exact bytes, with deliberately unusual
+// spacing so that re-serialization would be noticed.
+std::string event_json(std::uint32_t session, int i) {
+    return R"({"type": "input_audio_buffer.append", "event_id":"s)" + std::to_string(session) +
+           "-" + std::to_string(i) + R"(",  "n":)" + std::to_string(i) + R"(, "x":1.50})";
+}
+
+double time_of(std::uint32_t session, int i) {
+    return 100.0 + session + i * 0.25;
+}
+
+trace::record line(std::uint32_t session, int i, trace::direction dir = trace::direction::send) {
+    trace::record r;
+    r.what = trace::record::kind::line;
+    r.dir = dir;
+    r.session = session;
+    r.time_s = time_of(session, i);
+    r.payload = event_json(session, i);
+    return r;
+}
+
+std::string receipts_json(std::uint32_t session) {
+    return "{\n  \"session_start_s\": " + std::to_string(100 + session) +
+           ".0,\n  \"admitted\": true,\n  \"appends\": []\n}\n";
+}
+
+trace::record end(std::uint32_t session, std::shared_ptr<trace::done_channel> done) {
+    trace::record r;
+    r.what = trace::record::kind::end;
+    r.session = session;
+    r.payload = receipts_json(session);
+    r.done = std::move(done);
+    return r;
+}
+
+// What a session's done channel reported, if anything.
+struct done_result {
+    boost::system::error_code ec;
+    std::string message;
+};
+std::optional<done_result> take_done(trace::done_channel& ch) {
+    std::optional<done_result> got;
+    ch.try_receive([&](boost::system::error_code ec, std::string message) {
+        got = done_result{ec, std::move(message)};
+    });
+    return got;
+}
+
+// Checks that `path` holds exactly the lines `indexes` of `session`, in this order, each a
+// JSON object {"direction","time_s","event"} with the event embedded verbatim.
+void expect_trace(const fs::path& path, std::uint32_t session, const std::vector<int>& indexes,
+                  const char* direction = "send") {
+    const auto lines = read_lines(path);
+    ASSERT_EQ(lines.size(), indexes.size()) << path << ":\n" << read_file(path);
+    for (std::size_t k = 0; k < lines.size(); ++k) {
+        const int i = indexes[k];
+        SCOPED_TRACE(path.string() + " line " + std::to_string(k + 1));
+        boost::system::error_code ec;
+        const json::value v = json::parse(lines[k], ec);
+        ASSERT_FALSE(ec) << lines[k];
+        ASSERT_TRUE(v.is_object());
+        const auto& o = v.as_object();
+        EXPECT_EQ(o.size(), 3u) << lines[k];
+        EXPECT_EQ(o.at("direction").as_string(), direction);
+        EXPECT_NEAR(o.at("time_s").to_number<double>(), time_of(session, i), 1e-9);
+        EXPECT_EQ(o.at("event").at("n").to_number<int>(), i);
+        // Verbatim: the line ends with the event's exact bytes and the closing brace.
+        const std::string tail = "\"event\":" + event_json(session, i) + "}";
+        ASSERT_GE(lines[k].size(), tail.size());
+        EXPECT_EQ(lines[k].substr(lines[k].size() - tail.size()), tail);
+    }
+}
+
+class trace_writer : public ::testing::Test {
+protected:
+    trace::writer_options options() const {
+        trace::writer_options o;
+        o.root = dir_.path();
+        o.flush_interval = 500ms;
+        o.end_grouping = 50ms;
+        return o;
+    }
+    fs::path folder(std::uint32_t session) const {
+        return dir_.path() / trace::session_folder_name(session);
+    }
+    fs::path trace_file(std::uint32_t session) const { return folder(session) / "trace.jsonl"; }
+    fs::path receipts_file(std::uint32_t session) const {
+        return folder(session) / "input-send-receipts.json";
+    }
+    std::shared_ptr<trace::done_channel> make_done() {
+        return std::make_shared<trace::done_channel>(ctx_.get_executor(), 1);
+    }
+
+    temp_dir dir_;
+    boost::asio::io_context ctx_; // only an executor for the done channels; never run
+};
+
+TEST(trace_writer_names, session_folder_name) {
+    EXPECT_EQ(trace::session_folder_name(0), "session-000");
+    EXPECT_EQ(trace::session_folder_name(7), "session-007");
+    EXPECT_EQ(trace::session_folder_name(42), "session-042");
+    EXPECT_EQ(trace::session_folder_name(999), "session-999");
+    EXPECT_EQ(trace::session_folder_name(1234), "session-1234");
+}
+
+TEST_F(trace_writer, batches_lines_until_the_flush_interval) {
+    trace::writer_core core(options());
+    EXPECT_EQ(core.next_due(), time_point::max()); // nothing buffered
+
+    // Session 1 gets two lines, sessions 2 and 3 one each, over 300 ms.
+    core.on_record(t0, line(1, 0));
+    EXPECT_EQ(core.next_due(), t0 + 500ms);
+    core.on_record(t0 + 100ms, line(1, 1, trace::direction::send));
+    core.on_record(t0 + 200ms, line(2, 0));
+    core.on_record(t0 + 300ms, line(3, 0));
+    EXPECT_EQ(core.next_due(), t0 + 500ms); // the oldest pending line decides
+
+    // Just before the interval has elapsed for the oldest line, nothing is written.
+    EXPECT_EQ(core.flush_due(t0 + 499ms), 0u);
+    for (std::uint32_t s : {1u, 2u, 3u})
+        EXPECT_EQ(size_or_zero(trace_file(s)), 0u) << s;
+    EXPECT_EQ(core.stats().writes, 0u);
+
+    // At +500 ms, session 1's batch is due: both its lines, in order, one per line.
+    EXPECT_EQ(core.flush_due(t0 + 500ms), 1u);
+    expect_trace(trace_file(1), 1, {0, 1});
+    EXPECT_EQ(size_or_zero(trace_file(2)), 0u);
+    EXPECT_EQ(size_or_zero(trace_file(3)), 0u);
+    EXPECT_EQ(core.next_due(), t0 + 700ms);
+
+    // Later lines of session 1 start a new batch.
+    core.on_record(t0 + 600ms, line(1, 2));
+    EXPECT_EQ(core.next_due(), t0 + 700ms);
+    EXPECT_EQ(core.flush_due(t0 + 700ms), 1u); // session 2 only
+    expect_trace(trace_file(2), 2, {0});
+    expect_trace(trace_file(1), 1, {0, 1});
+    EXPECT_EQ(core.next_due(), t0 + 800ms);
+    EXPECT_EQ(core.flush_due(t0 + 800ms), 1u); // session 3
+    EXPECT_EQ(core.next_due(), t0 + 1100ms);
+    EXPECT_EQ(core.flush_due(t0 + 1100ms), 1u); // session 1's second batch
+    expect_trace(trace_file(1), 1, {0, 1, 2});
+    expect_trace(trace_file(3), 3, {0});
+    EXPECT_EQ(core.next_due(), time_point::max());
+    EXPECT_EQ(core.flush_due(t0 + 10s), 0u);
+
+    EXPECT_EQ(core.stats().lines, 5u);
+    EXPECT_EQ(core.stats().writes, 4u);
+    EXPECT_EQ(core.stats().write_errors, 0u);
+}
+
+TEST_F(trace_writer, every_direction_is_written) {
+    trace::writer_core core(options());
+    core.on_record(t0, line(5, 0, trace::direction::send));
+    core.on_record(t0, line(5, 1, trace::direction::receive));
+    core.on_record(t0, line(5, 2, trace::direction::error));
+    core.on_record(t0, line(5, 3, trace::direction::admission));
+    core.flush_all();
+    const auto lines = read_lines(trace_file(5));
+    ASSERT_EQ(lines.size(), 4u);
+    const char* expected[] = {"send", "receive", "error", "admission"};
+    for (std::size_t i = 0; i < 4; ++i)
+        EXPECT_EQ(json::parse(lines[i]).at("direction").as_string(), expected[i]);
+}
+
+TEST_F(trace_writer, ends_within_the_grouping_are_finished_in_one_call) {
+    trace::writer_core core(options());
+    auto done1 = make_done();
+    auto done2 = make_done();
+    auto done3 = make_done();
+
+    core.on_record(t0, line(1, 0));
+    core.on_record(t0, line(2, 0));
+    core.on_record(t0, line(3, 0));
+    core.on_record(t0 + 10ms, line(1, 1));
+
+    // Session 1 ends at t1, session 2 30 ms later: within the 50 ms grouping.
+    const time_point t1 = t0 + 100ms;
+    core.on_record(t1, end(1, done1));
+    EXPECT_EQ(core.next_due(), t1 + 50ms);
+    core.on_record(t1 + 30ms, end(2, done2));
+    EXPECT_EQ(core.next_due(), t1 + 50ms);
+
+    // Before the grouping has elapsed, neither session is finished.
+    EXPECT_EQ(core.flush_due(t1 + 49ms), 0u);
+    EXPECT_FALSE(fs::exists(receipts_file(1)));
+    EXPECT_FALSE(fs::exists(receipts_file(2)));
+    EXPECT_FALSE(take_done(*done1).has_value());
+    EXPECT_FALSE(take_done(*done2).has_value());
+
+    // One call finishes both: their lines and receipts are on disk, and both are told so.
+    EXPECT_EQ(core.flush_due(t1 + 50ms), 2u);
+    ASSERT_TRUE(fs::exists(receipts_file(1)));
+    ASSERT_TRUE(fs::exists(receipts_file(2)));
+    EXPECT_EQ(read_file(receipts_file(1)), receipts_json(1));
+    EXPECT_EQ(read_file(receipts_file(2)), receipts_json(2));
+    expect_trace(trace_file(1), 1, {0, 1});
+    expect_trace(trace_file(2), 2, {0});
+    for (auto* done : {done1.get(), done2.get()}) {
+        const auto got = take_done(*done);
+        ASSERT_TRUE(got.has_value());
+        EXPECT_FALSE(got->ec) << got->ec.message();
+        EXPECT_EQ(got->message, "");
+        EXPECT_FALSE(take_done(*done).has_value()); // exactly one message
+    }
+    EXPECT_EQ(core.stats().sessions_closed, 2u);
+
+    // Session 3 is still open: its line waits for its own interval.
+    EXPECT_FALSE(fs::exists(receipts_file(3)));
+    EXPECT_EQ(size_or_zero(trace_file(3)), 0u);
+    EXPECT_EQ(core.next_due(), t0 + 500ms);
+    core.on_record(t0 + 400ms, end(3, done3));
+    EXPECT_EQ(core.next_due(), t0 + 450ms);
+    EXPECT_EQ(core.flush_due(t0 + 450ms), 1u);
+    expect_trace(trace_file(3), 3, {0});
+    EXPECT_EQ(read_file(receipts_file(3)), receipts_json(3));
+    ASSERT_TRUE(take_done(*done3).has_value());
+    EXPECT_EQ(core.next_due(), time_point::max());
+}
+
+TEST_F(trace_writer, an_end_outside_the_grouping_waits_for_its_own) {
+    trace::writer_core core(options());
+    auto done1 = make_done();
+    auto done2 = make_done();
+    core.on_record(t0, end(1, done1));
+    EXPECT_EQ(core.flush_due(t0 + 50ms), 1u); // session 1 alone
+    ASSERT_TRUE(take_done(*done1).has_value());
+    core.on_record(t0 + 60ms, end(2, done2));
+    EXPECT_EQ(core.next_due(), t0 + 110ms);
+    EXPECT_EQ(core.flush_due(t0 + 109ms), 0u);
+    EXPECT_FALSE(fs::exists(receipts_file(2)));
+    EXPECT_EQ(core.flush_due(t0 + 110ms), 1u);
+    EXPECT_TRUE(fs::exists(receipts_file(2)));
+    ASSERT_TRUE(take_done(*done2).has_value());
+}
+
+TEST_F(trace_writer, next_due_covers_pending_lines_of_an_ended_session) {
+    // A session with a line buffered since t0 ends at t0 + 480 ms. flush_due writes that line
+    // at t0 + 500 ms (its flush interval), so that is the earliest time a batch becomes due.
+    trace::writer_core core(options());
+    core.on_record(t0, line(1, 0));
+    core.on_record(t0 + 480ms, end(1, make_done()));
+    EXPECT_EQ(core.next_due(), t0 + 500ms)
+        << "next_due() ignores the pending lines of an ended session";
+    EXPECT_EQ(core.flush_due(t0 + 500ms), 1u); // the line is written here
+    expect_trace(trace_file(1), 1, {0});
+    EXPECT_FALSE(fs::exists(receipts_file(1)));
+    EXPECT_EQ(core.next_due(), t0 + 530ms);
+}
+
+TEST_F(trace_writer, flush_all_writes_everything) {
+    trace::writer_core core(options());
+    auto done1 = make_done();
+    auto done2 = make_done();
+    for (int i = 0; i < 100; ++i)
+        for (std::uint32_t s : {1u, 2u, 3u})
+            core.on_record(t0 + i * 1ms, line(s, i));
+    core.on_record(t0 + 100ms, end(1, done1));
+    core.on_record(t0 + 101ms, end(2, done2));
+    // Nothing is due yet ...
+    EXPECT_EQ(core.flush_due(t0 + 101ms), 0u);
+    // ... but the channel closed: everything goes to disk now.
+    core.flush_all();
+    std::vector<int> all(100);
+    for (int i = 0; i < 100; ++i)
+        all[static_cast<std::size_t>(i)] = i;
+    for (std::uint32_t s : {1u, 2u, 3u})
+        expect_trace(trace_file(s), s, all);
+    EXPECT_EQ(read_file(receipts_file(1)), receipts_json(1));
+    EXPECT_EQ(read_file(receipts_file(2)), receipts_json(2));
+    EXPECT_FALSE(fs::exists(receipts_file(3))); // session 3 never ended: no receipts given
+    for (auto* done : {done1.get(), done2.get()}) {
+        const auto got = take_done(*done);
+        ASSERT_TRUE(got.has_value());
+        EXPECT_FALSE(got->ec);
+        EXPECT_EQ(got->message, "");
+    }
+    EXPECT_EQ(core.next_due(), time_point::max());
+    EXPECT_EQ(core.stats().lines, 300u);
+    EXPECT_EQ(core.stats().write_errors, 0u);
+}
+
+TEST_F(trace_writer, a_failing_write_affects_only_its_own_session) {
+    // Session 2's trace.jsonl is /dev/full: every write fails with ENOSPC.
+    auto opts = options();
+    opts.open_file = [](const fs::path& path) {
+        if (path.filename() == "trace.jsonl" &&
+            path.parent_path().filename() == trace::session_folder_name(2))
+            return ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+        return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    };
+    trace::writer_core core(opts);
+    std::shared_ptr<trace::done_channel> done[4] = {nullptr, make_done(), make_done(), make_done()};
+    for (int i = 0; i < 10; ++i)
+        for (std::uint32_t s : {1u, 2u, 3u})
+            core.on_record(t0 + i * 10ms, line(s, i));
+    // An intermediate flush: session 2's write fails here already.
+    EXPECT_EQ(core.flush_due(t0 + 500ms), 3u);
+    for (int i = 10; i < 20; ++i)
+        for (std::uint32_t s : {1u, 2u, 3u})
+            core.on_record(t0 + 600ms + i * 10ms, line(s, i));
+    for (std::uint32_t s : {1u, 2u, 3u})
+        core.on_record(t0 + 900ms, end(s, done[s]));
+    EXPECT_EQ(core.flush_due(t0 + 950ms), 3u);
+
+    // Session 2 is told which file failed and why.
+    const auto failed = take_done(*done[2]);
+    ASSERT_TRUE(failed.has_value());
+    EXPECT_TRUE(failed->ec);
+    EXPECT_NE(failed->message.find(trace_file(2).string()), std::string::npos) << failed->message;
+    EXPECT_NE(failed->message.find("No space left on device"), std::string::npos)
+        << failed->message;
+    EXPECT_EQ(core.stats().write_errors, 1u);
+
+    // Sessions 1 and 3 are intact and complete.
+    std::vector<int> all(20);
+    for (int i = 0; i < 20; ++i)
+        all[static_cast<std::size_t>(i)] = i;
+    for (std::uint32_t s : {1u, 3u}) {
+        const auto got = take_done(*done[s]);
+        ASSERT_TRUE(got.has_value()) << s;
+        EXPECT_FALSE(got->ec) << s << ": " << got->message;
+        EXPECT_EQ(got->message, "");
+        expect_trace(trace_file(s), s, all);
+        EXPECT_EQ(read_file(receipts_file(s)), receipts_json(s));
+    }
+}
+
+TEST_F(trace_writer, an_existing_session_folder_is_a_clear_error) {
+    // A rerun into the same folder must never overwrite (or append to) old artifacts.
+    fs::create_directory(folder(4));
+    { std::ofstream(folder(4) / "trace.jsonl") << "old\n"; }
+    trace::writer_core core(options());
+    auto done4 = make_done();
+    auto done5 = make_done();
+    core.on_record(t0, line(4, 0));
+    core.on_record(t0, line(5, 0));
+    core.on_record(t0 + 10ms, end(4, done4));
+    core.on_record(t0 + 10ms, end(5, done5));
+    EXPECT_EQ(core.flush_due(t0 + 60ms), 2u);
+
+    const auto got = take_done(*done4);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(got->ec);
+    EXPECT_NE(got->message.find(folder(4).string()), std::string::npos) << got->message;
+    EXPECT_NE(got->message.find("File exists"), std::string::npos) << got->message;
+    // The old files are untouched, and no receipts were added.
+    EXPECT_EQ(read_file(folder(4) / "trace.jsonl"), "old\n");
+    EXPECT_FALSE(fs::exists(receipts_file(4)));
+
+    // The other session is not affected.
+    const auto ok = take_done(*done5);
+    ASSERT_TRUE(ok.has_value());
+    EXPECT_FALSE(ok->ec) << ok->message;
+    expect_trace(trace_file(5), 5, {0});
+    EXPECT_EQ(read_file(receipts_file(5)), receipts_json(5));
+}
+
+TEST_F(trace_writer, default_open_never_overwrites_an_existing_file) {
+    // The folder is new but a receipts file appears in it before the session ends.
+    trace::writer_core core(options());
+    auto done = make_done();
+    core.on_record(t0, line(6, 0));
+    ASSERT_TRUE(fs::exists(folder(6)));
+    { std::ofstream(receipts_file(6)) << "foreign"; }
+    core.on_record(t0 + 10ms, end(6, done));
+    core.flush_all();
+    const auto got = take_done(*done);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_TRUE(got->ec);
+    EXPECT_NE(got->message.find(receipts_file(6).string()), std::string::npos) << got->message;
+    EXPECT_EQ(read_file(receipts_file(6)), "foreign");
+}
+
+} // namespace
