@@ -1,0 +1,185 @@
+#pragma once
+// Real processes for end-to-end tests: `pacer mock` and `pacer run` are started as a user
+// would start them. Waits are bounded by a generous liveness guard (a hung child fails the
+// test instead of hanging CI); nothing here asserts a speed.
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <csignal>
+#include <fcntl.h>
+#include <poll.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
+
+namespace pacer::test {
+
+/// A child process with its stdout on a pipe.
+class child {
+public:
+    explicit child(std::vector<std::string> args) {
+        int out[2];
+        if(::pipe2(out, O_CLOEXEC) != 0)
+            throw std::runtime_error("pipe failed");
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        std::vector<char*> argv;
+        for(auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        const int rc = ::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        ::close(out[1]);
+        out_ = out[0];
+        if(rc != 0)
+            throw std::runtime_error("posix_spawn failed: " + args[0]);
+    }
+    ~child() {
+        if(pid_ > 0) {
+            ::kill(pid_, SIGKILL);
+            ::waitpid(pid_, nullptr, 0);
+        }
+        ::close(out_);
+    }
+    child(const child&) = delete;
+    child& operator=(const child&) = delete;
+
+    /// The next line of stdout, or "" at EOF or after `guard` without output.
+    std::string read_line(std::chrono::seconds guard = std::chrono::seconds(60)) {
+        std::string line;
+        for(;;) {
+            if(auto nl = buffer_.find('\n'); nl != std::string::npos) {
+                line = buffer_.substr(0, nl);
+                buffer_.erase(0, nl + 1);
+                return line;
+            }
+            pollfd p{out_, POLLIN, 0};
+            if(::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
+                return "";
+            char chunk[4096];
+            const ssize_t n = ::read(out_, chunk, sizeof chunk);
+            if(n <= 0)
+                return "";
+            buffer_.append(chunk, static_cast<std::size_t>(n));
+        }
+    }
+
+    /// Everything left on stdout until EOF (or `guard` without output).
+    std::string read_all(std::chrono::seconds guard = std::chrono::seconds(240)) {
+        for(;;) {
+            pollfd p{out_, POLLIN, 0};
+            if(::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
+                break;
+            char chunk[4096];
+            const ssize_t n = ::read(out_, chunk, sizeof chunk);
+            if(n <= 0)
+                break;
+            buffer_.append(chunk, static_cast<std::size_t>(n));
+        }
+        return std::exchange(buffer_, {});
+    }
+
+    void signal(int sig) { ::kill(pid_, sig); }
+
+    /// Waits for the exit; returns the exit status, or 128+signal.
+    int wait() {
+        int status = 0;
+        ::waitpid(pid_, &status, 0);
+        pid_ = -1;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    }
+
+private:
+    pid_t pid_ = -1;
+    int out_ = -1;
+    std::string buffer_;
+};
+
+/// `pacer mock` on a free loopback port, stopped with SIGINT at the end of the scope.
+class mock_process {
+public:
+    explicit mock_process(std::vector<std::string> extra = {}) : proc_(args(std::move(extra))) {
+        const std::string line = proc_.read_line();
+        const auto colon = line.rfind(':');
+        if(line.rfind("listening on ", 0) != 0 || colon == std::string::npos)
+            throw std::runtime_error("pacer mock did not start: '" + line + "'");
+        port_ = line.substr(colon + 1);
+    }
+    std::string url() const { return "ws://127.0.0.1:" + port_ + "/v1/realtime"; }
+    /// SIGINT, then the exit status.
+    int stop() {
+        proc_.signal(SIGINT);
+        return proc_.wait();
+    }
+
+private:
+    static std::vector<std::string> args(std::vector<std::string> extra) {
+        std::vector<std::string> a{PACER_BINARY, "mock", "--port", "0"};
+        a.insert(a.end(), extra.begin(), extra.end());
+        return a;
+    }
+    child proc_;
+    std::string port_;
+};
+
+struct run_result {
+    int exit_code;
+    std::string out;
+};
+
+/// Runs `pacer <args>` to completion.
+inline run_result run_pacer(std::vector<std::string> args) {
+    args.insert(args.begin(), PACER_BINARY);
+    child c(std::move(args));
+    std::string out = c.read_all();
+    return {c.wait(), std::move(out)};
+}
+
+inline std::string slurp(const std::filesystem::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return ss.str();
+}
+
+inline boost::json::value read_json(const std::filesystem::path& p) { return boost::json::parse(slurp(p)); }
+
+/// Every line of a JSONL file, parsed.
+inline std::vector<boost::json::value> read_jsonl(const std::filesystem::path& p) {
+    std::vector<boost::json::value> lines;
+    std::istringstream in(slurp(p));
+    for(std::string line; std::getline(in, line);)
+        lines.push_back(boost::json::parse(line));
+    return lines;
+}
+
+/// A fresh folder path under the system temp dir (not created), removed by the destructor.
+class temp_dir {
+public:
+    temp_dir() {
+        static int counter = 0;
+        path_ = std::filesystem::temp_directory_path() /
+                ("pacer-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+        std::filesystem::remove_all(path_);
+    }
+    ~temp_dir() { std::filesystem::remove_all(path_); }
+    const std::filesystem::path& path() const { return path_; }
+    std::filesystem::path operator/(const std::string& s) const { return path_ / s; }
+
+private:
+    std::filesystem::path path_;
+};
+
+} // namespace pacer::test

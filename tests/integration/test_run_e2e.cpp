@@ -1,0 +1,268 @@
+// End to end on loopback: `pacer mock` as its own process, `pacer run` against it.
+
+#include "integration/process.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+using boost::json::value;
+
+const value& at(const value& v, std::initializer_list<const char*> path) {
+    const value* cur = &v;
+    for(const char* k : path)
+        cur = &cur->as_object().at(k);
+    return *cur;
+}
+
+std::uint64_t count(const value& v, std::initializer_list<const char*> path) {
+    return at(v, path).to_number<std::uint64_t>();
+}
+
+// The receipts and the trace of one session agree, seq is contiguous, and scheduled_s lies
+// on the session's 80 ms grid.
+void check_session_files(const fs::path& dir, std::size_t expected_appends) {
+    const auto receipts = read_json(dir / "input-send-receipts.json");
+    const auto trace = read_jsonl(dir / "trace.jsonl");
+    EXPECT_TRUE(at(receipts, {"admitted"}).as_bool());
+    const auto& appends = at(receipts, {"appends"}).as_array();
+    ASSERT_EQ(appends.size(), expected_appends);
+    const double origin = at(receipts, {"session_start_s"}).to_number<double>();
+    std::vector<const value*> traced;
+    double last_time = 0;
+    for(const auto& line : trace) {
+        const double t = at(line, {"time_s"}).to_number<double>();
+        EXPECT_GE(t, last_time) << "trace time regressed in " << dir;
+        last_time = t;
+        if(at(line, {"direction"}).as_string() == "send" &&
+           at(line, {"event", "type"}).as_string() == "input_audio_buffer.append")
+            traced.push_back(&line);
+    }
+    ASSERT_EQ(traced.size(), appends.size());
+    for(std::size_t i = 0; i < appends.size(); ++i) {
+        const auto& a = appends[i];
+        EXPECT_EQ(count(a, {"seq"}), i);
+        EXPECT_EQ(at(a, {"event_id"}), at(*traced[i], {"event", "event_id"}));
+        EXPECT_EQ(count(*traced[i], {"event", "sglang", "seq"}), i);
+        EXPECT_DOUBLE_EQ(at(a, {"start_s"}).to_number<double>(), at(*traced[i], {"time_s"}).to_number<double>());
+        EXPECT_NEAR(at(a, {"scheduled_s"}).to_number<double>(), origin + 0.080 * static_cast<double>(i), 1e-6);
+        EXPECT_GE(at(a, {"completed_s"}).to_number<double>(), at(a, {"start_s"}).to_number<double>());
+    }
+}
+
+TEST(RunE2E, SixteenSessionsCompleteWithConsistentArtifacts) {
+    mock_process mock;
+    temp_dir out;
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "16", "-d", "2s", "-o", out.path().string(),
+                              "--keep-traces"});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 16u);
+    EXPECT_EQ(count(summary, {"pacing", "packets", "sent"}), 16u * 25u);
+    EXPECT_EQ(count(summary, {"pacing", "packets", "expected"}), 16u * 25u);
+    for(int i = 0; i < 16; ++i)
+        check_session_files(out / ((i < 10 ? "session-00" : "session-0") + std::to_string(i)), 25);
+    const auto samples = read_json(out / "samples.json");
+    EXPECT_EQ(at(samples, {"sessions"}).as_array().size(), 16u);
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+TEST(RunE2E, MockWritesStatsOnSigint) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto stats_path = dir / "mock-stats.json";
+    mock_process mock({"--stats-output", stats_path.string()});
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", (dir / "run").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_EQ(mock.stop(), 0);
+    const auto stats = read_json(stats_path);
+    EXPECT_EQ(count(stats, {"sessions_seen"}), 2u);
+    EXPECT_EQ(count(stats, {"appends"}), 2u * 13u);
+    EXPECT_EQ(count(stats, {"arrival_deviation_s", "n"}), 2u * 13u);
+    EXPECT_TRUE(at(stats, {"loop_lag_s"}).as_object().contains("p99"));
+    EXPECT_TRUE(stats.as_object().contains("process_cpu_s"));
+}
+
+// The detector works both ways: a 150 ms stall of the session context makes every session
+// late (> 80 ms); a 60 ms stall makes none late.
+TEST(RunE2E, InjectedStallIsDetectedBothWays) {
+    mock_process mock;
+    temp_dir long_stall, short_stall;
+    const auto late = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+                                 long_stall.path().string(), "--inject-stall-ms", "150"});
+    EXPECT_EQ(late.exit_code, 3) << late.out;
+    const auto s1 = read_json(long_stall / "summary.json");
+    EXPECT_EQ(count(s1, {"stalls_injected"}), 1u);
+    EXPECT_EQ(count(s1, {"pacing", "sessions", "with_late_packet"}), 8u);
+    EXPECT_FALSE(at(s1, {"pacing_qualified"}).as_bool());
+    EXPECT_GE(count(s1, {"pacing", "loop_lag_s", "over_80ms"}), 1u);
+
+    const auto ok = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+                               short_stall.path().string(), "--inject-stall-ms", "60"});
+    EXPECT_EQ(ok.exit_code, 0) << ok.out;
+    const auto s2 = read_json(short_stall / "summary.json");
+    EXPECT_EQ(count(s2, {"stalls_injected"}), 1u);
+    EXPECT_EQ(count(s2, {"pacing", "packets", "late"}), 0u);
+    EXPECT_TRUE(at(s2, {"pacing_qualified"}).as_bool());
+}
+
+// Runs `sessions` sessions against a mock started with `mock_args`; returns the summary and
+// the trace of session 0. Every faulty run still finishes with a valid summary.
+struct fault_run {
+    int exit_code;
+    value summary;
+    std::vector<value> trace;
+};
+
+fault_run run_against(std::vector<std::string> mock_args, std::size_t sessions = 1,
+                      std::string duration = "1s", std::string timeout = "5s") {
+    mock_process mock(std::move(mock_args));
+    temp_dir out;
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", duration,
+                              "--timeout", timeout, "-o", out.path().string(), "--keep-traces"});
+    fault_run f{r.exit_code, read_json(out / "summary.json"), read_jsonl(out / "session-000" / "trace.jsonl")};
+    mock.stop();
+    return f;
+}
+
+std::vector<std::string> error_lines(const std::vector<value>& trace) {
+    std::vector<std::string> out;
+    for(const auto& l : trace)
+        if(at(l, {"direction"}).as_string() == "error")
+            out.emplace_back(at(l, {"event", "message"}).as_string());
+    return out;
+}
+
+TEST(RunE2E, FourDenialsRejectTheSession) {
+    const auto f = run_against({"--reject-first", "4"});
+    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "rejected"}), 1u);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
+    ASSERT_EQ(f.trace.size(), 4u);
+    for(std::size_t i = 0; i < 4; ++i) {
+        EXPECT_EQ(at(f.trace[i], {"direction"}).as_string(), "admission");
+        EXPECT_EQ(at(f.trace[i], {"event", "type"}).as_string(), "connection_denied");
+        EXPECT_EQ(count(f.trace[i], {"event", "attempt"}), i + 1);
+        EXPECT_EQ(count(f.trace[i], {"event", "http_status"}), 503u);
+    }
+    EXPECT_TRUE(at(f.trace[3], {"event", "exhausted"}).as_bool());
+}
+
+TEST(RunE2E, ThreeDenialsThenAdmitted) {
+    const auto f = run_against({"--reject-first", "3"});
+    EXPECT_EQ(f.exit_code, 0);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "complete"}), 1u);
+}
+
+TEST(RunE2E, NonfatalServerErrorStopsStreamingAndClosesCleanly) {
+    const auto f = run_against({"--fault", "server_error"});
+    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
+    bool saw_error = false, sent_close = false, saw_closed = false, sent_eos = false;
+    for(const auto& l : f.trace) {
+        const auto dir = at(l, {"direction"}).as_string();
+        const auto type = at(l, {"event"}).as_object().contains("type") ? at(l, {"event", "type"}).as_string()
+                                                                       : boost::json::string();
+        saw_error |= dir == "receive" && type == "error";
+        sent_close |= dir == "send" && type == "session.close";
+        sent_eos |= dir == "send" && type == "sglang.input_audio.end";
+        saw_closed |= dir == "receive" && type == "session.closed";
+    }
+    EXPECT_TRUE(saw_error);
+    EXPECT_FALSE(sent_eos) << "a nonfatal error skips the end of input";
+    EXPECT_TRUE(sent_close);
+    EXPECT_TRUE(saw_closed);
+    EXPECT_LT(count(f.summary, {"pacing", "packets", "sent"}), 13u);
+}
+
+TEST(RunE2E, MalformedFrameIsRecorded) {
+    const auto f = run_against({"--fault", "malformed"});
+    EXPECT_EQ(f.exit_code, 1);
+    const auto errors = error_lines(f.trace);
+    ASSERT_FALSE(errors.empty());
+    EXPECT_EQ(errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << errors[0];
+}
+
+TEST(RunE2E, VanishingServerIsRecorded) {
+    const auto f = run_against({"--fault", "vanish"});
+    EXPECT_EQ(f.exit_code, 1);
+    const auto errors = error_lines(f.trace);
+    ASSERT_FALSE(errors.empty());
+    EXPECT_EQ(errors[0].rfind("ConnectionClosedError: ", 0), 0u) << errors[0];
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
+}
+
+TEST(RunE2E, StalledServerTimesOut) {
+    const auto f = run_against({"--fault", "stall"}, 1, "1s", "2s");
+    EXPECT_EQ(f.exit_code, 1);
+    const auto errors = error_lines(f.trace);
+    ASSERT_FALSE(errors.empty());
+    EXPECT_EQ(errors.back(), "Session timeout after 2s");
+}
+
+TEST(RunE2E, FaultsHitOnlyTheirSessions) {
+    const auto f = run_against({"--fault", "vanish", "--fault-every", "2"}, 4);
+    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "complete"}), 2u);
+    EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 2u);
+}
+
+TEST(RunE2E, ExistingOutputFolderIsNeverTouched) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    { std::ofstream(out / "keep.txt") << "precious"; }
+    const auto r = run_pacer({"run", "-c", "1", "-d", "1s", "-o", out.path().string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(slurp(out / "keep.txt"), "precious");
+    EXPECT_EQ(std::distance(fs::directory_iterator(out.path()), fs::directory_iterator()), 1);
+}
+
+TEST(RunE2E, BadInputsAreRefusedBeforeAnythingIsWritten) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto wav = out / "stereo.wav";
+    {
+        // A 44.1 kHz stereo PCM16 WAV header with no samples: the wrong format for pacer.
+        std::ofstream f(wav, std::ios::binary);
+        auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
+        auto u16 = [&](std::uint16_t v) { f.write(reinterpret_cast<const char*>(&v), 2); };
+        f << "RIFF";
+        u32(36 + 8);
+        f << "WAVEfmt ";
+        u32(16), u16(1), u16(2), u32(44100), u32(44100 * 4), u16(4), u16(16);
+        f << "data";
+        u32(8), u32(0), u32(0);
+    }
+    for(const auto& args : std::vector<std::vector<std::string>>{
+            {"run", "--audio", wav.string(), "-o", (out / "a").string()},
+            {"run", "--audio", (out / "missing.wav").string(), "-o", (out / "b").string()},
+            {"run", "-c", "0", "-o", (out / "c").string()},
+            {"run", "-d", "soon", "-o", (out / "d").string()},
+            {"run", "--url", "http://x", "-o", (out / "e").string()},
+            {"run", "--no-such-flag"},
+        }) {
+        const auto r = run_pacer(args);
+        EXPECT_EQ(r.exit_code, 2) << args[1];
+    }
+    EXPECT_FALSE(fs::exists(out / "a"));
+    EXPECT_FALSE(fs::exists(out / "b"));
+    EXPECT_FALSE(fs::exists(out / "c"));
+}
+
+TEST(RunE2E, BuiltInMockNeedsNoServer) {
+    temp_dir out;
+    const auto r = run_pacer({"run", "-c", "4", "-d", "1s", "-o", out.path().string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("PACING QUALIFIED"), std::string::npos);
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 4u);
+    EXPECT_FALSE(fs::exists(out / "session-000" / "trace.jsonl")) << "traces are removed without --keep-traces";
+    EXPECT_TRUE(fs::exists(out / "session-000" / "input-send-receipts.json"));
+}
+
+} // namespace
+} // namespace pacer::test
