@@ -1,0 +1,71 @@
+#!/usr/bin/env bash
+# The pacing benchmark (not a test): `pacer mock` in its own process, `pacer run` against it
+# with full traces on, at several layouts P x S (P client processes of S sessions each, started
+# together by hand until --processes exists) and durations. Prints one table row per run.
+#
+#   bench/pacing.sh                         all layouts x 30s and 90s
+#   LAYOUTS="1x1024" DURATIONS="90s" bench/pacing.sh
+#
+# Traces are written in full during the run (that is part of what is measured), then deleted
+# to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+pacer=$build/pacer
+[ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
+layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256"}
+durations=${DURATIONS:-"30s 90s"}
+out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+
+printf '%-8s %-6s %-12s %-8s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms client_cores mock_cores rss_MB trace_MB_s
+for layout in $layouts; do
+    procs=${layout%x*}
+    sessions=${layout#*x}
+    for dur in $durations; do
+        tag="$layout-$dur"
+        fifo=$(mktemp -u)
+        mkfifo "$fifo"
+        "$pacer" mock --port 0 --stats-output "$out/$tag-mock.json" >"$fifo" &
+        mock_pid=$!
+        read -r line <"$fifo"
+        rm -f "$fifo"
+        port=${line##*:}
+        pids=()
+        for p in $(seq 1 "$procs"); do
+            "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$dur" \
+                --keep-traces -o "$out/$tag-p$p" >"$out/$tag-p$p.log" 2>&1 &
+            pids+=($!)
+        done
+        for pid in "${pids[@]}"; do wait "$pid" || true; done
+        kill -INT "$mock_pid"
+        wait "$mock_pid" || true
+        python3 - "$out" "$tag" "$procs" <<'PY'
+import json, sys
+out, tag, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+mock = json.load(open(f"{out}/{tag}-mock.json"))
+mock_cores = mock["process_cpu_s"] / mock["wall_s"] if mock.get("wall_s") else 0
+for p in range(1, procs + 1):
+    try:
+        s = json.load(open(f"{out}/{tag}-p{p}/summary.json"))
+    except OSError:
+        print(f"{tag} p{p}: no summary (see {out}/{tag}-p{p}.log)")
+        continue
+    pc = s["pacing"]
+    dev = pc["pacing_abs_deviation_s"]
+    r = s["resources"]
+    ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
+    name = tag.split("-")[0] + (f"/p{p}" if procs > 1 else "")
+    print(f"{name:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
+          f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} "
+          f"{r['client_cpu_cores']:<11.2f} {mock_cores:<11.2f} {r['peak_rss_bytes'] / 1e6:<10.0f} "
+          f"{s['trace']['bytes_per_s'] / 1e6:.1f}"
+          + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
+             else f"  ({pc['sessions']['incomplete']} incomplete)"))
+PY
+        if [ "${KEEP_TRACES:-0}" != 1 ]; then
+            find "$out" -path "$out/$tag-p*/session-*/trace.jsonl" -delete
+        fi
+    done
+done
+echo "results: $out"
