@@ -155,11 +155,27 @@ const char* frame_parser::parse(std::string_view frame) {
 }
 
 std::string malformed_frame_message(std::string_view frame, std::string_view reason) {
-    // A repr-like excerpt: JSON string escaping keeps the message one printable line.
-    const std::string excerpt = boost::json::serialize(boost::json::string_view(
-        frame.data(), frame.size() > 200 ? 200 : frame.size()));
+    // Like Python's repr of frame[:200]: the first 200 characters (code points, never a split
+    // UTF-8 sequence), as one printable line. A byte that is not valid UTF-8 counts as one
+    // character and is written as U+FFFD so the trace stays valid UTF-8 JSON.
+    std::string excerpt;
+    std::size_t i = 0;
+    for(std::size_t chars = 0; i < frame.size() && chars < 200; ++chars) {
+        const auto c = static_cast<unsigned char>(frame[i]);
+        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        bool valid = len != 0 && i + len <= frame.size();
+        for(std::size_t k = 1; valid && k < len; ++k)
+            valid = (static_cast<unsigned char>(frame[i + k]) & 0xc0) == 0x80;
+        if(valid) {
+            excerpt.append(frame.substr(i, len));
+            i += len;
+        } else {
+            excerpt += "\xEF\xBF\xBD"; // U+FFFD, the replacement character
+            ++i;
+        }
+    }
     std::string out = "ValueError: malformed server frame ";
-    out += excerpt;
+    out += boost::json::serialize(boost::json::string_view(excerpt));
     out += ": ";
     out += reason;
     return out;

@@ -190,7 +190,7 @@ time_point writer_core::next_due() const {
     for(const auto& [id, s] : sessions_) {
         if(s.ended)
             due = std::min(due, s.ended_at + options_.end_grouping);
-        else if(!s.pending.empty())
+        if(!s.pending.empty())
             due = std::min(due, s.pending_since + options_.flush_interval);
     }
     return due;

@@ -294,7 +294,10 @@ TEST(packet_grid, end_of_input_with_a_manual_time_point) {
 template <class TimePoint>
 void drive_grid_with(TimePoint origin) {
     using grid_type = basic_packet_grid<TimePoint>;
-    using scheduled_type = decltype(std::declval<const grid_type&>().next(origin).scheduled);
+    using action_type = decltype(std::declval<const grid_type&>().next(origin));
+    using scheduled_type = decltype(std::declval<action_type>().scheduled);
+    // Whatever shape a fix gives the action, its `what` names send, wait and done.
+    using kind = decltype(std::declval<action_type>().what);
     if constexpr (std::is_same_v<scheduled_type, TimePoint>) {
         // A stall of 250 ms before packet 3 of 6, with time advanced only by the test.
         TimePoint now = origin;
@@ -302,9 +305,9 @@ void drive_grid_with(TimePoint origin) {
         std::vector<typename TimePoint::duration> lateness;
         while (true) {
             const auto a = grid.next(now);
-            if (a.what == action::done)
+            if (a.what == kind::done)
                 break;
-            if (a.what == action::wait) {
+            if (a.what == kind::wait) {
                 now = a.scheduled; // the (zero-wait) timer fires at the deadline
                 continue;
             }

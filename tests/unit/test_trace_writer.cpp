@@ -35,6 +35,15 @@ using pacer::time_point;
 // An arbitrary fixed instant: every time in these tests is derived from it.
 const time_point t0 = time_point{} + 1000s;
 
+// A time point as "t0+500ms" (or "max"), so that a failed comparison prints something useful.
+std::string rel(time_point t) {
+    if (t == time_point::max())
+        return "max";
+    const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(t - t0).count();
+    return ns % 1000000 == 0 ? "t0+" + std::to_string(ns / 1000000) + "ms"
+                             : "t0+" + std::to_string(ns) + "ns";
+}
+
 // A fresh, uniquely named directory, removed with everything in it at the end of the test.
 class temp_dir {
 public:
@@ -200,15 +209,15 @@ TEST(trace_writer_names, session_folder_name) {
 
 TEST_F(trace_writer, batches_lines_until_the_flush_interval) {
     trace::writer_core core(options());
-    EXPECT_EQ(core.next_due(), time_point::max()); // nothing buffered
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max())); // nothing buffered
 
     // Session 1 gets two lines, sessions 2 and 3 one each, over 300 ms.
     core.on_record(t0, line(1, 0));
-    EXPECT_EQ(core.next_due(), t0 + 500ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 500ms));
     core.on_record(t0 + 100ms, line(1, 1, trace::direction::send));
     core.on_record(t0 + 200ms, line(2, 0));
     core.on_record(t0 + 300ms, line(3, 0));
-    EXPECT_EQ(core.next_due(), t0 + 500ms); // the oldest pending line decides
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 500ms)); // the oldest pending line decides
 
     // Just before the interval has elapsed for the oldest line, nothing is written.
     EXPECT_EQ(core.flush_due(t0 + 499ms), 0u);
@@ -221,21 +230,21 @@ TEST_F(trace_writer, batches_lines_until_the_flush_interval) {
     expect_trace(trace_file(1), 1, {0, 1});
     EXPECT_EQ(size_or_zero(trace_file(2)), 0u);
     EXPECT_EQ(size_or_zero(trace_file(3)), 0u);
-    EXPECT_EQ(core.next_due(), t0 + 700ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 700ms));
 
     // Later lines of session 1 start a new batch.
     core.on_record(t0 + 600ms, line(1, 2));
-    EXPECT_EQ(core.next_due(), t0 + 700ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 700ms));
     EXPECT_EQ(core.flush_due(t0 + 700ms), 1u); // session 2 only
     expect_trace(trace_file(2), 2, {0});
     expect_trace(trace_file(1), 1, {0, 1});
-    EXPECT_EQ(core.next_due(), t0 + 800ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 800ms));
     EXPECT_EQ(core.flush_due(t0 + 800ms), 1u); // session 3
-    EXPECT_EQ(core.next_due(), t0 + 1100ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 1100ms));
     EXPECT_EQ(core.flush_due(t0 + 1100ms), 1u); // session 1's second batch
     expect_trace(trace_file(1), 1, {0, 1, 2});
     expect_trace(trace_file(3), 3, {0});
-    EXPECT_EQ(core.next_due(), time_point::max());
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max()));
     EXPECT_EQ(core.flush_due(t0 + 10s), 0u);
 
     EXPECT_EQ(core.stats().lines, 5u);
@@ -271,9 +280,9 @@ TEST_F(trace_writer, ends_within_the_grouping_are_finished_in_one_call) {
     // Session 1 ends at t1, session 2 30 ms later: within the 50 ms grouping.
     const time_point t1 = t0 + 100ms;
     core.on_record(t1, end(1, done1));
-    EXPECT_EQ(core.next_due(), t1 + 50ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t1 + 50ms));
     core.on_record(t1 + 30ms, end(2, done2));
-    EXPECT_EQ(core.next_due(), t1 + 50ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t1 + 50ms));
 
     // Before the grouping has elapsed, neither session is finished.
     EXPECT_EQ(core.flush_due(t1 + 49ms), 0u);
@@ -302,14 +311,14 @@ TEST_F(trace_writer, ends_within_the_grouping_are_finished_in_one_call) {
     // Session 3 is still open: its line waits for its own interval.
     EXPECT_FALSE(fs::exists(receipts_file(3)));
     EXPECT_EQ(size_or_zero(trace_file(3)), 0u);
-    EXPECT_EQ(core.next_due(), t0 + 500ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 500ms));
     core.on_record(t0 + 400ms, end(3, done3));
-    EXPECT_EQ(core.next_due(), t0 + 450ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 450ms));
     EXPECT_EQ(core.flush_due(t0 + 450ms), 1u);
     expect_trace(trace_file(3), 3, {0});
     EXPECT_EQ(read_file(receipts_file(3)), receipts_json(3));
     ASSERT_TRUE(take_done(*done3).has_value());
-    EXPECT_EQ(core.next_due(), time_point::max());
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max()));
 }
 
 TEST_F(trace_writer, an_end_outside_the_grouping_waits_for_its_own) {
@@ -320,7 +329,7 @@ TEST_F(trace_writer, an_end_outside_the_grouping_waits_for_its_own) {
     EXPECT_EQ(core.flush_due(t0 + 50ms), 1u); // session 1 alone
     ASSERT_TRUE(take_done(*done1).has_value());
     core.on_record(t0 + 60ms, end(2, done2));
-    EXPECT_EQ(core.next_due(), t0 + 110ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 110ms));
     EXPECT_EQ(core.flush_due(t0 + 109ms), 0u);
     EXPECT_FALSE(fs::exists(receipts_file(2)));
     EXPECT_EQ(core.flush_due(t0 + 110ms), 1u);
@@ -334,12 +343,12 @@ TEST_F(trace_writer, next_due_covers_pending_lines_of_an_ended_session) {
     trace::writer_core core(options());
     core.on_record(t0, line(1, 0));
     core.on_record(t0 + 480ms, end(1, make_done()));
-    EXPECT_EQ(core.next_due(), t0 + 500ms)
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 500ms))
         << "next_due() ignores the pending lines of an ended session";
     EXPECT_EQ(core.flush_due(t0 + 500ms), 1u); // the line is written here
     expect_trace(trace_file(1), 1, {0});
     EXPECT_FALSE(fs::exists(receipts_file(1)));
-    EXPECT_EQ(core.next_due(), t0 + 530ms);
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 530ms));
 }
 
 TEST_F(trace_writer, flush_all_writes_everything) {
@@ -369,7 +378,7 @@ TEST_F(trace_writer, flush_all_writes_everything) {
         EXPECT_FALSE(got->ec);
         EXPECT_EQ(got->message, "");
     }
-    EXPECT_EQ(core.next_due(), time_point::max());
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max()));
     EXPECT_EQ(core.stats().lines, 300u);
     EXPECT_EQ(core.stats().write_errors, 0u);
 }

@@ -39,12 +39,15 @@ constexpr duration input_duration(std::size_t bytes) {
 }
 
 /// What the sender should do next.
-struct pacing_action {
+template <class TimePoint>
+struct basic_pacing_action {
     enum class kind { send, wait, done };
     kind what;
     std::size_t seq = 0;     ///< the packet concerned (send and wait)
-    time_point scheduled{};  ///< its deadline on the grid (meaningless for packet 0 unanchored)
+    TimePoint scheduled{};   ///< its deadline on the grid (`now` for an unanchored packet 0)
 };
+
+using pacing_action = basic_pacing_action<time_point>;
 
 /// Sans-io pacing of `count` packets on the absolute 80 ms grid.
 template <class TimePoint = time_point>
@@ -61,16 +64,19 @@ public:
                               packet_period * static_cast<std::int64_t>(seq));
     }
 
+    using action = basic_pacing_action<TimePoint>;
+
     /// Send now, wait until the next deadline, or done.
-    pacing_action next(TimePoint now) const {
+    action next(TimePoint now) const {
+        using kind = typename action::kind;
         if(next_ >= count_)
-            return {pacing_action::kind::done, next_, {}};
+            return {kind::done, next_, {}};
         if(!origin_)
-            return {pacing_action::kind::send, next_, now};
+            return {kind::send, next_, now};
         const TimePoint due = scheduled(next_);
         if(now < due)
-            return {pacing_action::kind::wait, next_, due};
-        return {pacing_action::kind::send, next_, due};
+            return {kind::wait, next_, due};
+        return {kind::send, next_, due};
     }
 
     /// Records that the next packet's send started at `start`; packet 0 anchors the grid.
