@@ -186,7 +186,27 @@ bool is_fatal_error(const boost::json::object& event) {
     if(!sglang || !sglang->is_object())
         return false;
     const auto* fatal = sglang->get_object().if_contains("fatal");
-    return fatal && fatal->is_bool() && fatal->get_bool();
+    if(!fatal)
+        return false;
+    switch(fatal->kind()) {
+    case boost::json::kind::bool_:
+        return fatal->get_bool();
+    case boost::json::kind::int64:
+        return fatal->get_int64() != 0;
+    case boost::json::kind::uint64:
+        return fatal->get_uint64() != 0;
+    case boost::json::kind::double_:
+        return fatal->get_double() != 0;
+    case boost::json::kind::string:
+        return !fatal->get_string().empty();
+    case boost::json::kind::array:
+        return !fatal->get_array().empty();
+    case boost::json::kind::object:
+        return !fatal->get_object().empty();
+    case boost::json::kind::null:
+        return false;
+    }
+    return false;
 }
 
 } // namespace pacer::protocol

@@ -8,6 +8,7 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/use_future.hpp>
 
 #include <stdexcept>
 #include <thread>
@@ -111,7 +112,8 @@ run_outcome run_duplex(const run_options& options) {
     // Every session has its files on disk (each awaited its writer receipt): stop the writer.
     trace::record stop;
     stop.what = trace::record::kind::shutdown;
-    channel.try_send(boost::system::error_code{}, std::move(stop));
+    // async_send, not try_send: a full channel must delay the shutdown, never drop it.
+    channel.async_send(boost::system::error_code{}, std::move(stop), asio::use_future).get();
     writer_thread.join();
     out.writer = core.stats();
     for(auto& c : contexts) {

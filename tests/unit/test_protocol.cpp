@@ -243,6 +243,12 @@ TEST(protocol_events, is_fatal_error) {
     EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":null})")));
     EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":[true]})")));
     EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","fatal":true})")));
+    // Python's bool(): non-zero numbers and non-empty strings are truthy, null and 0 are not.
+    EXPECT_TRUE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":{"fatal":1}})")));
+    EXPECT_TRUE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":{"fatal":"yes"}})")));
+    EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":{"fatal":0}})")));
+    EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":{"fatal":null}})")));
+    EXPECT_FALSE(protocol::is_fatal_error(obj(R"({"type":"error","sglang":{"fatal":""}})")));
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -207,6 +207,12 @@ TEST(trace_writer_names, session_folder_name) {
     EXPECT_EQ(trace::session_folder_name(1234), "session-1234");
 }
 
+TEST(trace_writer_names, default_timing_is_500ms_batches_and_50ms_end_grouping) {
+    const trace::writer_options o;
+    EXPECT_EQ(o.flush_interval, pacer::duration(500ms));
+    EXPECT_EQ(o.end_grouping, pacer::duration(50ms));
+}
+
 TEST_F(trace_writer, batches_lines_until_the_flush_interval) {
     trace::writer_core core(options());
     EXPECT_EQ(rel(core.next_due()), rel(time_point::max())); // nothing buffered

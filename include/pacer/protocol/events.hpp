@@ -101,10 +101,11 @@ private:
     std::string_view type_;
 };
 
-/// `ValueError: malformed server frame '<first 200 chars>': <reason>` (PROTOCOL.md 6).
+/// `ValueError: malformed server frame "<first 200 characters>": <reason>` (PROTOCOL.md 6): the
+/// excerpt is a JSON string, so the message is one printable, valid UTF-8 line.
 std::string malformed_frame_message(std::string_view frame, std::string_view reason);
 
-/// Whether an `error` event carries `sglang.fatal == true`.
+/// Whether an `error` event's `sglang.fatal` is truthy, as Python's `bool()` judges it.
 bool is_fatal_error(const boost::json::object& event);
 
 } // namespace pacer::protocol
