@@ -38,6 +38,7 @@ struct run_settings {
     bool keep_traces = false;
     double inject_stall_ms = 0;
     std::string timeout = "90s";
+    double stagger_ms = 80;
 };
 
 // The built-in probe mock on its own thread, for runs without --url.
@@ -116,6 +117,8 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
     if(s.inject_stall_ms < 0)
         throw usage_error("--inject-stall-ms must be >= 0");
+    if(!(s.stagger_ms >= 0))
+        throw usage_error("--stagger-ms must be >= 0");
     std::vector<std::uint8_t> pcm;
     if(!s.audio.empty()) {
         try {
@@ -164,6 +167,7 @@ int run(const run_settings& s) {
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
     ro.timeout = std::chrono::duration_cast<duration>(*timeout);
     ro.trace_root = out;
+    ro.stagger = from_seconds(s.stagger_ms / 1e3);
     if(s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
     const auto clocks = read_clock_pair();
@@ -186,6 +190,7 @@ int run(const run_settings& s) {
                          {"timeout_s", to_seconds(ro.timeout)},
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
+                         {"stagger_ms", s.stagger_ms},
                          {"keep_traces", s.keep_traces}};
     summary["clock"] = boost::json::object{{"monotonic_s", clocks.monotonic_s},
                                            {"realtime_s", clocks.realtime_s},
@@ -261,6 +266,10 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,
                     "Fault injection: block each session context once, half-way, for this long, "
                     "to show that the lateness detector fires");
+    sub->add_option("--stagger-ms", s->stagger_ms,
+                    "Session i starts streaming i/N x this after negotiating, spreading the "
+                    "sessions' 80 ms grids over the period; 0 aligns every session's sends")
+        ->capture_default_str();
     sub->add_option("--timeout", s->timeout, "Per-session deadline: admission, exchange and close")
         ->capture_default_str();
     return {sub, [s] { return run(*s); }};

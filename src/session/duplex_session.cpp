@@ -149,9 +149,9 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         const double now_s = to_seconds(now);
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
-        std::string event = frame.find_first_of("\r\n") == std::string::npos
-                                ? frame
-                                : boost::json::serialize(parser.object());
+        const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
+                              std::memchr(frame.data(), '\r', frame.size()) == nullptr;
+        std::string event = one_line ? frame : boost::json::serialize(parser.object());
         co_await ctx->trace.emit(trace::direction::receive, now_s, std::move(event));
         ctx->seen[static_cast<std::size_t>(kind)] = true;
         switch(kind) {
@@ -226,6 +226,13 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
             co_return;
     }
     if(co_await c.settle(server_event::session_updated)) {
+        if(c.options.start_delay > duration::zero() && !c.options.origin) {
+            // Stagger: spread the sessions' grids over the packet period (see runner).
+            c.pace.expires_after(c.options.start_delay);
+            co_await c.pace.async_wait(use_tuple);
+            if(c.stopping)
+                co_return;
+        }
         co_await stream_audio(c);
         if(c.stopping)
             co_return;
@@ -317,6 +324,15 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
         }
     });
 
+    if(c.options.interrupt) {
+        c.options.interrupt->timer.async_wait([ctx, source = c.options.interrupt](boost::system::error_code) {
+            if(source->requested && !ctx->finished) {
+                ctx->result.interrupted = true;
+                ctx->stop_all();
+            }
+        });
+    }
+
     // Admission (PROTOCOL.md 1.2): a 503 is a denial, retried `admission_retries` times.
     r.connect_start_s = to_seconds(clock::now());
     for(int attempt = 1; !c.stopping; ++attempt) {
@@ -375,6 +391,8 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
     c.watchdog.cancel();
     if(c.timed_out)
         co_await c.record_error(fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout)));
+    else if(r.interrupted)
+        co_await c.record_error("Interrupted: the run was stopped by a signal");
     if(c.ws && c.ws->is_open())
         co_await c.ws->close(std::chrono::milliseconds(1000));
 

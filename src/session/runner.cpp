@@ -6,10 +6,14 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <atomic>
+#include <csignal>
 #include <stdexcept>
 #include <thread>
 
@@ -23,6 +27,7 @@ namespace {
 // still running or not yet streaming. Touched only from its own thread once started.
 struct session_context {
     asio::io_context io{1};
+    interrupt_source interrupt{io.get_executor()};
     runtime::loop_monitor monitor;
     std::size_t running = 0;
     std::size_t not_streaming = 0;
@@ -86,19 +91,39 @@ run_outcome run_duplex(const run_options& options) {
         so.pcm = options.pcm;
         so.timeout = options.timeout;
         so.seed = options.seed * 0x100000001b3ULL + i;
+        so.start_delay = options.stagger * static_cast<std::int64_t>(i) /
+                         static_cast<std::int64_t>(options.sessions);
         so.on_streaming = [&c] { c.on_streaming(); };
+        so.interrupt = &c.interrupt;
         asio::co_spawn(c.io, run_duplex_session(std::move(so), channel),
                        [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
                            if(e)
                                failures[i] = e;
                            else
                                out.sessions[i] = std::move(r);
-                           if(--c.running == 0)
+                           if(--c.running == 0) {
                                c.monitor.stop();
+                               c.interrupt.release();
+                           }
                        });
     }
     for(auto& c : contexts)
         asio::co_spawn(c->io, c->monitor.run(), [](std::exception_ptr) {});
+
+    // Signals are taken on the writer's context and forwarded to every session context.
+    std::atomic<bool> interrupted{false};
+    asio::signal_set signals(writer_io);
+    if(options.handle_signals) {
+        signals.add(SIGINT);
+        signals.add(SIGTERM);
+        signals.async_wait([&](boost::system::error_code ec, int) {
+            if(ec)
+                return;
+            interrupted = true;
+            for(auto& c : contexts)
+                asio::post(c->io, [&c = *c] { c.interrupt.request(); });
+        });
+    }
 
     const auto started = clock::now();
     out.started_s = to_seconds(started);
@@ -109,6 +134,8 @@ run_outcome run_duplex(const run_options& options) {
         w.join();
     out.wall_s = to_seconds(clock::now() - started);
 
+    out.interrupted = interrupted;
+    asio::post(writer_io, [&] { signals.cancel(); });
     // Every session has its files on disk (each awaited its writer receipt): stop the writer.
     trace::record stop;
     stop.what = trace::record::kind::shutdown;

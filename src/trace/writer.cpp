@@ -1,7 +1,6 @@
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -197,39 +196,30 @@ time_point writer_core::next_due() const {
 }
 
 asio::awaitable<void> run_writer(channel& ch, writer_core& core) {
-    using namespace asio::experimental::awaitable_operators;
-    constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-    auto ex = co_await asio::this_coro::executor;
-    asio::steady_timer ticker(ex);
+    // The writer polls the channel on a 10 ms grid instead of awaiting each record: a session's
+    // try_send then never has to wake a waiting receiver (a futex call and a context switch per
+    // line), it only appends to the channel's buffer. Only a full channel makes a session wait.
+    constexpr auto tick = std::chrono::milliseconds(10);
+    asio::steady_timer timer(co_await asio::this_coro::executor);
     bool stopping = false;
-
-    auto receive = [&]() -> asio::awaitable<void> {
-        auto handle = [&](boost::system::error_code ec, record r) {
-            if(ec || r.what == record::kind::shutdown)
-                stopping = true;
-            else
-                core.on_record(clock::now(), std::move(r));
-        };
-        while(!stopping) {
-            auto [ec, r] = co_await ch.async_receive(use_tuple);
-            handle(ec, std::move(r));
-            // Take whatever else is already queued without suspending again.
-            while(!stopping && ch.try_receive(handle)) {
-            }
-        }
-        ticker.cancel();
+    auto handle = [&](boost::system::error_code ec, record r) {
+        if(ec || r.what == record::kind::shutdown)
+            stopping = true;
+        else
+            core.on_record(clock::now(), std::move(r));
     };
-    auto tick = [&]() -> asio::awaitable<void> {
-        // A fixed grid of end_grouping-sized ticks (50 ms): cheap, and bounds every delay.
-        auto next = clock::now();
-        while(!stopping) {
-            next += std::chrono::milliseconds(50);
-            ticker.expires_at(next);
-            co_await ticker.async_wait(use_tuple);
-            core.flush_due(clock::now());
+    auto next = clock::now();
+    while(!stopping) {
+        while(!stopping && ch.try_receive(handle)) {
         }
-    };
-    co_await (receive() && tick());
+        const auto now = clock::now();
+        core.flush_due(now);
+        if(stopping)
+            break;
+        next = std::max(next + tick, now); // a slow batch skips ticks, never bursts
+        timer.expires_at(next);
+        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+    }
     core.flush_all();
 }
 

@@ -9,6 +9,7 @@
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/awaitable.hpp>
+#include <boost/asio/steady_timer.hpp>
 
 #include <cstdint>
 #include <functional>
@@ -19,6 +20,23 @@
 
 namespace pacer::session {
 
+/// Ends sessions early (SIGINT/SIGTERM). One per session context, used on its thread only:
+/// every session of the context waits on `timer`; `request()` wakes them all.
+struct interrupt_source {
+    explicit interrupt_source(boost::asio::any_io_executor ex) : timer(std::move(ex)) {
+        timer.expires_at(time_point::max());
+    }
+    boost::asio::steady_timer timer;
+    bool requested = false;
+    /// Interrupt every session still running (stop streaming, close, write what was recorded).
+    void request() {
+        requested = true;
+        timer.cancel();
+    }
+    /// No session needs the source any more: release their waits without interrupting.
+    void release() { timer.cancel(); }
+};
+
 struct session_options {
     std::uint32_t index = 0;
     transport::ws_endpoint endpoint;
@@ -28,12 +46,16 @@ struct session_options {
     duration timeout = std::chrono::seconds(90);
     /// A common start gate for packet 0; without it the grid is anchored to packet 0's send.
     std::optional<time_point> origin;
+    /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
+    duration start_delay{};
     std::uint64_t seed = 0;  ///< event ids
     int admission_retries = 3;
     duration admission_backoff = std::chrono::milliseconds(250);
     duration post_close = std::chrono::milliseconds(200);
     /// Called on the session's executor right after packet 0 has been handed to the socket.
     std::function<void()> on_streaming;
+    /// Optional: lets the runner end the session early; must outlive the session.
+    interrupt_source* interrupt = nullptr;
 };
 
 /// One append as `input-send-receipts.json` records it.
@@ -50,6 +72,7 @@ struct session_result {
     bool admitted = false;
     bool rejected = false;  ///< 503 on every handshake (admission exhausted)
     bool complete = false;  ///< the whole protocol ran and no error was recorded
+    bool interrupted = false;  ///< ended early by the runner's interrupt
     int admission_denials = 0;
     std::optional<double> session_start_s;   ///< origin of the packet grid
     std::optional<double> connect_start_s;

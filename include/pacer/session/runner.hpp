@@ -23,6 +23,12 @@ struct run_options {
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
     std::uint64_t seed = 0x9ac3e5;  ///< event ids
+    /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
+    /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
+    duration stagger = std::chrono::milliseconds(80);
+    /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
+    /// killing the process; the outcome says `interrupted`.
+    bool handle_signals = true;
 };
 
 struct run_outcome {
@@ -32,6 +38,7 @@ struct run_outcome {
     double started_s = 0;
     double wall_s = 0;
     std::size_t stalls_injected = 0;
+    bool interrupted = false;  ///< a signal ended the run early
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.

@@ -77,9 +77,9 @@ private:
     writer_stats stats_;
 };
 
-/// Receives records until a `shutdown` record (or a closed channel), batching them through
-/// `core`; a ticker on the same single-threaded executor writes batches when they are due.
-/// Returns once everything received has been written. Cancellation: none; send `shutdown`.
+/// Drains the channel every 10 ms until a `shutdown` record (or a closed channel), batching
+/// records through `core` and writing batches when they are due. Returns once everything
+/// received has been written. Cancellation: none; send a `shutdown` record.
 boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core);
 
 } // namespace pacer::trace
