@@ -265,7 +265,8 @@ command add_run_command(CLI::App& app) {
                   "Keep every session's trace.jsonl (about 110 kB/s per session)");
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,
                     "Fault injection: block each session context once, half-way, for this long, "
-                    "to show that the lateness detector fires");
+                    "starting 10 ms before a packet deadline, to show that the lateness detector "
+                    "fires (with --stagger-ms 0, 150 makes every session late and 60 none)");
     sub->add_option("--stagger-ms", s->stagger_ms,
                     "Session i starts streaming i/N x this after negotiating, spreading the "
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")

@@ -38,13 +38,19 @@ struct session_context {
     void on_streaming() {
         if(--not_streaming != 0 || !stall)
             return;
-        // Every session of this context is streaming: block the context half-way through.
-        asio::co_spawn(io, block_once(), [](std::exception_ptr) {});
+        // Every session of this context is streaming: block the context half-way through,
+        // starting 10 ms before a deadline of the last session to start, so that with aligned
+        // grids (--stagger-ms 0) the stall delays one packet of every session by stall - 10 ms
+        // or more (a 150 ms stall: >= 140 ms, late; 60 ms: <= 55 ms, on time).
+        const auto half = static_cast<std::int64_t>(input_length / schedule::packet_period / 2);
+        asio::co_spawn(io, block_once(clock::now() + schedule::packet_period * half -
+                                      std::chrono::milliseconds(10)),
+                       [](std::exception_ptr) {});
     }
 
-    asio::awaitable<void> block_once() {
+    asio::awaitable<void> block_once(time_point at) {
         asio::steady_timer t(io);
-        t.expires_after(input_length / 2);
+        t.expires_at(at);
         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
         if(running == 0)
             co_return;

@@ -88,12 +88,13 @@ TEST(RunE2E, MockWritesStatsOnSigint) {
 }
 
 // The detector works both ways: a 150 ms stall of the session context makes every session
-// late (> 80 ms); a 60 ms stall makes none late.
+// late (> 80 ms); a 60 ms stall makes none late. The grids are aligned (--stagger-ms 0) and the
+// stall starts 10 ms before a deadline, so both outcomes are certain, not likely.
 TEST(RunE2E, InjectedStallIsDetectedBothWays) {
     mock_process mock;
     temp_dir long_stall, short_stall;
     const auto late = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
-                                 long_stall.path().string(), "--inject-stall-ms", "150"});
+                                 long_stall.path().string(), "--inject-stall-ms", "150", "--stagger-ms", "0"});
     EXPECT_EQ(late.exit_code, 3) << late.out;
     const auto s1 = read_json(long_stall / "summary.json");
     EXPECT_EQ(count(s1, {"stalls_injected"}), 1u);
@@ -102,7 +103,7 @@ TEST(RunE2E, InjectedStallIsDetectedBothWays) {
     EXPECT_GE(count(s1, {"pacing", "loop_lag_s", "over_80ms"}), 1u);
 
     const auto ok = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
-                               short_stall.path().string(), "--inject-stall-ms", "60"});
+                               short_stall.path().string(), "--inject-stall-ms", "60", "--stagger-ms", "0"});
     EXPECT_EQ(ok.exit_code, 0) << ok.out;
     const auto s2 = read_json(short_stall / "summary.json");
     EXPECT_EQ(count(s2, {"stalls_injected"}), 1u);
