@@ -94,8 +94,12 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
     fmt::print("  trace      {:.1f} MB written, channel waits {}\n",
                static_cast<double>(trace.at("bytes").as_uint64()) / 1e6,
                p.at("trace_channel").at("waits").as_uint64());
-    fmt::print("  cpu        client {:.2f} cores{}, peak RSS {:.0f} MB\n",
-               res.at("client_cpu_cores").to_number<double>(),
+    std::string contexts;
+    for(const auto& c : res.at("session_context_cpu_cores").as_array())
+        contexts += fmt::format("{}{:.2f}", contexts.empty() ? "" : "/", c.to_number<double>());
+    fmt::print("  cpu        client {:.2f} cores (session contexts {}, writer {:.2f}){}, peak RSS {:.0f} MB\n",
+               res.at("client_cpu_cores").to_number<double>(), contexts,
+               res.at("writer_cpu_cores").to_number<double>(),
                res.contains("mock_cpu_cores")
                    ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
                    : std::string(),
@@ -219,6 +223,11 @@ int run(const run_settings& s) {
         resources["mock_cpu_cores"] = outcome.wall_s > 0 ? mock_cpu / outcome.wall_s : 0.0;
     }
     resources["peak_rss_bytes"] = usage.peak_rss_bytes;
+    boost::json::array context_cores;
+    for(double c : outcome.context_cpu_s)
+        context_cores.push_back(outcome.wall_s > 0 ? c / outcome.wall_s : 0.0);
+    resources["session_context_cpu_cores"] = std::move(context_cores);
+    resources["writer_cpu_cores"] = outcome.wall_s > 0 ? outcome.writer_cpu_s / outcome.wall_s : 0.0;
     summary["resources"] = std::move(resources);
     if(mock)
         summary["mock"] = std::move(mock_stats);

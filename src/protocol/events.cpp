@@ -70,13 +70,13 @@ std::string session_update(std::string_view event_id) {
     return out;
 }
 
-void append_event(std::string& out, std::string_view event_id, std::span<const std::uint8_t> pcm,
-                  std::uint64_t seq) {
+void append_event_encoded(std::string& out, std::string_view event_id, std::string_view audio_b64,
+                          std::uint64_t seq) {
     out.clear();
     out += R"({"type":"input_audio_buffer.append",)";
     append_event_id(out, event_id);
     out += R"(,"audio":")";
-    base64_append(out, pcm.data(), pcm.size());
+    out += audio_b64;
     out += R"(","sglang":{"seq":)";
     char digits[24];
     auto end = std::to_chars(digits, digits + sizeof digits, seq).ptr;
@@ -86,6 +86,13 @@ void append_event(std::string& out, std::string_view event_id, std::span<const s
     end = std::to_chars(digits, digits + sizeof digits, seq * 80).ptr;
     out.append(digits, end);
     out += ".0}}";
+}
+
+void append_event(std::string& out, std::string_view event_id, std::span<const std::uint8_t> pcm,
+                  std::uint64_t seq) {
+    std::string audio;
+    base64_append(audio, pcm.data(), pcm.size());
+    append_event_encoded(out, event_id, audio, seq);
 }
 
 std::string input_audio_end(std::string_view event_id) {

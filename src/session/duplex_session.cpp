@@ -1,5 +1,7 @@
 #include <pacer/session/duplex_session.hpp>
 
+#include <pacer/core/base64.hpp>
+#include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/trace/sink.hpp>
@@ -9,6 +11,7 @@
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -122,7 +125,7 @@ struct session_ctx {
 };
 
 asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
-    protocol::frame_parser parser;
+    protocol::event_scanner scanner;
     std::string frame;
     auto& r = ctx->result;
     for(;;) {
@@ -141,17 +144,17 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         }
         ++r.frames_received;
         r.bytes_received += frame.size();
-        if(const char* reason = parser.parse(frame)) {
+        if(const char* reason = scanner.scan(frame)) {
             co_await ctx->record_error(protocol::malformed_frame_message(frame, reason));
             co_return;
         }
-        const auto kind = protocol::classify_server_event(parser.type());
+        const auto kind = protocol::classify_server_event(scanner.type());
         const double now_s = to_seconds(now);
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
         const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
                               std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-        std::string event = one_line ? frame : boost::json::serialize(parser.object());
+        std::string event = one_line ? frame : boost::json::serialize(boost::json::parse(frame));
         co_await ctx->trace.emit(trace::direction::receive, now_s, std::move(event));
         ctx->seen[static_cast<std::size_t>(kind)] = true;
         switch(kind) {
@@ -163,7 +166,7 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
                 r.first_audio_s = now_s;
             break;
         case server_event::error:
-            ctx->fatal = ctx->fatal || protocol::is_fatal_error(parser.object());
+            ctx->fatal = ctx->fatal || scanner.fatal();
             ctx->aborted = true;
             break;
         default:
@@ -178,7 +181,8 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
     auto& r = ctx.result;
     schedule::packet_grid grid(r.expected_appends, ctx.options.origin);
     r.appends.reserve(r.expected_appends);
-    std::string frame;
+    std::string frame, audio_b64;
+    std::span<const std::uint8_t> previous;
     for(;;) {
         const auto action = grid.next(clock::now());
         if(action.what == schedule::pacing_action::kind::done)
@@ -198,9 +202,16 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         append_receipt receipt;
         receipt.event_id = ctx.ids.next();
         receipt.seq = seq;
-        protocol::append_event(frame, receipt.event_id,
-                               std::span(pcm.data() + offset, schedule::packet_size(pcm.size(), seq)),
-                               seq);
+        // Encode the packet, unless it repeats the previous one byte for byte (silence):
+        // then its base64 is the same too.
+        const std::span packet(pcm.data() + offset, schedule::packet_size(pcm.size(), seq));
+        if(seq == 0 || packet.size() != previous.size() ||
+           std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
+            audio_b64.clear();
+            base64_append(audio_b64, packet.data(), packet.size());
+        }
+        previous = packet;
+        protocol::append_event_encoded(frame, receipt.event_id, audio_b64, seq);
         const auto start = clock::now();
         grid.sent(start);
         receipt.scheduled_s = to_seconds(seq == 0 && !ctx.options.origin ? start : action.scheduled);

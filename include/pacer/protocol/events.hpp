@@ -49,6 +49,10 @@ std::string session_update(std::string_view event_id);
 void append_event(std::string& out, std::string_view event_id, std::span<const std::uint8_t> pcm,
                   std::uint64_t seq);
 
+/// The same event from audio already encoded as base64 (`audio_b64`).
+void append_event_encoded(std::string& out, std::string_view event_id, std::string_view audio_b64,
+                          std::uint64_t seq);
+
 /// `{"type":"sglang.input_audio.end","event_id":…}`
 std::string input_audio_end(std::string_view event_id);
 

@@ -35,6 +35,8 @@ struct run_outcome {
     std::vector<session_result> sessions;      ///< by session index
     std::vector<std::vector<double>> loop_lag_s;  ///< per session context
     trace::writer_stats writer;
+    std::vector<double> context_cpu_s;  ///< CPU seconds of each session context's thread
+    double writer_cpu_s = 0;            ///< CPU seconds of the writer thread
     double started_s = 0;
     double wall_s = 0;
     std::size_t stalls_injected = 0;

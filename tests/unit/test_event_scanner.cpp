@@ -1,0 +1,83 @@
+// The hot-path scanner must judge every frame exactly as the DOM parser does.
+
+#include <pacer/protocol/event_scanner.hpp>
+#include <pacer/protocol/events.hpp>
+
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+namespace {
+
+using pacer::protocol::event_scanner;
+using pacer::protocol::frame_parser;
+
+const std::vector<std::string> corpus = {
+    R"({"type":"session.created","session":{"id":"s"}})",
+    R"({"type":"response.output_audio.delta","delta":"AAAA","sglang":{"unit_id":"unit_0"}})",
+    R"({"type":"error","sglang":{"fatal":true},"error":{"code":"x"}})",
+    R"({"type":"error","sglang":{"fatal":false}})",
+    R"({"type":"error","sglang":{"fatal":1}})",
+    R"({"type":"error","sglang":{"fatal":0.0}})",
+    R"({"type":"error","sglang":{"fatal":"yes"}})",
+    R"({"type":"error","sglang":{"fatal":""}})",
+    R"({"type":"error","sglang":{"fatal":null}})",
+    R"({"type":"error","sglang":{"fatal":[0]}})",
+    R"({"type":"error","sglang":{"fatal":{}}})",
+    R"({"type":"error","sglang":{"other":{"fatal":true}}})",
+    R"({"type":"error","fatal":true})",
+    R"({"type":"error","x":{"sglang":{"fatal":true}}})",
+    R"({"sglang":{"fatal":true},"type":"error"})",
+    R"({"type":"a","type":"b"})",
+    R"({"type":5})",
+    R"({"type":{"x":"y"}})",
+    R"({"type":["x"]})",
+    R"({"type":null})",
+    R"({"kind":"x"})",
+    R"({"nested":{"type":"x"}})",
+    R"([1,2])",
+    R"("type")",
+    R"(42)",
+    R"({"type":"x")",
+    R"({"type":"x"} trailing)",
+    R"({"type":"x","v":NaN})",
+    R"({"type":"x","v":Infinity})",
+    R"({"type":"x","v":1e999})",
+    "",
+    "not json",
+    "{\"type\":\n\"pretty\"}",
+    R"({"type":"esc\"aped\u00e9"})",
+};
+
+TEST(event_scanner, agrees_with_the_dom_parser_on_every_frame) {
+    event_scanner scanner;
+    frame_parser parser;
+    for(const auto& frame : corpus) {
+        const char* dom_error = parser.parse(frame);
+        const char* scan_error = scanner.scan(frame);
+        EXPECT_EQ(dom_error == nullptr, scan_error == nullptr) << frame;
+        if(dom_error && scan_error) {
+            EXPECT_STREQ(dom_error, scan_error) << frame;
+        }
+        if(!dom_error && !scan_error) {
+            EXPECT_EQ(scanner.type(), parser.type()) << frame;
+            EXPECT_EQ(scanner.fatal(), pacer::protocol::is_fatal_error(parser.object())) << frame;
+        }
+    }
+}
+
+TEST(event_scanner, long_strings_split_in_parts_are_captured_whole) {
+    // A type longer than the parser's internal chunks, and a 64 kB payload before it.
+    const std::string type(5000, 't');
+    const std::string frame = R"({"delta":")" + std::string(65536, 'A') + R"(","type":")" + type + R"("})";
+    event_scanner scanner;
+    ASSERT_EQ(scanner.scan(frame), nullptr);
+    EXPECT_EQ(scanner.type(), type);
+    // Reusable: a second, different frame.
+    ASSERT_EQ(scanner.scan(R"({"type":"session.closed"})"), nullptr);
+    EXPECT_EQ(scanner.type(), "session.closed");
+    EXPECT_FALSE(scanner.fatal());
+}
+
+} // namespace
