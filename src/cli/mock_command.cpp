@@ -88,9 +88,11 @@ command add_mock_command(CLI::App& app) {
     sub->add_option("--reject-first", o.reject_first, "Answer the first N handshakes with HTTP 503")
         ->capture_default_str();
     sub->add_option("--fault", s->fault,
-                    "Inject a fault after the 5th append: server_error (nonfatal error event), "
-                    "fatal_error, malformed (a non-JSON frame), vanish (drop the connection), "
-                    "stall (stop answering), none")
+                    "Inject a fault: after the 5th append server_error (nonfatal error event), "
+                    "fatal_error, malformed (a non-JSON frame), nonfinite (NaN in a frame), "
+                    "binary (a binary frame), huge_frame (9 MiB, over the 8 MiB limit), vanish "
+                    "(drop the connection), stall (stop answering); or no_created (never send "
+                    "session.created); none")
         ->capture_default_str();
     sub->add_option("--fault-every", o.fault_every,
                     "The fault hits every K-th session in accept order (1: all)")

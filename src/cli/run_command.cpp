@@ -202,6 +202,7 @@ int run(const run_settings& s) {
     summary["pacing"] = figures.json;
     summary["pacing_qualified"] = figures.pacing_qualified;
     summary["stalls_injected"] = outcome.stalls_injected;
+    summary["interrupted"] = outcome.interrupted;
     const auto& w = outcome.writer;
     summary["trace"] = {{"lines", w.lines},
                         {"bytes", w.bytes},
@@ -242,6 +243,10 @@ int run(const run_settings& s) {
         }
     }
     print_table(s, url, figures, summary, out);
+    if(outcome.interrupted) {
+        fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
+        return exit_interrupted;
+    }
     if(figures.complete != figures.sessions)
         return exit_failed;
     return figures.pacing_qualified ? exit_ok : exit_unqualified;
@@ -255,7 +260,9 @@ command add_run_command(CLI::App& app) {
         "run", "Run N paced duplex sessions at once against --url, or against the built-in mock "
                "when no URL is given. Writes summary.json and samples.json to --output.\n"
                "Exit status: 0 all sessions complete and paced; 1 some session incomplete; "
-               "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified).");
+               "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified); "
+               "130 interrupted by SIGINT/SIGTERM (sessions closed, files and a partial summary "
+               "written).");
     sub->add_option("-c,--concurrency", s->concurrency, "Sessions started at once")
         ->capture_default_str();
     sub->add_option("-d,--duration", s->duration,

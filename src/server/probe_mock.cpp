@@ -57,21 +57,25 @@ void append_server_frame(std::string& out, std::string_view text) {
 }
 } // namespace
 
+namespace {
+constexpr std::pair<std::string_view, fault> fault_names[] = {
+    {"none", fault::none},           {"server_error", fault::server_error},
+    {"fatal_error", fault::fatal_error}, {"malformed", fault::malformed},
+    {"vanish", fault::vanish},       {"stall", fault::stall},
+    {"no_created", fault::no_created}, {"nonfinite", fault::nonfinite},
+    {"binary", fault::binary},       {"huge_frame", fault::huge_frame},
+};
+} // namespace
+
 fault parse_fault(std::string_view name) {
-    if(name == "none")
-        return fault::none;
-    if(name == "server_error")
-        return fault::server_error;
-    if(name == "fatal_error")
-        return fault::fatal_error;
-    if(name == "malformed")
-        return fault::malformed;
-    if(name == "vanish")
-        return fault::vanish;
-    if(name == "stall")
-        return fault::stall;
-    throw std::invalid_argument(fmt::format(
-        "--fault must be none, server_error, fatal_error, malformed, vanish or stall (got '{}')", name));
+    std::string names;
+    for(const auto& [n, f] : fault_names) {
+        if(n == name)
+            return f;
+        names += names.empty() ? "" : ", ";
+        names += n;
+    }
+    throw std::invalid_argument(fmt::format("--fault must be one of {} (got '{}')", names, name));
 }
 
 struct probe_mock::impl {
@@ -180,6 +184,16 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
         co_return co_await flush();
     };
     const std::string session_id = fmt::format("sess_{}", index);
+    if(inject == fault::no_created) {
+        // Say nothing; read until the client gives up and closes.
+        std::string ignored;
+        for(;;) {
+            ignored.clear();
+            auto b = asio::dynamic_buffer(ignored);
+            if(auto [ec, n] = co_await ws.async_read(b, use_tuple); ec)
+                co_return;
+        }
+    }
     if(!co_await send(fmt::format(
            R"({{"type":"session.created","event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","sglang":{{"granted":null}}}}}})",
            event_id(), session_id)))
@@ -255,6 +269,22 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                             co_return;
                     }
                 }
+                case fault::nonfinite:
+                    co_await send(R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
+                    break;
+                case fault::binary: {
+                    const std::string_view json = R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
+                    batch.push_back(static_cast<char>(0x82)); // FIN + binary opcode
+                    batch.push_back(static_cast<char>(json.size()));
+                    batch.append(json);
+                    co_await flush();
+                    break;
+                }
+                case fault::huge_frame:
+                    co_await send(R"({"type":"response.output_text.delta","delta":")" +
+                                  std::string(9 * 1024 * 1024, 'x') + R"("})");
+                    break;
+                case fault::no_created:
                 case fault::none:
                     break;
                 }

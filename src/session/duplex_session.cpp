@@ -144,6 +144,10 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         }
         ++r.frames_received;
         r.bytes_received += frame.size();
+        if(ctx->ws->last_was_binary()) {
+            co_await ctx->record_error(protocol::malformed_frame_message(frame, "binary frame"));
+            co_return;
+        }
         if(const char* reason = scanner.scan(frame)) {
             co_await ctx->record_error(protocol::malformed_frame_message(frame, reason));
             co_return;

@@ -139,6 +139,8 @@ void ws_connection::cancel() {
 
 bool ws_connection::is_open() const { return impl_->ws.is_open(); }
 
+bool ws_connection::last_was_binary() const { return impl_->ws.got_binary(); }
+
 bool ws_connection::closed_by_peer(boost::system::error_code ec) const {
     return ec == websocket::error::closed;
 }

@@ -25,7 +25,7 @@ extern char** environ;
 
 namespace pacer::test {
 
-/// A child process with its stdout on a pipe.
+/// A child process with its stdout and stderr on one pipe.
 class child {
 public:
     explicit child(std::vector<std::string> args) {
@@ -35,6 +35,7 @@ public:
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, out[1], 1);
+        posix_spawn_file_actions_adddup2(&fa, out[1], 2); // stderr too: what the user sees
         std::vector<char*> argv;
         for(auto& a : args)
             argv.push_back(a.data());
@@ -91,10 +92,15 @@ public:
         return std::exchange(buffer_, {});
     }
 
-    void signal(int sig) { ::kill(pid_, sig); }
+    void signal(int sig) {
+        if(pid_ > 0)
+            ::kill(pid_, sig);
+    }
 
     /// Waits for the exit; returns the exit status, or 128+signal.
     int wait() {
+        if(pid_ <= 0)
+            return -1;
         int status = 0;
         ::waitpid(pid_, &status, 0);
         pid_ = -1;
@@ -118,6 +124,11 @@ public:
         port_ = line.substr(colon + 1);
     }
     std::string url() const { return "ws://127.0.0.1:" + port_ + "/v1/realtime"; }
+    /// SIGKILL: the server vanishes without a word.
+    void kill() {
+        proc_.signal(SIGKILL);
+        proc_.wait();
+    }
     /// SIGINT, then the exit status.
     int stop() {
         proc_.signal(SIGINT);

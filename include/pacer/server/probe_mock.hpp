@@ -22,9 +22,13 @@ enum class fault {
     malformed,     ///< a frame that is not JSON after the 5th append
     vanish,        ///< the TCP connection is dropped after the 5th append (no close frame)
     stall,         ///< the session stops answering after the 5th append (client times out)
+    no_created,    ///< never sends `session.created` (client times out)
+    nonfinite,     ///< a frame with NaN in it after the 5th append
+    binary,        ///< a binary frame (valid JSON inside) after the 5th append
+    huge_frame,    ///< a 9 MiB frame, over the client's 8 MiB limit, after the 5th append
 };
 
-/// Parses `server_error|fatal_error|malformed|vanish|stall|none`; throws std::invalid_argument.
+/// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
 fault parse_fault(std::string_view name);
 
 struct mock_options {

@@ -53,6 +53,9 @@ public:
     /// Reads one message into `out` (cleared first).
     boost::asio::awaitable<boost::system::error_code> read(std::string& out);
 
+    /// Whether the last message read was a binary frame (the protocol allows only text).
+    bool last_was_binary() const;
+
     /// A normal close handshake (code 1000), bounded by `timeout`, then the socket is closed.
     boost::asio::awaitable<void> close(std::chrono::milliseconds timeout);
 

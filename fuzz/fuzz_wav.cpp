@@ -1,0 +1,61 @@
+// `read_input_wav` reads the file given with --audio through libsndfile. For any bytes it must
+// either return samples (a whole number of PCM16 samples, at least one) or throw
+// std::runtime_error; anything else (another exception, a crash, a huge allocation) is a bug.
+
+#include <pacer/runtime/audio_file.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <exception>
+#include <stdexcept>
+#include <string>
+#include <sys/mman.h>
+#include <typeinfo>
+#include <unistd.h>
+
+namespace {
+
+[[noreturn]] void fail(const char* what, const char* detail = "") {
+    std::fprintf(stderr, "fuzz_wav: %s: %s\n", what, detail);
+    std::abort();
+}
+
+// An in-memory file, reopened by path like a real --audio argument (no disk I/O per input).
+int memory_file() {
+    static const int fd = [] {
+        const int fd = memfd_create("fuzz.wav", MFD_CLOEXEC);
+        if (fd < 0)
+            fail("memfd_create failed");
+        return fd;
+    }();
+    return fd;
+}
+
+} // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
+    const int fd = memory_file();
+    if (ftruncate(fd, 0) != 0)
+        fail("ftruncate failed");
+    for (std::size_t done = 0; done < size;) {
+        const ssize_t n = pwrite(fd, data + done, size - done, static_cast<off_t>(done));
+        if (n <= 0)
+            fail("pwrite failed");
+        done += static_cast<std::size_t>(n);
+    }
+    const std::string path = "/proc/self/fd/" + std::to_string(fd);
+    try {
+        const auto pcm = pacer::runtime::read_input_wav(path);
+        if (pcm.empty() || pcm.size() % 2 != 0)
+            fail("read_input_wav returned no or half samples");
+        // A 16 kHz mono PCM16 file holds at most one sample per two bytes of the file.
+        if (pcm.size() > size)
+            fail("read_input_wav returned more samples than the file holds");
+    } catch (const std::runtime_error&) {
+        // The documented failure.
+    } catch (const std::exception& e) {
+        fail(typeid(e).name(), e.what());
+    }
+    return 0;
+}

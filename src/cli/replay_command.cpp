@@ -1,0 +1,296 @@
+// `pacer replay DIR`: offline, from the kept artifacts of `pacer run --keep-traces`, recompute
+// the serving metrics (PROTOCOL.md 4) and check every session against the native protocol
+// oracle (PROTOCOL.md 4.5). Writes `report.json`; never touches the network.
+
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/metrics/oracle.hpp>
+#include <pacer/metrics/serving.hpp>
+#include <pacer/protocol/events.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/core.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace pacer::cli {
+
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+struct replay_settings {
+    std::string dir;
+    std::string profile = "nemotron";
+    double startup_reserve_ms = 80;
+    std::string output;
+};
+
+// The whole file, or usage_error naming it (missing or unreadable input is bad input).
+std::string read_file(const fs::path& path) {
+    std::error_code ec;
+    if (!fs::is_regular_file(path, ec))
+        throw usage_error(fmt::format("cannot read {}: no such file", path.string()));
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw usage_error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    if (in.bad())
+        throw usage_error(fmt::format("cannot read {}: read error", path.string()));
+    return ss.str();
+}
+
+bool is_session_folder(const fs::path& dir) {
+    std::error_code ec;
+    return fs::exists(dir / "trace.jsonl", ec) || fs::exists(dir / "input-send-receipts.json", ec);
+}
+
+bool is_session_name(const std::string& name) {
+    return name.size() > 8 && name.rfind("session-", 0) == 0 &&
+           std::all_of(name.begin() + 8, name.end(), [](char c) { return c >= '0' && c <= '9'; });
+}
+
+// `input_duration_s` of a run's summary.json (in `dir` or its parent), if there is one.
+std::optional<double> recorded_input_duration(const fs::path& run_dir) {
+    std::error_code ec;
+    const fs::path summary = run_dir / "summary.json";
+    if (!fs::is_regular_file(summary, ec))
+        return std::nullopt;
+    std::ifstream in(summary, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const json::value v = json::parse(ss.str(), ec);
+    if (ec || !v.is_object())
+        return std::nullopt;
+    const auto* config = v.get_object().if_contains("config");
+    if (!config || !config->is_object())
+        return std::nullopt;
+    const auto* d = config->get_object().if_contains("input_duration_s");
+    if (!d || !d->is_number())
+        return std::nullopt;
+    return d->to_number<double>();
+}
+
+// The reference export checks of PROTOCOL.md 3.2 between the receipts and the traced appends.
+std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& trace,
+                                        const metrics::send_receipts& receipts) {
+    std::vector<std::string> errors;
+    std::vector<const metrics::trace_line*> appends;
+    for (const auto& l : trace) {
+        const auto* t = l.event.if_contains("type");
+        if (l.direction == "send" && t && t->is_string() &&
+            t->get_string() == "input_audio_buffer.append")
+            appends.push_back(&l);
+    }
+    if (appends.size() != receipts.appends.size()) {
+        errors.push_back(fmt::format("receipts list {} appends, the trace {}",
+                                     receipts.appends.size(), appends.size()));
+        return errors;
+    }
+    double previous_completion = 0;
+    for (std::size_t i = 0; i < appends.size(); ++i) {
+        const auto& r = receipts.appends[i];
+        const auto* id = appends[i]->event.if_contains("event_id");
+        if (!id || !id->is_string() || id->get_string() != r.event_id)
+            errors.push_back(fmt::format("receipt {}: event_id differs from the trace", i));
+        if (r.seq != static_cast<std::int64_t>(i))
+            errors.push_back(fmt::format("receipt {}: seq is {}", i, r.seq));
+        if (r.start_s != appends[i]->time_s)
+            errors.push_back(fmt::format("receipt {}: start_s differs from the trace time", i));
+        if (r.completed_s < r.start_s || (i > 0 && r.completed_s < previous_completion))
+            errors.push_back(
+                fmt::format("receipt {}: completed_s is before its start or decreases", i));
+        previous_completion = r.completed_s;
+    }
+    return errors;
+}
+
+json::array strings(const std::vector<std::string>& v) {
+    json::array a;
+    for (const auto& s : v)
+        a.emplace_back(s);
+    return a;
+}
+
+struct case_outcome {
+    json::object json;
+    metrics::session_metrics serving;
+    std::string status;
+};
+
+case_outcome replay_session(const fs::path& dir, const std::string& id,
+                            const protocol::profile& profile,
+                            const metrics::session_context& context) {
+    const fs::path trace_path = dir / "trace.jsonl";
+    const fs::path receipts_path = dir / "input-send-receipts.json";
+    const std::string trace_text = read_file(trace_path);
+    const std::string receipts_text = read_file(receipts_path);
+    metrics::send_receipts receipts;
+    try {
+        receipts = metrics::parse_receipts(receipts_text);
+    } catch (const std::runtime_error& e) {
+        throw usage_error(fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
+    }
+    auto parsed = metrics::parse_trace(trace_text);
+    std::vector<std::string> errors = parsed.errors;
+    for (auto& e : receipt_errors(parsed.lines, receipts))
+        errors.push_back(std::move(e));
+    const auto pacing = metrics::pacing_deviation(parsed.lines);
+    if (pacing.error)
+        errors.push_back(*pacing.error);
+
+    const auto oracle = metrics::evaluate_trace(parsed.lines, profile);
+    case_outcome out;
+    out.serving = metrics::compute_session_metrics(parsed.lines, receipts, profile, context);
+    out.status = errors.empty() ? oracle.verdict : "fail";
+
+    json::object c;
+    c["id"] = id;
+    c["directory"] = dir.string();
+    c["status"] = out.status;
+    c["violations"] = strings(oracle.violations);
+    c["errors"] = strings(errors);
+    c["coverage"] = json::object{{"input_output_overlap", oracle.input_output_overlap}};
+    c["metrics"] = oracle.metrics_json();
+    json::object timing;
+    timing["appends"] = pacing.deviations_s.size();
+    timing["max_abs_deviation_s"] = pacing.max_abs_deviation_s;
+    timing["within_tolerance"] = pacing.within_tolerance;
+    timing["pacing_tolerance_s"] = metrics::pacing_tolerance_s;
+    c["input_timing"] = std::move(timing);
+    c["serving"] = out.serving.to_json();
+    if (!profile.continuous)
+        c["units"] =
+            metrics::compute_unit_metrics(parsed.lines, receipts, profile, context).to_json();
+    out.json = std::move(c);
+    return out;
+}
+
+int run(const replay_settings& s) {
+    const fs::path dir(s.dir);
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec))
+        throw usage_error(fmt::format("cannot read {}: no such folder", dir.string()));
+    const auto* profile = protocol::find_profile(s.profile);
+    if (!profile)
+        throw usage_error(fmt::format("--profile '{}' is unknown", s.profile));
+    if (profile->name == "qwen3-omni-half-duplex")
+        throw usage_error("--profile qwen3 uses the legacy protocol, which replay does not check");
+    if (!(s.startup_reserve_ms >= 0))
+        throw usage_error("--startup-reserve-ms must be >= 0");
+    const fs::path output = s.output.empty() ? dir / "report.json" : fs::path(s.output);
+    if (fs::exists(output, ec))
+        throw usage_error(fmt::format(
+            "{} already exists; pacer never overwrites results: choose another --output",
+            output.string()));
+
+    std::vector<std::pair<std::string, fs::path>> sessions;
+    std::optional<double> input_duration;
+    if (is_session_folder(dir)) {
+        const auto name = fs::absolute(dir).lexically_normal().filename().string();
+        sessions.emplace_back(name.empty() ? std::string("session") : name, dir);
+        input_duration =
+            recorded_input_duration(fs::absolute(dir).lexically_normal().parent_path());
+    } else {
+        for (const auto& entry : fs::directory_iterator(dir, ec))
+            if (entry.is_directory() && is_session_name(entry.path().filename().string()))
+                sessions.emplace_back(entry.path().filename().string(), entry.path());
+        if (ec)
+            throw usage_error(fmt::format("cannot read {}: {}", dir.string(), ec.message()));
+        std::sort(sessions.begin(), sessions.end());
+        if (sessions.empty())
+            throw usage_error(fmt::format(
+                "{} holds neither trace.jsonl nor session-NNN/ folders (was the run kept with "
+                "--keep-traces?)",
+                dir.string()));
+        input_duration = recorded_input_duration(dir);
+    }
+
+    metrics::session_context context;
+    context.input_duration_s = input_duration;
+    context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
+
+    json::array cases;
+    std::vector<metrics::session_metrics> serving;
+    std::size_t passed = 0, failed = 0, not_exercised = 0;
+    std::vector<std::pair<std::string, std::string>> rows;
+    for (const auto& [id, path] : sessions) {
+        auto c = replay_session(path, id, *profile, context);
+        passed += c.status == "pass";
+        failed += c.status == "fail";
+        not_exercised += c.status == "not_exercised";
+        rows.emplace_back(id, fmt::format("{:<14} {:>3} violations", c.status,
+                                          c.json["violations"].as_array().size()));
+        serving.push_back(std::move(c.serving));
+        cases.emplace_back(std::move(c.json));
+    }
+
+    json::object report;
+    report["schema_version"] = 1;
+    report["command"] = "replay";
+    report["profile"] = profile->name;
+    report["source"] = dir.string();
+    report["config"] = {
+        {"startup_reserve_s", context.startup_reserve_s},
+        {"input_duration_s", input_duration ? json::value(*input_duration) : json::value(nullptr)},
+        {"late_send_threshold_s", metrics::late_send_threshold_s},
+        {"pacing_tolerance_s", metrics::pacing_tolerance_s},
+        {"max_admission_attempts", metrics::max_admission_attempts}};
+    report["cases"] = std::move(cases);
+    report["aggregate"] = metrics::aggregate_sessions(serving);
+    report["summary"] = {{"selected", sessions.size()},
+                         {"passed", passed},
+                         {"failed", failed},
+                         {"not_exercised", not_exercised}};
+    write_new_file(output, json::serialize(report) + "\n");
+
+    for (const auto& [id, row] : rows)
+        fmt::print("{:<12} {}\n", id, row);
+    fmt::print("{} of {} cases passed ({} failed, {} not exercised); report: {}\n", passed,
+               sessions.size(), failed, not_exercised, output.string());
+    return passed == sessions.size() ? exit_ok : exit_failed;
+}
+
+} // namespace
+
+command add_replay_command(CLI::App& app) {
+    auto s = std::make_shared<replay_settings>();
+    auto* sub = app.add_subcommand(
+        "replay",
+        "Offline: recompute the serving metrics of kept session artifacts (trace.jsonl + "
+        "input-send-receipts.json) and check each session against the native protocol oracle. "
+        "Writes report.json.\n"
+        "Exit status: 0 every case passed; 1 some case failed or was not exercised; 2 bad input "
+        "(nothing written).");
+    sub->add_option("DIR", s->dir,
+                    "A session folder, or a run folder holding session-NNN/ folders "
+                    "(pacer run --keep-traces)")
+        ->required();
+    sub->add_option("--profile", s->profile,
+                    "Server profile: nemotron (nemotron-voicechat-pr2188) or minicpmo "
+                    "(minicpmo-native-pr2377)")
+        ->capture_default_str();
+    sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
+                    "Playback startup reserve of the underrun simulation")
+        ->capture_default_str();
+    sub->add_option("--output", s->output, "Report file; must not exist. Default: DIR/report.json");
+    return {sub, [s] { return run(*s); }};
+}
+
+} // namespace pacer::cli

@@ -1,0 +1,585 @@
+#include <pacer/core/base64.hpp>
+#include <pacer/core/stats.hpp>
+#include <pacer/metrics/serving.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <set>
+#include <stdexcept>
+
+namespace pacer::metrics {
+
+namespace json = boost::json;
+
+namespace {
+
+std::optional<double> number(const json::value* v) {
+    if (!v)
+        return std::nullopt;
+    if (v->is_double()) {
+        const double d = v->get_double();
+        return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
+    }
+    if (v->is_int64())
+        return static_cast<double>(v->get_int64());
+    if (v->is_uint64())
+        return static_cast<double>(v->get_uint64());
+    return std::nullopt;
+}
+
+std::optional<double> number(const json::object& o, std::string_view key) {
+    return number(o.if_contains(key));
+}
+
+std::string_view string_field(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
+}
+
+const json::object* object_field(const json::object& o, std::string_view key) {
+    const auto* v = o.if_contains(key);
+    return v && v->is_object() ? &v->get_object() : nullptr;
+}
+
+json::value optional_json(const std::optional<double>& v) {
+    return v ? json::value(*v) : json::value(nullptr);
+}
+
+std::size_t ceil_div(std::size_t a, std::size_t b) {
+    return b == 0 ? 0 : (a + b - 1) / b;
+}
+
+// Whole input bytes of D seconds (D comes from a byte count, so this is exact).
+std::size_t input_bytes_of(double seconds) {
+    return static_cast<std::size_t>(std::llround(std::max(0.0, seconds) * input_bytes_per_s));
+}
+
+// Decoded bytes of all traced appends.
+std::size_t traced_input_bytes(std::span<const trace_line> trace) {
+    std::size_t bytes = 0;
+    for (const auto& l : trace)
+        if (l.direction == "send" && string_field(l.event, "type") == "input_audio_buffer.append")
+            if (auto n = pcm16_bytes(string_field(l.event, "audio")))
+                bytes += *n;
+    return bytes;
+}
+
+double resolve_input_duration(std::span<const trace_line> trace, const session_context& c) {
+    if (c.input_duration_s)
+        return *c.input_duration_s;
+    return static_cast<double>(traced_input_bytes(trace)) / input_bytes_per_s;
+}
+
+json::value underrun_json(const std::optional<underrun_result>& u, std::string_view field) {
+    if (!u)
+        return nullptr;
+    if (field == "count")
+        return u->count;
+    if (field == "total")
+        return u->total_s;
+    return u->worst_s;
+}
+
+} // namespace
+
+parsed_trace parse_trace(std::string_view jsonl) {
+    parsed_trace out;
+    std::size_t line_no = 0;
+    while (!jsonl.empty()) {
+        const auto nl = jsonl.find('\n');
+        const std::string_view text = jsonl.substr(0, nl);
+        jsonl.remove_prefix(nl == std::string_view::npos ? jsonl.size() : nl + 1);
+        ++line_no;
+        auto fail = [&](std::string_view why) {
+            out.errors.push_back(fmt::format("trace line {}: {}", line_no, why));
+        };
+        boost::system::error_code ec;
+        json::value v = json::parse(text, ec);
+        if (ec) {
+            fail(fmt::format("unreadable JSON: {}", ec.message()));
+            continue;
+        }
+        if (!v.is_object()) {
+            fail("not a JSON object");
+            continue;
+        }
+        auto& o = v.get_object();
+        const auto dir = string_field(o, "direction");
+        const auto t = number(o, "time_s");
+        auto* ev = o.if_contains("event");
+        if (dir.empty() || !t || !ev || !ev->is_object()) {
+            fail("expected {\"direction\": str, \"time_s\": number, \"event\": object}");
+            continue;
+        }
+        trace_line l;
+        l.direction = std::string(dir);
+        l.time_s = *t;
+        l.event = std::move(ev->get_object());
+        l.line = line_no;
+        out.lines.push_back(std::move(l));
+    }
+    return out;
+}
+
+send_receipts parse_receipts(std::string_view text) {
+    boost::system::error_code ec;
+    const json::value v = json::parse(text, ec);
+    if (ec)
+        throw std::runtime_error(fmt::format("unreadable JSON: {}", ec.message()));
+    if (!v.is_object())
+        throw std::runtime_error("not a JSON object");
+    const auto& o = v.get_object();
+    send_receipts r;
+    if (const auto* s = o.if_contains("session_start_s"); s && !s->is_null()) {
+        r.session_start_s = number(s);
+        if (!r.session_start_s)
+            throw std::runtime_error("session_start_s is neither a number nor null");
+    }
+    if (const auto* a = o.if_contains("admitted"); a && a->is_bool())
+        r.admitted = a->get_bool();
+    const auto* appends = o.if_contains("appends");
+    if (!appends || !appends->is_array())
+        throw std::runtime_error("missing array 'appends'");
+    for (const auto& item : appends->get_array()) {
+        if (!item.is_object())
+            throw std::runtime_error("an append receipt is not an object");
+        const auto& a = item.get_object();
+        send_receipt s;
+        s.event_id = std::string(string_field(a, "event_id"));
+        const auto seq = number(a, "seq");
+        const auto start = number(a, "start_s");
+        const auto completed = number(a, "completed_s");
+        if (!seq || !start || !completed)
+            throw std::runtime_error(fmt::format(
+                "append receipt {} lacks a number seq, start_s or completed_s", r.appends.size()));
+        s.seq = static_cast<std::int64_t>(*seq);
+        s.start_s = *start;
+        s.completed_s = *completed;
+        s.scheduled_s = number(a, "scheduled_s");
+        r.appends.push_back(std::move(s));
+    }
+    return r;
+}
+
+json::object distribution_json(std::vector<double> values) {
+    auto o = to_json(summarize(values, protocol_fractions));
+    o.erase("mean");
+    return o;
+}
+
+std::optional<std::size_t> pcm16_bytes(std::string_view text) {
+    const auto decoded = base64_decode(text);
+    if (!decoded || decoded->empty() || decoded->size() % 2 != 0)
+        return std::nullopt;
+    return decoded->size();
+}
+
+underrun_result playback_underruns(std::span<const audio_packet> packets, double end_s,
+                                   double reserve_s) {
+    underrun_result r;
+    if (packets.empty())
+        return r;
+    double buffer = 0;
+    double prev = packets.front().arrival_s + reserve_s;
+    auto step = [&](double arrival, double duration) {
+        if (arrival > prev) {
+            const double deficit = std::max(0.0, arrival - prev - buffer);
+            if (deficit > playback_epsilon_s) {
+                ++r.count;
+                r.total_s += deficit;
+                r.worst_s = std::max(r.worst_s, deficit);
+            }
+            buffer = std::max(0.0, buffer - (arrival - prev));
+            prev = arrival;
+        }
+        buffer += duration;
+    };
+    for (const auto& p : packets) {
+        if (p.arrival_s > end_s)
+            return r;
+        step(p.arrival_s, p.duration_s);
+    }
+    step(end_s, 0.0);
+    return r;
+}
+
+send_timing send_lateness(const send_receipts& receipts) {
+    send_timing t;
+    for (const auto& a : receipts.appends) {
+        if (!a.scheduled_s)
+            continue;
+        const double late = std::max(0.0, a.start_s - *a.scheduled_s);
+        t.lateness_s.push_back(late);
+        t.late += late > late_send_threshold_s;
+    }
+    if (!t.lateness_s.empty())
+        t.late_send_rate = static_cast<double>(t.late) / static_cast<double>(t.lateness_s.size());
+    return t;
+}
+
+pacing_deviation_result pacing_deviation(std::span<const trace_line> trace) {
+    pacing_deviation_result r;
+    std::optional<double> origin;
+    for (const auto& l : trace) {
+        if (l.direction != "send" || string_field(l.event, "type") != "input_audio_buffer.append")
+            continue;
+        double media_s = 0;
+        if (const auto* sg = object_field(l.event, "sglang"))
+            media_s = number(*sg, "t_start_ms").value_or(0.0) / 1000.0;
+        if (!origin)
+            origin = l.time_s;
+        const double dev = (l.time_s - *origin) - media_s;
+        if (!r.worst || std::abs(dev) > r.max_abs_deviation_s) {
+            r.max_abs_deviation_s = std::abs(dev);
+            r.worst = r.deviations_s.size();
+            r.worst_line = l.line;
+        }
+        r.deviations_s.push_back(dev);
+    }
+    r.within_tolerance = r.worst.has_value() && r.max_abs_deviation_s <= pacing_tolerance_s;
+    if (r.worst && !r.within_tolerance)
+        r.error =
+            fmt::format("input pacing deviation {} s at append {} (trace line {}) exceeds {}s",
+                        r.max_abs_deviation_s, *r.worst, r.worst_line, pacing_tolerance_s);
+    return r;
+}
+
+session_metrics compute_session_metrics(std::span<const trace_line> trace,
+                                        const send_receipts& receipts,
+                                        const protocol::profile& profile,
+                                        const session_context& context) {
+    session_metrics m;
+    m.continuous = profile.continuous;
+    const double D = resolve_input_duration(trace, context);
+    m.input_duration_s = D;
+    const double rate = profile.output_sample_rate;
+
+    std::set<std::string, std::less<>> types;
+    std::vector<audio_packet> packets;
+    for (const auto& l : trace) {
+        if (l.direction == "error") {
+            const auto msg = string_field(l.event, "message");
+            m.errors.emplace_back(msg.empty() ? "client error" : msg);
+            continue;
+        }
+        if (l.direction != "receive")
+            continue;
+        const auto type = string_field(l.event, "type");
+        types.emplace(type);
+        if (type == "error") {
+            const auto* e = l.event.if_contains("error");
+            m.errors.push_back(e ? "server error: " + json::serialize(*e) : "server error");
+        } else if (type == "response.done") {
+            const auto* resp = object_field(l.event, "response");
+            if (!resp || string_field(*resp, "status") != "completed")
+                m.errors.push_back(
+                    fmt::format("response did not complete: {}",
+                                resp ? json::serialize(*resp) : std::string("null")));
+        } else if (type == "session.closed") {
+            const auto* reason = l.event.if_contains("reason");
+            if (reason && !reason->is_null() &&
+                !(reason->is_string() && reason->get_string() == "client_closed"))
+                m.errors.push_back(
+                    fmt::format("unexpected session close: {}", json::serialize(*reason)));
+        } else if (type == "response.output_audio.delta") {
+            const auto bytes = pcm16_bytes(string_field(l.event, "delta"));
+            if (!bytes) {
+                m.errors.push_back(fmt::format(
+                    "invalid output audio: trace line {}: not base64 PCM16 of whole nonempty "
+                    "samples",
+                    l.line));
+                continue;
+            }
+            m.output_samples += *bytes / 2;
+            packets.push_back({l.time_s, static_cast<double>(*bytes) / (2.0 * rate)});
+        }
+    }
+    m.appends_sent = receipts.appends.size();
+    m.expected_appends = ceil_div(input_bytes_of(D), input_packet_bytes);
+    if (m.appends_sent != m.expected_appends)
+        m.errors.push_back(
+            fmt::format("sent {}/{} input frames", m.appends_sent, m.expected_appends));
+    if (!types.contains("sglang.input_audio.drained"))
+        m.errors.emplace_back("input did not drain");
+    if (!types.contains("session.closed"))
+        m.errors.emplace_back("session did not close");
+    if (!packets.empty() && !types.contains("response.done"))
+        m.errors.emplace_back("output response did not complete");
+    if (packets.empty() && profile.continuous)
+        m.errors.emplace_back("no output audio");
+    if (!receipts.session_start_s)
+        m.errors.emplace_back("session did not start");
+
+    m.sends = send_lateness(receipts);
+    m.output_duration_s = static_cast<double>(m.output_samples) / rate;
+    if (!profile.continuous)
+        return m;
+
+    const auto& start = receipts.session_start_s;
+    if (!packets.empty() && start)
+        m.ttfa_s = packets.front().arrival_s - *start;
+    double ideal = packets.empty() ? 0.0 : packets.front().arrival_s;
+    for (std::size_t i = 0; i < packets.size(); ++i) {
+        if (i + 1 < packets.size()) {
+            const double gap = packets[i + 1].arrival_s - packets[i].arrival_s;
+            m.gaps_s.push_back(gap);
+            m.gap_excess_s.push_back(std::max(0.0, gap - packets[i].duration_s));
+        }
+        m.drift_s.push_back(packets[i].arrival_s - ideal);
+        ideal += packets[i].duration_s;
+    }
+    if (!m.drift_s.empty()) {
+        m.final_drift_s = m.drift_s.back();
+        m.required_playout_buffer_s =
+            std::max(0.0, *std::max_element(m.drift_s.begin(), m.drift_s.end()));
+    }
+    if (D > 0)
+        m.coverage = m.output_duration_s / D;
+    if (!packets.empty() && start && packets.front().arrival_s < *start + D)
+        m.underrun = playback_underruns(packets, *start + D + context.startup_reserve_s,
+                                        context.startup_reserve_s);
+    else
+        m.underrun = underrun_result{1, D, D};
+    if (D > 0)
+        m.underrun_ratio = m.underrun->total_s / D;
+    return m;
+}
+
+json::object session_metrics::to_json() const {
+    json::object o;
+    o["success"] = success();
+    json::array errs;
+    for (const auto& e : errors)
+        errs.emplace_back(e);
+    o["errors"] = std::move(errs);
+    o["input_duration_s"] = input_duration_s;
+    o["appends_sent"] = appends_sent;
+    o["expected_appends"] = expected_appends;
+    o["send_lateness_s"] = distribution_json(sends.lateness_s);
+    o["late_send_threshold_s"] = late_send_threshold_s;
+    o["late_send_count"] = sends.late;
+    o["late_send_rate"] = optional_json(sends.late_send_rate);
+    o["output_samples"] = output_samples;
+    o["output_duration_s"] = output_duration_s;
+    o["ttfa_s"] = optional_json(ttfa_s);
+    if (continuous) {
+        o["output_gap_s"] = distribution_json(gaps_s);
+        o["output_gap_excess_s"] = distribution_json(gap_excess_s);
+        o["output_drift_s"] = distribution_json(drift_s);
+    } else {
+        o["output_gap_s"] = nullptr;
+        o["output_gap_excess_s"] = nullptr;
+        o["output_drift_s"] = nullptr;
+    }
+    o["final_output_drift_s"] = optional_json(final_drift_s);
+    o["required_playout_buffer_s"] = optional_json(required_playout_buffer_s);
+    o["output_coverage"] = optional_json(coverage);
+    o["underrun_count"] = underrun_json(underrun, "count");
+    o["underrun_total_s"] = underrun_json(underrun, "total");
+    o["underrun_worst_s"] = underrun_json(underrun, "worst");
+    o["underrun_ratio"] = optional_json(underrun_ratio);
+    return o;
+}
+
+json::object aggregate_sessions(std::span<const session_metrics> sessions) {
+    std::vector<double> ttfa, lateness, gaps, excess, drift, final_drift, coverage;
+    std::size_t successful = 0, sent = 0, late = 0, underrun_sessions = 0, underrun_count = 0;
+    double underrun_total = 0, underrun_worst = 0, input_total = 0;
+    for (const auto& s : sessions) {
+        successful += s.success();
+        if (s.ttfa_s)
+            ttfa.push_back(*s.ttfa_s);
+        lateness.insert(lateness.end(), s.sends.lateness_s.begin(), s.sends.lateness_s.end());
+        sent += s.sends.lateness_s.size();
+        late += s.sends.late;
+        gaps.insert(gaps.end(), s.gaps_s.begin(), s.gaps_s.end());
+        excess.insert(excess.end(), s.gap_excess_s.begin(), s.gap_excess_s.end());
+        drift.insert(drift.end(), s.drift_s.begin(), s.drift_s.end());
+        if (s.final_drift_s)
+            final_drift.push_back(*s.final_drift_s);
+        if (s.coverage)
+            coverage.push_back(*s.coverage);
+        if (s.underrun) {
+            underrun_sessions += s.underrun->count > 0;
+            underrun_count += s.underrun->count;
+            underrun_total += s.underrun->total_s;
+            underrun_worst = std::max(underrun_worst, s.underrun->worst_s);
+            input_total += s.input_duration_s;
+        }
+    }
+    json::object o;
+    o["attempted_sessions"] = sessions.size();
+    o["successful_sessions"] = successful;
+    o["ttfa_s"] = distribution_json(std::move(ttfa));
+    o["send_lateness_s"] = distribution_json(std::move(lateness));
+    o["late_send_threshold_s"] = late_send_threshold_s;
+    o["late_send_count"] = late;
+    o["late_send_rate"] =
+        sent ? json::value(static_cast<double>(late) / static_cast<double>(sent)) : nullptr;
+    o["output_gap_s"] = distribution_json(std::move(gaps));
+    o["output_gap_excess_s"] = distribution_json(std::move(excess));
+    o["output_drift_s"] = distribution_json(std::move(drift));
+    o["final_output_drift_s"] = distribution_json(std::move(final_drift));
+    o["output_coverage"] = distribution_json(std::move(coverage));
+    o["underrun_sessions"] = underrun_sessions;
+    o["underrun_count"] = underrun_count;
+    o["underrun_total_s"] = underrun_total;
+    o["underrun_worst_s"] = underrun_worst;
+    o["underrun_ratio"] = input_total > 0 ? json::value(underrun_total / input_total) : nullptr;
+    return o;
+}
+
+unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
+                                  const protocol::profile& profile,
+                                  const session_context& context) {
+    unit_metrics m;
+    m.unit_s = profile.unit_ms / 1000.0;
+    const double D = resolve_input_duration(trace, context);
+    const std::size_t input_bytes = input_bytes_of(D);
+    m.expected_units = ceil_div(input_bytes, static_cast<std::size_t>(profile.unit_ms) * 32);
+    const double rate = profile.output_sample_rate;
+
+    struct response_state {
+        std::size_t start_unit = 0;
+        std::vector<audio_packet> packets;
+    };
+    std::map<std::string, response_state, std::less<>> responses;
+    std::vector<std::string> order;
+    std::vector<std::pair<double, bool>> done; // (receipt, spoke)
+    bool pending_audio = false, pending_text = false, drained = false, closed = false;
+    for (const auto& l : trace) {
+        if (l.direction == "error") {
+            const auto msg = string_field(l.event, "message");
+            m.errors.emplace_back(msg.empty() ? "client error" : msg);
+            continue;
+        }
+        if (l.direction != "receive")
+            continue;
+        const auto type = string_field(l.event, "type");
+        if (type == "response.created") {
+            if (const auto* r = object_field(l.event, "response")) {
+                const std::string id(string_field(*r, "id"));
+                if (responses.try_emplace(id, response_state{done.size(), {}}).second)
+                    order.push_back(id);
+            }
+        } else if (type == "response.output_audio.delta") {
+            pending_audio = true;
+            const auto bytes = pcm16_bytes(string_field(l.event, "delta"));
+            if (!bytes) {
+                m.errors.push_back(fmt::format("invalid output audio: trace line {}", l.line));
+                continue;
+            }
+            m.output_duration_s += static_cast<double>(*bytes) / (2.0 * rate);
+            auto it = responses.find(string_field(l.event, "response_id"));
+            if (it != responses.end())
+                it->second.packets.push_back(
+                    {l.time_s, static_cast<double>(*bytes) / (2.0 * rate)});
+        } else if (type == "response.output_audio_transcript.delta" ||
+                   type == "response.output_text.delta") {
+            pending_text = true;
+        } else if (type == "sglang.unit.done") {
+            done.emplace_back(l.time_s, pending_audio || pending_text);
+            pending_audio = pending_text = false;
+        } else if (type == "response.done") {
+            const auto* r = object_field(l.event, "response");
+            if (!r || string_field(*r, "status") != "completed")
+                m.errors.push_back(fmt::format("response did not complete: {}",
+                                               r ? json::serialize(*r) : std::string("null")));
+        } else if (type == "error") {
+            const auto* e = l.event.if_contains("error");
+            m.errors.push_back(e ? "server error: " + json::serialize(*e) : "server error");
+        } else if (type == "sglang.input_audio.drained") {
+            drained = true;
+        } else if (type == "session.closed") {
+            closed = true;
+        }
+    }
+    m.completed_units = done.size();
+    const auto& appends = receipts.appends;
+    const std::size_t expected_appends = ceil_div(input_bytes, input_packet_bytes);
+    if (appends.size() != expected_appends)
+        m.errors.push_back(
+            fmt::format("sent {}/{} input frames", appends.size(), expected_appends));
+    if (!drained)
+        m.errors.emplace_back("input did not drain");
+    if (!closed)
+        m.errors.emplace_back("session did not close");
+    if (m.completed_units != m.expected_units)
+        m.errors.push_back(
+            fmt::format("completed {}/{} units", m.completed_units, m.expected_units));
+
+    // The append holding the last sample of unit k: ceil((k+1) * unit_ms / 80) - 1, clamped.
+    auto ready = [&](std::size_t k) -> std::optional<double> {
+        if (appends.empty())
+            return std::nullopt;
+        const std::size_t idx =
+            std::min(ceil_div((k + 1) * static_cast<std::size_t>(profile.unit_ms), 80) - 1,
+                     appends.size() - 1);
+        return appends[idx].completed_s;
+    };
+    std::size_t over = 0;
+    for (std::size_t k = 0; k < done.size(); ++k) {
+        const auto r = ready(k);
+        if (!r)
+            break;
+        const double lag = done[k].first - *r;
+        (done[k].second ? m.speak_lag_s : m.listen_lag_s).push_back(lag);
+        over += lag > m.unit_s;
+    }
+    m.missed_units =
+        over + (m.expected_units > m.completed_units ? m.expected_units - m.completed_units : 0);
+    if (m.expected_units > 0)
+        m.unit_miss_rate =
+            static_cast<double>(m.missed_units) / static_cast<double>(m.expected_units);
+    for (const auto& id : order) {
+        const auto& r = responses.at(id);
+        if (r.packets.empty())
+            continue;
+        if (const auto rd = ready(r.start_unit))
+            m.reply_lag_s.push_back(r.packets.front().arrival_s - *rd);
+        const auto u =
+            playback_underruns(r.packets, r.packets.back().arrival_s, context.startup_reserve_s);
+        m.underrun.count += u.count;
+        m.underrun.total_s += u.total_s;
+        m.underrun.worst_s = std::max(m.underrun.worst_s, u.worst_s);
+    }
+    if (m.output_duration_s > 0)
+        m.underrun_ratio = m.underrun.total_s / m.output_duration_s;
+    if (!done.empty() && !appends.empty() && done.back().first > appends.front().start_s)
+        m.units_per_s =
+            static_cast<double>(done.size()) / (done.back().first - appends.front().start_s);
+    return m;
+}
+
+json::object unit_metrics::to_json() const {
+    json::object o;
+    o["success"] = errors.empty();
+    json::array errs;
+    for (const auto& e : errors)
+        errs.emplace_back(e);
+    o["errors"] = std::move(errs);
+    o["unit_s"] = unit_s;
+    o["expected_units"] = expected_units;
+    o["completed_units"] = completed_units;
+    o["missed_units"] = missed_units;
+    o["unit_miss_rate"] = optional_json(unit_miss_rate);
+    o["speak_unit_lag_s"] = distribution_json(speak_lag_s);
+    o["listen_unit_lag_s"] = distribution_json(listen_lag_s);
+    o["response_audio_lag_s"] = distribution_json(reply_lag_s);
+    o["output_duration_s"] = output_duration_s;
+    o["underrun_count"] = underrun.count;
+    o["underrun_total_s"] = underrun.total_s;
+    o["underrun_worst_s"] = underrun.worst_s;
+    o["underrun_ratio"] = optional_json(underrun_ratio);
+    o["units_per_s"] = optional_json(units_per_s);
+    return o;
+}
+
+} // namespace pacer::metrics

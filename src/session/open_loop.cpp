@@ -1,0 +1,238 @@
+#include <pacer/core/stats.hpp>
+#include <pacer/session/open_loop.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/json/array.hpp>
+
+#include <map>
+#include <memory>
+#include <utility>
+
+namespace pacer::session {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+template class basic_dispatcher<time_point>;
+
+std::string_view to_string(cap_policy policy) noexcept {
+    return policy == cap_policy::drop ? "drop" : "queue";
+}
+
+std::optional<cap_policy> parse_cap_policy(std::string_view name) noexcept {
+    if (name == "queue")
+        return cap_policy::queue;
+    if (name == "drop")
+        return cap_policy::drop;
+    return std::nullopt;
+}
+
+open_loop_result make_open_loop_result(dispatcher& d) {
+    open_loop_result r;
+    r.start = d.start();
+    r.max_concurrency = d.max_concurrency();
+    r.policy = d.policy();
+    r.peak_in_flight = d.peak_in_flight();
+    r.interrupted = d.stopped();
+    r.records = d.take_records();
+    return r;
+}
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::string describe(const std::exception_ptr& e) {
+    try {
+        std::rethrow_exception(e);
+    } catch (const std::exception& ex) {
+        return ex.what();
+    } catch (...) {
+        return "unknown exception";
+    }
+}
+
+// Shared by the dispatcher loop and the completion handlers of its requests. Held by
+// shared_ptr so that a handler destroyed late (its io_context torn down mid-run) never
+// touches freed memory. Everything runs on one thread: no lock.
+struct run_state {
+    run_state(asio::any_io_executor ex, std::span<const std::chrono::nanoseconds> offsets,
+              const open_loop_options& o, time_point start)
+        : core(offsets, start, o.max_concurrency, o.policy), wake(std::move(ex)) {
+        wake.expires_at(time_point::max());
+    }
+
+    dispatcher core;
+    // The dispatcher's one wait for a completion: a completion cancels it. Only the
+    // dispatcher waits on it, so a cancel never wakes anybody else.
+    asio::steady_timer wake;
+    bool waiting_for_completion = false;
+    std::vector<request_failure> failures;
+
+    void on_complete(std::size_t index, std::exception_ptr e) {
+        const auto now = clock::now();
+        core.completed(index, now, e != nullptr);
+        if (e)
+            failures.push_back({index, e, describe(e)});
+        if (waiting_for_completion)
+            wake.cancel();
+    }
+};
+
+} // namespace
+
+asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanoseconds> offsets,
+                                                open_loop_options options,
+                                                open_loop_request request) {
+    if (!request)
+        throw std::invalid_argument("run_open_loop: no request function");
+    auto ex = co_await asio::this_coro::executor;
+    // A cancelled wait must come back as an error code, not an exception: we still have to
+    // wait for the requests in flight before returning.
+    co_await asio::this_coro::throw_if_cancelled(false);
+
+    const time_point start = options.start.value_or(clock::now());
+    auto st = std::make_shared<run_state>(ex, offsets, options, start);
+    offsets = {}; // the dispatcher holds the absolute deadlines now
+    asio::steady_timer deadline(ex);
+
+    for (;;) {
+        // One clock read per step: it decides the action and stamps the dispatch.
+        const auto now = clock::now();
+        const auto a = st->core.next(now);
+        using kind = dispatch_action::kind;
+        switch (a.what) {
+        case kind::dispatch: {
+            // Building the awaitable may itself throw (a request function that is not a
+            // coroutine): that is a failed request too, never a lost one.
+            std::optional<asio::awaitable<void>> work;
+            std::exception_ptr thrown;
+            try {
+                work.emplace(request(a.index, a.scheduled));
+            } catch (...) {
+                thrown = std::current_exception();
+            }
+            st->core.dispatched(a.index, now);
+            if (thrown) {
+                st->on_complete(a.index, thrown);
+                break;
+            }
+            asio::co_spawn(ex, std::move(*work),
+                           [st, i = a.index](std::exception_ptr e) { st->on_complete(i, e); });
+            break;
+        }
+        case kind::drop:
+            break;
+        case kind::wait_until: {
+            // Absolute deadline (STYLE.md rule 19): a late wake never shifts later arrivals.
+            deadline.expires_at(a.scheduled);
+            co_await deadline.async_wait(use_tuple);
+            const auto cs = co_await asio::this_coro::cancellation_state;
+            if (cs.cancelled() != asio::cancellation_type::none)
+                st->core.stop();
+            break;
+        }
+        case kind::wait_for_slot:
+        case kind::drain: {
+            st->waiting_for_completion = true;
+            st->wake.expires_at(time_point::max());
+            co_await st->wake.async_wait(use_tuple);
+            st->waiting_for_completion = false;
+            // A drain ignores cancellation: the requests in flight must still be awaited.
+            const auto cs = co_await asio::this_coro::cancellation_state;
+            if (a.what == kind::wait_for_slot && cs.cancelled() != asio::cancellation_type::none)
+                st->core.stop();
+            break;
+        }
+        case kind::done: {
+            open_loop_result r = make_open_loop_result(st->core);
+            r.failures = std::move(st->failures);
+            co_return r;
+        }
+        }
+    }
+}
+
+namespace {
+
+double seconds(duration d) {
+    return to_seconds(d);
+}
+
+} // namespace
+
+json::object open_loop_summary(const open_loop_result& result,
+                               const schedule_thresholds& thresholds) {
+    std::size_t dispatched = 0, completed = 0, failed = 0, dropped = 0, delayed = 0;
+    std::size_t deadline_missed = 0;
+    std::vector<double> latency, uncorrected, lag, delay;
+    for (const auto& r : result.records) {
+        if (r.dropped)
+            ++dropped;
+        if (auto l = r.dispatch_lag()) {
+            ++dispatched;
+            lag.push_back(seconds(*l));
+            if (*l > thresholds.dispatch_lag_max)
+                ++deadline_missed;
+        }
+        if (r.cap_delay > duration::zero()) {
+            ++delayed;
+            delay.push_back(seconds(r.cap_delay));
+        }
+        if (r.completed) {
+            ++completed;
+            if (r.failed) {
+                ++failed;
+            } else {
+                latency.push_back(seconds(*r.latency()));
+                uncorrected.push_back(seconds(*r.uncorrected_latency()));
+            }
+        }
+    }
+    const std::size_t scheduled = result.records.size();
+
+    json::object out;
+    out["requests"] = {
+        {"scheduled", scheduled}, {"dispatched", dispatched},
+        {"completed", completed}, {"failed", failed},
+        {"dropped", dropped},     {"not_dispatched", scheduled - dispatched - dropped}};
+    out["latency_s"] = to_json(summarize(latency, protocol_fractions));
+    out["uncorrected_latency_s"] = to_json(summarize(uncorrected, protocol_fractions));
+
+    const distribution lag_d = summarize(lag, pacing_fractions);
+    // An empty sample (nothing dispatched) kept its schedule vacuously.
+    const bool p99_ok = !lag_d.at(0.99) || *lag_d.at(0.99) <= seconds(thresholds.dispatch_lag_p99);
+    const bool max_ok = !lag_d.max || *lag_d.max <= seconds(thresholds.dispatch_lag_max);
+    out["dispatch_lag_s"] = to_json(lag_d);
+    out["deadline_missed"] = deadline_missed;
+    out["schedule_kept"] = p99_ok && max_ok;
+    out["schedule_kept_thresholds_s"] = {
+        {"dispatch_lag_p99", seconds(thresholds.dispatch_lag_p99)},
+        {"dispatch_lag_max", seconds(thresholds.dispatch_lag_max)}};
+
+    json::object cap;
+    cap["max_concurrency"] = result.max_concurrency;
+    cap["policy"] = to_string(result.policy);
+    cap["binding"] = delayed > 0 || dropped > 0;
+    cap["delayed"] = delayed;
+    cap["delay_s"] = to_json(summarize(delay, protocol_fractions));
+    cap["dropped"] = dropped;
+    cap["peak_in_flight"] = result.peak_in_flight;
+    out["cap"] = std::move(cap);
+
+    std::map<std::string, std::size_t> by_message;
+    for (const auto& f : result.failures)
+        ++by_message[f.message];
+    json::array errors;
+    for (const auto& [message, count] : by_message)
+        errors.push_back(json::object{{"message", message}, {"count", count}});
+    out["errors"] = std::move(errors);
+    out["interrupted"] = result.interrupted;
+    return out;
+}
+
+} // namespace pacer::session

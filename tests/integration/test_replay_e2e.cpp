@@ -1,0 +1,121 @@
+// End to end: `pacer run --keep-traces` against the built-in probe mock, then `pacer replay`.
+// The probe mock is deliberately simpler than the VoiceChat mock of PROTOCOL.md 6 (no
+// `accepted`, no response.created/done, unit.done without media_time), so the oracle must fail
+// each of its sessions with exactly these violations.
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// 1 s of input = 32000 bytes = 13 appends (the last one half a packet) = 13 units of 80 ms.
+std::vector<std::string> expected_probe_mock_violations() {
+    std::vector<std::string> v{"unsupported capability: output_modalities"};
+    for (int i = 0; i < 13; ++i) {
+        v.emplace_back("response.output_audio.delta: unknown response");
+        v.emplace_back("response.output_audio_transcript.delta: unknown response");
+        v.emplace_back("unit receipt missing media time");
+    }
+    v.emplace_back("expected 13 nonempty native units, observed 0");
+    v.emplace_back("native unit durations do not account for the accepted input");
+    v.emplace_back("output audio is not conserved: 0 of 45864 bytes for 13 units");
+    for (int i = 0; i < 13; ++i)
+        v.emplace_back("missing input acceptance receipt");
+    return v;
+}
+
+std::vector<std::string> strings(const boost::json::value& v) {
+    std::vector<std::string> out;
+    for (const auto& s : v.as_array())
+        out.emplace_back(s.as_string());
+    return out;
+}
+
+TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
+    temp_dir dir;
+    const auto run =
+        run_pacer({"run", "-c", "2", "-d", "1s", "--keep-traces", "-o", dir.path().string()});
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.out; // 3: a loaded CI host
+
+    const auto replay = run_pacer({"replay", dir.path().string()});
+    EXPECT_EQ(replay.exit_code, 1) << replay.out;
+    ASSERT_TRUE(fs::exists(dir / "report.json")) << replay.out;
+    const auto report = read_json(dir / "report.json").as_object();
+    EXPECT_EQ(report.at("profile").as_string(), "nemotron-voicechat-pr2188");
+    EXPECT_DOUBLE_EQ(report.at("config").at("input_duration_s").to_number<double>(), 1.0);
+    const auto& cases = report.at("cases").as_array();
+    ASSERT_EQ(cases.size(), 2u);
+    const auto expected = expected_probe_mock_violations();
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+        const auto& c = cases[i].as_object();
+        EXPECT_EQ(c.at("id").as_string(), "session-00" + std::to_string(i));
+        EXPECT_EQ(c.at("status").as_string(), "fail");
+        EXPECT_EQ(strings(c.at("violations")), expected);
+        // The artifacts themselves are consistent: no unreadable line, receipts match the trace.
+        for (const auto& e : strings(c.at("errors")))
+            EXPECT_EQ(e.rfind("input pacing deviation", 0), 0u) << e;
+        const auto& m = c.at("metrics").as_object();
+        EXPECT_DOUBLE_EQ(m.at("input_audio_s").to_number<double>(), 1.0);
+        EXPECT_DOUBLE_EQ(m.at("output_audio_s").to_number<double>(), 0.0);
+        EXPECT_EQ(m.at("input_output_overlap"), false);
+        EXPECT_TRUE(m.at("drain_after_eos_s").is_number());
+        EXPECT_TRUE(m.at("close_ack_s").is_number());
+        // Serving metrics see the probe mock's audio: 13 deltas of 80 ms.
+        const auto& s = c.at("serving").as_object();
+        EXPECT_EQ(s.at("appends_sent").to_number<std::uint64_t>(), 13u);
+        EXPECT_EQ(s.at("expected_appends").to_number<std::uint64_t>(), 13u);
+        EXPECT_EQ(s.at("output_samples").to_number<std::uint64_t>(), 13u * 1764u);
+        EXPECT_EQ(s.at("send_lateness_s").at("n").to_number<std::uint64_t>(), 13u);
+        // No response.done from the probe mock: the serving errors say so.
+        EXPECT_EQ(strings(s.at("errors")),
+                  std::vector<std::string>{"output response did not complete"});
+    }
+    const auto& summary = report.at("summary").as_object();
+    EXPECT_EQ(summary.at("selected").to_number<int>(), 2);
+    EXPECT_EQ(summary.at("failed").to_number<int>(), 2);
+    EXPECT_EQ(summary.at("passed").to_number<int>(), 0);
+    EXPECT_EQ(report.at("aggregate").at("attempted_sessions").to_number<int>(), 2);
+
+    // The report is never overwritten.
+    EXPECT_EQ(run_pacer({"replay", dir.path().string()}).exit_code, 2);
+
+    // One session folder, report elsewhere.
+    const auto single = dir / "single-report.json";
+    const auto one =
+        run_pacer({"replay", (dir / "session-001").string(), "--output", single.string()});
+    EXPECT_EQ(one.exit_code, 1) << one.out;
+    const auto one_report = read_json(single).as_object();
+    ASSERT_EQ(one_report.at("cases").as_array().size(), 1u);
+    EXPECT_EQ(strings(one_report.at("cases").as_array()[0].at("violations")), expected);
+
+    // A session without its receipts is bad input: exit 2, nothing written.
+    fs::remove(dir / "session-000" / "input-send-receipts.json");
+    const auto missing_receipts = dir / "missing.json";
+    EXPECT_EQ(
+        run_pacer({"replay", dir.path().string(), "--output", missing_receipts.string()}).exit_code,
+        2);
+    EXPECT_FALSE(fs::exists(missing_receipts));
+}
+
+TEST(ReplayE2E, MissingFolderIsBadInput) {
+    temp_dir dir;
+    const auto r = run_pacer({"replay", (dir / "nope").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_FALSE(fs::exists(dir / "nope"));
+}
+
+TEST(ReplayE2E, FolderWithoutSessionsIsBadInput) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    EXPECT_EQ(run_pacer({"replay", dir.path().string()}).exit_code, 2);
+    EXPECT_FALSE(fs::exists(dir / "report.json"));
+}
+
+} // namespace
+} // namespace pacer::test
