@@ -3,9 +3,11 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
+#include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/probe_mock.hpp>
 #include <pacer/session/runner.hpp>
@@ -18,8 +20,19 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <csignal>
+#include <cstdlib>
+#include <cstring>
 #include <future>
 #include <thread>
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+extern char** environ;
 
 namespace pacer::cli {
 
@@ -39,6 +52,12 @@ struct run_settings {
     double inject_stall_ms = 0;
     std::string timeout = "90s";
     double stagger_ms = 80;
+    std::size_t processes = 1;
+    std::string shard;
+    std::size_t shards = 0;
+    std::string start_at;
+    double start_at_monotonic = -1;  // hidden: the parent's shared start for its workers
+    int worker_index = -1;           // hidden: which worker of `--processes` this is
 };
 
 // The built-in probe mock on its own thread, for runs without --url.
@@ -110,6 +129,147 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
     fmt::print("  results    {}\n", (out / "summary.json").string());
 }
 
+// The argument list that makes a worker process run `sessions` sessions of `s`.
+std::vector<std::string> worker_args(const run_settings& s, const std::string& url, const fs::path& out,
+                                     double start_at_monotonic, int index) {
+    std::vector<std::string> a{"pacer", "run", "--url", url, "-c", std::to_string(s.concurrency),
+                               "--threads", std::to_string(s.threads), "--timeout", s.timeout,
+                               "--stagger-ms", fmt::format("{}", s.stagger_ms), "-o", out.string(),
+                               "--start-at-monotonic", fmt::format("{:.9f}", start_at_monotonic),
+                               "--worker-index", std::to_string(index)};
+    if(!s.audio.empty()) {
+        a.push_back("--audio");
+        a.push_back(s.audio);
+    } else {
+        a.push_back("-d");
+        a.push_back(s.duration);
+    }
+    if(s.keep_traces)
+        a.push_back("--keep-traces");
+    if(s.inject_stall_ms > 0) {
+        a.push_back("--inject-stall-ms");
+        a.push_back(fmt::format("{}", s.inject_stall_ms));
+    }
+    return a;
+}
+
+// Workers of `--processes`: children whose signals the parent forwards.
+std::vector<pid_t> g_workers;
+void forward_signal(int sig) {
+    for(pid_t pid : g_workers)
+        ::kill(pid, sig);
+}
+
+std::string describe_status(int status) {
+    if(WIFEXITED(status))
+        return fmt::format("exit {}", WEXITSTATUS(status));
+    if(WIFSIGNALED(status))
+        return fmt::format("killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    return "unknown";
+}
+
+// `--processes P`: P worker processes of S sessions each share one start deadline on the
+// host's monotonic clock; their raw samples are pooled into one summary.
+int run_workers(const run_settings& s, const std::string& url, const fs::path& out, local_mock* mock) {
+    // One second lets every worker exec, read its input and connect before the deadline.
+    const double start_at = to_seconds(clock::now()) + 1.0;
+    struct sigaction forward{}, old_int{}, old_term{};
+    forward.sa_handler = forward_signal;
+    ::sigaction(SIGINT, &forward, &old_int);
+    ::sigaction(SIGTERM, &forward, &old_term);
+    std::vector<pid_t> pids;
+    for(std::size_t k = 0; k < s.processes; ++k) {
+        auto args = worker_args(s, url, out / fmt::format("worker-{}", k), start_at, static_cast<int>(k));
+        std::vector<char*> argv;
+        for(auto& a : args)
+            argv.push_back(a.data());
+        argv.push_back(nullptr);
+        // Each worker's own table and errors go to worker-K.log beside its folder.
+        const std::string log = (out / fmt::format("worker-{}.log", k)).string();
+        posix_spawn_file_actions_t fa;
+        posix_spawn_file_actions_init(&fa);
+        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
+        posix_spawn_file_actions_adddup2(&fa, 1, 2);
+        pid_t pid = -1;
+        const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
+        posix_spawn_file_actions_destroy(&fa);
+        if(rc != 0)
+            throw std::runtime_error(fmt::format("cannot start worker {}: {}", k, std::strerror(rc)));
+        pids.push_back(pid);
+        g_workers.push_back(pid);
+    }
+    std::vector<int> statuses(pids.size(), 0);
+    for(std::size_t k = 0; k < pids.size(); ++k)
+        while(::waitpid(pids[k], &statuses[k], 0) < 0 && errno == EINTR) {
+        }
+    g_workers.clear();
+    ::sigaction(SIGINT, &old_int, nullptr);
+    ::sigaction(SIGTERM, &old_term, nullptr);
+    boost::json::object mock_stats;
+    if(mock)
+        mock_stats = mock->stop();
+
+    std::vector<metrics::run_part> parts;
+    boost::json::array workers;
+    bool all_ok = true, interrupted = false;
+    for(std::size_t k = 0; k < pids.size(); ++k) {
+        const fs::path dir = out / fmt::format("worker-{}", k);
+        const int st = statuses[k];
+        const bool exited = WIFEXITED(st);
+        interrupted = interrupted || (exited && WEXITSTATUS(st) == exit_interrupted);
+        boost::json::object w{{"index", k},
+                              {"dir", dir.string()},
+                              {"log", (out / fmt::format("worker-{}.log", k)).string()},
+                              {"status", describe_status(st)}};
+        try {
+            parts.push_back(metrics::read_run_part(dir));
+            w["merged"] = true;
+        } catch(const std::exception& e) {
+            w["merged"] = false;
+            w["error"] = e.what();
+            all_ok = false;
+        }
+        if(!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified))
+            all_ok = false;
+        workers.push_back(std::move(w));
+    }
+    auto summary = metrics::merge_parts(parts);
+    summary["command"] = "run";
+    summary["processes"] = s.processes;
+    summary["sessions_per_process"] = s.concurrency;
+    summary["workers"] = std::move(workers);
+    summary["complete"] = all_ok;
+    summary["interrupted"] = interrupted;
+    summary["url"] = url;
+    if(mock)
+        summary["mock"] = std::move(mock_stats);
+    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+
+    const auto& p = summary.at("pacing").as_object();
+    const auto& dev = p.at("pacing_deviation_s").as_object();
+    fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency, url);
+    for(const auto& w : summary.at("workers").as_array())
+        fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(), w.at("status").as_string().c_str(),
+                   w.at("merged").as_bool() ? "" : " (no results)");
+    fmt::print("  sessions   {} complete of {} (pooled)\n", p.at("sessions").at("complete").to_number<double>(),
+               p.at("sessions").at("requested").to_number<double>());
+    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n", p.at("packets").at("sent").to_number<double>(),
+               p.at("packets").at("late").to_number<std::uint64_t>(),
+               summary.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
+    fmt::print("  deviation  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (pooled over all packets)\n",
+               ms(dev.at("p50")), ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
+    for(const auto& part : summary.at("parts").as_array())
+        fmt::print("  part       {}: {:.2f} cores, peak RSS {:.0f} MB\n", part.at("dir").as_string().c_str(),
+                   part.at("client_cpu_cores").to_number<double>(),
+                   part.at("peak_rss_bytes").to_number<double>() / 1e6);
+    fmt::print("  results    {}\n", (out / "summary.json").string());
+    if(interrupted)
+        return exit_interrupted;
+    if(!all_ok || p.at("sessions").at("complete").to_number<double>() != p.at("sessions").at("requested").to_number<double>())
+        return exit_failed;
+    return summary.at("pacing_qualified").as_bool() ? exit_ok : exit_unqualified;
+}
+
 int run(const run_settings& s) {
     // Validate everything before anything is created.
     if(s.concurrency == 0)
@@ -123,6 +283,43 @@ int run(const run_settings& s) {
         throw usage_error("--inject-stall-ms must be >= 0");
     if(!(s.stagger_ms >= 0))
         throw usage_error("--stagger-ms must be >= 0");
+    if(s.processes == 0)
+        throw usage_error("--processes must be at least 1");
+    // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
+    std::optional<runtime::shard> shard;
+    try {
+        if(!s.shard.empty()) {
+            shard = runtime::parse_shard(s.shard);
+            if(!shard)
+                throw usage_error(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
+        } else {
+            shard = runtime::shard_from_environment(
+                [](const char* name) { return std::getenv(name); },
+                s.shards ? std::optional(s.shards) : std::nullopt);
+        }
+    } catch(const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if(shard && s.processes > 1)
+        throw usage_error("--processes and shards do not mix: run one worker per shard");
+    const std::size_t sessions = shard ? runtime::shard_sessions(*shard, s.concurrency).size() : s.concurrency;
+    if(sessions == 0)
+        throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}", shard->index,
+                                      shard->count, s.concurrency));
+    std::optional<double> start_monotonic;
+    if(s.start_at_monotonic >= 0)
+        start_monotonic = s.start_at_monotonic;
+    if(!s.start_at.empty()) {
+        const auto wall = runtime::parse_start_at(s.start_at);
+        if(!wall)
+            throw usage_error(fmt::format(
+                "--start-at '{}' must be RFC 3339 UTC (2026-11-30T17:00:00Z) or Unix seconds", s.start_at));
+        const auto now = read_clock_pair();
+        if(*wall < now.realtime_s - 1.0)
+            throw usage_error(fmt::format("--start-at {} is {:.1f} s in the past", s.start_at,
+                                          now.realtime_s - *wall));
+        start_monotonic = now.monotonic_s + (*wall - now.realtime_s);
+    }
     std::vector<std::uint8_t> pcm;
     if(!s.audio.empty()) {
         try {
@@ -153,7 +350,7 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder", out.string()));
     // Each session holds a socket and two files; a local mock holds the other socket end.
-    runtime::ensure_descriptors(s.concurrency * (s.url.empty() ? 4 : 3) + 64);
+    runtime::ensure_descriptors(sessions * s.processes * (s.url.empty() ? 4 : 3) + 64);
     create_output_dir(out);
 
     std::unique_ptr<local_mock> mock;
@@ -161,11 +358,23 @@ int run(const run_settings& s) {
     if(url.empty()) {
         mock = std::make_unique<local_mock>();
         endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
-        url = fmt::format("ws://127.0.0.1:{}/v1/realtime (built-in mock)", mock->port());
+        url = fmt::format("ws://127.0.0.1:{}/v1/realtime", mock->port());
+    }
+    if(s.processes > 1)
+        return run_workers(s, url, out, mock.get());
+    if(mock)
+        url += " (built-in mock)";
+
+    if(const char* abort_worker = std::getenv("PACER_TEST_ABORT_WORKER");
+       abort_worker && s.worker_index >= 0 && std::to_string(s.worker_index) == abort_worker)
+        std::abort(); // test seam: a worker that dies, so the parent's reporting can be checked
+    if(start_monotonic) {
+        // A shared start: every worker or shard begins at the same instant.
+        std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
     }
 
     session::run_options ro;
-    ro.sessions = s.concurrency;
+    ro.sessions = sessions;
     ro.threads = s.threads;
     ro.endpoint = endpoint;
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
@@ -186,7 +395,7 @@ int run(const run_settings& s) {
     boost::json::object summary;
     summary["schema_version"] = 1;
     summary["command"] = "run";
-    summary["config"] = {{"concurrency", s.concurrency},
+    summary["config"] = {{"concurrency", sessions},
                          {"threads", s.threads},
                          {"input", s.audio.empty() ? "silence" : s.audio},
                          {"input_duration_s", to_seconds(input_length)},
@@ -203,6 +412,18 @@ int run(const run_settings& s) {
     summary["pacing_qualified"] = figures.pacing_qualified;
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    summary["host"] = host;
+    if(shard)
+        summary["shard"] = boost::json::object{{"index", shard->index},
+                                               {"count", shard->count},
+                                               {"source", shard->source},
+                                               {"sessions_total", s.concurrency}};
+    if(s.worker_index >= 0)
+        summary["worker_index"] = s.worker_index;
+    if(start_monotonic)
+        summary["start_at_monotonic_s"] = *start_monotonic;
     const auto& w = outcome.writer;
     summary["trace"] = {{"lines", w.lines},
                         {"bytes", w.bytes},
@@ -287,6 +508,21 @@ command add_run_command(CLI::App& app) {
                     "Session i starts streaming i/N x this after negotiating, spreading the "
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")
         ->capture_default_str();
+    sub->add_option("--processes", s->processes,
+                    "Worker processes of --concurrency sessions each (P x S in all), sharing one "
+                    "start deadline; their raw samples are pooled into one summary.json and each "
+                    "keeps its part under worker-K/")
+        ->capture_default_str();
+    sub->add_option("--shard", s->shard,
+                    "Run shard I of N (I/N) of --concurrency sessions (sessions I, I+N, ...). "
+                    "Without it, the shard comes from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, "
+                    "SLURM_PROCID/NTASKS or JOB_COMPLETION_INDEX (with --shards) when set");
+    sub->add_option("--shards", s->shards, "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)");
+    sub->add_option("--start-at", s->start_at,
+                    "Start at this wall-clock instant (RFC 3339 UTC or Unix seconds): every shard "
+                    "begins together");
+    sub->add_option("--start-at-monotonic", s->start_at_monotonic)->group("");
+    sub->add_option("--worker-index", s->worker_index)->group("");
     sub->add_option("--timeout", s->timeout, "Per-session deadline: admission, exchange and close")
         ->capture_default_str();
     return {sub, [s] { return run(*s); }};
