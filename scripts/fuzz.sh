@@ -49,9 +49,9 @@ for t in $targets; do
     status=0
     "$exe" "$work" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 \
         -print_final_stats=1 -artifact_prefix="$artifacts/" >"$log" 2>&1 || status=$?
-    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
-    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1)
-    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d' ' -f2)
+    runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1 || true)
+    rate=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -1 || true)
+    cov=$(grep -o 'cov: [0-9]*' "$log" | tail -1 | cut -d" " -f2 || true)
     if [ "$status" -eq 0 ]; then
         printf '%-14s ok     %10s runs %8s exec/s  cov %s  corpus %s files\n' "$t" "${runs:-?}" \
             "${rate:-?}" "${cov:-?}" "$(find "$work" -type f | wc -l)"

@@ -8,6 +8,9 @@
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/schedule_file.hpp>
+#include <pacer/session/open_loop.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/probe_mock.hpp>
 #include <pacer/session/runner.hpp>
@@ -57,6 +60,16 @@ struct run_settings {
     std::size_t shards = 0;
     std::string start_at;
     double start_at_monotonic = -1;  // hidden: the parent's shared start for its workers
+    // Open loop.
+    std::string arrival;
+    double rate = 0;
+    std::size_t sessions = 0;
+    std::optional<double> burstiness;
+    std::uint64_t seed = 0;
+    std::size_t max_concurrency = 0;
+    std::string cap_policy = "queue";
+    std::string schedule_file;
+    CLI::Option* concurrency_option = nullptr;
     int worker_index = -1;           // hidden: which worker of `--processes` this is
 };
 
@@ -302,7 +315,58 @@ int run(const run_settings& s) {
     }
     if(shard && s.processes > 1)
         throw usage_error("--processes and shards do not mix: run one worker per shard");
-    const std::size_t sessions = shard ? runtime::shard_sessions(*shard, s.concurrency).size() : s.concurrency;
+
+    // Open loop: a schedule fixed up front from (process, rate, burstiness, seed, count).
+    std::optional<schedule::schedule_document> open_loop;
+    const bool open_loop_asked = s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness;
+    if(!s.schedule_file.empty()) {
+        if(open_loop_asked)
+            throw usage_error("--schedule replays a saved schedule: drop --arrival/--rate/--sessions/--burstiness");
+        try {
+            open_loop = schedule::read_schedule_file(s.schedule_file);
+        } catch(const std::exception& e) {
+            throw usage_error(e.what());
+        }
+    } else if(open_loop_asked) {
+        schedule::schedule_spec spec;
+        const auto process = schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
+        if(!process)
+            throw usage_error(fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
+        if(s.sessions == 0)
+            throw usage_error("open-loop runs need --sessions N (how many arrivals)");
+        spec.process = *process;
+        spec.rate = s.rate;
+        if(s.burstiness)
+            spec.burstiness = *s.burstiness;
+        spec.seed = s.seed;
+        spec.count = s.sessions;
+        try {
+            schedule::validate(spec);
+            open_loop = schedule::schedule_document{spec, schedule::make_schedule(spec), {}};
+        } catch(const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        open_loop->sha256 = schedule::schedule_sha256(open_loop->offsets);
+    }
+    const auto policy = session::parse_cap_policy(s.cap_policy);
+    if(!policy)
+        throw usage_error(fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+    if(open_loop) {
+        if(s.concurrency_option && s.concurrency_option->count() > 0)
+            throw usage_error("--concurrency starts every session at once; open-loop runs take --sessions");
+        if(s.processes > 1)
+            throw usage_error("--processes does not take open-loop arrivals yet: use --shard I/N per worker");
+        if(open_loop->offsets.empty())
+            throw usage_error("the schedule has no arrivals");
+    } else if(s.max_concurrency > 0) {
+        throw usage_error("--max-concurrency gates open-loop arrivals: give --rate and --sessions");
+    }
+    std::vector<std::chrono::nanoseconds> arrivals;
+    if(open_loop)
+        arrivals = shard ? runtime::shard_arrivals(*shard, open_loop->offsets) : open_loop->offsets;
+    const std::size_t sessions = open_loop ? arrivals.size()
+                                 : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
+                                           : s.concurrency;
     if(sessions == 0)
         throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}", shard->index,
                                       shard->count, s.concurrency));
@@ -375,6 +439,12 @@ int run(const run_settings& s) {
 
     session::run_options ro;
     ro.sessions = sessions;
+    if(open_loop) {
+        ro.arrivals = arrivals;
+        ro.max_concurrency = s.max_concurrency;
+        ro.policy = *policy;
+        write_new_file(out / "schedule.json", schedule::to_json(open_loop->spec, open_loop->offsets));
+    }
     ro.threads = s.threads;
     ro.endpoint = endpoint;
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
@@ -412,6 +482,24 @@ int run(const run_settings& s) {
     summary["pacing_qualified"] = figures.pacing_qualified;
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
+    bool schedule_kept = true;
+    if(outcome.open_loop) {
+        // A session start is late for the schedule like a packet is late for its grid: the
+        // run keeps its schedule when dispatch lag p99 <= 5 ms and max <= 80 ms.
+        session::schedule_thresholds thresholds;
+        thresholds.dispatch_lag_p99 = std::chrono::milliseconds(5);
+        thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
+        auto ol = session::open_loop_summary(*outcome.open_loop, thresholds);
+        schedule_kept = ol.at("schedule_kept").as_bool();
+        ol["schedule"] = boost::json::object{{"arrival", schedule::to_string(open_loop->spec.process)},
+                                             {"rate", open_loop->spec.rate},
+                                             {"burstiness", open_loop->spec.burstiness},
+                                             {"seed", open_loop->spec.seed},
+                                             {"arrivals", open_loop->offsets.size()},
+                                             {"sha256", open_loop->sha256},
+                                             {"file", (out / "schedule.json").string()}};
+        summary["open_loop"] = std::move(ol);
+    }
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     summary["host"] = host;
@@ -468,9 +556,25 @@ int run(const run_settings& s) {
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
         return exit_interrupted;
     }
+    if(outcome.open_loop) {
+        const auto& ol = summary.at("open_loop").as_object();
+        const auto& lat = ol.at("latency_s").as_object();
+        const auto& lag = ol.at("dispatch_lag_s").as_object();
+        const auto& cap = ol.at("cap").as_object();
+        fmt::print("  open loop  {} arrivals, {} dropped by the cap; latency p50 {} p99 {}; dispatch lag "
+                   "p99 {} max {} -> {}\n",
+                   ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
+                   ol.at("requests").at("dropped").to_number<std::uint64_t>(), ms(lat.at("p50")),
+                   ms(lat.at("p99")), ms(lag.at("p99")), ms(lag.at("max")),
+                   schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+        if(cap.at("binding").as_bool())
+            fmt::print("  cap        --max-concurrency {} bound: {} arrivals delayed, {} dropped\n",
+                       cap.at("max_concurrency").to_number<std::uint64_t>(),
+                       cap.at("delayed").to_number<std::uint64_t>(), cap.at("dropped").to_number<std::uint64_t>());
+    }
     if(figures.complete != figures.sessions)
         return exit_failed;
-    return figures.pacing_qualified ? exit_ok : exit_unqualified;
+    return figures.pacing_qualified && schedule_kept ? exit_ok : exit_unqualified;
 }
 
 } // namespace
@@ -484,8 +588,31 @@ command add_run_command(CLI::App& app) {
                "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified); "
                "130 interrupted by SIGINT/SIGTERM (sessions closed, files and a partial summary "
                "written).");
-    sub->add_option("-c,--concurrency", s->concurrency, "Sessions started at once")
-        ->capture_default_str();
+    s->concurrency_option =
+        sub->add_option("-c,--concurrency", s->concurrency, "Sessions started at once (closed batch)")
+            ->capture_default_str();
+    sub->add_option("--arrival", s->arrival,
+                    "Open loop: start sessions on a seeded schedule instead of all at once: "
+                    "poisson (default), gamma (with --burstiness) or constant")
+        ->group("Open loop");
+    sub->add_option("--rate", s->rate, "Open loop: arrivals per second")->group("Open loop");
+    sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")->group("Open loop");
+    sub->add_option("--burstiness", s->burstiness,
+                    "Open loop, gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
+                    "--burstiness is 1/B^2)")
+        ->group("Open loop");
+    sub->add_option("--seed", s->seed, "Open loop: schedule seed")->capture_default_str()->group("Open loop");
+    sub->add_option("--max-concurrency", s->max_concurrency,
+                    "Open loop: sessions in flight at most; gates dispatch, never moves the "
+                    "schedule (0: no cap)")
+        ->group("Open loop");
+    sub->add_option("--cap-policy", s->cap_policy,
+                    "Open loop: when the cap binds, queue (wait; counted in latency) or drop")
+        ->capture_default_str()
+        ->group("Open loop");
+    sub->add_option("--schedule", s->schedule_file,
+                    "Open loop: replay a saved schedule.json (as written next to every open-loop run)")
+        ->group("Open loop");
     sub->add_option("-d,--duration", s->duration,
                     "Length of silent input per session when no --audio is given (e.g. 30s, 90s)")
         ->capture_default_str();

@@ -41,6 +41,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
                                 const std::vector<std::vector<double>>& loop_lag_s) {
     pacing_figures f;
     std::vector<double> deviation, abs_deviation, send_time, span, updated, first_audio;
+    std::vector<double> updated_from_scheduled, audio_from_scheduled;
     std::map<std::string, std::size_t> errors;
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
@@ -71,6 +72,10 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
             updated.push_back(*s.updated_s - *s.connect_start_s);
         if(s.first_audio_s && s.session_start_s)
             first_audio.push_back(*s.first_audio_s - *s.session_start_s);
+        if(s.scheduled_s && s.updated_s)
+            updated_from_scheduled.push_back(*s.updated_s - *s.scheduled_s);
+        if(s.scheduled_s && s.first_audio_s)
+            audio_from_scheduled.push_back(*s.first_audio_s - *s.scheduled_s);
         for(const auto& e : s.errors)
             ++errors[e];
         if(!s.trace_error.empty())
@@ -101,6 +106,11 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     j["append_span_s"] = to_json(summarize(span, pacing_fractions));
     j["time_to_session_updated_s"] = to_json(summarize(updated, protocol_fractions));
     j["time_to_first_audio_s"] = to_json(summarize(first_audio, protocol_fractions));
+    if(!updated_from_scheduled.empty() || !audio_from_scheduled.empty()) {
+        // Open loop: anchored to the scheduled start, so queueing anywhere is counted.
+        j["latency_to_session_updated_s"] = to_json(summarize(updated_from_scheduled, protocol_fractions));
+        j["latency_to_first_audio_s"] = to_json(summarize(audio_from_scheduled, protocol_fractions));
+    }
     auto lag = to_json(summarize(lags, pacing_fractions));
     lag["over_80ms"] = lags_over;
     lag["contexts"] = loop_lag_s.size();

@@ -339,7 +339,10 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
         }
     });
 
-    if(c.options.interrupt) {
+    if(c.options.interrupt && c.options.interrupt->requested) {
+        r.interrupted = true; // started after the run was interrupted: do nothing
+        c.stopping = true;
+    } else if(c.options.interrupt) {
         c.options.interrupt->timer.async_wait([ctx, source = c.options.interrupt](boost::system::error_code) {
             if(source->requested && !ctx->finished) {
                 ctx->result.interrupted = true;

@@ -5,6 +5,8 @@
 #include <pacer/schedule/packet_grid.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
@@ -101,22 +103,65 @@ run_outcome run_duplex(const run_options& options) {
         c->input_length = schedule::input_duration(options.pcm->size());
         contexts.push_back(std::move(c));
     }
+    if(options.arrivals && options.arrivals->size() != options.sessions)
+        throw std::invalid_argument("open loop: one arrival per session");
     std::vector<std::exception_ptr> failures(options.sessions);
-    for(std::size_t i = 0; i < options.sessions; ++i) {
+    auto make_options = [&](std::size_t i) {
         auto& c = *contexts[i % threads];
-        ++c.running;
-        ++c.not_streaming;
         session_options so;
         so.index = static_cast<std::uint32_t>(i);
         so.endpoint = options.endpoint;
         so.pcm = options.pcm;
         so.timeout = options.timeout;
         so.seed = options.seed * 0x100000001b3ULL + i;
-        so.start_delay = options.stagger * static_cast<std::int64_t>(i) /
-                         static_cast<std::int64_t>(options.sessions);
+        if(!options.arrivals) // open-loop arrivals are spread by their schedule already
+            so.start_delay = options.stagger * static_cast<std::int64_t>(i) /
+                             static_cast<std::int64_t>(options.sessions);
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
-        asio::co_spawn(c.io, run_duplex_session(std::move(so), channel),
+        return so;
+    };
+    asio::cancellation_signal stop_dispatch; // used on context 0 only
+    auto stop_contexts = [&] {
+        for(auto& c : contexts)
+            asio::post(c->io, [&c = *c] {
+                c.monitor.stop();
+                c.interrupt.release();
+            });
+    };
+    if(options.arrivals) {
+        // Open loop: the dispatcher lives on context 0; each session runs on its own context
+        // and reports back there, so the concurrency cap is one counter on one thread.
+        for(std::size_t i = 0; i < options.sessions; ++i) {
+            ++contexts[i % threads]->not_streaming;
+            out.sessions[i].index = static_cast<std::uint32_t>(i);
+            out.sessions[i].dispatched = false;
+        }
+        auto request = [&](std::size_t i, time_point scheduled) -> asio::awaitable<void> {
+            auto& c = *contexts[i % threads];
+            auto r = co_await asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
+                                             asio::use_awaitable);
+            r.scheduled_s = to_seconds(scheduled);
+            out.sessions[i] = std::move(r);
+        };
+        open_loop_options olo;
+        olo.max_concurrency = options.max_concurrency;
+        olo.policy = options.policy;
+        asio::co_spawn(contexts[0]->io, run_open_loop(*options.arrivals, olo, request),
+                       asio::bind_cancellation_slot(stop_dispatch.slot(), [&](std::exception_ptr e,
+                                                                              open_loop_result r) {
+                           if(e)
+                               failures[0] = e;
+                           else
+                               out.open_loop = std::move(r);
+                           stop_contexts();
+                       }));
+    }
+    for(std::size_t i = 0; i < options.sessions && !options.arrivals; ++i) {
+        auto& c = *contexts[i % threads];
+        ++c.running;
+        ++c.not_streaming;
+        asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
                        [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
                            if(e)
                                failures[i] = e;
@@ -141,6 +186,8 @@ run_outcome run_duplex(const run_options& options) {
             if(ec)
                 return;
             interrupted = true;
+            if(options.arrivals) // no new arrivals; sessions in flight are interrupted below
+                asio::post(contexts[0]->io, [&] { stop_dispatch.emit(asio::cancellation_type::terminal); });
             for(auto& c : contexts)
                 asio::post(c->io, [&c = *c] { c.interrupt.request(); });
         });
@@ -177,6 +224,8 @@ run_outcome run_duplex(const run_options& options) {
     for(auto& f : failures)
         if(f)
             std::rethrow_exception(f);
+    if(options.arrivals) // sessions the cap dropped never ran: they are in the open-loop records
+        std::erase_if(out.sessions, [](const session_result& r) { return !r.dispatched; });
     if(writer_error)
         std::rethrow_exception(writer_error);
     return out;

@@ -75,6 +75,8 @@ struct session_result {
     bool interrupted = false;  ///< ended early by the runner's interrupt
     int admission_denials = 0;
     std::optional<double> session_start_s;   ///< origin of the packet grid
+    std::optional<double> scheduled_s;       ///< open loop: the scheduled start (latency anchor)
+    bool dispatched = true;                  ///< open loop: false when the cap dropped it
     std::optional<double> connect_start_s;
     std::optional<double> updated_s;         ///< `session.updated` received
     std::optional<double> first_audio_s;     ///< first `response.output_audio.delta`

@@ -3,6 +3,7 @@
 // strand, no lock), a loop monitor on each, and the trace writer on its own context thread.
 
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/open_loop.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <filesystem>
@@ -29,6 +30,11 @@ struct run_options {
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;
+    /// Open-loop arrivals: session i starts at its scheduled offset (instead of all at once),
+    /// dispatched from context 0; `sessions` must equal `arrivals->size()`.
+    std::optional<std::vector<std::chrono::nanoseconds>> arrivals;
+    std::size_t max_concurrency = 0;  ///< open loop: sessions in flight at most (0: no cap)
+    cap_policy policy = cap_policy::queue;
 };
 
 struct run_outcome {
@@ -41,6 +47,7 @@ struct run_outcome {
     double wall_s = 0;
     std::size_t stalls_injected = 0;
     bool interrupted = false;  ///< a signal ended the run early
+    std::optional<open_loop_result> open_loop;  ///< open-loop runs: the dispatcher's records
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.
