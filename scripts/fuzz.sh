@@ -58,7 +58,7 @@ for t in $targets; do
     else
         printf '%-14s CRASH  %10s runs %8s exec/s  (exit %s, log %s)\n' "$t" "${runs:-?}" \
             "${rate:-?}" "$status" "$log"
-        grep -E '^(==[0-9]+==ERROR|SUMMARY|fuzz_|artifact_prefix|Test unit written)' "$log" | head -8 |
+        grep -aE '^(==[0-9]+==ERROR|SUMMARY|fuzz_|artifact_prefix|Test unit written)' "$log" | head -8 |
             sed 's/^/    /'
         failed+=("$t")
     fi

@@ -21,16 +21,17 @@ struct merge_settings {
 };
 
 int run_merge(const merge_settings& s) {
-    if(s.inputs.empty())
+    if (s.inputs.empty())
         throw usage_error("merge needs at least one run folder");
-    if(fs::exists(s.output))
+    if (fs::exists(s.output))
         throw usage_error(fmt::format(
-            "--output {} already exists; pacer never overwrites results: choose a new folder", s.output));
+            "--output {} already exists; pacer never overwrites results: choose a new folder",
+            s.output));
     std::vector<metrics::run_part> parts;
-    for(const auto& in : s.inputs) {
+    for (const auto& in : s.inputs) {
         try {
             parts.push_back(metrics::read_run_part(in));
-        } catch(const std::runtime_error& e) {
+        } catch (const std::runtime_error& e) {
             throw usage_error(e.what());
         }
     }
@@ -40,16 +41,19 @@ int run_merge(const merge_settings& s) {
     const auto& p = merged.at("pacing").as_object();
     const auto& dev = p.at("pacing_abs_deviation_s").as_object();
     auto ms = [](const boost::json::value& v) {
-        return v.is_null() ? std::string("-") : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
+        return v.is_null() ? std::string("-")
+                           : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
     };
     fmt::print("pacer merge: {} parts\n", parts.size());
-    fmt::print("  sessions   {} complete of {}\n", p.at("sessions").at("complete").to_number<double>(),
+    fmt::print("  sessions   {} complete of {}\n",
+               p.at("sessions").at("complete").to_number<double>(),
                p.at("sessions").at("requested").to_number<double>());
-    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n", p.at("packets").at("sent").to_number<double>(),
+    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",
+               p.at("packets").at("sent").to_number<double>(),
                p.at("packets").at("late").to_number<std::uint64_t>(),
                merged.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
-    fmt::print("  |dev|      p50 {}  p99 {}  p99.9 {}  max {}  (pooled)\n", ms(dev.at("p50")), ms(dev.at("p99")),
-               ms(dev.at("p99.9")), ms(dev.at("max")));
+    fmt::print("  |dev|      p50 {}  p99 {}  p99.9 {}  max {}  (pooled)\n", ms(dev.at("p50")),
+               ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
     fmt::print("  overlap    {} input streams at once at the peak\n",
                p.at("peak_overlapping_input_streams").to_number<std::uint64_t>());
     fmt::print("  results    {}\n", (fs::path(s.output) / "summary.json").string());
@@ -65,7 +69,8 @@ command add_merge_command(CLI::App& app) {
                  "shards on several hosts): percentiles over every packet of every part, late "
                  "packets, sessions, and the peak number of overlapping input streams, aligned on "
                  "the wall clock with each part's recorded (monotonic, realtime) pair.");
-    sub->add_option("runs", s->inputs, "Run folders (each with summary.json and samples.json)")->required();
+    sub->add_option("runs", s->inputs, "Run folders (each with summary.json and samples.json)")
+        ->required();
     sub->add_option("-o,--output", s->output, "New folder for the pooled summary.json")->required();
     return {sub, [s] { return run_merge(*s); }};
 }

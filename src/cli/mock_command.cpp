@@ -31,26 +31,28 @@ struct mock_settings {
 int run_mock(mock_settings& s) {
     try {
         s.options.inject = server::parse_fault(s.fault);
-    } catch(const std::invalid_argument& e) {
+    } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    if(!s.stats_output.empty() && std::filesystem::exists(s.stats_output))
-        throw usage_error(fmt::format("--stats-output {} already exists; choose a new file", s.stats_output));
+    if (!s.stats_output.empty() && std::filesystem::exists(s.stats_output))
+        throw usage_error(
+            fmt::format("--stats-output {} already exists; choose a new file", s.stats_output));
     runtime::ensure_descriptors(64);
     asio::io_context io{1};
     server::probe_mock mock(io, s.options);
     try {
         mock.listen();
-    } catch(const std::exception& e) {
-        throw usage_error(fmt::format("cannot listen on {}:{}: {}", s.options.host, s.options.port, e.what()));
+    } catch (const std::exception& e) {
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", s.options.host, s.options.port, e.what()));
     }
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int) {
-        if(!ec)
+        if (!ec)
             mock.stop();
     });
     asio::co_spawn(io, mock.serve(), [](std::exception_ptr e) {
-        if(e)
+        if (e)
             std::rethrow_exception(e);
     });
     fmt::print("listening on {}:{}\n", s.options.host, mock.port());
@@ -60,7 +62,7 @@ int run_mock(mock_settings& s) {
     const auto usage = runtime::read_process_usage();
     stats["process_cpu_s"] = usage.cpu_s;
     stats["peak_rss_bytes"] = usage.peak_rss_bytes;
-    if(!s.stats_output.empty())
+    if (!s.stats_output.empty())
         write_new_file(s.stats_output, boost::json::serialize(stats) + "\n");
     return exit_ok;
 }
@@ -77,7 +79,8 @@ command add_mock_command(CLI::App& app) {
     auto& o = s->options;
     o.port = 8097;
     sub->add_option("--host", o.host, "Address to listen on")->capture_default_str();
-    sub->add_option("--port", o.port, "Port to listen on (0: any free port)")->capture_default_str();
+    sub->add_option("--port", o.port, "Port to listen on (0: any free port)")
+        ->capture_default_str();
     sub->add_option("--replies-per-append", o.replies_per_append,
                     "Events per append: audio delta (80 ms at 22.05 kHz), transcript delta, "
                     "sglang.unit.done, in turn")
@@ -97,7 +100,8 @@ command add_mock_command(CLI::App& app) {
     sub->add_option("--fault-every", o.fault_every,
                     "The fault hits every K-th session in accept order (1: all)")
         ->capture_default_str();
-    sub->add_option("--stats-output", s->stats_output, "Where to write the stats JSON on exit (new file)");
+    sub->add_option("--stats-output", s->stats_output,
+                    "Where to write the stats JSON on exit (new file)");
     return {sub, [s] { return run_mock(*s); }};
 }
 

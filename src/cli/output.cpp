@@ -17,10 +17,10 @@ namespace pacer::cli {
 namespace fs = std::filesystem;
 
 void create_output_dir(const fs::path& dir) {
-    if(dir.has_parent_path())
+    if (dir.has_parent_path())
         fs::create_directories(dir.parent_path());
-    if(::mkdir(dir.c_str(), 0755) != 0) {
-        if(errno == EEXIST)
+    if (::mkdir(dir.c_str(), 0755) != 0) {
+        if (errno == EEXIST)
             throw usage_error(fmt::format(
                 "--output {} already exists; pacer never overwrites results: choose a new folder",
                 dir.string()));
@@ -30,27 +30,31 @@ void create_output_dir(const fs::path& dir) {
 
 fs::path default_output_dir(std::string_view command) {
     const std::time_t now = std::time(nullptr);
-    return fs::path("pacer-results") / fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
+    return fs::path("pacer-results") /
+           fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
 void write_new_file(const fs::path& path, std::string_view content) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if(fd < 0)
-        throw std::runtime_error(fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
+    if (fd < 0)
+        throw std::runtime_error(
+            fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
     std::string_view rest = content;
-    while(!rest.empty()) {
+    while (!rest.empty()) {
         const ssize_t n = ::write(fd, rest.data(), rest.size());
-        if(n < 0 && errno == EINTR)
+        if (n < 0 && errno == EINTR)
             continue;
-        if(n < 0) {
+        if (n < 0) {
             const int err = errno;
             ::close(fd);
-            throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
+            throw std::runtime_error(
+                fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
         }
         rest.remove_prefix(static_cast<std::size_t>(n));
     }
-    if(::close(fd) != 0)
-        throw std::runtime_error(fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+    if (::close(fd) != 0)
+        throw std::runtime_error(
+            fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
 }
 
 } // namespace pacer::cli

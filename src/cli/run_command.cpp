@@ -9,10 +9,10 @@
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
-#include <pacer/schedule/schedule_file.hpp>
-#include <pacer/session/open_loop.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/schedule/schedule_file.hpp>
 #include <pacer/server/probe_mock.hpp>
+#include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -27,12 +27,11 @@
 #include <csignal>
 #include <cstdlib>
 #include <cstring>
-#include <future>
-#include <thread>
-
 #include <fcntl.h>
+#include <future>
 #include <spawn.h>
 #include <sys/wait.h>
+#include <thread>
 #include <unistd.h>
 
 extern char** environ;
@@ -59,7 +58,7 @@ struct run_settings {
     std::string shard;
     std::size_t shards = 0;
     std::string start_at;
-    double start_at_monotonic = -1;  // hidden: the parent's shared start for its workers
+    double start_at_monotonic = -1; // hidden: the parent's shared start for its workers
     // Open loop.
     std::string arrival;
     double rate = 0;
@@ -70,7 +69,7 @@ struct run_settings {
     std::string cap_policy = "queue";
     std::string schedule_file;
     CLI::Option* concurrency_option = nullptr;
-    int worker_index = -1;           // hidden: which worker of `--processes` this is
+    int worker_index = -1; // hidden: which worker of `--processes` this is
 };
 
 // The built-in probe mock on its own thread, for runs without --url.
@@ -84,7 +83,7 @@ public:
     ~local_mock() { stop(); }
     std::uint16_t port() const { return mock_.port(); }
     boost::json::object stop() {
-        if(thread_.joinable()) {
+        if (thread_.joinable()) {
             asio::post(io_, [this] { mock_.stop(); });
             thread_.join();
         }
@@ -104,62 +103,79 @@ std::string ms(const boost::json::value& v) {
 void print_table(const run_settings& s, const std::string& url, const metrics::pacing_figures& f,
                  const boost::json::object& summary, const fs::path& out) {
     const auto& p = f.json;
-    auto dist = [&](const char* key) -> const boost::json::object& { return p.at(key).as_object(); };
+    auto dist = [&](const char* key) -> const boost::json::object& {
+        return p.at(key).as_object();
+    };
     const auto& dev = dist("pacing_deviation_s");
     const auto& send = dist("ws_send_time_s");
     const auto& lag = dist("loop_lag_s");
     const auto& res = summary.at("resources").as_object();
     fmt::print("pacer run: {} sessions x {} against {}\n", s.concurrency,
                s.audio.empty() ? s.duration + " of silence" : s.audio, url);
-    fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete, f.sessions,
-               f.rejected, f.sessions - f.complete);
-    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n", f.packets_sent,
-               f.packets_expected, f.late_packets, f.sessions_with_late_packet,
+    fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete,
+               f.sessions, f.rejected, f.sessions - f.complete);
+    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n",
+               f.packets_sent, f.packets_expected, f.late_packets, f.sessions_with_late_packet,
                f.pacing_qualified ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
     fmt::print("  deviation  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ms(dev.at("p50")),
                ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
     fmt::print("  ws send    p50 {}  p99 {}  max {}\n", ms(send.at("p50")), ms(send.at("p99")),
                ms(send.at("max")));
-    fmt::print("  loop lag   p99 {}  max {}  over 80 ms: {}\n", ms(lag.at("p99")), ms(lag.at("max")),
-               lag.at("over_80ms").as_uint64());
+    fmt::print("  loop lag   p99 {}  max {}  over 80 ms: {}\n", ms(lag.at("p99")),
+               ms(lag.at("max")), lag.at("over_80ms").as_uint64());
     const auto& trace = summary.at("trace").as_object();
     fmt::print("  trace      {:.1f} MB written, channel waits {}\n",
                static_cast<double>(trace.at("bytes").as_uint64()) / 1e6,
                p.at("trace_channel").at("waits").as_uint64());
     std::string contexts;
-    for(const auto& c : res.at("session_context_cpu_cores").as_array())
+    for (const auto& c : res.at("session_context_cpu_cores").as_array())
         contexts += fmt::format("{}{:.2f}", contexts.empty() ? "" : "/", c.to_number<double>());
-    fmt::print("  cpu        client {:.2f} cores (session contexts {}, writer {:.2f}){}, peak RSS {:.0f} MB\n",
-               res.at("client_cpu_cores").to_number<double>(), contexts,
-               res.at("writer_cpu_cores").to_number<double>(),
-               res.contains("mock_cpu_cores")
-                   ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
-                   : std::string(),
-               static_cast<double>(res.at("peak_rss_bytes").as_uint64()) / 1e6);
-    for(const auto& e : p.at("errors").as_array())
+    fmt::print(
+        "  cpu        client {:.2f} cores (session contexts {}, writer {:.2f}){}, peak RSS {:.0f} "
+        "MB\n",
+        res.at("client_cpu_cores").to_number<double>(), contexts,
+        res.at("writer_cpu_cores").to_number<double>(),
+        res.contains("mock_cpu_cores")
+            ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
+            : std::string(),
+        static_cast<double>(res.at("peak_rss_bytes").as_uint64()) / 1e6);
+    for (const auto& e : p.at("errors").as_array())
         fmt::print("  error      {} session(s): {}\n", e.at("sessions").as_uint64(),
                    e.at("message").as_string().c_str());
     fmt::print("  results    {}\n", (out / "summary.json").string());
 }
 
 // The argument list that makes a worker process run `sessions` sessions of `s`.
-std::vector<std::string> worker_args(const run_settings& s, const std::string& url, const fs::path& out,
-                                     double start_at_monotonic, int index) {
-    std::vector<std::string> a{"pacer", "run", "--url", url, "-c", std::to_string(s.concurrency),
-                               "--threads", std::to_string(s.threads), "--timeout", s.timeout,
-                               "--stagger-ms", fmt::format("{}", s.stagger_ms), "-o", out.string(),
-                               "--start-at-monotonic", fmt::format("{:.9f}", start_at_monotonic),
-                               "--worker-index", std::to_string(index)};
-    if(!s.audio.empty()) {
+std::vector<std::string> worker_args(const run_settings& s, const std::string& url,
+                                     const fs::path& out, double start_at_monotonic, int index) {
+    std::vector<std::string> a{"pacer",
+                               "run",
+                               "--url",
+                               url,
+                               "-c",
+                               std::to_string(s.concurrency),
+                               "--threads",
+                               std::to_string(s.threads),
+                               "--timeout",
+                               s.timeout,
+                               "--stagger-ms",
+                               fmt::format("{}", s.stagger_ms),
+                               "-o",
+                               out.string(),
+                               "--start-at-monotonic",
+                               fmt::format("{:.9f}", start_at_monotonic),
+                               "--worker-index",
+                               std::to_string(index)};
+    if (!s.audio.empty()) {
         a.push_back("--audio");
         a.push_back(s.audio);
     } else {
         a.push_back("-d");
         a.push_back(s.duration);
     }
-    if(s.keep_traces)
+    if (s.keep_traces)
         a.push_back("--keep-traces");
-    if(s.inject_stall_ms > 0) {
+    if (s.inject_stall_ms > 0) {
         a.push_back("--inject-stall-ms");
         a.push_back(fmt::format("{}", s.inject_stall_ms));
     }
@@ -169,32 +185,36 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
 // Workers of `--processes`: children whose signals the parent forwards.
 std::vector<pid_t> g_workers;
 void forward_signal(int sig) {
-    for(pid_t pid : g_workers)
+    for (pid_t pid : g_workers)
         ::kill(pid, sig);
 }
 
 std::string describe_status(int status) {
-    if(WIFEXITED(status))
+    if (WIFEXITED(status))
         return fmt::format("exit {}", WEXITSTATUS(status));
-    if(WIFSIGNALED(status))
-        return fmt::format("killed by signal {} ({})", WTERMSIG(status), ::strsignal(WTERMSIG(status)));
+    if (WIFSIGNALED(status))
+        return fmt::format("killed by signal {} ({})", WTERMSIG(status),
+                           ::strsignal(WTERMSIG(status)));
     return "unknown";
 }
 
 // `--processes P`: P worker processes of S sessions each share one start deadline on the
 // host's monotonic clock; their raw samples are pooled into one summary.
-int run_workers(const run_settings& s, const std::string& url, const fs::path& out, local_mock* mock) {
+int run_workers(const run_settings& s, const std::string& url, const fs::path& out,
+                local_mock* mock) {
     // One second lets every worker exec, read its input and connect before the deadline.
     const double start_at = to_seconds(clock::now()) + 1.0;
-    struct sigaction forward{}, old_int{}, old_term{};
+    struct sigaction forward {
+    }, old_int{}, old_term{};
     forward.sa_handler = forward_signal;
     ::sigaction(SIGINT, &forward, &old_int);
     ::sigaction(SIGTERM, &forward, &old_term);
     std::vector<pid_t> pids;
-    for(std::size_t k = 0; k < s.processes; ++k) {
-        auto args = worker_args(s, url, out / fmt::format("worker-{}", k), start_at, static_cast<int>(k));
+    for (std::size_t k = 0; k < s.processes; ++k) {
+        auto args =
+            worker_args(s, url, out / fmt::format("worker-{}", k), start_at, static_cast<int>(k));
         std::vector<char*> argv;
-        for(auto& a : args)
+        for (auto& a : args)
             argv.push_back(a.data());
         argv.push_back(nullptr);
         // Each worker's own table and errors go to worker-K.log beside its folder.
@@ -206,26 +226,27 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
         pid_t pid = -1;
         const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
         posix_spawn_file_actions_destroy(&fa);
-        if(rc != 0)
-            throw std::runtime_error(fmt::format("cannot start worker {}: {}", k, std::strerror(rc)));
+        if (rc != 0)
+            throw std::runtime_error(
+                fmt::format("cannot start worker {}: {}", k, std::strerror(rc)));
         pids.push_back(pid);
         g_workers.push_back(pid);
     }
     std::vector<int> statuses(pids.size(), 0);
-    for(std::size_t k = 0; k < pids.size(); ++k)
-        while(::waitpid(pids[k], &statuses[k], 0) < 0 && errno == EINTR) {
+    for (std::size_t k = 0; k < pids.size(); ++k)
+        while (::waitpid(pids[k], &statuses[k], 0) < 0 && errno == EINTR) {
         }
     g_workers.clear();
     ::sigaction(SIGINT, &old_int, nullptr);
     ::sigaction(SIGTERM, &old_term, nullptr);
     boost::json::object mock_stats;
-    if(mock)
+    if (mock)
         mock_stats = mock->stop();
 
     std::vector<metrics::run_part> parts;
     boost::json::array workers;
     bool all_ok = true, interrupted = false;
-    for(std::size_t k = 0; k < pids.size(); ++k) {
+    for (std::size_t k = 0; k < pids.size(); ++k) {
         const fs::path dir = out / fmt::format("worker-{}", k);
         const int st = statuses[k];
         const bool exited = WIFEXITED(st);
@@ -237,12 +258,12 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
         try {
             parts.push_back(metrics::read_run_part(dir));
             w["merged"] = true;
-        } catch(const std::exception& e) {
+        } catch (const std::exception& e) {
             w["merged"] = false;
             w["error"] = e.what();
             all_ok = false;
         }
-        if(!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified))
+        if (!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified))
             all_ok = false;
         workers.push_back(std::move(w));
     }
@@ -254,196 +275,215 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
-    if(mock)
+    if (mock)
         summary["mock"] = std::move(mock_stats);
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
 
     const auto& p = summary.at("pacing").as_object();
     const auto& dev = p.at("pacing_deviation_s").as_object();
-    fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency, url);
-    for(const auto& w : summary.at("workers").as_array())
-        fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(), w.at("status").as_string().c_str(),
+    fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency,
+               url);
+    for (const auto& w : summary.at("workers").as_array())
+        fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(),
+                   w.at("status").as_string().c_str(),
                    w.at("merged").as_bool() ? "" : " (no results)");
-    fmt::print("  sessions   {} complete of {} (pooled)\n", p.at("sessions").at("complete").to_number<double>(),
+    fmt::print("  sessions   {} complete of {} (pooled)\n",
+               p.at("sessions").at("complete").to_number<double>(),
                p.at("sessions").at("requested").to_number<double>());
-    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n", p.at("packets").at("sent").to_number<double>(),
+    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",
+               p.at("packets").at("sent").to_number<double>(),
                p.at("packets").at("late").to_number<std::uint64_t>(),
-               summary.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
+               summary.at("pacing_qualified").as_bool() ? "PACING QUALIFIED"
+                                                        : "PACING UNQUALIFIED");
     fmt::print("  deviation  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}  (pooled over all packets)\n",
-               ms(dev.at("p50")), ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
-    for(const auto& part : summary.at("parts").as_array())
-        fmt::print("  part       {}: {:.2f} cores, peak RSS {:.0f} MB\n", part.at("dir").as_string().c_str(),
+               ms(dev.at("p50")), ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")),
+               ms(dev.at("max")));
+    for (const auto& part : summary.at("parts").as_array())
+        fmt::print("  part       {}: {:.2f} cores, peak RSS {:.0f} MB\n",
+                   part.at("dir").as_string().c_str(),
                    part.at("client_cpu_cores").to_number<double>(),
                    part.at("peak_rss_bytes").to_number<double>() / 1e6);
     fmt::print("  results    {}\n", (out / "summary.json").string());
-    if(interrupted)
+    if (interrupted)
         return exit_interrupted;
-    if(!all_ok || p.at("sessions").at("complete").to_number<double>() != p.at("sessions").at("requested").to_number<double>())
+    if (!all_ok || p.at("sessions").at("complete").to_number<double>() !=
+                       p.at("sessions").at("requested").to_number<double>())
         return exit_failed;
     return summary.at("pacing_qualified").as_bool() ? exit_ok : exit_unqualified;
 }
 
 int run(const run_settings& s) {
     // Validate everything before anything is created.
-    if(s.concurrency == 0)
+    if (s.concurrency == 0)
         throw usage_error("--concurrency must be at least 1");
-    if(s.threads == 0)
+    if (s.threads == 0)
         throw usage_error("--threads must be at least 1");
     const auto timeout = parse_duration(s.timeout);
-    if(!timeout || timeout->count() == 0)
-        throw usage_error(fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
-    if(s.inject_stall_ms < 0)
+    if (!timeout || timeout->count() == 0)
+        throw usage_error(
+            fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    if (s.inject_stall_ms < 0)
         throw usage_error("--inject-stall-ms must be >= 0");
-    if(!(s.stagger_ms >= 0))
+    if (!(s.stagger_ms >= 0))
         throw usage_error("--stagger-ms must be >= 0");
-    if(s.processes == 0)
+    if (s.processes == 0)
         throw usage_error("--processes must be at least 1");
     // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
     std::optional<runtime::shard> shard;
     try {
-        if(!s.shard.empty()) {
+        if (!s.shard.empty()) {
             shard = runtime::parse_shard(s.shard);
-            if(!shard)
+            if (!shard)
                 throw usage_error(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
         } else {
-            shard = runtime::shard_from_environment(
-                [](const char* name) { return std::getenv(name); },
-                s.shards ? std::optional(s.shards) : std::nullopt);
+            shard =
+                runtime::shard_from_environment([](const char* name) { return std::getenv(name); },
+                                                s.shards ? std::optional(s.shards) : std::nullopt);
         }
-    } catch(const std::invalid_argument& e) {
+    } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    if(shard && s.processes > 1)
+    if (shard && s.processes > 1)
         throw usage_error("--processes and shards do not mix: run one worker per shard");
 
     // Open loop: a schedule fixed up front from (process, rate, burstiness, seed, count).
     std::optional<schedule::schedule_document> open_loop;
     const bool open_loop_asked = s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness;
-    if(!s.schedule_file.empty()) {
-        if(open_loop_asked)
-            throw usage_error("--schedule replays a saved schedule: drop --arrival/--rate/--sessions/--burstiness");
+    if (!s.schedule_file.empty()) {
+        if (open_loop_asked)
+            throw usage_error("--schedule replays a saved schedule: drop "
+                              "--arrival/--rate/--sessions/--burstiness");
         try {
             open_loop = schedule::read_schedule_file(s.schedule_file);
-        } catch(const std::exception& e) {
+        } catch (const std::exception& e) {
             throw usage_error(e.what());
         }
-    } else if(open_loop_asked) {
+    } else if (open_loop_asked) {
         schedule::schedule_spec spec;
-        const auto process = schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
-        if(!process)
-            throw usage_error(fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-        if(s.sessions == 0)
+        const auto process =
+            schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
+        if (!process)
+            throw usage_error(
+                fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
+        if (s.sessions == 0)
             throw usage_error("open-loop runs need --sessions N (how many arrivals)");
         spec.process = *process;
         spec.rate = s.rate;
-        if(s.burstiness)
+        if (s.burstiness)
             spec.burstiness = *s.burstiness;
         spec.seed = s.seed;
         spec.count = s.sessions;
         try {
             schedule::validate(spec);
             open_loop = schedule::schedule_document{spec, schedule::make_schedule(spec), {}};
-        } catch(const std::invalid_argument& e) {
+        } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
         open_loop->sha256 = schedule::schedule_sha256(open_loop->offsets);
     }
     const auto policy = session::parse_cap_policy(s.cap_policy);
-    if(!policy)
-        throw usage_error(fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
-    if(open_loop) {
-        if(s.concurrency_option && s.concurrency_option->count() > 0)
-            throw usage_error("--concurrency starts every session at once; open-loop runs take --sessions");
-        if(s.processes > 1)
-            throw usage_error("--processes does not take open-loop arrivals yet: use --shard I/N per worker");
-        if(open_loop->offsets.empty())
+    if (!policy)
+        throw usage_error(
+            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+    if (open_loop) {
+        if (s.concurrency_option && s.concurrency_option->count() > 0)
+            throw usage_error(
+                "--concurrency starts every session at once; open-loop runs take --sessions");
+        if (s.processes > 1)
+            throw usage_error(
+                "--processes does not take open-loop arrivals yet: use --shard I/N per worker");
+        if (open_loop->offsets.empty())
             throw usage_error("the schedule has no arrivals");
-    } else if(s.max_concurrency > 0) {
+    } else if (s.max_concurrency > 0) {
         throw usage_error("--max-concurrency gates open-loop arrivals: give --rate and --sessions");
     }
     std::vector<std::chrono::nanoseconds> arrivals;
-    if(open_loop)
+    if (open_loop)
         arrivals = shard ? runtime::shard_arrivals(*shard, open_loop->offsets) : open_loop->offsets;
     const std::size_t sessions = open_loop ? arrivals.size()
                                  : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
                                            : s.concurrency;
-    if(sessions == 0)
-        throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}", shard->index,
-                                      shard->count, s.concurrency));
+    if (sessions == 0)
+        throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}",
+                                      shard->index, shard->count, s.concurrency));
     std::optional<double> start_monotonic;
-    if(s.start_at_monotonic >= 0)
+    if (s.start_at_monotonic >= 0)
         start_monotonic = s.start_at_monotonic;
-    if(!s.start_at.empty()) {
+    if (!s.start_at.empty()) {
         const auto wall = runtime::parse_start_at(s.start_at);
-        if(!wall)
+        if (!wall)
             throw usage_error(fmt::format(
-                "--start-at '{}' must be RFC 3339 UTC (2026-11-30T17:00:00Z) or Unix seconds", s.start_at));
+                "--start-at '{}' must be RFC 3339 UTC (2026-11-30T17:00:00Z) or Unix seconds",
+                s.start_at));
         const auto now = read_clock_pair();
-        if(*wall < now.realtime_s - 1.0)
+        if (*wall < now.realtime_s - 1.0)
             throw usage_error(fmt::format("--start-at {} is {:.1f} s in the past", s.start_at,
                                           now.realtime_s - *wall));
         start_monotonic = now.monotonic_s + (*wall - now.realtime_s);
     }
     std::vector<std::uint8_t> pcm;
-    if(!s.audio.empty()) {
+    if (!s.audio.empty()) {
         try {
             pcm = runtime::read_input_wav(s.audio);
-        } catch(const std::runtime_error& e) {
+        } catch (const std::runtime_error& e) {
             throw usage_error(e.what());
         }
     } else {
         const auto d = parse_duration(s.duration);
-        if(!d || d->count() == 0)
-            throw usage_error(fmt::format("--duration '{}' is not a positive duration such as 30s", s.duration));
+        if (!d || d->count() == 0)
+            throw usage_error(
+                fmt::format("--duration '{}' is not a positive duration such as 30s", s.duration));
         pcm = runtime::silence(*d);
     }
     const auto input_length = schedule::input_duration(pcm.size());
-    if(*timeout <= input_length)
-        throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout,
-                                      to_seconds(input_length)));
+    if (*timeout <= input_length)
+        throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
+                                      s.timeout, to_seconds(input_length)));
     transport::ws_endpoint endpoint;
-    if(!s.url.empty()) {
+    if (!s.url.empty()) {
         try {
             endpoint = transport::parse_ws_url(s.url);
-        } catch(const std::invalid_argument& e) {
+        } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
     }
     const fs::path out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
-    if(fs::exists(out))
+    if (fs::exists(out))
         throw usage_error(fmt::format(
-            "--output {} already exists; pacer never overwrites results: choose a new folder", out.string()));
+            "--output {} already exists; pacer never overwrites results: choose a new folder",
+            out.string()));
     // Each session holds a socket and two files; a local mock holds the other socket end.
     runtime::ensure_descriptors(sessions * s.processes * (s.url.empty() ? 4 : 3) + 64);
     create_output_dir(out);
 
     std::unique_ptr<local_mock> mock;
     std::string url = s.url;
-    if(url.empty()) {
+    if (url.empty()) {
         mock = std::make_unique<local_mock>();
         endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
         url = fmt::format("ws://127.0.0.1:{}/v1/realtime", mock->port());
     }
-    if(s.processes > 1)
+    if (s.processes > 1)
         return run_workers(s, url, out, mock.get());
-    if(mock)
+    if (mock)
         url += " (built-in mock)";
 
-    if(const char* abort_worker = std::getenv("PACER_TEST_ABORT_WORKER");
-       abort_worker && s.worker_index >= 0 && std::to_string(s.worker_index) == abort_worker)
+    if (const char* abort_worker = std::getenv("PACER_TEST_ABORT_WORKER");
+        abort_worker && s.worker_index >= 0 && std::to_string(s.worker_index) == abort_worker)
         std::abort(); // test seam: a worker that dies, so the parent's reporting can be checked
-    if(start_monotonic) {
+    if (start_monotonic) {
         // A shared start: every worker or shard begins at the same instant.
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
     }
 
     session::run_options ro;
     ro.sessions = sessions;
-    if(open_loop) {
+    if (open_loop) {
         ro.arrivals = arrivals;
         ro.max_concurrency = s.max_concurrency;
         ro.policy = *policy;
-        write_new_file(out / "schedule.json", schedule::to_json(open_loop->spec, open_loop->offsets));
+        write_new_file(out / "schedule.json",
+                       schedule::to_json(open_loop->spec, open_loop->offsets));
     }
     ro.threads = s.threads;
     ro.endpoint = endpoint;
@@ -451,14 +491,14 @@ int run(const run_settings& s) {
     ro.timeout = std::chrono::duration_cast<duration>(*timeout);
     ro.trace_root = out;
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
-    if(s.inject_stall_ms > 0)
+    if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
     const auto usage = runtime::read_process_usage();
     boost::json::object mock_stats;
-    if(mock)
+    if (mock)
         mock_stats = mock->stop();
 
     const auto figures = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
@@ -483,7 +523,7 @@ int run(const run_settings& s) {
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
     bool schedule_kept = true;
-    if(outcome.open_loop) {
+    if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid: the
         // run keeps its schedule when dispatch lag p99 <= 5 ms and max <= 80 ms.
         session::schedule_thresholds thresholds;
@@ -491,88 +531,93 @@ int run(const run_settings& s) {
         thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
         auto ol = session::open_loop_summary(*outcome.open_loop, thresholds);
         schedule_kept = ol.at("schedule_kept").as_bool();
-        ol["schedule"] = boost::json::object{{"arrival", schedule::to_string(open_loop->spec.process)},
-                                             {"rate", open_loop->spec.rate},
-                                             {"burstiness", open_loop->spec.burstiness},
-                                             {"seed", open_loop->spec.seed},
-                                             {"arrivals", open_loop->offsets.size()},
-                                             {"sha256", open_loop->sha256},
-                                             {"file", (out / "schedule.json").string()}};
+        ol["schedule"] =
+            boost::json::object{{"arrival", schedule::to_string(open_loop->spec.process)},
+                                {"rate", open_loop->spec.rate},
+                                {"burstiness", open_loop->spec.burstiness},
+                                {"seed", open_loop->spec.seed},
+                                {"arrivals", open_loop->offsets.size()},
+                                {"sha256", open_loop->sha256},
+                                {"file", (out / "schedule.json").string()}};
         summary["open_loop"] = std::move(ol);
     }
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     summary["host"] = host;
-    if(shard)
+    if (shard)
         summary["shard"] = boost::json::object{{"index", shard->index},
                                                {"count", shard->count},
                                                {"source", shard->source},
                                                {"sessions_total", s.concurrency}};
-    if(s.worker_index >= 0)
+    if (s.worker_index >= 0)
         summary["worker_index"] = s.worker_index;
-    if(start_monotonic)
+    if (start_monotonic)
         summary["start_at_monotonic_s"] = *start_monotonic;
     const auto& w = outcome.writer;
-    summary["trace"] = {{"lines", w.lines},
-                        {"bytes", w.bytes},
-                        {"writes", w.writes},
-                        {"write_errors", w.write_errors},
-                        {"peak_buffered_bytes", w.peak_buffered_bytes},
-                        {"bytes_per_s", outcome.wall_s > 0 ? static_cast<double>(w.bytes) / outcome.wall_s : 0.0},
-                        {"kept", s.keep_traces}};
+    summary["trace"] = {
+        {"lines", w.lines},
+        {"bytes", w.bytes},
+        {"writes", w.writes},
+        {"write_errors", w.write_errors},
+        {"peak_buffered_bytes", w.peak_buffered_bytes},
+        {"bytes_per_s", outcome.wall_s > 0 ? static_cast<double>(w.bytes) / outcome.wall_s : 0.0},
+        {"kept", s.keep_traces}};
     boost::json::object resources;
     const double cpu = usage.cpu_s - cpu_before;
     double mock_cpu = 0;
-    if(const auto* m = mock_stats.if_contains("thread_cpu_s"))
+    if (const auto* m = mock_stats.if_contains("thread_cpu_s"))
         mock_cpu = m->to_number<double>();
     resources["wall_s"] = outcome.wall_s;
     resources["client_cpu_s"] = cpu - mock_cpu;
     resources["client_cpu_cores"] = outcome.wall_s > 0 ? (cpu - mock_cpu) / outcome.wall_s : 0.0;
-    if(mock) {
+    if (mock) {
         resources["mock_cpu_s"] = mock_cpu;
         resources["mock_cpu_cores"] = outcome.wall_s > 0 ? mock_cpu / outcome.wall_s : 0.0;
     }
     resources["peak_rss_bytes"] = usage.peak_rss_bytes;
     boost::json::array context_cores;
-    for(double c : outcome.context_cpu_s)
+    for (double c : outcome.context_cpu_s)
         context_cores.push_back(outcome.wall_s > 0 ? c / outcome.wall_s : 0.0);
     resources["session_context_cpu_cores"] = std::move(context_cores);
-    resources["writer_cpu_cores"] = outcome.wall_s > 0 ? outcome.writer_cpu_s / outcome.wall_s : 0.0;
+    resources["writer_cpu_cores"] =
+        outcome.wall_s > 0 ? outcome.writer_cpu_s / outcome.wall_s : 0.0;
     summary["resources"] = std::move(resources);
-    if(mock)
+    if (mock)
         summary["mock"] = std::move(mock_stats);
 
     write_new_file(out / "samples.json", metrics::samples_json(outcome.sessions));
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
-    if(!s.keep_traces) {
+    if (!s.keep_traces) {
         // The traces proved the writer kept up; the receipts and summaries are what stays.
-        for(const auto& r : outcome.sessions) {
+        for (const auto& r : outcome.sessions) {
             std::error_code ignored;
             fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
         }
     }
     print_table(s, url, figures, summary, out);
-    if(outcome.interrupted) {
+    if (outcome.interrupted) {
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
         return exit_interrupted;
     }
-    if(outcome.open_loop) {
+    if (outcome.open_loop) {
         const auto& ol = summary.at("open_loop").as_object();
         const auto& lat = ol.at("latency_s").as_object();
         const auto& lag = ol.at("dispatch_lag_s").as_object();
         const auto& cap = ol.at("cap").as_object();
-        fmt::print("  open loop  {} arrivals, {} dropped by the cap; latency p50 {} p99 {}; dispatch lag "
-                   "p99 {} max {} -> {}\n",
-                   ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
-                   ol.at("requests").at("dropped").to_number<std::uint64_t>(), ms(lat.at("p50")),
-                   ms(lat.at("p99")), ms(lag.at("p99")), ms(lag.at("max")),
-                   schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
-        if(cap.at("binding").as_bool())
+        fmt::print(
+            "  open loop  {} arrivals, {} dropped by the cap; latency p50 {} p99 {}; dispatch lag "
+            "p99 {} max {} -> {}\n",
+            ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
+            ol.at("requests").at("dropped").to_number<std::uint64_t>(), ms(lat.at("p50")),
+            ms(lat.at("p99")), ms(lag.at("p99")), ms(lag.at("max")),
+            schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+        if (cap.at("binding").as_bool())
             fmt::print("  cap        --max-concurrency {} bound: {} arrivals delayed, {} dropped\n",
                        cap.at("max_concurrency").to_number<std::uint64_t>(),
-                       cap.at("delayed").to_number<std::uint64_t>(), cap.at("dropped").to_number<std::uint64_t>());
+                       cap.at("delayed").to_number<std::uint64_t>(),
+                       cap.at("dropped").to_number<std::uint64_t>());
     }
-    if(figures.complete != figures.sessions)
+    if (figures.complete != figures.sessions)
         return exit_failed;
     return figures.pacing_qualified && schedule_kept ? exit_ok : exit_unqualified;
 }
@@ -588,20 +633,23 @@ command add_run_command(CLI::App& app) {
                "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified); "
                "130 interrupted by SIGINT/SIGTERM (sessions closed, files and a partial summary "
                "written).");
-    s->concurrency_option =
-        sub->add_option("-c,--concurrency", s->concurrency, "Sessions started at once (closed batch)")
-            ->capture_default_str();
+    s->concurrency_option = sub->add_option("-c,--concurrency", s->concurrency,
+                                            "Sessions started at once (closed batch)")
+                                ->capture_default_str();
     sub->add_option("--arrival", s->arrival,
                     "Open loop: start sessions on a seeded schedule instead of all at once: "
                     "poisson (default), gamma (with --burstiness) or constant")
         ->group("Open loop");
     sub->add_option("--rate", s->rate, "Open loop: arrivals per second")->group("Open loop");
-    sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")->group("Open loop");
+    sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")
+        ->group("Open loop");
     sub->add_option("--burstiness", s->burstiness,
                     "Open loop, gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
                     "--burstiness is 1/B^2)")
         ->group("Open loop");
-    sub->add_option("--seed", s->seed, "Open loop: schedule seed")->capture_default_str()->group("Open loop");
+    sub->add_option("--seed", s->seed, "Open loop: schedule seed")
+        ->capture_default_str()
+        ->group("Open loop");
     sub->add_option("--max-concurrency", s->max_concurrency,
                     "Open loop: sessions in flight at most; gates dispatch, never moves the "
                     "schedule (0: no cap)")
@@ -610,13 +658,15 @@ command add_run_command(CLI::App& app) {
                     "Open loop: when the cap binds, queue (wait; counted in latency) or drop")
         ->capture_default_str()
         ->group("Open loop");
-    sub->add_option("--schedule", s->schedule_file,
-                    "Open loop: replay a saved schedule.json (as written next to every open-loop run)")
+    sub->add_option(
+           "--schedule", s->schedule_file,
+           "Open loop: replay a saved schedule.json (as written next to every open-loop run)")
         ->group("Open loop");
     sub->add_option("-d,--duration", s->duration,
                     "Length of silent input per session when no --audio is given (e.g. 30s, 90s)")
         ->capture_default_str();
-    sub->add_option("--audio", s->audio, "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
+    sub->add_option("--audio", s->audio,
+                    "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
                     "probe mock in this process on its own thread");
@@ -644,7 +694,8 @@ command add_run_command(CLI::App& app) {
                     "Run shard I of N (I/N) of --concurrency sessions (sessions I, I+N, ...). "
                     "Without it, the shard comes from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, "
                     "SLURM_PROCID/NTASKS or JOB_COMPLETION_INDEX (with --shards) when set");
-    sub->add_option("--shards", s->shards, "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)");
+    sub->add_option("--shards", s->shards,
+                    "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)");
     sub->add_option("--start-at", s->start_at,
                     "Start at this wall-clock instant (RFC 3339 UTC or Unix seconds): every shard "
                     "begins together");

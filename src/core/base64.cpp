@@ -20,26 +20,26 @@ std::string base64_encode(std::string_view bytes) {
 }
 
 std::optional<std::string> base64_decode(std::string_view text) {
-    if(text.size() % 4 != 0)
+    if (text.size() % 4 != 0)
         return std::nullopt;
     const std::size_t expected = base64_decoded_size(text);
     const std::size_t pad = text.size() / 4 * 3 - expected;
     std::string out(b64::decoded_size(text.size()), '\0');
     // Beast stops at the first padding or invalid character: all but the padding must be read.
     const auto [written, read] = b64::decode(out.data(), text.data(), text.size());
-    if(read != text.size() - pad || written != expected)
+    if (read != text.size() - pad || written != expected)
         return std::nullopt;
     out.resize(written);
     return out;
 }
 
 std::size_t base64_decoded_size(std::string_view text) {
-    if(text.size() < 4)
+    if (text.size() < 4)
         return 0;
     std::size_t pad = 0;
-    if(text.back() == '=')
+    if (text.back() == '=')
         ++pad;
-    if(text[text.size() - 2] == '=')
+    if (text[text.size() - 2] == '=')
         ++pad;
     return text.size() / 4 * 3 - pad;
 }

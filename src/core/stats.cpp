@@ -9,7 +9,7 @@
 namespace pacer {
 
 std::optional<double> percentile_sorted(std::span<const double> sorted, double f) {
-    if(sorted.empty())
+    if (sorted.empty())
         return std::nullopt;
     const double pos = static_cast<double>(sorted.size() - 1) * std::clamp(f, 0.0, 1.0);
     const auto lo = static_cast<std::size_t>(std::floor(pos));
@@ -24,8 +24,8 @@ std::optional<double> percentile(std::span<const double> values, double f) {
 }
 
 std::optional<double> distribution::at(double f) const {
-    for(const auto& [fraction, value] : quantiles)
-        if(fraction == f)
+    for (const auto& [fraction, value] : quantiles)
+        if (fraction == f)
             return value;
     return std::nullopt;
 }
@@ -34,12 +34,12 @@ distribution summarize(std::vector<double>& values, std::span<const double> frac
     std::sort(values.begin(), values.end());
     distribution d;
     d.n = values.size();
-    for(double f : fractions)
+    for (double f : fractions)
         d.quantiles.emplace_back(f, percentile_sorted(values, f));
-    if(!values.empty()) {
+    if (!values.empty()) {
         d.max = values.back();
-        d.mean = std::accumulate(values.begin(), values.end(), 0.0) /
-                 static_cast<double>(values.size());
+        d.mean =
+            std::accumulate(values.begin(), values.end(), 0.0) / static_cast<double>(values.size());
     }
     return d;
 }
@@ -53,7 +53,7 @@ boost::json::value optional_json(const std::optional<double>& v) {
 boost::json::object to_json(const distribution& d) {
     boost::json::object o;
     o["n"] = d.n;
-    for(const auto& [fraction, value] : d.quantiles)
+    for (const auto& [fraction, value] : d.quantiles)
         o[fmt::format("p{:g}", fraction * 100.0)] = optional_json(value);
     o["max"] = optional_json(d.max);
     o["mean"] = optional_json(d.mean);

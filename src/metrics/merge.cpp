@@ -1,6 +1,5 @@
-#include <pacer/metrics/merge.hpp>
-
 #include <pacer/core/stats.hpp>
+#include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 
 #include <boost/json/parse.hpp>
@@ -22,25 +21,27 @@ namespace {
 
 json::value read_json_file(const fs::path& path) {
     std::ifstream in(path, std::ios::binary);
-    if(!in)
+    if (!in)
         throw std::runtime_error(fmt::format("cannot read {}", path.string()));
     std::ostringstream ss;
     ss << in.rdbuf();
     boost::system::error_code ec;
     auto v = json::parse(ss.str(), ec);
-    if(ec)
-        throw std::runtime_error(fmt::format("{} is not valid JSON: {}", path.string(), ec.message()));
+    if (ec)
+        throw std::runtime_error(
+            fmt::format("{} is not valid JSON: {}", path.string(), ec.message()));
     return v;
 }
 
-double number_at(const json::object& o, std::initializer_list<const char*> path, double fallback = 0) {
+double number_at(const json::object& o, std::initializer_list<const char*> path,
+                 double fallback = 0) {
     const json::value* cur = nullptr;
     const json::object* obj = &o;
-    for(const char* k : path) {
-        if(!obj)
+    for (const char* k : path) {
+        if (!obj)
             return fallback;
         cur = obj->if_contains(k);
-        if(!cur)
+        if (!cur)
             return fallback;
         obj = cur->if_object();
     }
@@ -53,19 +54,22 @@ run_part read_run_part(const fs::path& dir) {
     run_part part;
     part.dir = dir;
     const auto summary = read_json_file(dir / "summary.json");
-    if(!summary.is_object() || !summary.as_object().contains("pacing"))
-        throw std::runtime_error(fmt::format("{} is not a pacer run summary", (dir / "summary.json").string()));
+    if (!summary.is_object() || !summary.as_object().contains("pacing"))
+        throw std::runtime_error(
+            fmt::format("{} is not a pacer run summary", (dir / "summary.json").string()));
     part.summary = summary.as_object();
     const auto samples = read_json_file(dir / "samples.json");
-    const auto* sessions = samples.is_object() ? samples.as_object().if_contains("sessions") : nullptr;
-    if(!sessions || !sessions->is_array())
-        throw std::runtime_error(fmt::format("{} has no sessions array", (dir / "samples.json").string()));
-    for(const auto& s : sessions->as_array()) {
+    const auto* sessions =
+        samples.is_object() ? samples.as_object().if_contains("sessions") : nullptr;
+    if (!sessions || !sessions->is_array())
+        throw std::runtime_error(
+            fmt::format("{} has no sessions array", (dir / "samples.json").string()));
+    for (const auto& s : sessions->as_array()) {
         session_samples ss;
         const auto& o = s.as_object();
-        if(const auto* start = o.if_contains("session_start_s"); start && start->is_number())
+        if (const auto* start = o.if_contains("session_start_s"); start && start->is_number())
             ss.session_start_s = start->to_number<double>();
-        for(const auto& d : o.at("deviation_s").as_array())
+        for (const auto& d : o.at("deviation_s").as_array())
             ss.deviation_s.push_back(d.to_number<double>());
         part.sessions.push_back(std::move(ss));
     }
@@ -79,7 +83,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     double requested = 0, admitted = 0, rejected = 0, complete = 0, expected = 0, sent = 0;
     double lag_p99_worst = 0, lag_max = 0, lag_over = 0, waits = 0;
     json::array part_list;
-    for(const auto& p : parts) {
+    for (const auto& p : parts) {
         const auto& s = p.summary;
         requested += number_at(s, {"pacing", "sessions", "requested"});
         admitted += number_at(s, {"pacing", "sessions", "admitted"});
@@ -92,23 +96,25 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         lag_over += number_at(s, {"pacing", "loop_lag_s", "over_80ms"});
         waits += number_at(s, {"pacing", "trace_channel", "waits"});
         // Monotonic seconds of this part -> wall-clock seconds.
-        const double to_wall = number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
+        const double to_wall =
+            number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
         std::size_t part_late = 0;
-        for(const auto& ss : p.sessions) {
+        for (const auto& ss : p.sessions) {
             bool session_late = false;
-            for(double d : ss.deviation_s) {
+            for (double d : ss.deviation_s) {
                 deviation.push_back(d);
                 abs_deviation.push_back(std::abs(d));
-                if(std::abs(d) > late_threshold_s) {
+                if (std::abs(d) > late_threshold_s) {
                     ++part_late;
                     session_late = true;
                 }
             }
             sessions_late += session_late;
-            if(ss.session_start_s && !ss.deviation_s.empty()) {
+            if (ss.session_start_s && !ss.deviation_s.empty()) {
                 const std::size_t n = ss.deviation_s.size();
                 const double first = *ss.session_start_s + ss.deviation_s.front();
-                const double last = *ss.session_start_s + 0.080 * static_cast<double>(n - 1) + ss.deviation_s.back();
+                const double last = *ss.session_start_s + 0.080 * static_cast<double>(n - 1) +
+                                    ss.deviation_s.back();
                 edges.emplace_back(first + to_wall, +1);
                 edges.emplace_back(last + to_wall, -1);
             }
@@ -120,15 +126,15 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                            {"client_cpu_cores", number_at(s, {"resources", "client_cpu_cores"})},
                            {"peak_rss_bytes", number_at(s, {"resources", "peak_rss_bytes"})},
                            {"loop_lag_p99_s", number_at(s, {"pacing", "loop_lag_s", "p99"})}};
-        if(const auto* c = s.if_contains("clock"))
+        if (const auto* c = s.if_contains("clock"))
             entry["clock"] = *c;
-        if(const auto* h = s.if_contains("host"))
+        if (const auto* h = s.if_contains("host"))
             entry["host"] = *h;
         part_list.push_back(std::move(entry));
     }
     std::sort(edges.begin(), edges.end());
     std::size_t open = 0, peak = 0;
-    for(const auto& [t, d] : edges) {
+    for (const auto& [t, d] : edges) {
         open = d > 0 ? open + 1 : open - 1;
         peak = std::max(peak, open);
     }
@@ -140,12 +146,15 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                                       {"complete", complete},
                                       {"incomplete", requested - complete},
                                       {"with_late_packet", sessions_late}};
-    pacing["packets"] = json::object{{"expected", expected}, {"sent", sent}, {"late", late},
+    pacing["packets"] = json::object{{"expected", expected},
+                                     {"sent", sent},
+                                     {"late", late},
                                      {"late_threshold_s", late_threshold_s}};
     pacing["pacing_qualified"] = qualified;
     pacing["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
     pacing["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
-    pacing["loop_lag_s"] = json::object{{"worst_part_p99", lag_p99_worst}, {"max", lag_max}, {"over_80ms", lag_over}};
+    pacing["loop_lag_s"] =
+        json::object{{"worst_part_p99", lag_p99_worst}, {"max", lag_max}, {"over_80ms", lag_over}};
     pacing["trace_channel"] = json::object{{"waits", waits}};
     pacing["peak_overlapping_input_streams"] = peak;
     json::object out;

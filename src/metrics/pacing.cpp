@@ -1,6 +1,5 @@
-#include <pacer/metrics/pacing.hpp>
-
 #include <pacer/core/stats.hpp>
+#include <pacer/metrics/pacing.hpp>
 
 #include <fmt/format.h>
 
@@ -11,18 +10,18 @@ namespace pacer::metrics {
 
 std::vector<double> packet_deviations(const session::session_result& s) {
     std::vector<double> out;
-    if(!s.session_start_s)
+    if (!s.session_start_s)
         return out;
     out.reserve(s.appends.size());
-    for(const auto& a : s.appends)
+    for (const auto& a : s.appends)
         out.push_back(a.start_s - (*s.session_start_s + 0.080 * static_cast<double>(a.seq)));
     return out;
 }
 
 std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions) {
     std::vector<std::pair<double, int>> edges;
-    for(const auto& s : sessions) {
-        if(s.appends.empty())
+    for (const auto& s : sessions) {
+        if (s.appends.empty())
             continue;
         edges.emplace_back(s.appends.front().start_s, +1);
         edges.emplace_back(s.appends.back().completed_s, -1);
@@ -30,7 +29,7 @@ std::size_t peak_overlapping_streams(const std::vector<session::session_result>&
     // At equal times an end sorts before a start: touching streams do not overlap.
     std::sort(edges.begin(), edges.end());
     std::size_t open = 0, peak = 0;
-    for(const auto& [t, d] : edges) {
+    for (const auto& [t, d] : edges) {
         open = d > 0 ? open + 1 : open - 1;
         peak = std::max(peak, open);
     }
@@ -45,7 +44,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     std::map<std::string, std::size_t> errors;
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
-    for(const auto& s : sessions) {
+    for (const auto& s : sessions) {
         ++f.sessions;
         f.admitted += s.admitted;
         f.rejected += s.rejected;
@@ -55,34 +54,34 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
         trace_waits += s.trace_waits;
         trace_wait_s += s.trace_wait_s;
         bool late = false;
-        for(double d : packet_deviations(s)) {
+        for (double d : packet_deviations(s)) {
             deviation.push_back(d);
             abs_deviation.push_back(std::abs(d));
-            if(std::abs(d) > late_threshold_s) {
+            if (std::abs(d) > late_threshold_s) {
                 ++f.late_packets;
                 late = true;
             }
         }
         f.sessions_with_late_packet += late;
-        for(const auto& a : s.appends)
+        for (const auto& a : s.appends)
             send_time.push_back(a.completed_s - a.start_s);
-        if(s.appends.size() > 1)
+        if (s.appends.size() > 1)
             span.push_back(s.appends.back().start_s - s.appends.front().start_s);
-        if(s.updated_s && s.connect_start_s)
+        if (s.updated_s && s.connect_start_s)
             updated.push_back(*s.updated_s - *s.connect_start_s);
-        if(s.first_audio_s && s.session_start_s)
+        if (s.first_audio_s && s.session_start_s)
             first_audio.push_back(*s.first_audio_s - *s.session_start_s);
-        if(s.scheduled_s && s.updated_s)
+        if (s.scheduled_s && s.updated_s)
             updated_from_scheduled.push_back(*s.updated_s - *s.scheduled_s);
-        if(s.scheduled_s && s.first_audio_s)
+        if (s.scheduled_s && s.first_audio_s)
             audio_from_scheduled.push_back(*s.first_audio_s - *s.scheduled_s);
-        for(const auto& e : s.errors)
+        for (const auto& e : s.errors)
             ++errors[e];
-        if(!s.trace_error.empty())
+        if (!s.trace_error.empty())
             ++errors[s.trace_error];
     }
     std::vector<double> lags;
-    for(const auto& l : loop_lag_s)
+    for (const auto& l : loop_lag_s)
         lags.insert(lags.end(), l.begin(), l.end());
     const auto lags_over = static_cast<std::size_t>(
         std::count_if(lags.begin(), lags.end(), [](double l) { return l > late_threshold_s; }));
@@ -106,10 +105,12 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     j["append_span_s"] = to_json(summarize(span, pacing_fractions));
     j["time_to_session_updated_s"] = to_json(summarize(updated, protocol_fractions));
     j["time_to_first_audio_s"] = to_json(summarize(first_audio, protocol_fractions));
-    if(!updated_from_scheduled.empty() || !audio_from_scheduled.empty()) {
+    if (!updated_from_scheduled.empty() || !audio_from_scheduled.empty()) {
         // Open loop: anchored to the scheduled start, so queueing anywhere is counted.
-        j["latency_to_session_updated_s"] = to_json(summarize(updated_from_scheduled, protocol_fractions));
-        j["latency_to_first_audio_s"] = to_json(summarize(audio_from_scheduled, protocol_fractions));
+        j["latency_to_session_updated_s"] =
+            to_json(summarize(updated_from_scheduled, protocol_fractions));
+        j["latency_to_first_audio_s"] =
+            to_json(summarize(audio_from_scheduled, protocol_fractions));
     }
     auto lag = to_json(summarize(lags, pacing_fractions));
     lag["over_80ms"] = lags_over;
@@ -118,7 +119,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     j["trace_channel"] = {{"waits", trace_waits}, {"wait_s", trace_wait_s}};
     j["peak_overlapping_input_streams"] = peak_overlapping_streams(sessions);
     boost::json::array errs;
-    for(const auto& [message, count] : errors)
+    for (const auto& [message, count] : errors)
         errs.push_back({{"message", message}, {"sessions", count}});
     j["errors"] = std::move(errs);
     return f;
@@ -127,13 +128,14 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
 std::string samples_json(const std::vector<session::session_result>& sessions) {
     std::string out = R"({"schema_version":1,"unit":"seconds","sessions":[)";
     bool first = true;
-    for(const auto& s : sessions) {
-        fmt::format_to(std::back_inserter(out), R"({}{{"index":{},"session_start_s":{},"deviation_s":[)",
-                       first ? "" : ",", s.index,
+    for (const auto& s : sessions) {
+        fmt::format_to(std::back_inserter(out),
+                       R"({}{{"index":{},"session_start_s":{},"deviation_s":[)", first ? "" : ",",
+                       s.index,
                        s.session_start_s ? fmt::format("{:.9f}", *s.session_start_s) : "null");
         first = false;
         bool first_dev = true;
-        for(double d : packet_deviations(s)) {
+        for (double d : packet_deviations(s)) {
             fmt::format_to(std::back_inserter(out), "{}{:.6f}", first_dev ? "" : ",", d);
             first_dev = false;
         }

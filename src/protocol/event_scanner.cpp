@@ -22,9 +22,9 @@ struct scan_handler {
 
     int depth = 0;
     bool top_is_object = false;
-    std::string key1, key2;   // the current key at depth 1 and 2
+    std::string key1, key2; // the current key at depth 1 and 2
     std::string key_buf;
-    bool in_sglang = false;   // inside the depth-1 `sglang` object
+    bool in_sglang = false; // inside the depth-1 `sglang` object
     bool type_ok = false;
     std::string type;
     bool fatal = false;
@@ -46,51 +46,51 @@ struct scan_handler {
 
     // A scalar value at the current depth.
     void scalar(bool truthy) {
-        if(at_type())
+        if (at_type())
             type_ok = false;
-        if(at_fatal())
+        if (at_fatal())
             fatal = truthy;
     }
 
     bool on_document_begin(error_code&) { return true; }
     bool on_document_end(error_code&) { return true; }
     bool on_object_begin(error_code&) {
-        if(depth == 0)
+        if (depth == 0)
             top_is_object = true;
-        if(at_type())
+        if (at_type())
             type_ok = false;
-        if(depth == 1 && key1 == "sglang")
+        if (depth == 1 && key1 == "sglang")
             in_sglang = true;
         ++depth;
         return true;
     }
     bool on_object_end(std::size_t n, error_code&) {
         --depth;
-        if(depth == 1 && in_sglang && key1 == "sglang")
+        if (depth == 1 && in_sglang && key1 == "sglang")
             in_sglang = false;
-        if(at_fatal())
+        if (at_fatal())
             fatal = n > 0;
         return true;
     }
     bool on_array_begin(error_code&) {
-        if(at_type())
+        if (at_type())
             type_ok = false;
         ++depth;
         return true;
     }
     bool on_array_end(std::size_t n, error_code&) {
         --depth;
-        if(at_fatal())
+        if (at_fatal())
             fatal = n > 0;
         return true;
     }
     bool on_key_part(string_view s, std::size_t, error_code&) {
-        if(depth <= 2)
+        if (depth <= 2)
             key_buf.append(s.data(), s.size());
         return true;
     }
     bool on_key(string_view s, std::size_t, error_code&) {
-        if(depth <= 2) {
+        if (depth <= 2) {
             key_buf.append(s.data(), s.size());
             (depth == 1 ? key1 : key2).swap(key_buf);
             key_buf.clear();
@@ -98,16 +98,16 @@ struct scan_handler {
         return true;
     }
     bool on_string_part(string_view s, std::size_t, error_code&) {
-        if(at_type() || at_fatal())
+        if (at_type() || at_fatal())
             string_buf.append(s.data(), s.size());
         return true;
     }
     bool on_string(string_view s, std::size_t n, error_code&) {
-        if(at_type()) {
+        if (at_type()) {
             string_buf.append(s.data(), s.size());
             type.swap(string_buf);
             type_ok = true;
-        } else if(at_fatal()) {
+        } else if (at_fatal()) {
             fatal = n > 0;
         }
         string_buf.clear();
@@ -154,21 +154,25 @@ const char* event_scanner::scan(std::string_view frame) {
     p.handler().reset();
     error_code ec;
     const std::size_t n = p.write_some(false, frame.data(), frame.size(), ec);
-    if(!ec && n != frame.size())
+    if (!ec && n != frame.size())
         ec = json::error::extra_data;
-    if(ec) {
+    if (ec) {
         impl_->reason = ec.message();
         return impl_->reason.c_str();
     }
     const auto& h = p.handler();
-    if(!h.top_is_object)
+    if (!h.top_is_object)
         return "expected a JSON object";
-    if(!h.type_ok)
+    if (!h.type_ok)
         return "missing string 'type'";
     return nullptr;
 }
 
-std::string_view event_scanner::type() const { return impl_->parser.handler().type; }
-bool event_scanner::fatal() const { return impl_->parser.handler().fatal; }
+std::string_view event_scanner::type() const {
+    return impl_->parser.handler().type;
+}
+bool event_scanner::fatal() const {
+    return impl_->parser.handler().fatal;
+}
 
 } // namespace pacer::protocol

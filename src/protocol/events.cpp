@@ -1,6 +1,5 @@
-#include <pacer/protocol/events.hpp>
-
 #include <pacer/core/base64.hpp>
+#include <pacer/protocol/events.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -43,11 +42,13 @@ std::string simple_event(std::string_view type, std::string_view event_id) {
 
 } // namespace
 
-const profile& default_profile() { return profiles[0]; }
+const profile& default_profile() {
+    return profiles[0];
+}
 
 const profile* find_profile(std::string_view name) {
-    for(const auto& p : profiles)
-        if(p.name == name || p.alias == name)
+    for (const auto& p : profiles)
+        if (p.name == name || p.alias == name)
             return &p;
     return nullptr;
 }
@@ -55,9 +56,9 @@ const profile* find_profile(std::string_view name) {
 std::string event_id_source::next() {
     static constexpr char hex[] = "0123456789abcdef";
     std::string id(32, '0');
-    for(int half = 0; half < 2; ++half) {
+    for (int half = 0; half < 2; ++half) {
         std::uint64_t v = splitmix64(state_);
-        for(int i = 0; i < 16; ++i, v >>= 4)
+        for (int i = 0; i < 16; ++i, v >>= 4)
             id[static_cast<std::size_t>(half * 16 + i)] = hex[v & 0xf];
     }
     return id;
@@ -127,8 +128,8 @@ server_event classify_server_event(std::string_view type) {
         {"session.closed", session_closed},
         {"error", error},
     };
-    for(const auto& e : table)
-        if(e.type == type)
+    for (const auto& e : table)
+        if (e.type == type)
             return e.kind;
     return unknown;
 }
@@ -142,7 +143,7 @@ const char* frame_parser::parse(std::string_view frame) {
     parser_.reset();
     boost::system::error_code ec;
     parser_.write(frame.data(), frame.size(), ec);
-    if(ec) {
+    if (ec) {
         parser_.reset();
         static thread_local std::string reason;
         reason = ec.message();
@@ -150,10 +151,10 @@ const char* frame_parser::parse(std::string_view frame) {
     }
     value_ = parser_.release();
     object_ = value_.if_object();
-    if(!object_)
+    if (!object_)
         return "expected a JSON object";
     const auto* type = object_->if_contains("type");
-    if(!type || !type->is_string()) {
+    if (!type || !type->is_string()) {
         object_ = nullptr;
         return "missing string 'type'";
     }
@@ -167,13 +168,17 @@ std::string malformed_frame_message(std::string_view frame, std::string_view rea
     // character and is written as U+FFFD so the trace stays valid UTF-8 JSON.
     std::string excerpt;
     std::size_t i = 0;
-    for(std::size_t chars = 0; i < frame.size() && chars < 200; ++chars) {
+    for (std::size_t chars = 0; i < frame.size() && chars < 200; ++chars) {
         const auto c = static_cast<unsigned char>(frame[i]);
-        const std::size_t len = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xe ? 3 : (c >> 3) == 0x1e ? 4 : 0;
+        const std::size_t len = c < 0x80           ? 1
+                                : (c >> 5) == 0x6  ? 2
+                                : (c >> 4) == 0xe  ? 3
+                                : (c >> 3) == 0x1e ? 4
+                                                   : 0;
         bool valid = len != 0 && i + len <= frame.size();
-        for(std::size_t k = 1; valid && k < len; ++k)
+        for (std::size_t k = 1; valid && k < len; ++k)
             valid = (static_cast<unsigned char>(frame[i + k]) & 0xc0) == 0x80;
-        if(valid) {
+        if (valid) {
             excerpt.append(frame.substr(i, len));
             i += len;
         } else {
@@ -190,12 +195,12 @@ std::string malformed_frame_message(std::string_view frame, std::string_view rea
 
 bool is_fatal_error(const boost::json::object& event) {
     const auto* sglang = event.if_contains("sglang");
-    if(!sglang || !sglang->is_object())
+    if (!sglang || !sglang->is_object())
         return false;
     const auto* fatal = sglang->get_object().if_contains("fatal");
-    if(!fatal)
+    if (!fatal)
         return false;
-    switch(fatal->kind()) {
+    switch (fatal->kind()) {
     case boost::json::kind::bool_:
         return fatal->get_bool();
     case boost::json::kind::int64:

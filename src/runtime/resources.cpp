@@ -29,12 +29,12 @@ std::size_t descriptor_limit() {
 
 void ensure_descriptors(std::size_t needed) {
     rlimit rl{};
-    if(::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+    if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
         rl.rlim_cur = rl.rlim_max;
         ::setrlimit(RLIMIT_NOFILE, &rl);
     }
     const std::size_t have = descriptor_limit();
-    if(have < needed)
+    if (have < needed)
         throw std::runtime_error(fmt::format(
             "this run needs about {} file descriptors but the limit is {}; raise it with "
             "`ulimit -n {}` (or the hard limit in /etc/security/limits.conf) and retry",

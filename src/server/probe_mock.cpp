@@ -1,11 +1,10 @@
-#include <pacer/server/probe_mock.hpp>
-
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
+#include <pacer/server/probe_mock.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -42,15 +41,15 @@ constexpr std::size_t fault_after_appends = 5;
 void append_server_frame(std::string& out, std::string_view text) {
     const std::size_t n = text.size();
     out.push_back(static_cast<char>(0x81));
-    if(n < 126) {
+    if (n < 126) {
         out.push_back(static_cast<char>(n));
-    } else if(n <= 0xffff) {
+    } else if (n <= 0xffff) {
         out.push_back(static_cast<char>(126));
         out.push_back(static_cast<char>(n >> 8));
         out.push_back(static_cast<char>(n & 0xff));
     } else {
         out.push_back(static_cast<char>(127));
-        for(int shift = 56; shift >= 0; shift -= 8)
+        for (int shift = 56; shift >= 0; shift -= 8)
             out.push_back(static_cast<char>((static_cast<std::uint64_t>(n) >> shift) & 0xff));
     }
     out.append(text);
@@ -59,18 +58,23 @@ void append_server_frame(std::string& out, std::string_view text) {
 
 namespace {
 constexpr std::pair<std::string_view, fault> fault_names[] = {
-    {"none", fault::none},           {"server_error", fault::server_error},
-    {"fatal_error", fault::fatal_error}, {"malformed", fault::malformed},
-    {"vanish", fault::vanish},       {"stall", fault::stall},
-    {"no_created", fault::no_created}, {"nonfinite", fault::nonfinite},
-    {"binary", fault::binary},       {"huge_frame", fault::huge_frame},
+    {"none", fault::none},
+    {"server_error", fault::server_error},
+    {"fatal_error", fault::fatal_error},
+    {"malformed", fault::malformed},
+    {"vanish", fault::vanish},
+    {"stall", fault::stall},
+    {"no_created", fault::no_created},
+    {"nonfinite", fault::nonfinite},
+    {"binary", fault::binary},
+    {"huge_frame", fault::huge_frame},
 };
 } // namespace
 
 fault parse_fault(std::string_view name) {
     std::string names;
-    for(const auto& [n, f] : fault_names) {
-        if(n == name)
+    for (const auto& [n, f] : fault_names) {
+        if (n == name)
             return f;
         names += names.empty() ? "" : ", ";
         names += n;
@@ -81,11 +85,13 @@ fault parse_fault(std::string_view name) {
 struct probe_mock::impl {
     impl(asio::io_context& c, mock_options o) : ctx(c), options(std::move(o)), acceptor(c) {
         // 80 ms of output audio at the profile rate, encoded once: every delta carries it.
-        const std::size_t samples = static_cast<std::size_t>(options.output_sample_rate) * 80 / 1000;
+        const std::size_t samples =
+            static_cast<std::size_t>(options.output_sample_rate) * 80 / 1000;
         std::vector<std::uint8_t> pcm(samples * 2);
-        for(std::size_t i = 0; i < pcm.size(); ++i)
+        for (std::size_t i = 0; i < pcm.size(); ++i)
             pcm[i] = static_cast<std::uint8_t>(i * 7);
-        audio_b64 = base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
+        audio_b64 =
+            base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
         started = clock::now();
     }
 
@@ -120,7 +126,7 @@ asio::awaitable<void> probe_mock::impl::handle(tcp::socket socket) {
     http::request<http::string_body> request;
     stream.expires_after(std::chrono::seconds(30));
     auto [rec, n] = co_await http::async_read(stream, buffer, request, use_tuple);
-    if(rec)
+    if (rec)
         co_return;
     stream.expires_never();
     ++handshakes;
@@ -134,16 +140,16 @@ asio::awaitable<void> probe_mock::impl::handle(tcp::socket socket) {
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     };
-    if(!websocket::is_upgrade(request)) {
+    if (!websocket::is_upgrade(request)) {
         co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
         co_return;
     }
-    if(request.target() != "/v1/realtime") {
+    if (request.target() != "/v1/realtime") {
         co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
         co_return;
     }
-    if(handshakes <= options.reject_first ||
-       (options.max_sessions != 0 && sessions_active >= options.max_sessions)) {
+    if (handshakes <= options.reject_first ||
+        (options.max_sessions != 0 && sessions_active >= options.max_sessions)) {
         ++sessions_rejected;
         co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
         co_return;
@@ -152,7 +158,7 @@ asio::awaitable<void> probe_mock::impl::handle(tcp::socket socket) {
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws.read_message_max(8 * 1024 * 1024);
     auto [aec] = co_await ws.async_accept(request, use_tuple);
-    if(aec)
+    if (aec)
         co_return;
     beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
     const std::size_t index = sessions_seen++;
@@ -184,19 +190,19 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
         co_return co_await flush();
     };
     const std::string session_id = fmt::format("sess_{}", index);
-    if(inject == fault::no_created) {
+    if (inject == fault::no_created) {
         // Say nothing; read until the client gives up and closes.
         std::string ignored;
-        for(;;) {
+        for (;;) {
             ignored.clear();
             auto b = asio::dynamic_buffer(ignored);
-            if(auto [ec, n] = co_await ws.async_read(b, use_tuple); ec)
+            if (auto [ec, n] = co_await ws.async_read(b, use_tuple); ec)
                 co_return;
         }
     }
-    if(!co_await send(fmt::format(
-           R"({{"type":"session.created","event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","sglang":{{"granted":null}}}}}})",
-           event_id(), session_id)))
+    if (!co_await send(fmt::format(
+            R"({{"type":"session.created","event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","sglang":{{"granted":null}}}}}})",
+            event_id(), session_id)))
         co_return;
 
     protocol::frame_parser parser;
@@ -205,38 +211,39 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
     std::uint64_t input_bytes = 0;
     std::size_t session_appends = 0;
     std::uint64_t reply = 0;
-    for(;;) {
+    for (;;) {
         frame.clear();
         auto buffer = asio::dynamic_buffer(frame);
         auto [ec, n] = co_await ws.async_read(buffer, use_tuple);
         const auto now = clock::now();
-        if(ec)
+        if (ec)
             co_return;
-        if(parser.parse(frame) != nullptr)
+        if (parser.parse(frame) != nullptr)
             continue; // the probe mock ignores what it cannot read
         const auto& event = parser.object();
         const auto type = parser.type();
         const auto* id = event.if_contains("event_id");
         const std::string client_id = id && id->is_string() ? std::string(id->get_string()) : "";
-        if(type == "session.update") {
-            if(!co_await send(fmt::format(
-                   R"({{"type":"session.updated","event_id":"{}","client_event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","output_modalities":["audio"],"sglang":{{"granted":{{"interaction":"native","native_full_duplex":true,"input_audio_format":{{"type":"audio/pcm","rate":16000}},"output_audio_format":{{"type":"audio/pcm","rate":{}}},"native_unit_ms":80,"tail_policy":"pad","microturn_ms":null,"client_commit":false,"proactive_output":false,"pressure_policy":"reject","strict_order":true,"supports_server_interrupt":false,"supports_resume":false,"supports_truncate":false}}}}}}}})",
-                   event_id(), client_id, session_id, options.output_sample_rate)))
+        if (type == "session.update") {
+            if (!co_await send(fmt::format(
+                    R"({{"type":"session.updated","event_id":"{}","client_event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","output_modalities":["audio"],"sglang":{{"granted":{{"interaction":"native","native_full_duplex":true,"input_audio_format":{{"type":"audio/pcm","rate":16000}},"output_audio_format":{{"type":"audio/pcm","rate":{}}},"native_unit_ms":80,"tail_policy":"pad","microturn_ms":null,"client_commit":false,"proactive_output":false,"pressure_policy":"reject","strict_order":true,"supports_server_interrupt":false,"supports_resume":false,"supports_truncate":false}}}}}}}})",
+                    event_id(), client_id, session_id, options.output_sample_rate)))
                 co_return;
-        } else if(type == "input_audio_buffer.append") {
+        } else if (type == "input_audio_buffer.append") {
             std::int64_t seq = 0;
-            if(const auto* sg = event.if_contains("sglang"); sg && sg->is_object())
-                if(const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
+            if (const auto* sg = event.if_contains("sglang"); sg && sg->is_object())
+                if (const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
                     seq = s->get_int64();
-            if(const auto* a = event.if_contains("audio"); a && a->is_string())
+            if (const auto* a = event.if_contains("audio"); a && a->is_string())
                 input_bytes += base64_decoded_size(a->get_string());
-            if(!first_arrival)
+            if (!first_arrival)
                 first_arrival = now - std::chrono::milliseconds(80) * seq;
-            arrival_deviation_s.push_back(to_seconds(now - *first_arrival) - 0.080 * static_cast<double>(seq));
+            arrival_deviation_s.push_back(to_seconds(now - *first_arrival) -
+                                          0.080 * static_cast<double>(seq));
             ++appends;
             ++session_appends;
-            if(session_appends == fault_after_appends && inject != fault::none) {
-                switch(inject) {
+            if (session_appends == fault_after_appends && inject != fault::none) {
+                switch (inject) {
                 case fault::server_error:
                     co_await send(fmt::format(
                         R"({{"type":"error","event_id":"{}","error":{{"type":"invalid_request_error","code":"injected","message":"injected nonfatal error","event_id":"{}","param":null}}}})",
@@ -261,19 +268,21 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                 }
                 case fault::stall: {
                     // Keep reading (so the client's writes complete) but never answer again.
-                    for(;;) {
+                    for (;;) {
                         frame.clear();
                         auto b = asio::dynamic_buffer(frame);
                         auto [sec, sn] = co_await ws.async_read(b, use_tuple);
-                        if(sec)
+                        if (sec)
                             co_return;
                     }
                 }
                 case fault::nonfinite:
-                    co_await send(R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
+                    co_await send(
+                        R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
                     break;
                 case fault::binary: {
-                    const std::string_view json = R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
+                    const std::string_view json =
+                        R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
                     batch.push_back(static_cast<char>(0x82)); // FIN + binary opcode
                     batch.push_back(static_cast<char>(json.size()));
                     batch.append(json);
@@ -289,9 +298,9 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                     break;
                 }
             }
-            for(int i = 0; i < options.replies_per_append; ++i, ++reply) {
+            for (int i = 0; i < options.replies_per_append; ++i, ++reply) {
                 std::string out;
-                switch(reply % 3) {
+                switch (reply % 3) {
                 case 0:
                     out = fmt::format(
                         R"({{"type":"response.output_audio.delta","event_id":"{}","response_id":"resp_0","item_id":"item_0","output_index":0,"content_index":0,"delta":"{}"}})",
@@ -303,29 +312,30 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                         event_id());
                     break;
                 default:
-                    out = fmt::format(R"({{"type":"sglang.unit.done","event_id":"{}","unit_id":"unit_{}"}})",
-                                      event_id(), seq);
+                    out = fmt::format(
+                        R"({{"type":"sglang.unit.done","event_id":"{}","unit_id":"unit_{}"}})",
+                        event_id(), seq);
                     break;
                 }
                 queue(out);
             }
-            if(!batch.empty() && !co_await flush())
+            if (!batch.empty() && !co_await flush())
                 co_return;
-        } else if(type == "sglang.input_audio.end") {
+        } else if (type == "sglang.input_audio.end") {
             const std::uint64_t total_ms = input_bytes / 32;
             const std::uint64_t padding = (total_ms + 79) / 80 * 80 - total_ms;
-            if(!co_await send(fmt::format(
-                   R"({{"type":"sglang.input_audio.ended","event_id":"{}","accepted_end_ms":{},"tail_policy":"pad","client_event_id":"{}"}})",
-                   event_id(), total_ms, client_id)))
+            if (!co_await send(fmt::format(
+                    R"({{"type":"sglang.input_audio.ended","event_id":"{}","accepted_end_ms":{},"tail_policy":"pad","client_event_id":"{}"}})",
+                    event_id(), total_ms, client_id)))
                 co_return;
-            if(!co_await send(fmt::format(
-                   R"({{"type":"sglang.input_audio.drained","event_id":"{}","accepted_end_ms":{},"consumed_ms":{},"discarded_ms":0,"padding_ms":{},"client_event_id":"{}"}})",
-                   event_id(), total_ms, total_ms, padding, client_id)))
+            if (!co_await send(fmt::format(
+                    R"({{"type":"sglang.input_audio.drained","event_id":"{}","accepted_end_ms":{},"consumed_ms":{},"discarded_ms":0,"padding_ms":{},"client_event_id":"{}"}})",
+                    event_id(), total_ms, total_ms, padding, client_id)))
                 co_return;
-        } else if(type == "session.close") {
-            if(!co_await send(fmt::format(
-                   R"({{"type":"session.closed","event_id":"{}","reason":"client_closed","client_event_id":"{}"}})",
-                   event_id(), client_id)))
+        } else if (type == "session.close") {
+            if (!co_await send(fmt::format(
+                    R"({{"type":"session.closed","event_id":"{}","reason":"client_closed","client_event_id":"{}"}})",
+                    event_id(), client_id)))
                 co_return;
             ++sessions_completed;
             co_await ws.async_close(websocket::close_code::normal, use_tuple);
@@ -336,9 +346,9 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
 
 probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
     : impl_(std::make_shared<impl>(ctx, std::move(options))) {
-    if(impl_->options.replies_per_append < 0)
+    if (impl_->options.replies_per_append < 0)
         throw std::invalid_argument("--replies-per-append must be >= 0");
-    if(impl_->options.fault_every == 0)
+    if (impl_->options.fault_every == 0)
         throw std::invalid_argument("--fault-every must be >= 1");
 }
 
@@ -353,16 +363,18 @@ void probe_mock::listen() {
     a.listen(asio::socket_base::max_listen_connections);
 }
 
-std::uint16_t probe_mock::port() const { return impl_->acceptor.local_endpoint().port(); }
+std::uint16_t probe_mock::port() const {
+    return impl_->acceptor.local_endpoint().port();
+}
 
 asio::awaitable<void> probe_mock::serve() {
     auto self = impl_;
     auto ex = self->acceptor.get_executor();
     asio::co_spawn(ex, self->monitor.run(), [self](std::exception_ptr) {});
-    while(!self->stopped) {
+    while (!self->stopped) {
         auto [ec, socket] = co_await self->acceptor.async_accept(use_tuple);
-        if(ec) {
-            if(self->stopped || ec == asio::error::operation_aborted)
+        if (ec) {
+            if (self->stopped || ec == asio::error::operation_aborted)
                 break;
             continue; // e.g. EMFILE: keep serving the sessions we have
         }
@@ -373,7 +385,7 @@ asio::awaitable<void> probe_mock::serve() {
 
 void probe_mock::stop() {
     auto& s = *impl_;
-    if(s.stopped)
+    if (s.stopped)
         return;
     s.stopped = true;
     s.stopped_cpu_s = runtime::thread_cpu_seconds();
@@ -388,11 +400,11 @@ boost::json::object probe_mock::stats() const {
     std::vector<double> deviations = s.arrival_deviation_s;
     std::vector<double> abs_dev;
     abs_dev.reserve(deviations.size());
-    for(double d : deviations)
+    for (double d : deviations)
         abs_dev.push_back(d < 0 ? -d : d);
     std::vector<double> lags = s.monitor.lags_s();
     std::size_t lags_over = 0;
-    for(double l : lags)
+    for (double l : lags)
         lags_over += l > 0.080;
     const double wall = s.stopped ? s.stopped_wall_s : to_seconds(clock::now() - s.started);
     boost::json::object o;
@@ -406,7 +418,7 @@ boost::json::object probe_mock::stats() const {
     lag["over_80ms"] = lags_over;
     o["loop_lag_s"] = std::move(lag);
     o["wall_s"] = wall;
-    if(s.stopped_cpu_s >= 0) {
+    if (s.stopped_cpu_s >= 0) {
         o["thread_cpu_s"] = s.stopped_cpu_s;
         o["thread_cpu_cores"] = wall > 0 ? s.stopped_cpu_s / wall : 0.0;
     }

@@ -1,9 +1,8 @@
-#include <pacer/session/duplex_session.hpp>
-
 #include <pacer/core/base64.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/session/duplex_session.hpp>
 #include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -45,25 +44,25 @@ struct session_ctx {
     session_options options;
     trace::sink trace;
     std::unique_ptr<transport::ws_connection> ws;
-    asio::steady_timer signal;    // the driver waits on it for server events
-    asio::steady_timer wake;      // the supervisor waits on it for task ends and the deadline
-    asio::steady_timer pace;      // the packet grid
-    asio::steady_timer backoff;   // admission retries
-    asio::steady_timer watchdog;  // the session deadline
+    asio::steady_timer signal;   // the driver waits on it for server events
+    asio::steady_timer wake;     // the supervisor waits on it for task ends and the deadline
+    asio::steady_timer pace;     // the packet grid
+    asio::steady_timer backoff;  // admission retries
+    asio::steady_timer watchdog; // the session deadline
     protocol::event_id_source ids;
     session_result result;
 
     std::bitset<protocol::server_event_count> seen;
-    bool aborted = false;   // a server error or a broken receive: stop streaming
-    bool fatal = false;     // a fatal server error: no session.close
-    bool stopping = false;  // the supervisor is ending the session
+    bool aborted = false;  // a server error or a broken receive: stop streaming
+    bool fatal = false;    // a fatal server error: no session.close
+    bool stopping = false; // the supervisor is ending the session
     bool timed_out = false;
     bool finished = false;
     bool receiver_done = false;
     bool driver_done = false;
     time_point receiver_done_at{};
     time_point driver_done_at{};
-    time_point origin{};             // packet 0's deadline (the grid's origin)
+    time_point origin{}; // packet 0's deadline (the grid's origin)
     time_point last_append_start{};
 
     // One waiter per timer: `expires_at` would cancel another coroutine's wait.
@@ -77,19 +76,20 @@ struct session_ctx {
         backoff.cancel();
         notify();
         notify_supervisor();
-        if(ws)
+        if (ws)
             ws->cancel();
     }
 
     asio::awaitable<void> record_error(std::string message) {
         result.errors.push_back(message);
-        co_await trace.emit(trace::direction::error, to_seconds(clock::now()), error_event(message));
+        co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
+                            error_event(message));
     }
 
     // Waits until `done()` holds or the session is stopping; returns done().
     template <class Pred>
     asio::awaitable<bool> wait_for(Pred done) {
-        while(!done() && !stopping) {
+        while (!done() && !stopping) {
             signal.expires_at(time_point::max());
             co_await signal.async_wait(use_tuple);
         }
@@ -110,12 +110,12 @@ struct session_ctx {
         const double start_s = to_seconds(start);
         co_await trace.emit(trace::direction::send, start_s, frame);
         const auto ec = co_await ws->write(frame);
-        if(receipt) {
+        if (receipt) {
             receipt->start_s = start_s;
             receipt->completed_s = to_seconds(clock::now());
         }
-        if(ec) {
-            if(!stopping)
+        if (ec) {
+            if (!stopping)
                 co_await record_error(ws->describe(ec));
             aborted = true;
             co_return false;
@@ -128,27 +128,27 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
     protocol::event_scanner scanner;
     std::string frame;
     auto& r = ctx->result;
-    for(;;) {
+    for (;;) {
         const auto ec = co_await ctx->ws->read(frame);
         const auto now = clock::now();
-        if(ec) {
-            if(ctx->stopping)
+        if (ec) {
+            if (ctx->stopping)
                 co_return; // cancelled by the supervisor: nothing to report
-            if(ctx->has_seen(server_event::session_closed))
+            if (ctx->has_seen(server_event::session_closed))
                 co_return; // the server closed after session.closed, as it should
             std::string message = ctx->ws->describe(ec);
-            if(message.starts_with("ConnectionClosedOK"))
+            if (message.starts_with("ConnectionClosedOK"))
                 message = "RuntimeError: Connection closed without session.closed";
             co_await ctx->record_error(std::move(message));
             co_return;
         }
         ++r.frames_received;
         r.bytes_received += frame.size();
-        if(ctx->ws->last_was_binary()) {
+        if (ctx->ws->last_was_binary()) {
             co_await ctx->record_error(protocol::malformed_frame_message(frame, "binary frame"));
             co_return;
         }
-        if(const char* reason = scanner.scan(frame)) {
+        if (const char* reason = scanner.scan(frame)) {
             co_await ctx->record_error(protocol::malformed_frame_message(frame, reason));
             co_return;
         }
@@ -161,12 +161,12 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         std::string event = one_line ? frame : boost::json::serialize(boost::json::parse(frame));
         co_await ctx->trace.emit(trace::direction::receive, now_s, std::move(event));
         ctx->seen[static_cast<std::size_t>(kind)] = true;
-        switch(kind) {
+        switch (kind) {
         case server_event::session_updated:
             r.updated_s = now_s;
             break;
         case server_event::output_audio_delta:
-            if(!r.first_audio_s)
+            if (!r.first_audio_s)
                 r.first_audio_s = now_s;
             break;
         case server_event::error:
@@ -187,19 +187,19 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
     r.appends.reserve(r.expected_appends);
     std::string frame, audio_b64;
     std::span<const std::uint8_t> previous;
-    for(;;) {
+    for (;;) {
         const auto action = grid.next(clock::now());
-        if(action.what == schedule::pacing_action::kind::done)
+        if (action.what == schedule::pacing_action::kind::done)
             break;
-        if(action.what == schedule::pacing_action::kind::wait) {
+        if (action.what == schedule::pacing_action::kind::wait) {
             // Absolute deadline: a late wake never shifts the next packet.
             ctx.pace.expires_at(action.scheduled);
             co_await ctx.pace.async_wait(use_tuple);
-            if(ctx.stopping)
+            if (ctx.stopping)
                 co_return;
             continue;
         }
-        if(ctx.aborted || ctx.stopping)
+        if (ctx.aborted || ctx.stopping)
             co_return;
         const std::size_t seq = action.seq;
         const std::size_t offset = seq * schedule::packet_bytes;
@@ -209,8 +209,8 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
         const std::span packet(pcm.data() + offset, schedule::packet_size(pcm.size(), seq));
-        if(seq == 0 || packet.size() != previous.size() ||
-           std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
+        if (seq == 0 || packet.size() != previous.size() ||
+            std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
             audio_b64.clear();
             base64_append(audio_b64, packet.data(), packet.size());
         }
@@ -218,17 +218,18 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         protocol::append_event_encoded(frame, receipt.event_id, audio_b64, seq);
         const auto start = clock::now();
         grid.sent(start);
-        receipt.scheduled_s = to_seconds(seq == 0 && !ctx.options.origin ? start : action.scheduled);
-        if(seq == 0) {
+        receipt.scheduled_s =
+            to_seconds(seq == 0 && !ctx.options.origin ? start : action.scheduled);
+        if (seq == 0) {
             ctx.origin = *grid.origin();
             r.session_start_s = to_seconds(ctx.origin);
         }
         ctx.last_append_start = start;
         const bool ok = co_await ctx.send(frame, &receipt);
         r.appends.push_back(std::move(receipt));
-        if(seq == 0 && ctx.options.on_streaming)
+        if (seq == 0 && ctx.options.on_streaming)
             ctx.options.on_streaming();
-        if(!ok)
+        if (!ok)
             co_return;
     }
 }
@@ -236,59 +237,60 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
 asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
     auto& c = *ctx;
     auto& r = c.result;
-    if(co_await c.settle(server_event::session_created)) {
-        if(!co_await c.send(protocol::session_update(c.ids.next())))
+    if (co_await c.settle(server_event::session_created)) {
+        if (!co_await c.send(protocol::session_update(c.ids.next())))
             co_return;
     }
-    if(co_await c.settle(server_event::session_updated)) {
-        if(c.options.start_delay > duration::zero() && !c.options.origin) {
+    if (co_await c.settle(server_event::session_updated)) {
+        if (c.options.start_delay > duration::zero() && !c.options.origin) {
             // Stagger: spread the sessions' grids over the packet period (see runner).
             c.pace.expires_after(c.options.start_delay);
             co_await c.pace.async_wait(use_tuple);
-            if(c.stopping)
+            if (c.stopping)
                 co_return;
         }
         co_await stream_audio(c);
-        if(c.stopping)
+        if (c.stopping)
             co_return;
-        if(!c.aborted && r.appends.size() == r.expected_appends && !r.appends.empty()) {
+        if (!c.aborted && r.appends.size() == r.expected_appends && !r.appends.empty()) {
             // End of input (PROTOCOL.md 2.4): not before the grid's end, nor before the last
             // packet has had its own duration on the wire.
             const auto& pcm = *c.options.pcm;
-            const auto eos_at = schedule::end_of_input_at(
-                c.origin, pcm.size(), c.last_append_start,
-                schedule::packet_size(pcm.size(), r.appends.size() - 1));
+            const auto eos_at =
+                schedule::end_of_input_at(c.origin, pcm.size(), c.last_append_start,
+                                          schedule::packet_size(pcm.size(), r.appends.size() - 1));
             c.pace.expires_at(eos_at);
             co_await c.pace.async_wait(use_tuple);
-            if(c.stopping)
+            if (c.stopping)
                 co_return;
-            if(!c.aborted) {
-                if(!co_await c.send(protocol::input_audio_end(c.ids.next())))
+            if (!c.aborted) {
+                if (!co_await c.send(protocol::input_audio_end(c.ids.next())))
                     co_return;
                 co_await c.settle(server_event::input_drained);
             }
         }
     }
-    if(c.stopping)
+    if (c.stopping)
         co_return;
-    if(!c.fatal && !c.has_seen(server_event::session_closed)) {
-        if(!co_await c.send(protocol::session_close(c.ids.next())))
+    if (!c.fatal && !c.has_seen(server_event::session_closed)) {
+        if (!co_await c.send(protocol::session_close(c.ids.next())))
             co_return;
     }
     // Wait, unbounded but for the session deadline, for session.closed.
-    co_await c.wait_for([&] { return c.has_seen(server_event::session_closed) || c.receiver_done; });
+    co_await c.wait_for(
+        [&] { return c.has_seen(server_event::session_closed) || c.receiver_done; });
 }
 
 // Starts `body` on the session's executor; marks `done` when it ends (an escaped exception is
 // recorded as an error, never lost) and wakes the supervisor.
-void start_task(std::shared_ptr<session_ctx> ctx, asio::awaitable<void> body, bool session_ctx::*done,
-                time_point session_ctx::*done_at) {
+void start_task(std::shared_ptr<session_ctx> ctx, asio::awaitable<void> body,
+                bool session_ctx::*done, time_point session_ctx::*done_at) {
     auto ex = ctx->signal.get_executor();
     asio::co_spawn(ex, std::move(body), [ctx, done, done_at](std::exception_ptr e) {
-        if(e) {
+        if (e) {
             try {
                 std::rethrow_exception(e);
-            } catch(const std::exception& ex) {
+            } catch (const std::exception& ex) {
                 ctx->result.errors.push_back(fmt::format("internal error: {}", ex.what()));
             }
         }
@@ -309,23 +311,25 @@ std::string receipts_json(const session_result& r) {
     };
     fmt::format_to(std::back_inserter(out), R"({{"session_start_s":{},"admitted":{},"appends":[)",
                    opt(r.session_start_s), r.admitted ? "true" : "false");
-    for(std::size_t i = 0; i < r.appends.size(); ++i) {
+    for (std::size_t i = 0; i < r.appends.size(); ++i) {
         const auto& a = r.appends[i];
-        fmt::format_to(std::back_inserter(out),
-                       R"({}{{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
-                       i ? "," : "", a.event_id, a.seq, a.scheduled_s, a.start_s, a.completed_s);
+        fmt::format_to(
+            std::back_inserter(out),
+            R"({}{{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
+            i ? "," : "", a.event_id, a.seq, a.scheduled_s, a.start_s, a.completed_s);
     }
     out += "]}\n";
     return out;
 }
 
-asio::awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
+asio::awaitable<session_result> run_duplex_session(session_options options,
+                                                   trace::channel& traces) {
     auto ex = co_await asio::this_coro::executor;
     auto ctx = std::make_shared<session_ctx>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;
     r.index = c.options.index;
-    if(!c.options.pcm || c.options.pcm->empty() || c.options.pcm->size() % 2 != 0)
+    if (!c.options.pcm || c.options.pcm->empty() || c.options.pcm->size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
     r.expected_appends = schedule::packet_count(c.options.pcm->size());
 
@@ -333,47 +337,49 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
     const auto deadline = clock::now() + c.options.timeout;
     c.watchdog.expires_at(deadline);
     c.watchdog.async_wait([ctx](boost::system::error_code ec) {
-        if(!ec && !ctx->finished) {
+        if (!ec && !ctx->finished) {
             ctx->timed_out = true;
             ctx->stop_all();
         }
     });
 
-    if(c.options.interrupt && c.options.interrupt->requested) {
+    if (c.options.interrupt && c.options.interrupt->requested) {
         r.interrupted = true; // started after the run was interrupted: do nothing
         c.stopping = true;
-    } else if(c.options.interrupt) {
-        c.options.interrupt->timer.async_wait([ctx, source = c.options.interrupt](boost::system::error_code) {
-            if(source->requested && !ctx->finished) {
-                ctx->result.interrupted = true;
-                ctx->stop_all();
-            }
-        });
+    } else if (c.options.interrupt) {
+        c.options.interrupt->timer.async_wait(
+            [ctx, source = c.options.interrupt](boost::system::error_code) {
+                if (source->requested && !ctx->finished) {
+                    ctx->result.interrupted = true;
+                    ctx->stop_all();
+                }
+            });
     }
 
     // Admission (PROTOCOL.md 1.2): a 503 is a denial, retried `admission_retries` times.
     r.connect_start_s = to_seconds(clock::now());
-    for(int attempt = 1; !c.stopping; ++attempt) {
+    for (int attempt = 1; !c.stopping; ++attempt) {
         c.ws = std::make_unique<transport::ws_connection>(ex);
         const auto hs = co_await c.ws->connect(c.options.endpoint);
-        if(!hs.ec) {
+        if (!hs.ec) {
             r.admitted = true;
             break;
         }
-        if(c.stopping)
+        if (c.stopping)
             break;
-        if(hs.http_status != 503) {
+        if (hs.http_status != 503) {
             co_await c.record_error(hs.message);
             break;
         }
         ++r.admission_denials;
         const bool exhausted = attempt > c.options.admission_retries;
-        boost::json::object event{{"type", "connection_denied"}, {"http_status", 503}, {"attempt", attempt}};
-        if(exhausted)
+        boost::json::object event{
+            {"type", "connection_denied"}, {"http_status", 503}, {"attempt", attempt}};
+        if (exhausted)
             event["exhausted"] = true;
         co_await c.trace.emit(trace::direction::admission, to_seconds(clock::now()),
                               boost::json::serialize(event));
-        if(exhausted) {
+        if (exhausted) {
             r.rejected = true;
             break;
         }
@@ -381,18 +387,19 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
         co_await c.backoff.async_wait(use_tuple);
     }
 
-    if(r.admitted && !c.stopping) {
-        start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done, &session_ctx::receiver_done_at);
+    if (r.admitted && !c.stopping) {
+        start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done,
+                   &session_ctx::receiver_done_at);
         start_task(ctx, drive(ctx), &session_ctx::driver_done, &session_ctx::driver_done_at);
         // Supervise (PROTOCOL.md 1.5 step 4): whichever task ends first, the other gets
         // `post_close` to finish; the watchdog stops both at the session deadline.
         bool driver_stalled = false;
-        while(!(c.receiver_done && c.driver_done)) {
+        while (!(c.receiver_done && c.driver_done)) {
             auto wake = time_point::max();
-            if(!c.stopping && c.receiver_done != c.driver_done) {
-                const auto grace_end =
-                    (c.receiver_done ? c.receiver_done_at : c.driver_done_at) + c.options.post_close;
-                if(clock::now() >= grace_end) {
+            if (!c.stopping && c.receiver_done != c.driver_done) {
+                const auto grace_end = (c.receiver_done ? c.receiver_done_at : c.driver_done_at) +
+                                       c.options.post_close;
+                if (clock::now() >= grace_end) {
                     driver_stalled = c.receiver_done;
                     c.stop_all();
                     continue;
@@ -402,22 +409,24 @@ asio::awaitable<session_result> run_duplex_session(session_options options, trac
             c.wake.expires_at(wake);
             co_await c.wake.async_wait(use_tuple);
         }
-        if(driver_stalled && !c.timed_out)
+        if (driver_stalled && !c.timed_out)
             co_await c.record_error("RuntimeError: driver stalled after the receive loop");
     }
     c.finished = true;
     c.watchdog.cancel();
-    if(c.timed_out)
-        co_await c.record_error(fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout)));
-    else if(r.interrupted)
+    if (c.timed_out)
+        co_await c.record_error(
+            fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout)));
+    else if (r.interrupted)
         co_await c.record_error("Interrupted: the run was stopped by a signal");
-    if(c.ws && c.ws->is_open())
+    if (c.ws && c.ws->is_open())
         co_await c.ws->close(std::chrono::milliseconds(1000));
 
     r.complete = r.admitted && r.errors.empty() && r.appends.size() == r.expected_appends &&
-                 c.has_seen(server_event::input_drained) && c.has_seen(server_event::session_closed);
+                 c.has_seen(server_event::input_drained) &&
+                 c.has_seen(server_event::session_closed);
     r.trace_error = co_await c.trace.finish(receipts_json(r));
-    if(!r.trace_error.empty())
+    if (!r.trace_error.empty())
         r.complete = false;
     r.trace_waits = c.trace.waits();
     r.trace_wait_s = c.trace.wait_s();

@@ -1,8 +1,7 @@
-#include <pacer/session/runner.hpp>
-
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/session/runner.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -17,11 +16,10 @@
 
 #include <atomic>
 #include <csignal>
-#include <stdexcept>
-#include <thread>
-
 #include <pthread.h>
+#include <stdexcept>
 #include <sys/resource.h>
+#include <thread>
 #include <unistd.h>
 
 namespace pacer::session {
@@ -44,15 +42,16 @@ struct session_context {
     double cpu_s = 0;
 
     void on_streaming() {
-        if(--not_streaming != 0 || !stall)
+        if (--not_streaming != 0 || !stall)
             return;
         // Every session of this context is streaming: block the context half-way through,
         // starting 10 ms before a deadline of the last session to start, so that with aligned
         // grids (--stagger-ms 0) the stall delays one packet of every session by stall - 10 ms
         // or more (a 150 ms stall: >= 140 ms, late; 60 ms: <= 55 ms, on time).
         const auto half = static_cast<std::int64_t>(input_length / schedule::packet_period / 2);
-        asio::co_spawn(io, block_once(clock::now() + schedule::packet_period * half -
-                                      std::chrono::milliseconds(10)),
+        asio::co_spawn(io,
+                       block_once(clock::now() + schedule::packet_period * half -
+                                  std::chrono::milliseconds(10)),
                        [](std::exception_ptr) {});
     }
 
@@ -60,7 +59,7 @@ struct session_context {
         asio::steady_timer t(io);
         t.expires_at(at);
         co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
-        if(running == 0)
+        if (running == 0)
             co_return;
         std::this_thread::sleep_for(*stall); // the injected fault: the whole context stalls
         ++stalls;
@@ -70,7 +69,7 @@ struct session_context {
 } // namespace
 
 run_outcome run_duplex(const run_options& options) {
-    if(options.sessions == 0 || options.threads == 0)
+    if (options.sessions == 0 || options.threads == 0)
         throw std::invalid_argument("sessions and threads must be at least 1");
     run_outcome out;
     out.sessions.resize(options.sessions);
@@ -97,13 +96,13 @@ run_outcome run_duplex(const run_options& options) {
 
     const std::size_t threads = std::min(options.threads, options.sessions);
     std::vector<std::unique_ptr<session_context>> contexts;
-    for(std::size_t t = 0; t < threads; ++t) {
+    for (std::size_t t = 0; t < threads; ++t) {
         auto c = std::make_unique<session_context>();
         c->stall = options.inject_stall;
         c->input_length = schedule::input_duration(options.pcm->size());
         contexts.push_back(std::move(c));
     }
-    if(options.arrivals && options.arrivals->size() != options.sessions)
+    if (options.arrivals && options.arrivals->size() != options.sessions)
         throw std::invalid_argument("open loop: one arrival per session");
     std::vector<std::exception_ptr> failures(options.sessions);
     auto make_options = [&](std::size_t i) {
@@ -114,7 +113,7 @@ run_outcome run_duplex(const run_options& options) {
         so.pcm = options.pcm;
         so.timeout = options.timeout;
         so.seed = options.seed * 0x100000001b3ULL + i;
-        if(!options.arrivals) // open-loop arrivals are spread by their schedule already
+        if (!options.arrivals) // open-loop arrivals are spread by their schedule already
             so.start_delay = options.stagger * static_cast<std::int64_t>(i) /
                              static_cast<std::int64_t>(options.sessions);
         so.on_streaming = [&c] { c.on_streaming(); };
@@ -123,16 +122,16 @@ run_outcome run_duplex(const run_options& options) {
     };
     asio::cancellation_signal stop_dispatch; // used on context 0 only
     auto stop_contexts = [&] {
-        for(auto& c : contexts)
+        for (auto& c : contexts)
             asio::post(c->io, [&c = *c] {
                 c.monitor.stop();
                 c.interrupt.release();
             });
     };
-    if(options.arrivals) {
+    if (options.arrivals) {
         // Open loop: the dispatcher lives on context 0; each session runs on its own context
         // and reports back there, so the concurrency cap is one counter on one thread.
-        for(std::size_t i = 0; i < options.sessions; ++i) {
+        for (std::size_t i = 0; i < options.sessions; ++i) {
             ++contexts[i % threads]->not_streaming;
             out.sessions[i].index = static_cast<std::uint32_t>(i);
             out.sessions[i].dispatched = false;
@@ -148,47 +147,48 @@ run_outcome run_duplex(const run_options& options) {
         olo.max_concurrency = options.max_concurrency;
         olo.policy = options.policy;
         asio::co_spawn(contexts[0]->io, run_open_loop(*options.arrivals, olo, request),
-                       asio::bind_cancellation_slot(stop_dispatch.slot(), [&](std::exception_ptr e,
-                                                                              open_loop_result r) {
-                           if(e)
-                               failures[0] = e;
-                           else
-                               out.open_loop = std::move(r);
-                           stop_contexts();
-                       }));
+                       asio::bind_cancellation_slot(stop_dispatch.slot(),
+                                                    [&](std::exception_ptr e, open_loop_result r) {
+                                                        if (e)
+                                                            failures[0] = e;
+                                                        else
+                                                            out.open_loop = std::move(r);
+                                                        stop_contexts();
+                                                    }));
     }
-    for(std::size_t i = 0; i < options.sessions && !options.arrivals; ++i) {
+    for (std::size_t i = 0; i < options.sessions && !options.arrivals; ++i) {
         auto& c = *contexts[i % threads];
         ++c.running;
         ++c.not_streaming;
         asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
                        [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
-                           if(e)
+                           if (e)
                                failures[i] = e;
                            else
                                out.sessions[i] = std::move(r);
-                           if(--c.running == 0) {
+                           if (--c.running == 0) {
                                c.monitor.stop();
                                c.interrupt.release();
                            }
                        });
     }
-    for(auto& c : contexts)
+    for (auto& c : contexts)
         asio::co_spawn(c->io, c->monitor.run(), [](std::exception_ptr) {});
 
     // Signals are taken on the writer's context and forwarded to every session context.
     std::atomic<bool> interrupted{false};
     asio::signal_set signals(writer_io);
-    if(options.handle_signals) {
+    if (options.handle_signals) {
         signals.add(SIGINT);
         signals.add(SIGTERM);
         signals.async_wait([&](boost::system::error_code ec, int) {
-            if(ec)
+            if (ec)
                 return;
             interrupted = true;
-            if(options.arrivals) // no new arrivals; sessions in flight are interrupted below
-                asio::post(contexts[0]->io, [&] { stop_dispatch.emit(asio::cancellation_type::terminal); });
-            for(auto& c : contexts)
+            if (options.arrivals) // no new arrivals; sessions in flight are interrupted below
+                asio::post(contexts[0]->io,
+                           [&] { stop_dispatch.emit(asio::cancellation_type::terminal); });
+            for (auto& c : contexts)
                 asio::post(c->io, [&c = *c] { c.interrupt.request(); });
         });
     }
@@ -196,13 +196,13 @@ run_outcome run_duplex(const run_options& options) {
     const auto started = clock::now();
     out.started_s = to_seconds(started);
     std::vector<std::thread> workers;
-    for(std::size_t t = 0; t < contexts.size(); ++t)
+    for (std::size_t t = 0; t < contexts.size(); ++t)
         workers.emplace_back([&c = *contexts[t], t] {
             ::pthread_setname_np(::pthread_self(), ("pacer-ctx-" + std::to_string(t)).c_str());
             c.io.run();
             c.cpu_s = runtime::thread_cpu_seconds();
         });
-    for(auto& w : workers)
+    for (auto& w : workers)
         w.join();
     out.wall_s = to_seconds(clock::now() - started);
 
@@ -216,17 +216,17 @@ run_outcome run_duplex(const run_options& options) {
     writer_thread.join();
     out.writer = core.stats();
     out.writer_cpu_s = writer_cpu_s;
-    for(auto& c : contexts) {
+    for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());
         out.context_cpu_s.push_back(c->cpu_s);
         out.stalls_injected += c->stalls;
     }
-    for(auto& f : failures)
-        if(f)
+    for (auto& f : failures)
+        if (f)
             std::rethrow_exception(f);
-    if(options.arrivals) // sessions the cap dropped never ran: they are in the open-loop records
+    if (options.arrivals) // sessions the cap dropped never ran: they are in the open-loop records
         std::erase_if(out.sessions, [](const session_result& r) { return !r.dispatched; });
-    if(writer_error)
+    if (writer_error)
         std::rethrow_exception(writer_error);
     return out;
 }

@@ -5,7 +5,7 @@
 namespace pacer::trace {
 
 std::string_view to_string(direction d) {
-    switch(d) {
+    switch (d) {
     case direction::send:
         return "send";
     case direction::receive:

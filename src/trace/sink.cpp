@@ -1,6 +1,5 @@
-#include <pacer/trace/sink.hpp>
-
 #include <pacer/core/clock.hpp>
+#include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -12,7 +11,7 @@ namespace asio = boost::asio;
 
 asio::awaitable<void> sink::push(record r) {
     // try_send leaves `r` untouched when it fails, so it can be sent again.
-    if(channel_->try_send(boost::system::error_code{}, std::move(r)))
+    if (channel_->try_send(boost::system::error_code{}, std::move(r)))
         co_return;
     ++waits_;
     const auto started = clock::now();
@@ -40,7 +39,7 @@ asio::awaitable<std::string> sink::finish(std::string receipts_json) {
     co_await push(std::move(r));
     // The writer's own error code arrives as the first element, like a channel error would.
     auto [ec, message] = co_await done->async_receive(asio::as_tuple(asio::use_awaitable));
-    if(ec && message.empty())
+    if (ec && message.empty())
         co_return "trace writer stopped before the session's files were written: " + ec.message();
     co_return message;
 }

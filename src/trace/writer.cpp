@@ -19,11 +19,11 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 struct writer_core::session_state {
-    std::string pending;          // formatted lines not yet written
-    time_point pending_since{};   // arrival of the oldest pending line
+    std::string pending;        // formatted lines not yet written
+    time_point pending_since{}; // arrival of the oldest pending line
     int fd = -1;
     fs::path trace_path;
-    std::string error;            // first failure of this session; later lines are not written
+    std::string error; // first failure of this session; later lines are not written
     bool ended = false;
     time_point ended_at{};
     std::string receipts;
@@ -38,10 +38,10 @@ int open_exclusive(const fs::path& path) {
 
 // Writes all of `data`; returns 0 or the errno of the failure.
 int write_all(int fd, std::string_view data) {
-    while(!data.empty()) {
+    while (!data.empty()) {
         const ssize_t n = ::write(fd, data.data(), data.size());
-        if(n < 0) {
-            if(errno == EINTR)
+        if (n < 0) {
+            if (errno == EINTR)
                 continue;
             return errno;
         }
@@ -61,27 +61,27 @@ std::string session_folder_name(std::uint32_t session) {
 }
 
 writer_core::writer_core(writer_options options) : options_(std::move(options)) {
-    if(!options_.open_file)
+    if (!options_.open_file)
         options_.open_file = open_exclusive;
 }
 
 writer_core::~writer_core() {
-    for(auto& [id, s] : sessions_)
-        if(s.fd >= 0)
+    for (auto& [id, s] : sessions_)
+        if (s.fd >= 0)
             ::close(s.fd);
 }
 
 writer_core::session_state& writer_core::state_for(std::uint32_t session, time_point now) {
     auto [it, inserted] = sessions_.try_emplace(session);
     auto& s = it->second;
-    if(inserted) {
+    if (inserted) {
         const fs::path dir = options_.root / session_folder_name(session);
         s.trace_path = dir / "trace.jsonl";
-        if(::mkdir(dir.c_str(), 0755) != 0)
+        if (::mkdir(dir.c_str(), 0755) != 0)
             s.error = failure(dir, "folder creation", errno);
-        else if((s.fd = options_.open_file(s.trace_path)) < 0)
+        else if ((s.fd = options_.open_file(s.trace_path)) < 0)
             s.error = failure(s.trace_path, "open", errno);
-        if(!s.error.empty())
+        if (!s.error.empty())
             ++stats_.write_errors;
         s.pending_since = now;
     }
@@ -90,14 +90,14 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
 
 void writer_core::on_record(time_point now, record&& r) {
     auto& s = state_for(r.session, now);
-    if(r.what == record::kind::end) {
+    if (r.what == record::kind::end) {
         s.ended = true;
         s.ended_at = now;
         s.receipts = std::move(r.payload);
         s.done = std::move(r.done);
         return;
     }
-    if(s.pending.empty())
+    if (s.pending.empty())
         s.pending_since = now;
     const std::size_t before = s.pending.size();
     append_line(s.pending, r.dir, r.time_s, r.payload);
@@ -107,11 +107,11 @@ void writer_core::on_record(time_point now, record&& r) {
 }
 
 void writer_core::write_pending(std::uint32_t, session_state& s) {
-    if(s.pending.empty())
+    if (s.pending.empty())
         return;
     buffered_ -= s.pending.size();
-    if(s.error.empty()) {
-        if(const int err = write_all(s.fd, s.pending); err != 0) {
+    if (s.error.empty()) {
+        if (const int err = write_all(s.fd, s.pending); err != 0) {
             s.error = failure(s.trace_path, "write", err);
             ++stats_.write_errors;
         } else {
@@ -124,20 +124,20 @@ void writer_core::write_pending(std::uint32_t, session_state& s) {
 
 void writer_core::finish(std::uint32_t id, session_state& s) {
     write_pending(id, s);
-    if(s.fd >= 0) {
-        if(::close(s.fd) != 0 && s.error.empty()) {
+    if (s.fd >= 0) {
+        if (::close(s.fd) != 0 && s.error.empty()) {
             s.error = failure(s.trace_path, "close", errno);
             ++stats_.write_errors;
         }
         s.fd = -1;
     }
-    if(s.error.empty() && !s.receipts.empty()) {
+    if (s.error.empty() && !s.receipts.empty()) {
         const fs::path path = s.trace_path.parent_path() / "input-send-receipts.json";
         const int fd = options_.open_file(path);
         int err = fd < 0 ? errno : write_all(fd, s.receipts);
-        if(fd >= 0 && ::close(fd) != 0 && err == 0)
+        if (fd >= 0 && ::close(fd) != 0 && err == 0)
             err = errno;
-        if(err != 0) {
+        if (err != 0) {
             s.error = failure(path, fd < 0 ? "open" : "write", err);
             ++stats_.write_errors;
         } else {
@@ -145,9 +145,10 @@ void writer_core::finish(std::uint32_t id, session_state& s) {
         }
     }
     ++stats_.sessions_closed;
-    if(s.done) {
-        const auto ec = s.error.empty() ? boost::system::error_code{}
-                                        : boost::system::error_code(EIO, boost::system::generic_category());
+    if (s.done) {
+        const auto ec = s.error.empty()
+                            ? boost::system::error_code{}
+                            : boost::system::error_code(EIO, boost::system::generic_category());
         s.done->try_send(ec, s.error);
     }
 }
@@ -157,19 +158,20 @@ std::size_t writer_core::flush_due(time_point now) {
     // Ends are grouped: once the oldest unfinished end is `end_grouping` old, every session that
     // has ended by now is finished in the same batch.
     time_point oldest_end = time_point::max();
-    for(const auto& [id, s] : sessions_)
-        if(s.ended)
+    for (const auto& [id, s] : sessions_)
+        if (s.ended)
             oldest_end = std::min(oldest_end, s.ended_at);
-    const bool ends_due = oldest_end != time_point::max() && now >= oldest_end + options_.end_grouping;
-    for(auto it = sessions_.begin(); it != sessions_.end();) {
+    const bool ends_due =
+        oldest_end != time_point::max() && now >= oldest_end + options_.end_grouping;
+    for (auto it = sessions_.begin(); it != sessions_.end();) {
         auto& [id, s] = *it;
-        if(s.ended && ends_due) {
+        if (s.ended && ends_due) {
             finish(id, s);
             it = sessions_.erase(it);
             ++flushed;
             continue;
         }
-        if(!s.pending.empty() && now >= s.pending_since + options_.flush_interval) {
+        if (!s.pending.empty() && now >= s.pending_since + options_.flush_interval) {
             write_pending(id, s);
             ++flushed;
         }
@@ -179,17 +181,17 @@ std::size_t writer_core::flush_due(time_point now) {
 }
 
 void writer_core::flush_all() {
-    for(auto& [id, s] : sessions_)
+    for (auto& [id, s] : sessions_)
         finish(id, s);
     sessions_.clear();
 }
 
 time_point writer_core::next_due() const {
     time_point due = time_point::max();
-    for(const auto& [id, s] : sessions_) {
-        if(s.ended)
+    for (const auto& [id, s] : sessions_) {
+        if (s.ended)
             due = std::min(due, s.ended_at + options_.end_grouping);
-        if(!s.pending.empty())
+        if (!s.pending.empty())
             due = std::min(due, s.pending_since + options_.flush_interval);
     }
     return due;
@@ -203,18 +205,18 @@ asio::awaitable<void> run_writer(channel& ch, writer_core& core) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     bool stopping = false;
     auto handle = [&](boost::system::error_code ec, record r) {
-        if(ec || r.what == record::kind::shutdown)
+        if (ec || r.what == record::kind::shutdown)
             stopping = true;
         else
             core.on_record(clock::now(), std::move(r));
     };
     auto next = clock::now();
-    while(!stopping) {
-        while(!stopping && ch.try_receive(handle)) {
+    while (!stopping) {
+        while (!stopping && ch.try_receive(handle)) {
         }
         const auto now = clock::now();
         core.flush_due(now);
-        if(stopping)
+        if (stopping)
             break;
         next = std::max(next + tick, now); // a slow batch skips ticks, never bursts
         timer.expires_at(next);

@@ -23,31 +23,31 @@ constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 ws_endpoint parse_ws_url(std::string_view url) {
     constexpr std::string_view scheme = "ws://";
-    if(url.substr(0, scheme.size()) != scheme)
+    if (url.substr(0, scheme.size()) != scheme)
         throw std::invalid_argument(fmt::format("--url must start with ws:// (got '{}')", url));
     std::string_view rest = url.substr(scheme.size());
     ws_endpoint ep;
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     ep.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
-    if(!authority.empty() && authority.front() == '[') {
+    if (!authority.empty() && authority.front() == '[') {
         const auto close = authority.find(']');
-        if(close == std::string_view::npos)
+        if (close == std::string_view::npos)
             throw std::invalid_argument(fmt::format("--url has an unclosed '[': '{}'", url));
         ep.host = std::string(authority.substr(1, close - 1));
         authority.remove_prefix(close + 1);
-        if(!authority.empty() && authority.front() == ':')
+        if (!authority.empty() && authority.front() == ':')
             ep.port = std::string(authority.substr(1));
-        else if(!authority.empty())
+        else if (!authority.empty())
             throw std::invalid_argument(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
     } else {
         const auto colon = authority.rfind(':');
         ep.host = std::string(authority.substr(0, colon));
-        if(colon != std::string_view::npos)
+        if (colon != std::string_view::npos)
             ep.port = std::string(authority.substr(colon + 1));
     }
-    if(ep.host.empty() || ep.port.empty() ||
-       ep.port.find_first_not_of("0123456789") != std::string::npos)
+    if (ep.host.empty() || ep.port.empty() ||
+        ep.port.find_first_not_of("0123456789") != std::string::npos)
         throw std::invalid_argument(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
     return ep;
 }
@@ -66,15 +66,16 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
     handshake_result result;
     tcp::resolver resolver(ws.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, ep.port, use_tuple);
-    if(rec) {
+    if (rec) {
         result.ec = rec;
         result.message = fmt::format("OSError: cannot resolve {}: {}", ep.host, rec.message());
         co_return result;
     }
     auto [cec, endpoint] = co_await stream.async_connect(endpoints, use_tuple);
-    if(cec) {
+    if (cec) {
         result.ec = cec;
-        result.message = fmt::format("OSError: connect to {}:{}: {}", ep.host, ep.port, cec.message());
+        result.message =
+            fmt::format("OSError: connect to {}:{}: {}", ep.host, ep.port, cec.message());
         co_return result;
     }
     stream.socket().set_option(tcp::no_delay(true));
@@ -93,12 +94,12 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
                                  : fmt::format("{}:{}", ep.host, ep.port);
     websocket::response_type response;
     auto [hec] = co_await ws.async_handshake(response, host, ep.target, use_tuple);
-    if(hec) {
+    if (hec) {
         result.ec = hec;
-        if(hec == websocket::error::upgrade_declined) {
+        if (hec == websocket::error::upgrade_declined) {
             result.http_status = response.result_int();
-            result.message = fmt::format("InvalidStatus: server rejected WebSocket connection: HTTP {}",
-                                         result.http_status);
+            result.message = fmt::format(
+                "InvalidStatus: server rejected WebSocket connection: HTTP {}", result.http_status);
         } else {
             result.message = fmt::format("OSError: handshake: {}", hec.message());
         }
@@ -107,7 +108,8 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
 }
 
 asio::awaitable<boost::system::error_code> ws_connection::write(std::string_view text) {
-    auto [ec, n] = co_await impl_->ws.async_write(asio::buffer(text.data(), text.size()), use_tuple);
+    auto [ec, n] =
+        co_await impl_->ws.async_write(asio::buffer(text.data(), text.size()), use_tuple);
     co_return ec;
 }
 
@@ -120,7 +122,7 @@ asio::awaitable<boost::system::error_code> ws_connection::read(std::string& out)
 
 asio::awaitable<void> ws_connection::close(std::chrono::milliseconds timeout) {
     auto& ws = impl_->ws;
-    if(ws.is_open()) {
+    if (ws.is_open()) {
         websocket::stream_base::timeout timeouts{};
         timeouts.handshake_timeout = timeout;
         timeouts.idle_timeout = websocket::stream_base::none();
@@ -137,28 +139,35 @@ void ws_connection::cancel() {
     beast::get_lowest_layer(impl_->ws).socket().cancel(ignored);
 }
 
-bool ws_connection::is_open() const { return impl_->ws.is_open(); }
+bool ws_connection::is_open() const {
+    return impl_->ws.is_open();
+}
 
-bool ws_connection::last_was_binary() const { return impl_->ws.got_binary(); }
+bool ws_connection::last_was_binary() const {
+    return impl_->ws.got_binary();
+}
 
 bool ws_connection::closed_by_peer(boost::system::error_code ec) const {
     return ec == websocket::error::closed;
 }
 
 std::string ws_connection::describe(boost::system::error_code ec) const {
-    if(ec == websocket::error::closed) {
+    if (ec == websocket::error::closed) {
         const auto& reason = impl_->ws.reason();
         const auto code = static_cast<unsigned>(reason.code);
-        if(code == websocket::close_code::normal)
-            return fmt::format("ConnectionClosedOK: received {} ({}) {}", code, "OK", reason.reason.c_str());
+        if (code == websocket::close_code::normal)
+            return fmt::format("ConnectionClosedOK: received {} ({}) {}", code, "OK",
+                               reason.reason.c_str());
         return fmt::format("ConnectionClosedError: received {} {}", code, reason.reason.c_str());
     }
-    if(ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
-       ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
-        return fmt::format("ConnectionClosedError: no close frame received or sent ({})", ec.message());
-    if(ec == websocket::error::message_too_big || ec == asio::error::no_buffer_space)
-        return fmt::format("ConnectionClosedError: sent 1009 (message too big); frame exceeds {} bytes",
-                           max_message_bytes);
+    if (ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
+        ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
+        return fmt::format("ConnectionClosedError: no close frame received or sent ({})",
+                           ec.message());
+    if (ec == websocket::error::message_too_big || ec == asio::error::no_buffer_space)
+        return fmt::format(
+            "ConnectionClosedError: sent 1009 (message too big); frame exceeds {} bytes",
+            max_message_bytes);
     return fmt::format("OSError: {}", ec.message());
 }
 

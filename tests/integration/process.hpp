@@ -7,19 +7,18 @@
 #include <boost/json/value.hpp>
 
 #include <chrono>
-#include <filesystem>
-#include <fstream>
-#include <sstream>
-#include <string>
-#include <utility>
-#include <vector>
-
 #include <csignal>
 #include <fcntl.h>
+#include <filesystem>
+#include <fstream>
 #include <poll.h>
 #include <spawn.h>
+#include <sstream>
+#include <string>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <utility>
+#include <vector>
 
 extern char** environ;
 
@@ -30,25 +29,25 @@ class child {
 public:
     explicit child(std::vector<std::string> args) {
         int out[2];
-        if(::pipe2(out, O_CLOEXEC) != 0)
+        if (::pipe2(out, O_CLOEXEC) != 0)
             throw std::runtime_error("pipe failed");
         posix_spawn_file_actions_t fa;
         posix_spawn_file_actions_init(&fa);
         posix_spawn_file_actions_adddup2(&fa, out[1], 1);
         posix_spawn_file_actions_adddup2(&fa, out[1], 2); // stderr too: what the user sees
         std::vector<char*> argv;
-        for(auto& a : args)
+        for (auto& a : args)
             argv.push_back(a.data());
         argv.push_back(nullptr);
         const int rc = ::posix_spawn(&pid_, argv[0], &fa, nullptr, argv.data(), environ);
         posix_spawn_file_actions_destroy(&fa);
         ::close(out[1]);
         out_ = out[0];
-        if(rc != 0)
+        if (rc != 0)
             throw std::runtime_error("posix_spawn failed: " + args[0]);
     }
     ~child() {
-        if(pid_ > 0) {
+        if (pid_ > 0) {
             ::kill(pid_, SIGKILL);
             ::waitpid(pid_, nullptr, 0);
         }
@@ -60,18 +59,18 @@ public:
     /// The next line of stdout, or "" at EOF or after `guard` without output.
     std::string read_line(std::chrono::seconds guard = std::chrono::seconds(60)) {
         std::string line;
-        for(;;) {
-            if(auto nl = buffer_.find('\n'); nl != std::string::npos) {
+        for (;;) {
+            if (auto nl = buffer_.find('\n'); nl != std::string::npos) {
                 line = buffer_.substr(0, nl);
                 buffer_.erase(0, nl + 1);
                 return line;
             }
             pollfd p{out_, POLLIN, 0};
-            if(::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
+            if (::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
                 return "";
             char chunk[4096];
             const ssize_t n = ::read(out_, chunk, sizeof chunk);
-            if(n <= 0)
+            if (n <= 0)
                 return "";
             buffer_.append(chunk, static_cast<std::size_t>(n));
         }
@@ -79,13 +78,13 @@ public:
 
     /// Everything left on stdout until EOF (or `guard` without output).
     std::string read_all(std::chrono::seconds guard = std::chrono::seconds(240)) {
-        for(;;) {
+        for (;;) {
             pollfd p{out_, POLLIN, 0};
-            if(::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
+            if (::poll(&p, 1, static_cast<int>(guard.count() * 1000)) <= 0)
                 break;
             char chunk[4096];
             const ssize_t n = ::read(out_, chunk, sizeof chunk);
-            if(n <= 0)
+            if (n <= 0)
                 break;
             buffer_.append(chunk, static_cast<std::size_t>(n));
         }
@@ -93,13 +92,13 @@ public:
     }
 
     void signal(int sig) {
-        if(pid_ > 0)
+        if (pid_ > 0)
             ::kill(pid_, sig);
     }
 
     /// Waits for the exit; returns the exit status, or 128+signal.
     int wait() {
-        if(pid_ <= 0)
+        if (pid_ <= 0)
             return -1;
         int status = 0;
         ::waitpid(pid_, &status, 0);
@@ -119,7 +118,7 @@ public:
     explicit mock_process(std::vector<std::string> extra = {}) : proc_(args(std::move(extra))) {
         const std::string line = proc_.read_line();
         const auto colon = line.rfind(':');
-        if(line.rfind("listening on ", 0) != 0 || colon == std::string::npos)
+        if (line.rfind("listening on ", 0) != 0 || colon == std::string::npos)
             throw std::runtime_error("pacer mock did not start: '" + line + "'");
         port_ = line.substr(colon + 1);
     }
@@ -165,13 +164,15 @@ inline std::string slurp(const std::filesystem::path& p) {
     return ss.str();
 }
 
-inline boost::json::value read_json(const std::filesystem::path& p) { return boost::json::parse(slurp(p)); }
+inline boost::json::value read_json(const std::filesystem::path& p) {
+    return boost::json::parse(slurp(p));
+}
 
 /// Every line of a JSONL file, parsed.
 inline std::vector<boost::json::value> read_jsonl(const std::filesystem::path& p) {
     std::vector<boost::json::value> lines;
     std::istringstream in(slurp(p));
-    for(std::string line; std::getline(in, line);)
+    for (std::string line; std::getline(in, line);)
         lines.push_back(boost::json::parse(line));
     return lines;
 }

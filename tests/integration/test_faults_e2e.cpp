@@ -2,12 +2,10 @@
 // case asserts what the user gets: the documented error line, an incomplete session, a run
 // that still finishes with a valid summary, and files that survive.
 
-#include "integration/process.hpp"
-
 #include <gtest/gtest.h>
 
+#include "integration/process.hpp"
 #include <cstring>
-
 #include <sys/mount.h>
 
 namespace pacer::test {
@@ -18,15 +16,15 @@ using boost::json::value;
 
 const value& at(const value& v, std::initializer_list<const char*> path) {
     const value* cur = &v;
-    for(const char* k : path)
+    for (const char* k : path)
         cur = &cur->as_object().at(k);
     return *cur;
 }
 
 std::vector<std::string> error_lines(const fs::path& trace) {
     std::vector<std::string> out;
-    for(const auto& l : read_jsonl(trace))
-        if(at(l, {"direction"}).as_string() == "error")
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == "error")
             out.emplace_back(at(l, {"event", "message"}).as_string());
     return out;
 }
@@ -35,8 +33,8 @@ std::vector<std::string> error_lines(const fs::path& trace) {
 template <class Pred>
 bool poll_until(Pred pred) {
     const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while(!pred()) {
-        if(std::chrono::steady_clock::now() > give_up)
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > give_up)
             return false;
         ::usleep(10'000); // polling interval of a condition, not a synchronisation by sleep
     }
@@ -52,8 +50,8 @@ struct single_fault {
 single_fault run_fault(const std::string& fault, const std::string& timeout = "5s") {
     mock_process mock({"--fault", fault});
     temp_dir out;
-    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "1s", "--timeout", timeout,
-                              "-o", out.path().string(), "--keep-traces"});
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "1s", "--timeout",
+                              timeout, "-o", out.path().string(), "--keep-traces"});
     single_fault f{r.exit_code, error_lines(out / "session-000" / "trace.jsonl"),
                    read_json(out / "summary.json")};
     EXPECT_EQ(mock.stop(), 0);
@@ -83,7 +81,8 @@ TEST(FaultsE2E, FrameOverTheEightMebibyteLimitClosesTheSession) {
     const auto f = run_fault("huge_frame");
     EXPECT_EQ(f.exit_code, 1);
     ASSERT_FALSE(f.errors.empty());
-    EXPECT_EQ(f.errors[0].rfind("ConnectionClosedError: sent 1009 (message too big)", 0), 0u) << f.errors[0];
+    EXPECT_EQ(f.errors[0].rfind("ConnectionClosedError: sent 1009 (message too big)", 0), 0u)
+        << f.errors[0];
     EXPECT_EQ(at(f.summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 1);
 }
 
@@ -98,15 +97,16 @@ TEST(FaultsE2E, ServerThatNeverCreatesTheSessionTimesOut) {
 // The server process dies (SIGKILL) while half the sessions are still open: those end with an
 // error line; the finished ones keep intact, parseable files; the summary is written.
 TEST(FaultsE2E, ServerKilledMidRun) {
-    auto mock = std::make_unique<mock_process>(std::vector<std::string>{"--fault", "stall", "--fault-every", "2"});
+    auto mock = std::make_unique<mock_process>(
+        std::vector<std::string>{"--fault", "stall", "--fault-every", "2"});
     temp_dir out;
-    child run({PACER_BINARY, "run", "--url", mock->url(), "-c", "4", "-d", "1s", "--timeout", "60s", "-o",
-               out.path().string(), "--keep-traces"});
+    child run({PACER_BINARY, "run", "--url", mock->url(), "-c", "4", "-d", "1s", "--timeout", "60s",
+               "-o", out.path().string(), "--keep-traces"});
     // Sessions 1 and 3 (accept order may differ) finish normally; wait until two sessions'
     // receipts are on disk, then kill the server.
     auto finished = [&] {
         int n = 0;
-        for(int i = 0; i < 4; ++i)
+        for (int i = 0; i < 4; ++i)
             n += fs::exists(out / ("session-00" + std::to_string(i)) / "input-send-receipts.json");
         return n;
     };
@@ -118,11 +118,11 @@ TEST(FaultsE2E, ServerKilledMidRun) {
     EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 2);
     EXPECT_EQ(at(summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 2);
     int with_error = 0;
-    for(int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4; ++i) {
         const auto dir = out / ("session-00" + std::to_string(i));
         const auto receipts = read_json(dir / "input-send-receipts.json"); // parses
-        const auto errors = error_lines(dir / "trace.jsonl");             // every line parses
-        if(!errors.empty()) {
+        const auto errors = error_lines(dir / "trace.jsonl");              // every line parses
+        if (!errors.empty()) {
             ++with_error;
             EXPECT_EQ(errors[0].rfind("ConnectionClosedError: ", 0), 0u) << errors[0];
         } else {
@@ -137,8 +137,8 @@ TEST(FaultsE2E, ServerKilledMidRun) {
 TEST(FaultsE2E, SigintStopsTheRunCleanly) {
     mock_process mock;
     temp_dir out;
-    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "4", "-d", "60s", "-o", out.path().string(),
-               "--keep-traces"});
+    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "4", "-d", "60s", "-o",
+               out.path().string(), "--keep-traces"});
     // Wait until streaming has begun (the first trace batch is on disk), then interrupt.
     ASSERT_TRUE(poll_until([&] {
         std::error_code ec;
@@ -149,15 +149,16 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
     EXPECT_EQ(run.wait(), 130) << printed;
     const auto summary = read_json(out / "summary.json");
     EXPECT_TRUE(at(summary, {"interrupted"}).as_bool());
-    for(int i = 0; i < 4; ++i) {
+    for (int i = 0; i < 4; ++i) {
         const auto dir = out / ("session-00" + std::to_string(i));
         const auto receipts = read_json(dir / "input-send-receipts.json");
         const auto trace = read_jsonl(dir / "trace.jsonl");
         std::size_t traced_appends = 0;
-        for(const auto& l : trace)
+        for (const auto& l : trace)
             traced_appends += at(l, {"direction"}).as_string() == "send" &&
                               at(l, {"event", "type"}).as_string() == "input_audio_buffer.append";
-        EXPECT_EQ(traced_appends, at(receipts, {"appends"}).as_array().size()) << "nothing recorded is lost";
+        EXPECT_EQ(traced_appends, at(receipts, {"appends"}).as_array().size())
+            << "nothing recorded is lost";
         const auto errors = error_lines(dir / "trace.jsonl");
         ASSERT_FALSE(errors.empty());
         EXPECT_EQ(errors.back(), "Interrupted: the run was stopped by a signal");
@@ -171,15 +172,15 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
 TEST(FaultsE2E, FullTraceDiskIsReportedNotCrashed) {
     temp_dir dir;
     fs::create_directories(dir.path());
-    if(::mount("pacer-test", dir.path().c_str(), "tmpfs", 0, "size=256k") != 0)
+    if (::mount("pacer-test", dir.path().c_str(), "tmpfs", 0, "size=256k") != 0)
         GTEST_SKIP() << "cannot mount a small tmpfs here (needs root): " << std::strerror(errno);
     struct unmount {
         fs::path p;
         ~unmount() { ::umount2(p.c_str(), MNT_DETACH); }
     } guard{dir.path()};
     mock_process mock;
-    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o", (dir / "run").string(),
-               "--keep-traces"});
+    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+               (dir / "run").string(), "--keep-traces"});
     const std::string printed = run.read_all();
     const int code = run.wait();
     EXPECT_TRUE(code == 1 || code == 3) << "a failed run, not a crash: " << code << "\n" << printed;

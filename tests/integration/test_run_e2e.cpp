@@ -1,9 +1,8 @@
 // End to end on loopback: `pacer mock` as its own process, `pacer run` against it.
 
-#include "integration/process.hpp"
-
 #include <gtest/gtest.h>
 
+#include "integration/process.hpp"
 #include <cmath>
 
 namespace pacer::test {
@@ -14,7 +13,7 @@ using boost::json::value;
 
 const value& at(const value& v, std::initializer_list<const char*> path) {
     const value* cur = &v;
-    for(const char* k : path)
+    for (const char* k : path)
         cur = &cur->as_object().at(k);
     return *cur;
 }
@@ -34,37 +33,40 @@ void check_session_files(const fs::path& dir, std::size_t expected_appends) {
     const double origin = at(receipts, {"session_start_s"}).to_number<double>();
     std::vector<const value*> traced;
     double last_time = 0;
-    for(const auto& line : trace) {
+    for (const auto& line : trace) {
         const double t = at(line, {"time_s"}).to_number<double>();
         EXPECT_GE(t, last_time) << "trace time regressed in " << dir;
         last_time = t;
-        if(at(line, {"direction"}).as_string() == "send" &&
-           at(line, {"event", "type"}).as_string() == "input_audio_buffer.append")
+        if (at(line, {"direction"}).as_string() == "send" &&
+            at(line, {"event", "type"}).as_string() == "input_audio_buffer.append")
             traced.push_back(&line);
     }
     ASSERT_EQ(traced.size(), appends.size());
-    for(std::size_t i = 0; i < appends.size(); ++i) {
+    for (std::size_t i = 0; i < appends.size(); ++i) {
         const auto& a = appends[i];
         EXPECT_EQ(count(a, {"seq"}), i);
         EXPECT_EQ(at(a, {"event_id"}), at(*traced[i], {"event", "event_id"}));
         EXPECT_EQ(count(*traced[i], {"event", "sglang", "seq"}), i);
-        EXPECT_DOUBLE_EQ(at(a, {"start_s"}).to_number<double>(), at(*traced[i], {"time_s"}).to_number<double>());
-        EXPECT_NEAR(at(a, {"scheduled_s"}).to_number<double>(), origin + 0.080 * static_cast<double>(i), 1e-6);
-        EXPECT_GE(at(a, {"completed_s"}).to_number<double>(), at(a, {"start_s"}).to_number<double>());
+        EXPECT_DOUBLE_EQ(at(a, {"start_s"}).to_number<double>(),
+                         at(*traced[i], {"time_s"}).to_number<double>());
+        EXPECT_NEAR(at(a, {"scheduled_s"}).to_number<double>(),
+                    origin + 0.080 * static_cast<double>(i), 1e-6);
+        EXPECT_GE(at(a, {"completed_s"}).to_number<double>(),
+                  at(a, {"start_s"}).to_number<double>());
     }
 }
 
 TEST(RunE2E, SixteenSessionsCompleteWithConsistentArtifacts) {
     mock_process mock;
     temp_dir out;
-    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "16", "-d", "2s", "-o", out.path().string(),
-                              "--keep-traces"});
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "16", "-d", "2s", "-o",
+                              out.path().string(), "--keep-traces"});
     EXPECT_EQ(r.exit_code, 0) << r.out;
     const auto summary = read_json(out / "summary.json");
     EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 16u);
     EXPECT_EQ(count(summary, {"pacing", "packets", "sent"}), 16u * 25u);
     EXPECT_EQ(count(summary, {"pacing", "packets", "expected"}), 16u * 25u);
-    for(int i = 0; i < 16; ++i)
+    for (int i = 0; i < 16; ++i)
         check_session_files(out / ((i < 10 ? "session-00" : "session-0") + std::to_string(i)), 25);
     const auto samples = read_json(out / "samples.json");
     EXPECT_EQ(at(samples, {"sessions"}).as_array().size(), 16u);
@@ -76,7 +78,8 @@ TEST(RunE2E, MockWritesStatsOnSigint) {
     fs::create_directories(dir.path());
     const auto stats_path = dir / "mock-stats.json";
     mock_process mock({"--stats-output", stats_path.string()});
-    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", (dir / "run").string()});
+    const auto r = run_pacer(
+        {"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", (dir / "run").string()});
     EXPECT_EQ(r.exit_code, 0) << r.out;
     EXPECT_EQ(mock.stop(), 0);
     const auto stats = read_json(stats_path);
@@ -93,8 +96,9 @@ TEST(RunE2E, MockWritesStatsOnSigint) {
 TEST(RunE2E, InjectedStallIsDetectedBothWays) {
     mock_process mock;
     temp_dir long_stall, short_stall;
-    const auto late = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
-                                 long_stall.path().string(), "--inject-stall-ms", "150", "--stagger-ms", "0"});
+    const auto late =
+        run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+                   long_stall.path().string(), "--inject-stall-ms", "150", "--stagger-ms", "0"});
     EXPECT_EQ(late.exit_code, 3) << late.out;
     const auto s1 = read_json(long_stall / "summary.json");
     EXPECT_EQ(count(s1, {"stalls_injected"}), 1u);
@@ -102,8 +106,9 @@ TEST(RunE2E, InjectedStallIsDetectedBothWays) {
     EXPECT_FALSE(at(s1, {"pacing_qualified"}).as_bool());
     EXPECT_GE(count(s1, {"pacing", "loop_lag_s", "over_80ms"}), 1u);
 
-    const auto ok = run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
-                               short_stall.path().string(), "--inject-stall-ms", "60", "--stagger-ms", "0"});
+    const auto ok =
+        run_pacer({"run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+                   short_stall.path().string(), "--inject-stall-ms", "60", "--stagger-ms", "0"});
     EXPECT_EQ(ok.exit_code, 0) << ok.out;
     const auto s2 = read_json(short_stall / "summary.json");
     EXPECT_EQ(count(s2, {"stalls_injected"}), 1u);
@@ -123,17 +128,19 @@ fault_run run_against(std::vector<std::string> mock_args, std::size_t sessions =
                       std::string duration = "1s", std::string timeout = "5s") {
     mock_process mock(std::move(mock_args));
     temp_dir out;
-    const auto r = run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", duration,
-                              "--timeout", timeout, "-o", out.path().string(), "--keep-traces"});
-    fault_run f{r.exit_code, read_json(out / "summary.json"), read_jsonl(out / "session-000" / "trace.jsonl")};
+    const auto r =
+        run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", duration,
+                   "--timeout", timeout, "-o", out.path().string(), "--keep-traces"});
+    fault_run f{r.exit_code, read_json(out / "summary.json"),
+                read_jsonl(out / "session-000" / "trace.jsonl")};
     mock.stop();
     return f;
 }
 
 std::vector<std::string> error_lines(const std::vector<value>& trace) {
     std::vector<std::string> out;
-    for(const auto& l : trace)
-        if(at(l, {"direction"}).as_string() == "error")
+    for (const auto& l : trace)
+        if (at(l, {"direction"}).as_string() == "error")
             out.emplace_back(at(l, {"event", "message"}).as_string());
     return out;
 }
@@ -144,7 +151,7 @@ TEST(RunE2E, FourDenialsRejectTheSession) {
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "rejected"}), 1u);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
     ASSERT_EQ(f.trace.size(), 4u);
-    for(std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < 4; ++i) {
         EXPECT_EQ(at(f.trace[i], {"direction"}).as_string(), "admission");
         EXPECT_EQ(at(f.trace[i], {"event", "type"}).as_string(), "connection_denied");
         EXPECT_EQ(count(f.trace[i], {"event", "attempt"}), i + 1);
@@ -164,10 +171,11 @@ TEST(RunE2E, NonfatalServerErrorStopsStreamingAndClosesCleanly) {
     EXPECT_EQ(f.exit_code, 1);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
     bool saw_error = false, sent_close = false, saw_closed = false, sent_eos = false;
-    for(const auto& l : f.trace) {
+    for (const auto& l : f.trace) {
         const auto dir = at(l, {"direction"}).as_string();
-        const auto type = at(l, {"event"}).as_object().contains("type") ? at(l, {"event", "type"}).as_string()
-                                                                       : boost::json::string();
+        const auto type = at(l, {"event"}).as_object().contains("type")
+                              ? at(l, {"event", "type"}).as_string()
+                              : boost::json::string();
         saw_error |= dir == "receive" && type == "error";
         sent_close |= dir == "send" && type == "session.close";
         sent_eos |= dir == "send" && type == "sglang.input_audio.end";
@@ -238,14 +246,14 @@ TEST(RunE2E, BadInputsAreRefusedBeforeAnythingIsWritten) {
         f << "data";
         u32(8), u32(0), u32(0);
     }
-    for(const auto& args : std::vector<std::vector<std::string>>{
-            {"run", "--audio", wav.string(), "-o", (out / "a").string()},
-            {"run", "--audio", (out / "missing.wav").string(), "-o", (out / "b").string()},
-            {"run", "-c", "0", "-o", (out / "c").string()},
-            {"run", "-d", "soon", "-o", (out / "d").string()},
-            {"run", "--url", "http://x", "-o", (out / "e").string()},
-            {"run", "--no-such-flag"},
-        }) {
+    for (const auto& args : std::vector<std::vector<std::string>>{
+             {"run", "--audio", wav.string(), "-o", (out / "a").string()},
+             {"run", "--audio", (out / "missing.wav").string(), "-o", (out / "b").string()},
+             {"run", "-c", "0", "-o", (out / "c").string()},
+             {"run", "-d", "soon", "-o", (out / "d").string()},
+             {"run", "--url", "http://x", "-o", (out / "e").string()},
+             {"run", "--no-such-flag"},
+         }) {
         const auto r = run_pacer(args);
         EXPECT_EQ(r.exit_code, 2) << args[1];
     }
@@ -261,7 +269,8 @@ TEST(RunE2E, BuiltInMockNeedsNoServer) {
     EXPECT_NE(r.out.find("PACING QUALIFIED"), std::string::npos);
     const auto summary = read_json(out / "summary.json");
     EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 4u);
-    EXPECT_FALSE(fs::exists(out / "session-000" / "trace.jsonl")) << "traces are removed without --keep-traces";
+    EXPECT_FALSE(fs::exists(out / "session-000" / "trace.jsonl"))
+        << "traces are removed without --keep-traces";
     EXPECT_TRUE(fs::exists(out / "session-000" / "input-send-receipts.json"));
 }
 

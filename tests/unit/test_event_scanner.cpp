@@ -53,14 +53,14 @@ const std::vector<std::string> corpus = {
 TEST(event_scanner, agrees_with_the_dom_parser_on_every_frame) {
     event_scanner scanner;
     frame_parser parser;
-    for(const auto& frame : corpus) {
+    for (const auto& frame : corpus) {
         const char* dom_error = parser.parse(frame);
         const char* scan_error = scanner.scan(frame);
         EXPECT_EQ(dom_error == nullptr, scan_error == nullptr) << frame;
-        if(dom_error && scan_error) {
+        if (dom_error && scan_error) {
             EXPECT_STREQ(dom_error, scan_error) << frame;
         }
-        if(!dom_error && !scan_error) {
+        if (!dom_error && !scan_error) {
             EXPECT_EQ(scanner.type(), parser.type()) << frame;
             EXPECT_EQ(scanner.fatal(), pacer::protocol::is_fatal_error(parser.object())) << frame;
         }
@@ -70,7 +70,8 @@ TEST(event_scanner, agrees_with_the_dom_parser_on_every_frame) {
 TEST(event_scanner, long_strings_split_in_parts_are_captured_whole) {
     // A type longer than the parser's internal chunks, and a 64 kB payload before it.
     const std::string type(5000, 't');
-    const std::string frame = R"({"delta":")" + std::string(65536, 'A') + R"(","type":")" + type + R"("})";
+    const std::string frame =
+        R"({"delta":")" + std::string(65536, 'A') + R"(","type":")" + type + R"("})";
     event_scanner scanner;
     ASSERT_EQ(scanner.scan(frame), nullptr);
     EXPECT_EQ(scanner.type(), type);

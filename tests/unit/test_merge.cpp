@@ -15,16 +15,17 @@ run_part make_part(double monotonic, double realtime, std::vector<session_sample
     run_part p;
     p.dir = "part";
     std::size_t sent = 0;
-    for(const auto& s : sessions)
+    for (const auto& s : sessions)
         sent += s.deviation_s.size();
-    p.summary = boost::json::parse(R"({"pacing":{"sessions":{"requested":)" + std::to_string(sessions.size()) +
-                                   R"(,"admitted":1,"rejected":0,"complete":)" + std::to_string(sessions.size()) +
-                                   R"(},"packets":{"expected":)" + std::to_string(sent) + R"(,"sent":)" +
-                                   std::to_string(sent) +
-                                   R"(},"loop_lag_s":{"p99":0.001,"max":0.002,"over_80ms":0}},"clock":{"monotonic_s":)" +
-                                   std::to_string(monotonic) + R"(,"realtime_s":)" + std::to_string(realtime) +
-                                   "}}")
-                    .as_object();
+    p.summary =
+        boost::json::parse(
+            R"({"pacing":{"sessions":{"requested":)" + std::to_string(sessions.size()) +
+            R"(,"admitted":1,"rejected":0,"complete":)" + std::to_string(sessions.size()) +
+            R"(},"packets":{"expected":)" + std::to_string(sent) + R"(,"sent":)" +
+            std::to_string(sent) +
+            R"(},"loop_lag_s":{"p99":0.001,"max":0.002,"over_80ms":0}},"clock":{"monotonic_s":)" +
+            std::to_string(monotonic) + R"(,"realtime_s":)" + std::to_string(realtime) + "}}")
+            .as_object();
     p.sessions = std::move(sessions);
     return p;
 }
@@ -51,10 +52,12 @@ TEST(merge, overlap_is_counted_on_the_wall_clock) {
     // clock: A streams wall 1000..1000.16, B streams wall 1000.08..1000.24.
     const auto a = make_part(0, 1000, {{0.0, {0.0, 0.0, 0.0}}});
     const auto b = make_part(5000, 1000.08, {{5000.0, {0.0, 0.0, 0.0}}});
-    EXPECT_EQ(merge_parts({a, b}).at("pacing").at("peak_overlapping_input_streams").as_uint64(), 2u);
+    EXPECT_EQ(merge_parts({a, b}).at("pacing").at("peak_overlapping_input_streams").as_uint64(),
+              2u);
     // Shift B by a further second of wall clock: no overlap.
     const auto c = make_part(5000, 1001.0, {{5000.0, {0.0, 0.0, 0.0}}});
-    EXPECT_EQ(merge_parts({a, c}).at("pacing").at("peak_overlapping_input_streams").as_uint64(), 1u);
+    EXPECT_EQ(merge_parts({a, c}).at("pacing").at("peak_overlapping_input_streams").as_uint64(),
+              1u);
 }
 
 TEST(merge, no_parts_is_an_empty_unqualified_summary) {

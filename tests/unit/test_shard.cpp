@@ -16,25 +16,25 @@ TEST(shard, parse) {
     ASSERT_TRUE(s);
     EXPECT_EQ(s->index, 2u);
     EXPECT_EQ(s->count, 5u);
-    for(const char* bad : {"", "5/5", "1/0", "a/b", "1/", "/3", "-1/3", "1/3x", "13"})
+    for (const char* bad : {"", "5/5", "1/0", "a/b", "1/", "/3", "-1/3", "1/3x", "13"})
         EXPECT_FALSE(parse_shard(bad)) << bad;
 }
 
 TEST(shard, sessions_split_exactly_and_evenly) {
-    for(std::size_t total : {0u, 1u, 7u, 1024u, 1025u}) {
-        for(std::size_t n : {1u, 2u, 3u, 7u, 16u}) {
+    for (std::size_t total : {0u, 1u, 7u, 1024u, 1025u}) {
+        for (std::size_t n : {1u, 2u, 3u, 7u, 16u}) {
             std::multiset<std::size_t> seen;
             std::size_t smallest = total, largest = 0;
-            for(std::size_t i = 0; i < n; ++i) {
+            for (std::size_t i = 0; i < n; ++i) {
                 const auto part = shard_sessions({i, n, ""}, total);
                 seen.insert(part.begin(), part.end());
                 smallest = std::min(smallest, part.size());
                 largest = std::max(largest, part.size());
             }
             ASSERT_EQ(seen.size(), total);
-            for(std::size_t k = 0; k < total; ++k)
+            for (std::size_t k = 0; k < total; ++k)
                 EXPECT_EQ(seen.count(k), 1u);
-            if(total > 0) {
+            if (total > 0) {
                 EXPECT_LE(largest - smallest, 1u);
             }
         }
@@ -43,13 +43,13 @@ TEST(shard, sessions_split_exactly_and_evenly) {
 
 TEST(shard, arrivals_pool_back_to_the_single_host_schedule) {
     std::vector<std::chrono::nanoseconds> all;
-    for(int i = 0; i < 101; ++i)
+    for (int i = 0; i < 101; ++i)
         all.emplace_back(i * 1000 + i * i);
     std::vector<std::chrono::nanoseconds> pooled;
-    for(std::size_t i = 0; i < 4; ++i) {
+    for (std::size_t i = 0; i < 4; ++i) {
         const auto part = shard_arrivals({i, 4, ""}, all);
         // Shard i takes arrivals i, i+4, ...
-        for(std::size_t k = 0; k < part.size(); ++k)
+        for (std::size_t k = 0; k < part.size(); ++k)
             EXPECT_EQ(part[k], all[i + 4 * k]);
         pooled.insert(pooled.end(), part.begin(), part.end());
     }
@@ -81,7 +81,8 @@ TEST(shard, launcher_environments) {
     EXPECT_EQ(s->count, 5u);
 
     env = {{"JOB_COMPLETION_INDEX", "2"}};
-    EXPECT_THROW(shard_from_environment(get, std::nullopt), std::invalid_argument); // needs --shards
+    EXPECT_THROW(shard_from_environment(get, std::nullopt),
+                 std::invalid_argument); // needs --shards
     s = shard_from_environment(get, 3);
     EXPECT_EQ(s->index, 2u);
     EXPECT_EQ(s->count, 3u);
@@ -99,8 +100,8 @@ TEST(shard, start_at) {
     EXPECT_DOUBLE_EQ(*parse_start_at("1970-01-01T00:00:00Z"), 0.0);
     EXPECT_DOUBLE_EQ(*parse_start_at("2026-11-30T17:00:00Z"), 1796058000.0);
     EXPECT_DOUBLE_EQ(*parse_start_at("2026-11-30T17:00:00.5Z"), 1796058000.5);
-    for(const char* bad : {"", "soon", "-5", "2026-11-30T17:00:00", "2026-13-01T00:00:00Z",
-                           "2026-11-30T17:00:00+01:00", "2026-11-30T17:00:00.Z", "nan"})
+    for (const char* bad : {"", "soon", "-5", "2026-11-30T17:00:00", "2026-13-01T00:00:00Z",
+                            "2026-11-30T17:00:00+01:00", "2026-11-30T17:00:00.Z", "nan"})
         EXPECT_FALSE(parse_start_at(bad)) << bad;
 }
 

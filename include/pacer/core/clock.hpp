@@ -17,7 +17,9 @@ inline double to_seconds(time_point t) {
 }
 
 /// A duration in seconds.
-inline double to_seconds(duration d) { return std::chrono::duration<double>(d).count(); }
+inline double to_seconds(duration d) {
+    return std::chrono::duration<double>(d).count();
+}
 
 /// The inverse of `to_seconds(duration)`, rounded to the clock's tick.
 inline duration from_seconds(double s) {

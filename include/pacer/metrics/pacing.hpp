@@ -27,7 +27,7 @@ struct pacing_figures {
     std::size_t sessions_with_late_packet = 0;
     std::size_t packets_expected = 0, packets_sent = 0, late_packets = 0;
     bool pacing_qualified = false;
-    boost::json::object json;  ///< the whole `pacing` part of summary.json
+    boost::json::object json; ///< the whole `pacing` part of summary.json
 };
 
 /// Everything about pacing and sessions that summary.json reports.

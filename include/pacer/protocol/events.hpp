@@ -19,10 +19,10 @@ namespace pacer::protocol {
 struct profile {
     std::string_view name;
     std::string_view alias;
-    int unit_ms;              ///< native unit
-    int output_sample_rate;   ///< Hz of output PCM16
-    bool continuous;          ///< speaks continuously (VoiceChat) or only when answering
-    bool stop_requires_eos;   ///< a `stop` terminal is valid only after the client's EOS
+    int unit_ms;            ///< native unit
+    int output_sample_rate; ///< Hz of output PCM16
+    bool continuous;        ///< speaks continuously (VoiceChat) or only when answering
+    bool stop_requires_eos; ///< a `stop` terminal is valid only after the client's EOS
 };
 
 /// The VoiceChat profile, pacer's default.
@@ -79,7 +79,8 @@ enum class server_event : std::uint8_t {
     error,
     unknown,
 };
-inline constexpr std::size_t server_event_count = static_cast<std::size_t>(server_event::unknown) + 1;
+inline constexpr std::size_t server_event_count =
+    static_cast<std::size_t>(server_event::unknown) + 1;
 
 /// The kind of a server event `type`.
 server_event classify_server_event(std::string_view type);

@@ -7,7 +7,7 @@
 namespace pacer::runtime {
 
 struct process_usage {
-    double cpu_s = 0;               ///< user + system CPU seconds of the whole process
+    double cpu_s = 0; ///< user + system CPU seconds of the whole process
     std::uint64_t peak_rss_bytes = 0;
 };
 

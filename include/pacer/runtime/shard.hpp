@@ -16,7 +16,7 @@ namespace pacer::runtime {
 struct shard {
     std::size_t index = 0;
     std::size_t count = 1;
-    std::string source;  ///< where it came from: "--shard", "OMPI_COMM_WORLD_RANK", ...
+    std::string source; ///< where it came from: "--shard", "OMPI_COMM_WORLD_RANK", ...
 };
 
 /// Parses `I/N` with 0 <= I < N; nullopt otherwise.
@@ -27,8 +27,8 @@ std::optional<shard> parse_shard(std::string_view text);
 /// SLURM_NTASKS`), Kubernetes Indexed Job (`JOB_COMPLETION_INDEX` with `shards` given by
 /// `--shards N`). `getenv` is injectable for tests. Throws std::invalid_argument for a
 /// malformed or inconsistent environment.
-std::optional<shard> shard_from_environment(
-    const std::function<const char*(const char*)>& getenv, std::optional<std::size_t> shards);
+std::optional<shard> shard_from_environment(const std::function<const char*(const char*)>& getenv,
+                                            std::optional<std::size_t> shards);
 
 /// The global session indices of a shard out of `total`: I, I+N, I+2N, ... (round-robin, so
 /// shard sizes differ by at most one and nothing is lost or duplicated).
@@ -36,8 +36,8 @@ std::vector<std::size_t> shard_sessions(const shard& s, std::size_t total);
 
 /// Arrivals I, I+N, ... of one seeded schedule: the shards' arrivals pooled are exactly the
 /// single-host schedule.
-std::vector<std::chrono::nanoseconds> shard_arrivals(const shard& s,
-                                                     const std::vector<std::chrono::nanoseconds>& all);
+std::vector<std::chrono::nanoseconds>
+shard_arrivals(const shard& s, const std::vector<std::chrono::nanoseconds>& all);
 
 /// Parses `--start-at`: RFC 3339 UTC (`2026-11-30T17:00:00Z`, fractional seconds allowed) or
 /// Unix seconds (`1796050800.5`). Returns Unix seconds, nullopt if malformed.

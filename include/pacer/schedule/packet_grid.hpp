@@ -28,8 +28,9 @@ constexpr std::size_t packet_count(std::size_t pcm_bytes) {
 /// The size of packet `seq` of an input of `pcm_bytes`.
 constexpr std::size_t packet_size(std::size_t pcm_bytes, std::size_t seq) {
     const std::size_t begin = seq * packet_bytes;
-    return begin >= pcm_bytes ? 0 : (pcm_bytes - begin < packet_bytes ? pcm_bytes - begin
-                                                                      : packet_bytes);
+    return begin >= pcm_bytes
+               ? 0
+               : (pcm_bytes - begin < packet_bytes ? pcm_bytes - begin : packet_bytes);
 }
 
 /// The duration of `bytes` of input PCM16 at 16 kHz.
@@ -43,8 +44,8 @@ template <class TimePoint>
 struct basic_pacing_action {
     enum class kind { send, wait, done };
     kind what;
-    std::size_t seq = 0;     ///< the packet concerned (send and wait)
-    TimePoint scheduled{};   ///< its deadline on the grid (`now` for an unanchored packet 0)
+    std::size_t seq = 0;   ///< the packet concerned (send and wait)
+    TimePoint scheduled{}; ///< its deadline on the grid (`now` for an unanchored packet 0)
 };
 
 using pacing_action = basic_pacing_action<time_point>;
@@ -69,19 +70,19 @@ public:
     /// Send now, wait until the next deadline, or done.
     action next(TimePoint now) const {
         using kind = typename action::kind;
-        if(next_ >= count_)
+        if (next_ >= count_)
             return {kind::done, next_, {}};
-        if(!origin_)
+        if (!origin_)
             return {kind::send, next_, now};
         const TimePoint due = scheduled(next_);
-        if(now < due)
+        if (now < due)
             return {kind::wait, next_, due};
         return {kind::send, next_, due};
     }
 
     /// Records that the next packet's send started at `start`; packet 0 anchors the grid.
     void sent(TimePoint start) {
-        if(!origin_)
+        if (!origin_)
             origin_ = start;
         ++next_;
     }
@@ -105,8 +106,8 @@ TimePoint end_of_input_at(TimePoint origin, std::size_t pcm_bytes, TimePoint las
                           std::size_t last_packet_bytes) {
     using d = typename TimePoint::duration;
     const TimePoint by_grid = origin + std::chrono::duration_cast<d>(input_duration(pcm_bytes));
-    const TimePoint by_last = last_append_start +
-                              std::chrono::duration_cast<d>(input_duration(last_packet_bytes));
+    const TimePoint by_last =
+        last_append_start + std::chrono::duration_cast<d>(input_duration(last_packet_bytes));
     return by_grid > by_last ? by_grid : by_last;
 }
 

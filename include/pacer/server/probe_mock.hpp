@@ -17,15 +17,15 @@ namespace pacer::server {
 /// Failures the mock can inject into the sessions it serves.
 enum class fault {
     none,
-    server_error,  ///< a nonfatal `error` event after the 5th append
-    fatal_error,   ///< a fatal `error` (sglang.fatal) after the 5th append, then session.closed
-    malformed,     ///< a frame that is not JSON after the 5th append
-    vanish,        ///< the TCP connection is dropped after the 5th append (no close frame)
-    stall,         ///< the session stops answering after the 5th append (client times out)
-    no_created,    ///< never sends `session.created` (client times out)
-    nonfinite,     ///< a frame with NaN in it after the 5th append
-    binary,        ///< a binary frame (valid JSON inside) after the 5th append
-    huge_frame,    ///< a 9 MiB frame, over the client's 8 MiB limit, after the 5th append
+    server_error, ///< a nonfatal `error` event after the 5th append
+    fatal_error,  ///< a fatal `error` (sglang.fatal) after the 5th append, then session.closed
+    malformed,    ///< a frame that is not JSON after the 5th append
+    vanish,       ///< the TCP connection is dropped after the 5th append (no close frame)
+    stall,        ///< the session stops answering after the 5th append (client times out)
+    no_created,   ///< never sends `session.created` (client times out)
+    nonfinite,    ///< a frame with NaN in it after the 5th append
+    binary,       ///< a binary frame (valid JSON inside) after the 5th append
+    huge_frame,   ///< a 9 MiB frame, over the client's 8 MiB limit, after the 5th append
 };
 
 /// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
@@ -33,12 +33,12 @@ fault parse_fault(std::string_view name);
 
 struct mock_options {
     std::string host = "127.0.0.1";
-    std::uint16_t port = 0;         ///< 0: any free port
-    int replies_per_append = 3;     ///< audio delta, transcript delta, unit.done, in turn
-    std::size_t max_sessions = 0;   ///< concurrent sessions before HTTP 503; 0: no limit
-    std::size_t reject_first = 0;   ///< answer the first N handshakes with HTTP 503
+    std::uint16_t port = 0;       ///< 0: any free port
+    int replies_per_append = 3;   ///< audio delta, transcript delta, unit.done, in turn
+    std::size_t max_sessions = 0; ///< concurrent sessions before HTTP 503; 0: no limit
+    std::size_t reject_first = 0; ///< answer the first N handshakes with HTTP 503
     fault inject = fault::none;
-    std::size_t fault_every = 1;    ///< the fault hits sessions 0, K, 2K... (accept order)
+    std::size_t fault_every = 1; ///< the fault hits sessions 0, K, 2K... (accept order)
     int output_sample_rate = 22050;
 };
 

@@ -48,7 +48,7 @@ struct session_options {
     std::optional<time_point> origin;
     /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
     duration start_delay{};
-    std::uint64_t seed = 0;  ///< event ids
+    std::uint64_t seed = 0; ///< event ids
     int admission_retries = 3;
     duration admission_backoff = std::chrono::milliseconds(250);
     duration post_close = std::chrono::milliseconds(200);
@@ -70,20 +70,20 @@ struct append_receipt {
 struct session_result {
     std::uint32_t index = 0;
     bool admitted = false;
-    bool rejected = false;  ///< 503 on every handshake (admission exhausted)
-    bool complete = false;  ///< the whole protocol ran and no error was recorded
-    bool interrupted = false;  ///< ended early by the runner's interrupt
+    bool rejected = false;    ///< 503 on every handshake (admission exhausted)
+    bool complete = false;    ///< the whole protocol ran and no error was recorded
+    bool interrupted = false; ///< ended early by the runner's interrupt
     int admission_denials = 0;
-    std::optional<double> session_start_s;   ///< origin of the packet grid
-    std::optional<double> scheduled_s;       ///< open loop: the scheduled start (latency anchor)
-    bool dispatched = true;                  ///< open loop: false when the cap dropped it
+    std::optional<double> session_start_s; ///< origin of the packet grid
+    std::optional<double> scheduled_s;     ///< open loop: the scheduled start (latency anchor)
+    bool dispatched = true;                ///< open loop: false when the cap dropped it
     std::optional<double> connect_start_s;
-    std::optional<double> updated_s;         ///< `session.updated` received
-    std::optional<double> first_audio_s;     ///< first `response.output_audio.delta`
+    std::optional<double> updated_s;     ///< `session.updated` received
+    std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
     std::size_t expected_appends = 0;
     std::vector<append_receipt> appends;
-    std::vector<std::string> errors;         ///< the trace `error` messages, in order
-    std::string trace_error;                 ///< the writer's failure for this session
+    std::vector<std::string> errors; ///< the trace `error` messages, in order
+    std::string trace_error;         ///< the writer's failure for this session
     std::uint64_t frames_received = 0;
     std::uint64_t bytes_received = 0;
     std::uint64_t trace_waits = 0;

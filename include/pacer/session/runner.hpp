@@ -14,16 +14,16 @@ namespace pacer::session {
 
 struct run_options {
     std::size_t sessions = 1;
-    std::size_t threads = 1;  ///< session contexts; sessions are dealt round-robin
+    std::size_t threads = 1; ///< session contexts; sessions are dealt round-robin
     transport::ws_endpoint endpoint;
     std::shared_ptr<const std::vector<std::uint8_t>> pcm;
     duration timeout = std::chrono::seconds(90);
-    std::filesystem::path trace_root;  ///< must exist; gets `session-NNN/`
+    std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
     /// Blocks each session context once for this long, half-way through its sessions' input,
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
-    std::uint64_t seed = 0x9ac3e5;  ///< event ids
+    std::uint64_t seed = 0x9ac3e5; ///< event ids
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
     duration stagger = std::chrono::milliseconds(80);
@@ -33,21 +33,21 @@ struct run_options {
     /// Open-loop arrivals: session i starts at its scheduled offset (instead of all at once),
     /// dispatched from context 0; `sessions` must equal `arrivals->size()`.
     std::optional<std::vector<std::chrono::nanoseconds>> arrivals;
-    std::size_t max_concurrency = 0;  ///< open loop: sessions in flight at most (0: no cap)
+    std::size_t max_concurrency = 0; ///< open loop: sessions in flight at most (0: no cap)
     cap_policy policy = cap_policy::queue;
 };
 
 struct run_outcome {
-    std::vector<session_result> sessions;      ///< by session index
-    std::vector<std::vector<double>> loop_lag_s;  ///< per session context
+    std::vector<session_result> sessions;        ///< by session index
+    std::vector<std::vector<double>> loop_lag_s; ///< per session context
     trace::writer_stats writer;
-    std::vector<double> context_cpu_s;  ///< CPU seconds of each session context's thread
-    double writer_cpu_s = 0;            ///< CPU seconds of the writer thread
+    std::vector<double> context_cpu_s; ///< CPU seconds of each session context's thread
+    double writer_cpu_s = 0;           ///< CPU seconds of the writer thread
     double started_s = 0;
     double wall_s = 0;
     std::size_t stalls_injected = 0;
-    bool interrupted = false;  ///< a signal ended the run early
-    std::optional<open_loop_result> open_loop;  ///< open-loop runs: the dispatcher's records
+    bool interrupted = false;                  ///< a signal ended the run early
+    std::optional<open_loop_result> open_loop; ///< open-loop runs: the dispatcher's records
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.

@@ -38,7 +38,8 @@ struct record {
 };
 
 /// The strand-free channel from every session context to the writer thread.
-using channel = boost::asio::experimental::concurrent_channel<void(boost::system::error_code, record)>;
+using channel =
+    boost::asio::experimental::concurrent_channel<void(boost::system::error_code, record)>;
 
 /// Formats one trace line: `{"direction":…,"time_s":…,"event":<payload>}\n`, appended to `out`.
 void append_line(std::string& out, direction dir, double time_s, std::string_view event_json);

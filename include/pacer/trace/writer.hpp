@@ -22,7 +22,7 @@
 namespace pacer::trace {
 
 struct writer_options {
-    std::filesystem::path root;                 ///< holds `session-NNN/` folders; must exist
+    std::filesystem::path root; ///< holds `session-NNN/` folders; must exist
     duration flush_interval = std::chrono::milliseconds(500);
     duration end_grouping = std::chrono::milliseconds(50);
     /// Opens a new file for writing and returns its descriptor, or -1 with errno set. The
@@ -33,9 +33,9 @@ struct writer_options {
 struct writer_stats {
     std::uint64_t lines = 0;
     std::uint64_t bytes = 0;
-    std::uint64_t writes = 0;        ///< write(2) batches
+    std::uint64_t writes = 0; ///< write(2) batches
     std::uint64_t sessions_closed = 0;
-    std::uint64_t write_errors = 0;  ///< sessions whose files could not be written
+    std::uint64_t write_errors = 0; ///< sessions whose files could not be written
     std::uint64_t peak_buffered_bytes = 0;
 };
 

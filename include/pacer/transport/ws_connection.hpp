@@ -29,9 +29,9 @@ ws_endpoint parse_ws_url(std::string_view url);
 inline constexpr std::size_t max_message_bytes = 8 * 1024 * 1024;
 
 struct handshake_result {
-    boost::system::error_code ec;  ///< empty on success
-    unsigned http_status = 0;      ///< the status when the server declined the upgrade
-    std::string message;           ///< the trace text of a failure (`OSError: …`)
+    boost::system::error_code ec; ///< empty on success
+    unsigned http_status = 0;     ///< the status when the server declined the upgrade
+    std::string message;          ///< the trace text of a failure (`OSError: …`)
 };
 
 /// One client WebSocket. Not thread-safe: use it from one executor (a session's context).
