@@ -39,6 +39,9 @@ struct scan_handler {
         type_ok = false;
         type.clear();
         fatal = false;
+        // A frame that ended inside a key or a string must not leak into the next frame.
+        key_buf.clear();
+        string_buf.clear();
     }
 
     bool at_type() const { return depth == 1 && key1 == "type"; }
@@ -94,6 +97,10 @@ struct scan_handler {
             key_buf.append(s.data(), s.size());
             (depth == 1 ? key1 : key2).swap(key_buf);
             key_buf.clear();
+            // A repeated `sglang` replaces the earlier one (the last duplicate wins, as in
+            // Boost.JSON and Python), so its `fatal` starts over.
+            if (depth == 1 && key1 == "sglang")
+                fatal = false;
         }
         return true;
     }

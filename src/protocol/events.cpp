@@ -162,6 +162,39 @@ const char* frame_parser::parse(std::string_view frame) {
     return nullptr;
 }
 
+namespace {
+
+// The length of the well-formed UTF-8 sequence at the start of `s` (Unicode Table 3-7: no
+// overlong forms, no surrogates, nothing above U+10FFFF), or 0 when there is none.
+std::size_t utf8_sequence_length(std::string_view s) {
+    auto byte = [&](std::size_t k) { return static_cast<unsigned char>(s[k]); };
+    auto in = [&](std::size_t k, unsigned lo, unsigned hi) {
+        return k < s.size() && byte(k) >= lo && byte(k) <= hi;
+    };
+    if (s.empty())
+        return 0;
+    const unsigned c = byte(0);
+    if (c <= 0x7f)
+        return 1;
+    if (c >= 0xc2 && c <= 0xdf)
+        return in(1, 0x80, 0xbf) ? 2 : 0;
+    if (c == 0xe0)
+        return in(1, 0xa0, 0xbf) && in(2, 0x80, 0xbf) ? 3 : 0;
+    if ((c >= 0xe1 && c <= 0xec) || c == 0xee || c == 0xef)
+        return in(1, 0x80, 0xbf) && in(2, 0x80, 0xbf) ? 3 : 0;
+    if (c == 0xed)
+        return in(1, 0x80, 0x9f) && in(2, 0x80, 0xbf) ? 3 : 0;
+    if (c == 0xf0)
+        return in(1, 0x90, 0xbf) && in(2, 0x80, 0xbf) && in(3, 0x80, 0xbf) ? 4 : 0;
+    if (c >= 0xf1 && c <= 0xf3)
+        return in(1, 0x80, 0xbf) && in(2, 0x80, 0xbf) && in(3, 0x80, 0xbf) ? 4 : 0;
+    if (c == 0xf4)
+        return in(1, 0x80, 0x8f) && in(2, 0x80, 0xbf) && in(3, 0x80, 0xbf) ? 4 : 0;
+    return 0;
+}
+
+} // namespace
+
 std::string malformed_frame_message(std::string_view frame, std::string_view reason) {
     // Like Python's repr of frame[:200]: the first 200 characters (code points, never a split
     // UTF-8 sequence), as one printable line. A byte that is not valid UTF-8 counts as one
@@ -169,15 +202,8 @@ std::string malformed_frame_message(std::string_view frame, std::string_view rea
     std::string excerpt;
     std::size_t i = 0;
     for (std::size_t chars = 0; i < frame.size() && chars < 200; ++chars) {
-        const auto c = static_cast<unsigned char>(frame[i]);
-        const std::size_t len = c < 0x80           ? 1
-                                : (c >> 5) == 0x6  ? 2
-                                : (c >> 4) == 0xe  ? 3
-                                : (c >> 3) == 0x1e ? 4
-                                                   : 0;
-        bool valid = len != 0 && i + len <= frame.size();
-        for (std::size_t k = 1; valid && k < len; ++k)
-            valid = (static_cast<unsigned char>(frame[i + k]) & 0xc0) == 0x80;
+        const std::size_t len = utf8_sequence_length(frame.substr(i));
+        const bool valid = len != 0;
         if (valid) {
             excerpt.append(frame.substr(i, len));
             i += len;

@@ -3,6 +3,9 @@
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 
+#include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include <string>
@@ -79,6 +82,42 @@ TEST(event_scanner, long_strings_split_in_parts_are_captured_whole) {
     ASSERT_EQ(scanner.scan(R"({"type":"session.closed"})"), nullptr);
     EXPECT_EQ(scanner.type(), "session.closed");
     EXPECT_FALSE(scanner.fatal());
+}
+
+} // namespace
+
+namespace {
+
+// Regressions found by fuzz/fuzz_server_event (seeds kept in fuzz/corpus/server_event/).
+TEST(event_scanner, a_truncated_frame_does_not_leak_into_the_next) {
+    event_scanner scanner;
+    EXPECT_NE(scanner.scan(R"({"type)"), nullptr); // ends inside a key
+    ASSERT_EQ(scanner.scan(R"({"type":"x"})"), nullptr);
+    EXPECT_EQ(scanner.type(), "x");
+    EXPECT_NE(scanner.scan(R"({"type":"ab)"), nullptr); // ends inside a string
+    ASSERT_EQ(scanner.scan(R"({"type":"y"})"), nullptr);
+    EXPECT_EQ(scanner.type(), "y");
+}
+
+TEST(event_scanner, the_last_duplicate_sglang_wins) {
+    event_scanner scanner;
+    ASSERT_EQ(scanner.scan(R"({"type":"error","sglang":{"fatal":true},"sglang":{}})"), nullptr);
+    EXPECT_FALSE(scanner.fatal());
+    ASSERT_EQ(scanner.scan(R"({"type":"error","sglang":{},"sglang":{"fatal":true}})"), nullptr);
+    EXPECT_TRUE(scanner.fatal());
+}
+
+TEST(malformed_frame_message, ill_formed_utf8_is_replaced) {
+    for (std::string bad :
+         {std::string("\xC0\x80"), std::string("\xED\xA0\x80"), std::string("\xF5\x80\x80\x80"),
+          std::string("\xF4\x90\x80\x80"), std::string("\xE0\x80\x80")}) {
+        const auto message = pacer::protocol::malformed_frame_message("x" + bad + "y", "r");
+        EXPECT_NE(message.find("\xEF\xBF\xBD"), std::string::npos);
+        EXPECT_EQ(message.find(bad), std::string::npos);
+    }
+    // Well-formed multi-byte characters pass unchanged.
+    const std::string good = "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";
+    EXPECT_NE(pacer::protocol::malformed_frame_message(good, "r").find(good), std::string::npos);
 }
 
 } // namespace
