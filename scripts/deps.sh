@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian 12 packages pacer builds with, when they are missing.
 # As root it installs them; otherwise it prints the one apt line to run and fails.
+#   scripts/deps.sh [EXTRA_PACKAGE...]   (e.g. clang libclang-rt-14-dev for fuzzing)
 set -euo pipefail
 
 packages=(
@@ -8,6 +9,7 @@ packages=(
     libboost1.81-dev libboost-json1.81-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev libfmt-dev libsndfile1-dev libssl-dev
+    "$@"
 )
 
 missing=()

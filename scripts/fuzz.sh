@@ -10,7 +10,7 @@
 # See docs/fuzzing.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-"$(pwd)/scripts/deps.sh"
+"$(pwd)/scripts/deps.sh" clang libclang-rt-14-dev
 
 if ! command -v clang++ >/dev/null 2>&1 ||
    [ ! -f "$(clang++ -print-file-name=libclang_rt.fuzzer-x86_64.a 2>/dev/null)" ]; then
