@@ -164,6 +164,15 @@ inline std::string slurp(const std::filesystem::path& p) {
     return ss.str();
 }
 
+/// The value at a path of object keys, e.g. at(summary, {"pacing", "packets", "late"}).
+inline const boost::json::value& at(const boost::json::value& v,
+                                    std::initializer_list<const char*> path) {
+    const boost::json::value* cur = &v;
+    for (const char* k : path)
+        cur = &cur->as_object().at(k);
+    return *cur;
+}
+
 inline boost::json::value read_json(const std::filesystem::path& p) {
     return boost::json::parse(slurp(p));
 }

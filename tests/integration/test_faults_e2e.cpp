@@ -14,13 +14,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-const value& at(const value& v, std::initializer_list<const char*> path) {
-    const value* cur = &v;
-    for (const char* k : path)
-        cur = &cur->as_object().at(k);
-    return *cur;
-}
-
 std::vector<std::string> error_lines(const fs::path& trace) {
     std::vector<std::string> out;
     for (const auto& l : read_jsonl(trace))

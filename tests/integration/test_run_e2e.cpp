@@ -11,13 +11,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-const value& at(const value& v, std::initializer_list<const char*> path) {
-    const value* cur = &v;
-    for (const char* k : path)
-        cur = &cur->as_object().at(k);
-    return *cur;
-}
-
 std::uint64_t count(const value& v, std::initializer_list<const char*> path) {
     return at(v, path).to_number<std::uint64_t>();
 }
