@@ -286,18 +286,19 @@ TEST(ScheduleCommand, BadArgumentsAreUsageErrorsNamingTheFlag) {
 }
 
 TEST(ScheduleCommand, ParserRejectsUnknownProcessAndFormat) {
+    // Keep each returned command: it owns the settings the parsed options are written into.
     CLI::App app{"test", "pacer"};
-    pacer::cli::add_schedule_command(app);
+    const auto cmd = pacer::cli::add_schedule_command(app);
     const char* bad_arrival[] = {"pacer",  "schedule", "--arrival", "weibull",
                                  "--rate", "1",        "--count",   "1"};
     EXPECT_THROW(app.parse(8, bad_arrival), CLI::ValidationError);
     CLI::App app2{"test", "pacer"};
-    pacer::cli::add_schedule_command(app2);
+    const auto cmd2 = pacer::cli::add_schedule_command(app2);
     const char* bad_format[] = {"pacer",  "schedule", "--format", "xml",
                                 "--rate", "1",        "--count",  "1"};
     EXPECT_THROW(app2.parse(8, bad_format), CLI::ValidationError);
     CLI::App app3{"test", "pacer"};
-    pacer::cli::add_schedule_command(app3);
+    const auto cmd3 = pacer::cli::add_schedule_command(app3);
     const char* no_rate[] = {"pacer", "schedule", "--count", "1"};
     EXPECT_THROW(app3.parse(4, no_rate), CLI::RequiredError);
 }

@@ -29,7 +29,7 @@ struct usage_error : std::runtime_error {
 };
 
 /// A subcommand and what runs it.
-struct command {
+struct [[nodiscard]] command {
     CLI::App* app;
     std::function<int()> run;
 };
