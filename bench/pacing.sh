@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The pacing benchmark (not a test): `pacer mock` in its own process, `pacer run` against it
-# with full traces on, at several layouts P x S (P client processes of S sessions each, started
-# together by hand until --processes exists) and durations. Prints one table row per run.
+# with full traces on, at several layouts P x S (`--processes P` workers of S sessions each,
+# sharing one start deadline and pooled into one summary) and durations. One row per run.
 #
 #   bench/pacing.sh                         all layouts x 30s and 90s
 #   LAYOUTS="1x1024" DURATIONS="90s" bench/pacing.sh
@@ -13,12 +13,12 @@ cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
 pacer=$build/pacer
 [ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
-layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256"}
+layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256 2x1024"}
 durations=${DURATIONS:-"30s 90s"}
 out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
-printf '%-8s %-6s %-12s %-8s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms client_cores mock_cores rss_MB trace_MB_s
+printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s
 for layout in $layouts; do
     procs=${layout%x*}
     sessions=${layout#*x}
@@ -31,13 +31,8 @@ for layout in $layouts; do
         read -r line <"$fifo"
         rm -f "$fifo"
         port=${line##*:}
-        pids=()
-        for p in $(seq 1 "$procs"); do
-            "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$dur" \
-                --keep-traces -o "$out/$tag-p$p" >"$out/$tag-p$p.log" 2>&1 &
-            pids+=($!)
-        done
-        for pid in "${pids[@]}"; do wait "$pid" || true; done
+        "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" --processes "$procs" -c "$sessions" \
+            -d "$dur" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
         python3 - "$out" "$tag" "$procs" <<'PY'
@@ -45,26 +40,33 @@ import json, sys
 out, tag, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
 mock = json.load(open(f"{out}/{tag}-mock.json"))
 mock_cores = mock["process_cpu_s"] / mock["wall_s"] if mock.get("wall_s") else 0
-for p in range(1, procs + 1):
-    try:
-        s = json.load(open(f"{out}/{tag}-p{p}/summary.json"))
-    except OSError:
-        print(f"{tag} p{p}: no summary (see {out}/{tag}-p{p}.log)")
-        continue
-    pc = s["pacing"]
-    dev = pc["pacing_abs_deviation_s"]
-    r = s["resources"]
-    ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
-    name = tag.split("-")[0] + (f"/p{p}" if procs > 1 else "")
-    print(f"{name:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
-          f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} "
-          f"{r['client_cpu_cores']:<11.2f} {mock_cores:<11.2f} {r['peak_rss_bytes'] / 1e6:<10.0f} "
-          f"{s['trace']['bytes_per_s'] / 1e6:.1f}"
-          + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
-             else f"  ({pc['sessions']['incomplete']} incomplete)"))
+try:
+    s = json.load(open(f"{out}/{tag}/summary.json"))
+except OSError:
+    print(f"{tag}: no summary (see {out}/{tag}.log)")
+    sys.exit(0)
+pc = s["pacing"]
+dev = pc["pacing_abs_deviation_s"]
+ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
+if procs > 1:  # pooled over the workers; CPU and RSS summed / maxed over the parts
+    cores = sum(p["client_cpu_cores"] for p in s["parts"])
+    rss = max(p["peak_rss_bytes"] for p in s["parts"]) / 1e6
+    trace = sum(json.load(open(f"{out}/{tag}/worker-{k}/summary.json"))["trace"]["bytes_per_s"]
+                for k in range(procs)) / 1e6
+else:
+    cores = s["resources"]["client_cpu_cores"]
+    rss = s["resources"]["peak_rss_bytes"] / 1e6
+    trace = s["trace"]["bytes_per_s"] / 1e6
+lag = pc["loop_lag_s"]
+lag_p99 = lag.get("p99", lag.get("worst_part_p99"))
+print(f"{tag.split('-')[0]:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
+      f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} {ms(lag_p99):<10} "
+      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:.1f}"
+      + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
+         else f"  ({pc['sessions']['requested'] - pc['sessions']['complete']} incomplete)"))
 PY
         if [ "${KEEP_TRACES:-0}" != 1 ]; then
-            find "$out" -path "$out/$tag-p*/session-*/trace.jsonl" -delete
+            find "$out/$tag" -name trace.jsonl -delete
         fi
     done
 done

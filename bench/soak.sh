@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# Soak (not a test): SESSIONS sessions for DURATION against `pacer mock`, sampling the client's
+# RSS and open descriptors every second. After a warm-up (the first 10 % of the samples) both
+# must stay flat: the script prints their least-squares slope (kB/min, descriptors/min) and the
+# run's late packets.
+#   bench/soak.sh                          1,024 sessions x 10 minutes
+#   SESSIONS=256 DURATION=120s bench/soak.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+pacer=$build/pacer
+[ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
+sessions=${SESSIONS:-1024}
+duration=${DURATION:-600s}
+out=${OUT:-bench-results/soak-$(date -u +%Y%m%dT%H%M%SZ)}
+mkdir -p "$out"
+
+fifo=$(mktemp -u)
+mkfifo "$fifo"
+"$pacer" mock --port 0 --stats-output "$out/mock.json" >"$fifo" &
+mock_pid=$!
+read -r line <"$fifo"
+rm -f "$fifo"
+port=${line##*:}
+
+"$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
+    --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" >"$out/run.log" 2>&1 &
+run_pid=$!
+echo "t_s,rss_kb,fds" >"$out/samples.csv"
+t=0
+while kill -0 "$run_pid" 2>/dev/null; do
+    rss=$(awk '/VmRSS/ {print $2}' "/proc/$run_pid/status" 2>/dev/null || echo "")
+    fds=$(ls "/proc/$run_pid/fd" 2>/dev/null | wc -l)
+    [ -n "$rss" ] && echo "$t,$rss,$fds" >>"$out/samples.csv"
+    sleep 1 # a sampling period, not a synchronisation
+    t=$((t + 1))
+done
+wait "$run_pid" || true
+kill -INT "$mock_pid"
+wait "$mock_pid" || true
+
+python3 - "$out" <<'PY'
+import csv, json, sys
+out = sys.argv[1]
+rows = [tuple(map(float, (r["t_s"], r["rss_kb"], r["fds"]))) for r in csv.DictReader(open(f"{out}/samples.csv"))]
+rows = rows[len(rows) // 10:]  # warm-up
+def slope(xs, ys):
+    n = len(xs); mx = sum(xs) / n; my = sum(ys) / n
+    den = sum((x - mx) ** 2 for x in xs)
+    return sum((x - mx) * (y - my) for x, y in zip(xs, ys)) / den if den else 0.0
+t = [r[0] for r in rows]
+print(f"samples after warm-up: {len(rows)}")
+print(f"RSS slope: {slope(t, [r[1] for r in rows]) * 60:.1f} kB/min "
+      f"(min {min(r[1] for r in rows):.0f} kB, max {max(r[1] for r in rows):.0f} kB)")
+print(f"descriptor slope: {slope(t, [r[2] for r in rows]) * 60:.2f} per min "
+      f"(min {min(r[2] for r in rows):.0f}, max {max(r[2] for r in rows):.0f})")
+s = json.load(open(f"{out}/run/summary.json"))
+print(f"late packets: {s['pacing']['packets']['late']}, qualified: {s['pacing_qualified']}")
+PY
+echo "results: $out"
