@@ -14,6 +14,6 @@ case "${SANITIZE:-}" in
         extra=(-DPACER_SANITIZE=thread -DPACER_BUILD_MICROBENCH=OFF -DCMAKE_CXX_FLAGS_SANITIZE=-O1) ;;
     *) echo "pacer: SANITIZE must be address or thread" >&2; exit 2 ;;
 esac
-BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} scripts/build.sh "$dir" "${extra[@]}"
+BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} PACER_WARNINGS_AS_ERRORS=ON scripts/build.sh "$dir" "${extra[@]}"
 cd "$dir"
 ctest --output-on-failure --parallel "${JOBS:-$(nproc)}" --timeout 300

@@ -110,7 +110,9 @@ std::optional<double> parse_start_at(std::string_view text) {
             ++digits;
         if (digits == 1)
             return std::nullopt;
-        fraction = std::stod("0" + std::string(rest.substr(0, digits)));
+        double scale = 0.1;
+        for (std::size_t k = 1; k < digits; ++k, scale /= 10)
+            fraction += (rest[k] - '0') * scale;
         rest.remove_prefix(digits);
     }
     if (rest != "Z")
