@@ -32,7 +32,7 @@ for layout in $layouts; do
         rm -f "$fifo"
         port=${line##*:}
         "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" --processes "$procs" -c "$sessions" \
-            -d "$dur" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
+            -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
         python3 - "$out" "$tag" "$procs" <<'PY'
