@@ -18,6 +18,8 @@ namespace {
 struct merge_settings {
     std::vector<std::string> inputs;
     std::string output;
+    bool allow_clock_skew = false;
+    double max_clock_error_ms = 10;
 };
 
 int run_merge(const merge_settings& s) {
@@ -35,7 +37,14 @@ int run_merge(const merge_settings& s) {
             throw usage_error(e.what());
         }
     }
+    try {
+        metrics::check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
+    } catch (const std::runtime_error& e) {
+        throw usage_error(e.what());
+    }
     auto merged = metrics::merge_parts(parts);
+    merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
+                                                {"allow_clock_skew", s.allow_clock_skew}};
     create_output_dir(s.output);
     write_new_file(fs::path(s.output) / "summary.json", boost::json::serialize(merged) + "\n");
     const auto& p = merged.at("pacing").as_object();
@@ -72,6 +81,12 @@ command add_merge_command(CLI::App& app) {
     sub->add_option("runs", s->inputs, "Run folders (each with summary.json and samples.json)")
         ->required();
     sub->add_option("-o,--output", s->output, "New folder for the pooled summary.json")->required();
+    sub->add_option("--max-clock-error-ms", s->max_clock_error_ms,
+                    "Parts from several hosts: each host's realtime clock must be NTP-synchronised "
+                    "with at most this maximum error (as recorded by adjtimex at its run)")
+        ->capture_default_str();
+    sub->add_flag("--allow-clock-skew", s->allow_clock_skew,
+                  "Merge parts from several hosts even when their clocks are not known to agree");
     return {sub, [s] { return run_merge(*s); }};
 }
 

@@ -515,9 +515,14 @@ int run(const run_settings& s) {
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
                          {"keep_traces", s.keep_traces}};
-    summary["clock"] = boost::json::object{{"monotonic_s", clocks.monotonic_s},
-                                           {"realtime_s", clocks.realtime_s},
-                                           {"domain", "CLOCK_MONOTONIC seconds"}};
+    const auto sync = read_clock_sync();
+    summary["clock"] =
+        boost::json::object{{"monotonic_s", clocks.monotonic_s},
+                            {"realtime_s", clocks.realtime_s},
+                            {"domain", "CLOCK_MONOTONIC seconds"},
+                            {"sync", boost::json::object{{"synchronized", sync.synchronized},
+                                                         {"max_error_s", sync.max_error_s},
+                                                         {"est_error_s", sync.est_error_s}}}};
     summary["pacing"] = figures.json;
     summary["pacing_qualified"] = figures.pacing_qualified;
     summary["stalls_injected"] = outcome.stalls_injected;

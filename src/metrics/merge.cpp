@@ -76,6 +76,35 @@ run_part read_run_part(const fs::path& dir) {
     return part;
 }
 
+void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool allow_skew) {
+    std::vector<std::string> hosts;
+    for (const auto& p : parts) {
+        const auto* h = p.summary.if_contains("host");
+        const std::string host = h && h->is_string() ? std::string(h->get_string()) : std::string();
+        if (std::find(hosts.begin(), hosts.end(), host) == hosts.end())
+            hosts.push_back(host);
+    }
+    if (hosts.size() < 2 || allow_skew)
+        return;
+    for (const auto& p : parts) {
+        const json::object* sync = nullptr;
+        if (const auto* c = p.summary.if_contains("clock"); c && c->is_object())
+            if (const auto* sy = c->as_object().if_contains("sync"); sy && sy->is_object())
+                sync = &sy->as_object();
+        const bool synced = sync && sync->contains("synchronized") &&
+                            sync->at("synchronized").is_bool() &&
+                            sync->at("synchronized").as_bool();
+        const double max_error = sync ? number_at(*sync, {"max_error_s"}, 1e9) : 1e9;
+        if (!synced || max_error > max_error_s)
+            throw std::runtime_error(fmt::format(
+                "{}: its realtime clock was {} (max error {:.3f} s, bound {:.3f} s), so parts from "
+                "{} hosts cannot be aligned; synchronise the clocks (NTP) or pass "
+                "--allow-clock-skew",
+                p.dir.string(), synced ? "too uncertain" : "not synchronised", max_error,
+                max_error_s, hosts.size()));
+    }
+}
+
 json::object merge_parts(const std::vector<run_part>& parts) {
     std::vector<double> deviation, abs_deviation;
     std::vector<std::pair<double, int>> edges; // wall-clock stream intervals

@@ -67,3 +67,34 @@ TEST(merge, no_parts_is_an_empty_unqualified_summary) {
 }
 
 } // namespace
+
+namespace {
+
+run_part host_part(const char* host, bool synced, double max_error) {
+    auto p = make_part(0, 1000, {{0.0, {0.0}}});
+    p.summary["host"] = host;
+    p.summary["clock"].as_object()["sync"] = boost::json::object{
+        {"synchronized", synced}, {"max_error_s", max_error}, {"est_error_s", 0.0}};
+    return p;
+}
+
+TEST(merge, clocks_of_several_hosts_must_be_trustworthy) {
+    // One host: its parts share their clocks, nothing to check even when unsynchronised.
+    EXPECT_NO_THROW(
+        check_clocks({host_part("a", false, 16), host_part("a", false, 16)}, 0.010, false));
+    // Two hosts, both synchronised within the bound.
+    EXPECT_NO_THROW(
+        check_clocks({host_part("a", true, 0.002), host_part("b", true, 0.004)}, 0.010, false));
+    // An unsynchronised or too uncertain clock is refused, naming the part...
+    EXPECT_THROW(
+        check_clocks({host_part("a", true, 0.002), host_part("b", false, 0.004)}, 0.010, false),
+        std::runtime_error);
+    EXPECT_THROW(
+        check_clocks({host_part("a", true, 0.002), host_part("b", true, 0.5)}, 0.010, false),
+        std::runtime_error);
+    // ...unless the user accepts the skew.
+    EXPECT_NO_THROW(
+        check_clocks({host_part("a", true, 0.002), host_part("b", false, 16)}, 0.010, true));
+}
+
+} // namespace

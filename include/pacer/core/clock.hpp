@@ -34,4 +34,13 @@ struct clock_pair {
 };
 clock_pair read_clock_pair();
 
+/// How far this host's realtime clock may be off, as the kernel's NTP state says
+/// (`adjtimex`, read-only): whether it is synchronised and its maximum and estimated error.
+struct clock_sync {
+    bool synchronized = false;
+    double max_error_s = 0;
+    double est_error_s = 0;
+};
+clock_sync read_clock_sync();
+
 } // namespace pacer

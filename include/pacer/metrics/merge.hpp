@@ -32,4 +32,10 @@ run_part read_run_part(const std::filesystem::path& dir);
 /// part with its CPU and memory.
 boost::json::object merge_parts(const std::vector<run_part>& parts);
 
+/// Parts from more than one host are aligned on their realtime clocks, so those clocks must be
+/// trustworthy: each such part must have recorded a synchronised clock whose maximum error is
+/// within `max_error_s`. Throws std::runtime_error naming the first part that is not (unless
+/// `allow_skew`). Parts of one host share their clocks and are never refused.
+void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool allow_skew);
+
 } // namespace pacer::metrics
