@@ -43,6 +43,17 @@ std::string_view string_field(const json::object& o, std::string_view key) {
     return v && v->is_string() ? std::string_view(v->get_string()) : std::string_view();
 }
 
+// The walks over a trace act on received events; a client `error` line on the way is an error
+// of the session. Returns whether `l` is a received event.
+bool received_event(const trace_line& l, std::vector<std::string>& errors) {
+    if (l.direction == "error") {
+        const auto msg = string_field(l.event, "message");
+        errors.emplace_back(msg.empty() ? "client error" : msg);
+        return false;
+    }
+    return l.direction == "receive";
+}
+
 const json::object* object_field(const json::object& o, std::string_view key) {
     const auto* v = o.if_contains(key);
     return v && v->is_object() ? &v->get_object() : nullptr;
@@ -264,12 +275,7 @@ session_metrics compute_session_metrics(std::span<const trace_line> trace,
     std::set<std::string, std::less<>> types;
     std::vector<audio_packet> packets;
     for (const auto& l : trace) {
-        if (l.direction == "error") {
-            const auto msg = string_field(l.event, "message");
-            m.errors.emplace_back(msg.empty() ? "client error" : msg);
-            continue;
-        }
-        if (l.direction != "receive")
+        if (!received_event(l, m.errors))
             continue;
         const auto type = string_field(l.event, "type");
         types.emplace(type);
@@ -455,12 +461,7 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     std::vector<std::pair<double, bool>> done; // (receipt, spoke)
     bool pending_audio = false, pending_text = false, drained = false, closed = false;
     for (const auto& l : trace) {
-        if (l.direction == "error") {
-            const auto msg = string_field(l.event, "message");
-            m.errors.emplace_back(msg.empty() ? "client error" : msg);
-            continue;
-        }
-        if (l.direction != "receive")
+        if (!received_event(l, m.errors))
             continue;
         const auto type = string_field(l.event, "type");
         if (type == "response.created") {
