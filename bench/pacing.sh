@@ -10,6 +10,7 @@
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${BUILD_DIR:-build}
 pacer=$build/pacer
 [ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
@@ -24,13 +25,7 @@ for layout in $layouts; do
     sessions=${layout#*x}
     for dur in $durations; do
         tag="$layout-$dur"
-        fifo=$(mktemp -u)
-        mkfifo "$fifo"
-        "$pacer" mock --port 0 --stats-output "$out/$tag-mock.json" >"$fifo" &
-        mock_pid=$!
-        read -r line <"$fifo"
-        rm -f "$fifo"
-        port=${line##*:}
+        start_mock "$pacer" "$out/$tag-mock.json"
         "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" --processes "$procs" -c "$sessions" \
             -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"

@@ -7,6 +7,7 @@
 #   SESSIONS=256 DURATION=120s bench/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. bench/lib.sh
 build=${BUILD_DIR:-build}
 pacer=$build/pacer
 [ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
@@ -15,13 +16,7 @@ duration=${DURATION:-600s}
 out=${OUT:-bench-results/soak-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
-fifo=$(mktemp -u)
-mkfifo "$fifo"
-"$pacer" mock --port 0 --stats-output "$out/mock.json" >"$fifo" &
-mock_pid=$!
-read -r line <"$fifo"
-rm -f "$fifo"
-port=${line##*:}
+start_mock "$pacer" "$out/mock.json"
 
 "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
     --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" >"$out/run.log" 2>&1 &
