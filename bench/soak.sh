@@ -38,7 +38,11 @@ python3 - "$out" <<'PY'
 import csv, json, sys
 out = sys.argv[1]
 rows = [tuple(map(float, (r["t_s"], r["rss_kb"], r["fds"]))) for r in csv.DictReader(open(f"{out}/samples.csv"))]
-rows = rows[len(rows) // 10:]  # warm-up
+# Steady state: after the warm-up (the first 10 %), and before the sessions end (descriptors
+# falling below 90 % of their peak is the teardown, not a trend).
+peak_fds = max(r[2] for r in rows)
+last = max(i for i, r in enumerate(rows) if r[2] >= 0.9 * peak_fds)
+rows = rows[len(rows) // 10:last + 1]
 def slope(xs, ys):
     n = len(xs); mx = sum(xs) / n; my = sum(ys) / n
     den = sum((x - mx) ** 2 for x in xs)
@@ -50,6 +54,9 @@ print(f"RSS slope: {slope(t, [r[1] for r in rows]) * 60:.1f} kB/min "
 print(f"descriptor slope: {slope(t, [r[2] for r in rows]) * 60:.2f} per min "
       f"(min {min(r[2] for r in rows):.0f}, max {max(r[2] for r in rows):.0f})")
 s = json.load(open(f"{out}/run/summary.json"))
-print(f"late packets: {s['pacing']['packets']['late']}, qualified: {s['pacing_qualified']}")
+p = s['pacing']
+print(f"late packets: {p['packets']['late']} of {p['packets']['sent']}, qualified: {s['pacing_qualified']}, "
+      f"|deviation| p99 {p['pacing_abs_deviation_s']['p99'] * 1e3:.2f} ms, max {p['pacing_abs_deviation_s']['max'] * 1e3:.2f} ms, "
+      f"client {s['resources']['client_cpu_cores']:.2f} cores, peak RSS {s['resources']['peak_rss_bytes'] / 1e6:.0f} MB")
 PY
 echo "results: $out"

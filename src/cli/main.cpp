@@ -18,7 +18,8 @@ int main(int argc, char** argv) {
     app.set_version_flag("--version", "pacer 0.1.0");
     const std::vector<command> commands = {add_run_command(app), add_mock_command(app),
                                            add_schedule_command(app), add_merge_command(app),
-                                           add_replay_command(app)};
+                                           add_replay_command(app),
+                                           add_serve_command(app)};
 
     try {
         app.parse(argc, argv);

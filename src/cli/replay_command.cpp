@@ -43,17 +43,13 @@ struct replay_settings {
 
 // The whole file, or usage_error naming it (missing or unreadable input is bad input).
 std::string read_file(const fs::path& path) {
-    std::error_code ec;
-    if (!fs::is_regular_file(path, ec))
-        throw usage_error(fmt::format("cannot read {}: no such file", path.string()));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw usage_error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        throw usage_error(fmt::format("cannot read {}: read error", path.string()));
-    return ss.str();
+    try {
+        if (auto text = read_file_if_exists(path))
+            return std::move(*text);
+    } catch (const std::runtime_error& e) {
+        throw usage_error(e.what());
+    }
+    throw usage_error(fmt::format("cannot read {}: no such file", path.string()));
 }
 
 bool is_session_folder(const fs::path& dir) {

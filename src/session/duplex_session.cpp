@@ -17,6 +17,7 @@
 
 #include <bitset>
 #include <cstring>
+#include <stdexcept>
 
 namespace pacer::session {
 
@@ -64,6 +65,9 @@ struct session_ctx {
     time_point driver_done_at{};
     time_point origin{}; // packet 0's deadline (the grid's origin)
     time_point last_append_start{};
+    std::size_t units_done = 0;           // `sglang.unit.done` received (lockstep)
+    bool gate_reported = false;           // reported to the start gate
+    std::optional<time_point> gate_start; // the gate's common start, once released
 
     // One waiter per timer: `expires_at` would cancel another coroutine's wait.
     void notify() { signal.cancel(); }
@@ -169,6 +173,9 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
             if (!r.first_audio_s)
                 r.first_audio_s = now_s;
             break;
+        case server_event::unit_done:
+            ++ctx->units_done;
+            break;
         case server_event::error:
             ctx->fatal = ctx->fatal || scanner.fatal();
             ctx->aborted = true;
@@ -183,7 +190,17 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
 asio::awaitable<void> stream_audio(session_ctx& ctx) {
     const auto& pcm = *ctx.options.pcm;
     auto& r = ctx.result;
-    schedule::packet_grid grid(r.expected_appends, ctx.options.origin);
+    const auto lockstep = ctx.options.lockstep_unit_bytes;
+    if (lockstep && ctx.options.origin) {
+        // Lockstep sends without sleeping, but not before the level's common start.
+        ctx.pace.expires_at(*ctx.options.origin);
+        co_await ctx.pace.async_wait(use_tuple);
+        if (ctx.stopping)
+            co_return;
+    }
+    // Lockstep never waits for the grid: every packet is "scheduled" at its own send.
+    schedule::packet_grid grid(r.expected_appends, lockstep ? std::nullopt : ctx.options.origin);
+    std::size_t unit = 0; // lockstep: the next unit whose `sglang.unit.done` is awaited
     r.appends.reserve(r.expected_appends);
     std::string frame, audio_b64;
     std::span<const std::uint8_t> previous;
@@ -191,7 +208,7 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         const auto action = grid.next(clock::now());
         if (action.what == schedule::pacing_action::kind::done)
             break;
-        if (action.what == schedule::pacing_action::kind::wait) {
+        if (action.what == schedule::pacing_action::kind::wait && !lockstep) {
             // Absolute deadline: a late wake never shifts the next packet.
             ctx.pace.expires_at(action.scheduled);
             co_await ctx.pace.async_wait(use_tuple);
@@ -204,7 +221,10 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         const std::size_t seq = action.seq;
         const std::size_t offset = seq * schedule::packet_bytes;
         append_receipt receipt;
-        receipt.event_id = ctx.ids.next();
+        const std::string event_id = ctx.ids.next();
+        if (event_id.size() != receipt.event_id.size())
+            throw std::logic_error("event ids are 32 characters");
+        std::memcpy(receipt.event_id.data(), event_id.data(), event_id.size());
         receipt.seq = seq;
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
@@ -215,13 +235,13 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
             base64_append(audio_b64, packet.data(), packet.size());
         }
         previous = packet;
-        protocol::append_event_encoded(frame, receipt.event_id, audio_b64, seq);
+        protocol::append_event_encoded(frame, event_id, audio_b64, seq);
         const auto start = clock::now();
         grid.sent(start);
         receipt.scheduled_s =
-            to_seconds(seq == 0 && !ctx.options.origin ? start : action.scheduled);
+            to_seconds(lockstep || (seq == 0 && !ctx.options.origin) ? start : action.scheduled);
         if (seq == 0) {
-            ctx.origin = *grid.origin();
+            ctx.origin = lockstep && ctx.options.origin ? *ctx.options.origin : *grid.origin();
             r.session_start_s = to_seconds(ctx.origin);
         }
         ctx.last_append_start = start;
@@ -231,7 +251,34 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
             ctx.options.on_streaming();
         if (!ok)
             co_return;
+        // Lockstep: the packet that completes unit k waits for the k-th unit.done. The
+        // packet's actual end counts (not offset + 2560): a short last packet that completes
+        // no unit never waits for one the server can only finish after EOS.
+        if (lockstep && offset + packet.size() >= (unit + 1) * *lockstep) {
+            co_await ctx.wait_for([&] { return ctx.units_done > unit || ctx.aborted; });
+            if (ctx.aborted || ctx.stopping)
+                co_return;
+            ++unit;
+        }
     }
+}
+
+// Reports the session to the level's start gate, once: ready sessions wait for the common
+// start, which becomes their grid's origin (+ their stagger offset).
+void report_to_gate(const std::shared_ptr<session_ctx>& ctx, bool ready) {
+    auto& c = *ctx;
+    if (!c.options.gate || c.gate_reported)
+        return;
+    c.gate_reported = true;
+    c.result.ready = ready;
+    if (!ready) {
+        c.options.gate->arrive(c.signal.get_executor(), {});
+        return;
+    }
+    c.options.gate->arrive(c.signal.get_executor(), [ctx](time_point start) {
+        ctx->gate_start = start;
+        ctx->notify();
+    });
 }
 
 asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
@@ -242,6 +289,12 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
             co_return;
     }
     if (co_await c.settle(server_event::session_updated)) {
+        if (c.options.gate) {
+            report_to_gate(ctx, true);
+            if (!co_await c.wait_for([&] { return c.gate_start.has_value(); }))
+                co_return; // stopping (deadline or interrupt) before the level started
+            c.options.origin = *c.gate_start + c.options.start_offset;
+        }
         if (c.options.start_delay > duration::zero() && !c.options.origin) {
             // Stagger: spread the sessions' grids over the packet period (see runner).
             c.pace.expires_after(c.options.start_delay);
@@ -254,15 +307,17 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
             co_return;
         if (!c.aborted && r.appends.size() == r.expected_appends && !r.appends.empty()) {
             // End of input (PROTOCOL.md 2.4): not before the grid's end, nor before the last
-            // packet has had its own duration on the wire.
-            const auto& pcm = *c.options.pcm;
-            const auto eos_at =
-                schedule::end_of_input_at(c.origin, pcm.size(), c.last_append_start,
-                                          schedule::packet_size(pcm.size(), r.appends.size() - 1));
-            c.pace.expires_at(eos_at);
-            co_await c.pace.async_wait(use_tuple);
-            if (c.stopping)
-                co_return;
+            // packet has had its own duration on the wire. Lockstep sends it at once.
+            if (!c.options.lockstep_unit_bytes) {
+                const auto& pcm = *c.options.pcm;
+                const auto eos_at = schedule::end_of_input_at(
+                    c.origin, pcm.size(), c.last_append_start,
+                    schedule::packet_size(pcm.size(), r.appends.size() - 1));
+                c.pace.expires_at(eos_at);
+                co_await c.pace.async_wait(use_tuple);
+                if (c.stopping)
+                    co_return;
+            }
             if (!c.aborted) {
                 if (!co_await c.send(protocol::input_audio_end(c.ids.next())))
                     co_return;
@@ -316,7 +371,7 @@ std::string receipts_json(const session_result& r) {
         fmt::format_to(
             std::back_inserter(out),
             R"({}{{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
-            i ? "," : "", a.event_id, a.seq, a.scheduled_s, a.start_s, a.completed_s);
+            i ? "," : "", a.id(), a.seq, a.scheduled_s, a.start_s, a.completed_s);
     }
     out += "]}\n";
     return out;
@@ -413,6 +468,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             co_await c.record_error("RuntimeError: driver stalled after the receive loop");
     }
     c.finished = true;
+    report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
     if (c.timed_out)
         co_await c.record_error(

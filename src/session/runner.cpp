@@ -71,8 +71,18 @@ struct session_context {
 run_outcome run_duplex(const run_options& options) {
     if (options.sessions == 0 || options.threads == 0)
         throw std::invalid_argument("sessions and threads must be at least 1");
+    if (!options.pcm && options.inputs.empty())
+        throw std::invalid_argument("a run needs an input");
+    if (options.start_gate_lead && options.arrivals)
+        throw std::invalid_argument("a start gate and open-loop arrivals do not mix");
+    auto input_of = [&](std::size_t i) {
+        return options.inputs.empty() ? options.pcm : options.inputs[i % options.inputs.size()];
+    };
     run_outcome out;
     out.sessions.resize(options.sessions);
+    std::optional<start_gate> gate;
+    if (options.start_gate_lead)
+        gate.emplace(options.sessions, *options.start_gate_lead);
 
     // The writer: its own context and thread, fed by the strand-free channel.
     asio::io_context writer_io{1};
@@ -99,7 +109,7 @@ run_outcome run_duplex(const run_options& options) {
     for (std::size_t t = 0; t < threads; ++t) {
         auto c = std::make_unique<session_context>();
         c->stall = options.inject_stall;
-        c->input_length = schedule::input_duration(options.pcm->size());
+        c->input_length = schedule::input_duration(input_of(0)->size());
         contexts.push_back(std::move(c));
     }
     if (options.arrivals && options.arrivals->size() != options.sessions)
@@ -110,12 +120,18 @@ run_outcome run_duplex(const run_options& options) {
         session_options so;
         so.index = static_cast<std::uint32_t>(i);
         so.endpoint = options.endpoint;
-        so.pcm = options.pcm;
+        so.pcm = input_of(i);
         so.timeout = options.timeout;
         so.seed = options.seed * 0x100000001b3ULL + i;
-        if (!options.arrivals) // open-loop arrivals are spread by their schedule already
-            so.start_delay = options.stagger * static_cast<std::int64_t>(i) /
-                             static_cast<std::int64_t>(options.sessions);
+        const auto offset = options.stagger * static_cast<std::int64_t>(i) /
+                            static_cast<std::int64_t>(options.sessions);
+        if (gate) {
+            so.gate = &*gate;
+            so.start_offset = offset;
+        } else if (!options.arrivals) { // open-loop arrivals are spread by their schedule
+            so.start_delay = offset;
+        }
+        so.lockstep_unit_bytes = options.lockstep_unit_bytes;
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         return so;
@@ -207,6 +223,11 @@ run_outcome run_duplex(const run_options& options) {
     out.wall_s = to_seconds(clock::now() - started);
 
     out.interrupted = interrupted;
+    if (gate) {
+        if (const auto start = gate->common_start())
+            out.common_start_s = to_seconds(*start);
+        out.ready_sessions = gate->ready();
+    }
     asio::post(writer_io, [&] { signals.cancel(); });
     // Every session has its files on disk (each awaited its writer receipt): stop the writer.
     trace::record stop;

@@ -39,6 +39,7 @@ command add_mock_command(CLI::App& app);
 command add_schedule_command(CLI::App& app);
 command add_merge_command(CLI::App& app);
 command add_replay_command(CLI::App& app);
+command add_serve_command(CLI::App& app);
 
 /// The whole program: parses, runs the selected subcommand, maps errors to exit codes.
 int main(int argc, char** argv);

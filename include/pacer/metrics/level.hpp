@@ -73,10 +73,10 @@ struct level_session {
     std::uint32_t index = 0;
     session_status status = session_status::failed;
     admission admitted;
-    session_metrics session;          ///< 4.2 (continuous fields null for unit profiles)
-    unit_metrics units;               ///< 4.3
+    session_metrics session;                 ///< 4.2 (continuous fields null for unit profiles)
+    unit_metrics units;                      ///< 4.3
     std::vector<response_metrics> responses; ///< 4.4
-    timeline_metrics timeline;        ///< 4.4
+    timeline_metrics timeline;               ///< 4.4
     /// Send-lateness p99 of this session (null when nothing was sent): level validity.
     std::optional<double> send_lateness_p99_s;
     /// Files that could not be read: the session then counts as 4.2's "unreadable" session

@@ -5,17 +5,20 @@
 // broken invariant throws.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/session/start_gate.hpp>
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/steady_timer.hpp>
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pacer::session {
@@ -48,6 +51,15 @@ struct session_options {
     std::optional<time_point> origin;
     /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
     duration start_delay{};
+    /// A serving level's common start (PROTOCOL.md 2.2): the session reports to the gate once
+    /// negotiated (or once it has ended without negotiating), and its grid's origin is the
+    /// gate's common start + `start_offset`. Must outlive the session.
+    start_gate* gate = nullptr;
+    duration start_offset{};
+    /// Lockstep pacing (PROTOCOL.md 2.3, per-unit profiles): no sleeps; after the packet that
+    /// completes unit k (of this many input bytes), wait for the k-th `sglang.unit.done`; EOS
+    /// right after the last append. Nullopt: real-time pacing on the 80 ms grid.
+    std::optional<std::size_t> lockstep_unit_bytes;
     std::uint64_t seed = 0; ///< event ids
     int admission_retries = 3;
     duration admission_backoff = std::chrono::milliseconds(250);
@@ -58,13 +70,16 @@ struct session_options {
     interrupt_source* interrupt = nullptr;
 };
 
-/// One append as `input-send-receipts.json` records it.
+/// One append as `input-send-receipts.json` records it. Kept until the session ends, so it is
+/// small and allocates nothing: 64 bytes a packet (the soak in docs/performance.md).
 struct append_receipt {
-    std::string event_id;
+    std::array<char, 32> event_id{}; ///< the append's 32 hex character `event_id`
     std::uint64_t seq = 0;
     double scheduled_s = 0;
     double start_s = 0;
     double completed_s = 0;
+
+    std::string_view id() const { return {event_id.data(), event_id.size()}; }
 };
 
 struct session_result {
@@ -88,6 +103,7 @@ struct session_result {
     std::uint64_t bytes_received = 0;
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
+    bool ready = false; ///< negotiated: reported ready to the start gate
 };
 
 /// The receipts file content: `{"session_start_s":…,"admitted":…,"appends":[…]}`.

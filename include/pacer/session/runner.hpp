@@ -17,6 +17,8 @@ struct run_options {
     std::size_t threads = 1; ///< session contexts; sessions are dealt round-robin
     transport::ws_endpoint endpoint;
     std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    /// Several inputs: session i streams inputs[i mod n] (`pcm` is then ignored).
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
     duration timeout = std::chrono::seconds(90);
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
@@ -35,6 +37,12 @@ struct run_options {
     std::optional<std::vector<std::chrono::nanoseconds>> arrivals;
     std::size_t max_concurrency = 0; ///< open loop: sessions in flight at most (0: no cap)
     cap_policy policy = cap_policy::queue;
+    /// A serving level (PROTOCOL.md 2.2): every session negotiates, then all start streaming
+    /// from one common start this long after the last is ready; session i's grid is offset
+    /// by stagger x i/N (S-W `--stagger-ms`). Nullopt: each session starts on its own.
+    std::optional<duration> start_gate_lead;
+    /// Lockstep pacing with units of this many input bytes (see session_options).
+    std::optional<std::size_t> lockstep_unit_bytes;
 };
 
 struct run_outcome {
@@ -48,6 +56,8 @@ struct run_outcome {
     std::size_t stalls_injected = 0;
     bool interrupted = false;                  ///< a signal ended the run early
     std::optional<open_loop_result> open_loop; ///< open-loop runs: the dispatcher's records
+    std::optional<double> common_start_s;      ///< start-gate runs: the level's common start
+    std::size_t ready_sessions = 0;            ///< start-gate runs: sessions that negotiated
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.

@@ -1,0 +1,664 @@
+// `pacer serve`: concurrency sweeps with the serving metrics of PROTOCOL.md 4-5, level
+// validity (did the client keep its schedule?) and a capacity search against SLOs.
+
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/core/stats.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/level.hpp>
+#include <pacer/metrics/slo.hpp>
+#include <pacer/protocol/events.hpp>
+#include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/trace/writer.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/color.h>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <map>
+#include <unistd.h>
+
+namespace pacer::cli {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+struct serve_settings {
+    std::string url;
+    std::vector<std::string> audio;
+    std::string duration = "10s";
+    std::string profile = "nemotron";
+    std::string concurrencies = "1,2,4,8";
+    std::size_t concurrency = 0;
+    std::size_t warmup_runs = 0;
+    std::size_t repeats = 1;
+    double stagger_ms = 0;
+    std::string pacing = "realtime";
+    double startup_reserve_ms = 80;
+    std::string timeout = "90s";
+    std::string output;
+    std::size_t threads = 1;
+    double loop_lag_limit_ms = 20;
+    double send_lateness_limit_ms = 20;
+    bool find_capacity = false;
+    std::string slo;
+    std::size_t max_level = 1024;
+    std::size_t start_level = 1;
+    double resolution = 0.05;
+};
+
+// Everything a level needs that does not change between levels.
+struct sweep {
+    const serve_settings& s;
+    const protocol::profile& profile;
+    transport::ws_endpoint endpoint;
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
+    std::vector<double> input_duration_s; ///< per input
+    duration timeout{};
+    std::vector<metrics::slo_check> slos;
+};
+
+// One run of one level: its summary (as written to its folder) and its sessions.
+struct level_run {
+    std::size_t concurrency = 0;
+    std::size_t repeat = 0;
+    json::object summary;
+    std::vector<metrics::level_session> sessions;
+    double loop_lag_p99_s = 0;
+    bool valid = false;
+    bool interrupted = false;
+};
+
+std::optional<double> p99_of(std::vector<double> v) {
+    return percentile(v, 0.99);
+}
+
+// Client timing validity (S-W, PROTOCOL.md 5): the loop ticker has samples and its p99 is
+// within the limit, every admitted session's send-lateness p99 is known and within the limit,
+// and at least one session was admitted. Returns the reasons it does not hold.
+std::vector<std::string> validity_problems(const serve_settings& s,
+                                           std::optional<double> loop_lag_p99,
+                                           std::span<const metrics::level_session> sessions) {
+    std::vector<std::string> problems;
+    const double lag_limit = s.loop_lag_limit_ms / 1e3, late_limit = s.send_lateness_limit_ms / 1e3;
+    if (!loop_lag_p99)
+        problems.emplace_back("the loop-lag ticker has no samples");
+    else if (*loop_lag_p99 > lag_limit)
+        problems.push_back(fmt::format("loop lag p99 {:.1f} ms > {:.0f} ms", *loop_lag_p99 * 1e3,
+                                       s.loop_lag_limit_ms));
+    std::size_t admitted = 0, over = 0;
+    for (const auto& x : sessions) {
+        if (!x.admitted.admitted)
+            continue;
+        ++admitted;
+        over += !x.send_lateness_p99_s || *x.send_lateness_p99_s > late_limit;
+    }
+    if (over)
+        problems.push_back(fmt::format("{} admitted session(s) with send-lateness p99 > {:.0f} ms "
+                                       "or no sends",
+                                       over, s.send_lateness_limit_ms));
+    if (admitted == 0)
+        problems.emplace_back("no session was admitted");
+    return problems;
+}
+
+level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency,
+                    std::size_t repeat, bool warmup) {
+    const auto& s = w.s;
+    create_output_dir(dir);
+    session::run_options ro;
+    ro.sessions = concurrency;
+    ro.threads = s.threads;
+    ro.endpoint = w.endpoint;
+    ro.inputs = warmup ? decltype(w.inputs){w.inputs.front()} : w.inputs;
+    ro.timeout = w.timeout;
+    ro.trace_root = dir;
+    ro.stagger = warmup ? duration::zero() : from_seconds(s.stagger_ms / 1e3);
+    ro.start_gate_lead = std::chrono::milliseconds(200);
+    if (s.pacing == "lockstep" && !warmup)
+        ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
+    const double cpu_before = runtime::read_process_usage().cpu_s;
+    auto outcome = session::run_duplex(ro);
+    const auto usage = runtime::read_process_usage();
+
+    level_run run;
+    run.concurrency = concurrency;
+    run.repeat = repeat;
+    run.interrupted = outcome.interrupted;
+    // Metrics come from the files on disk, as `pacer replay` would read them. They are
+    // computed after the level's last session ended, so they cannot delay a send.
+    metrics::session_context context;
+    context.startup_reserve_s = s.startup_reserve_ms / 1e3;
+    double input_max = 0;
+    for (std::size_t i = 0; i < concurrency; ++i) {
+        const auto folder = dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
+        context.input_duration_s = w.input_duration_s[warmup ? 0 : i % w.inputs.size()];
+        input_max = std::max(input_max, *context.input_duration_s);
+        std::optional<std::string> trace, receipts;
+        std::vector<std::string> extra;
+        try {
+            trace = read_file_if_exists(folder / "trace.jsonl");
+            receipts = read_file_if_exists(folder / "input-send-receipts.json");
+        } catch (const std::exception& e) {
+            extra.emplace_back(e.what());
+        }
+        if (i < outcome.sessions.size() && !outcome.sessions[i].trace_error.empty())
+            extra.push_back("trace: " + outcome.sessions[i].trace_error);
+        run.sessions.push_back(metrics::evaluate_session(
+            static_cast<std::uint32_t>(i),
+            trace ? std::optional<std::string_view>(*trace) : std::nullopt,
+            receipts ? std::optional<std::string_view>(*receipts) : std::nullopt, w.profile,
+            context, extra));
+    }
+
+    std::vector<double> lags;
+    for (const auto& l : outcome.loop_lag_s)
+        lags.insert(lags.end(), l.begin(), l.end());
+    const auto lag_p99 = p99_of(lags);
+    run.loop_lag_p99_s = lag_p99.value_or(0);
+    const auto problems = validity_problems(s, lag_p99, run.sessions);
+    run.valid = problems.empty() && !outcome.interrupted;
+
+    auto& o = run.summary;
+    o["concurrency"] = concurrency;
+    o["repeat"] = repeat;
+    o["warmup"] = warmup;
+    o["input_duration_s"] = input_max;
+    if (ro.inputs.size() == 1) // `pacer replay` of a session folder reads this
+        o["config"] = json::object{{"input_duration_s", input_max}};
+    o["common_start_s"] =
+        outcome.common_start_s ? json::value(*outcome.common_start_s) : json::value(nullptr);
+    o["configured_sessions"] = outcome.ready_sessions;
+    o["profile"] = w.profile.name;
+    o["pacing"] = ro.lockstep_unit_bytes ? "lockstep" : "realtime";
+    o["playback_startup_reserve_s"] = context.startup_reserve_s;
+    o["stagger_s"] = to_seconds(ro.stagger);
+    o["loop_lag_s"] = metrics::distribution_json(std::move(lags));
+    o["loop_lag_limit_s"] = s.loop_lag_limit_ms / 1e3;
+    o["send_lateness_limit_s"] = s.send_lateness_limit_ms / 1e3;
+    o["client_timing_valid"] = run.valid;
+    json::array reasons;
+    for (const auto& p : problems)
+        reasons.emplace_back(p);
+    if (outcome.interrupted)
+        reasons.emplace_back("interrupted by a signal");
+    o["client_timing_problems"] = std::move(reasons);
+    json::array sessions;
+    for (const auto& x : run.sessions)
+        sessions.push_back(x.to_json());
+    o["sessions"] = std::move(sessions);
+    o["aggregate"] = metrics::aggregate_level(run.sessions, w.profile);
+    if (!w.slos.empty())
+        o["slo"] = metrics::evaluate_slos(w.slos, o.at("aggregate").as_object());
+    const double wall = outcome.wall_s;
+    o["resources"] =
+        json::object{{"wall_s", wall},
+                     {"client_cpu_s", usage.cpu_s - cpu_before},
+                     {"client_cpu_cores", wall > 0 ? (usage.cpu_s - cpu_before) / wall : 0.0},
+                     {"writer_cpu_s", outcome.writer_cpu_s},
+                     {"peak_rss_bytes", usage.peak_rss_bytes},
+                     {"trace_bytes", outcome.writer.bytes}};
+    write_new_file(dir / "summary.json", json::serialize(o) + "\n");
+    return run;
+}
+
+bool use_color() {
+    const char* term = std::getenv("TERM");
+    return ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR") && term &&
+           std::string_view(term) != "dumb";
+}
+
+std::string cell_ms(const json::value* v) {
+    return v && v->is_number() ? fmt::format("{:.0f}", v->to_number<double>() * 1e3) : "-";
+}
+
+std::string cell_ratio(const json::value* v) {
+    return v && v->is_number() ? fmt::format("{:.4f}", v->to_number<double>()) : "-";
+}
+
+const json::value* path(const json::object& o, std::initializer_list<std::string_view> keys) {
+    const json::value* v = nullptr;
+    const json::object* cur = &o;
+    for (auto k : keys) {
+        if (!cur)
+            return nullptr;
+        v = cur->if_contains(k);
+        cur = v && v->is_object() ? &v->get_object() : nullptr;
+    }
+    return v;
+}
+
+void print_header() {
+    fmt::print("{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}  {}\n", "level", "rep",
+               "admitted", "ok", "ttfa p50", "ttfa p95", "unit miss", "underrun", "late p99",
+               "lag p99", "client timing");
+    fmt::print("{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}\n", "", "", "", "",
+               "ms", "ms", "rate", "ratio", "send ms", "loop ms");
+}
+
+void print_row(const level_run& r, bool color) {
+    const auto& a = r.summary.at("aggregate").as_object();
+    auto count = [&](std::string_view k) {
+        const auto* v = a.if_contains(k);
+        return v && v->is_number() ? v->to_number<std::uint64_t>() : std::uint64_t{0};
+    };
+    std::string verdict = r.valid ? "valid" : "NOT VALID";
+    if (!r.valid) {
+        std::string why;
+        for (const auto& p : r.summary.at("client_timing_problems").as_array())
+            why += (why.empty() ? "" : "; ") + std::string(p.as_string());
+        verdict += " (" + why + ")";
+    }
+    if (const auto* slo = r.summary.if_contains("slo"))
+        verdict += slo->at("met").as_bool() ? ", SLO met" : ", SLO missed";
+    const std::string line = fmt::format(
+        "{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}  ", r.concurrency, r.repeat,
+        fmt::format("{}/{}", count("admitted_sessions"), count("attempted_sessions")),
+        fmt::format("{}", count("successful_sessions")), cell_ms(path(a, {"ttfa_s", "p50"})),
+        cell_ms(path(a, {"ttfa_s", "p95"})), cell_ratio(path(a, {"units", "unit_miss_rate"})),
+        cell_ratio(a.if_contains("underrun_ratio")), cell_ms(path(a, {"send_lateness_s", "p99"})),
+        fmt::format("{:.1f}", r.loop_lag_p99_s * 1e3));
+    if (color && !r.valid)
+        fmt::print("{}{}\n", line, fmt::format(fg(fmt::terminal_color::red), "{}", verdict));
+    else
+        fmt::print("{}{}\n", line, verdict);
+    std::fflush(stdout);
+}
+
+// The levels of the plan: --concurrency N or --concurrencies a,b,c.
+std::vector<std::size_t> parse_levels(const serve_settings& s) {
+    std::vector<std::size_t> levels;
+    if (s.concurrency > 0)
+        return {s.concurrency};
+    std::string_view rest = s.concurrencies;
+    while (!rest.empty()) {
+        const auto comma = rest.find(',');
+        const auto item = rest.substr(0, comma);
+        rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
+        std::size_t v = 0;
+        const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
+        if (ec != std::errc() || p != item.data() + item.size() || v == 0)
+            throw usage_error(fmt::format(
+                "--concurrencies '{}': each level must be a whole number >= 1 (e.g. 1,2,4,8)",
+                s.concurrencies));
+        if (std::find(levels.begin(), levels.end(), v) != levels.end())
+            throw usage_error(
+                fmt::format("--concurrencies '{}': level {} appears twice", s.concurrencies, v));
+        levels.push_back(v);
+    }
+    if (levels.empty())
+        throw usage_error("--concurrencies needs at least one level");
+    return levels;
+}
+
+// One level of the plan, `repeats` times; the level's pooled entry for the top summary.
+struct level_result {
+    std::size_t concurrency = 0;
+    std::vector<level_run> runs;
+    bool valid = true;
+    bool slo_met = true;
+    bool interrupted = false;
+    json::object entry;
+};
+
+level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, bool color) {
+    level_result lr;
+    lr.concurrency = c;
+    std::vector<metrics::level_session> pooled;
+    double lag_p99_max = 0;
+    for (std::size_t r = 1; r <= w.s.repeats; ++r) {
+        const fs::path dir = w.s.repeats > 1
+                                 ? out / fmt::format("repeat-{}", r) / fmt::format("c{}", c)
+                                 : out / fmt::format("c{}", c);
+        auto run = run_level(w, dir, c, r, false);
+        print_row(run, color);
+        lr.valid = lr.valid && run.valid;
+        lag_p99_max = std::max(lag_p99_max, run.loop_lag_p99_s);
+        pooled.insert(pooled.end(), run.sessions.begin(), run.sessions.end());
+        lr.interrupted = run.interrupted;
+        lr.runs.push_back(std::move(run));
+        if (lr.interrupted)
+            break;
+    }
+    lr.entry["concurrency"] = c;
+    lr.entry["repeats"] = lr.runs.size();
+    lr.entry["client_timing_valid"] = lr.valid;
+    lr.entry["loop_lag_p99_s"] = lag_p99_max;
+    auto aggregate = metrics::aggregate_level(pooled, w.profile);
+    if (!w.slos.empty()) {
+        auto slo = metrics::evaluate_slos(w.slos, aggregate);
+        lr.slo_met = slo.at("met").as_bool();
+        lr.entry["slo"] = std::move(slo);
+    }
+    lr.entry["aggregate"] = std::move(aggregate);
+    return lr;
+}
+
+json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
+    const auto& s = w.s;
+    json::array audio, plan;
+    for (const auto& a : s.audio)
+        audio.emplace_back(a);
+    for (auto c : levels)
+        plan.push_back(c);
+    json::object c{{"url", s.url},
+                   {"audio", std::move(audio)},
+                   {"profile", w.profile.name},
+                   {"levels", std::move(plan)},
+                   {"warmup_runs", s.warmup_runs},
+                   {"repeats", s.repeats},
+                   {"stagger_ms", s.stagger_ms},
+                   {"pacing", s.pacing},
+                   {"startup_reserve_ms", s.startup_reserve_ms},
+                   {"timeout_s", to_seconds(w.timeout)},
+                   {"threads", s.threads},
+                   {"loop_lag_limit_ms", s.loop_lag_limit_ms},
+                   {"send_lateness_limit_ms", s.send_lateness_limit_ms},
+                   {"start_lead_s", 0.2}};
+    if (s.audio.empty())
+        c["silence"] = s.duration;
+    if (s.find_capacity)
+        c["find_capacity"] = json::object{{"start_level", s.start_level},
+                                          {"max_level", s.max_level},
+                                          {"resolution", s.resolution},
+                                          {"slo", s.slo}};
+    return c;
+}
+
+int serve(const serve_settings& s) {
+    // Validate everything before anything is created.
+    const auto* profile = protocol::find_profile(s.profile);
+    if (!profile)
+        throw usage_error(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
+                                      "(or their full names)",
+                                      s.profile));
+    if (s.url.empty())
+        throw usage_error("--url is required, e.g. ws://127.0.0.1:8097/v1/realtime (start "
+                          "`pacer native-mock` for a local server)");
+    sweep w{s, *profile, {}, {}, {}, {}, {}};
+    try {
+        w.endpoint = transport::parse_ws_url(s.url);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (s.pacing != "realtime" && s.pacing != "lockstep")
+        throw usage_error(
+            fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
+    if (s.pacing == "lockstep" && profile->continuous)
+        throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
+                                      "minicpmo; {} speaks continuously",
+                                      profile->name));
+    if (s.repeats == 0)
+        throw usage_error("--repeats must be at least 1");
+    if (s.threads == 0)
+        throw usage_error("--threads must be at least 1");
+    if (!(s.stagger_ms >= 0) || !(s.startup_reserve_ms >= 0))
+        throw usage_error("--stagger-ms and --startup-reserve-ms must be >= 0");
+    if (!(s.loop_lag_limit_ms > 0) || !(s.send_lateness_limit_ms > 0))
+        throw usage_error("--loop-lag-limit-ms and --send-lateness-limit-ms must be > 0");
+    const auto timeout = parse_duration(s.timeout);
+    if (!timeout || timeout->count() == 0)
+        throw usage_error(
+            fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    w.timeout = std::chrono::duration_cast<duration>(*timeout);
+    std::vector<std::size_t> levels;
+    if (s.find_capacity) {
+        if (s.start_level == 0 || s.max_level < s.start_level)
+            throw usage_error("--start-level must be >= 1 and <= --max-level");
+        if (!(s.resolution >= 0 && s.resolution < 1))
+            throw usage_error("--resolution must be in [0, 1)");
+    } else {
+        levels = parse_levels(s);
+    }
+    try {
+        w.slos = metrics::parse_slos(s.slo);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (s.find_capacity &&
+        !std::any_of(w.slos.begin(), w.slos.end(),
+                     [](const metrics::slo_check& c) { return c.name == "success-rate"; }))
+        w.slos.push_back(metrics::default_success_slo()); // every session must succeed unless told
+    if (s.audio.empty()) {
+        const auto d = parse_duration(s.duration);
+        if (!d || d->count() == 0)
+            throw usage_error(
+                fmt::format("--duration '{}' is not a positive duration such as 10s", s.duration));
+        w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(*d)));
+    }
+    for (const auto& a : s.audio) {
+        try {
+            w.inputs.push_back(
+                std::make_shared<const std::vector<std::uint8_t>>(runtime::read_input_wav(a)));
+        } catch (const std::runtime_error& e) {
+            throw usage_error(e.what());
+        }
+    }
+    for (const auto& in : w.inputs) {
+        const double d = to_seconds(schedule::input_duration(in->size()));
+        if (to_seconds(w.timeout) <= d)
+            throw usage_error(
+                fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout, d));
+        w.input_duration_s.push_back(d);
+    }
+    const fs::path out = s.output.empty() ? default_output_dir("serve") : fs::path(s.output);
+    if (fs::exists(out))
+        throw usage_error(fmt::format(
+            "--output {} already exists; pacer never overwrites results: choose a new folder",
+            out.string()));
+    const std::size_t largest =
+        s.find_capacity ? s.max_level : *std::max_element(levels.begin(), levels.end());
+    try {
+        runtime::ensure_descriptors(largest * 3 + 64);
+    } catch (const std::runtime_error& e) {
+        throw usage_error(e.what());
+    }
+    create_output_dir(out);
+
+    const bool color = use_color();
+    fmt::print("pacer serve: {} against {} (profile {}, {} pacing)\n",
+               s.find_capacity ? "capacity search" : "sweep", s.url, profile->name, s.pacing);
+    bool interrupted = false;
+    json::array runs, level_entries;
+    for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
+        auto run = run_level(w, out / fmt::format("warmup-{}", i), 1, 0, true);
+        fmt::print("warmup {}: {} -> {}\n", i,
+                   run.sessions.front().success() ? "succeeded" : "failed",
+                   run.valid ? "client timing valid" : "client timing NOT valid");
+        interrupted = run.interrupted;
+    }
+    print_header();
+    std::vector<level_result> results;
+    auto probe = [&](std::size_t c) -> const level_result& {
+        results.push_back(run_plan_level(w, out, c, color));
+        interrupted = interrupted || results.back().interrupted;
+        return results.back();
+    };
+    json::object capacity;
+    if (!interrupted && s.find_capacity) {
+        // Doubling until a level fails its SLOs, then bisection between the last good level
+        // and the first bad one. A level whose client timing is not valid ends the search:
+        // beyond it, the figures would measure the client, not the server.
+        std::size_t good = 0, c = s.start_level;
+        std::optional<std::size_t> bad;
+        std::string limited_by = "max-level";
+        json::array probes;
+        while (!interrupted) {
+            const auto& r = probe(c);
+            probes.push_back(c);
+            if (r.interrupted)
+                break;
+            if (!r.valid) {
+                limited_by = "client";
+                break;
+            }
+            if (r.slo_met) {
+                good = c;
+                if (!bad && c == s.max_level)
+                    break;
+                c = bad ? (good + *bad) / 2 : std::min(c * 2, s.max_level);
+            } else {
+                bad = c;
+                limited_by = "slo";
+                c = (good + *bad) / 2;
+            }
+            if (bad && (*bad - good <= std::max<std::size_t>(
+                                           1, static_cast<std::size_t>(
+                                                  s.resolution * static_cast<double>(good))) ||
+                        c <= good))
+                break;
+        }
+        capacity["sessions"] = good;
+        capacity["first_failing_level"] = bad ? json::value(*bad) : json::value(nullptr);
+        capacity["limited_by"] = interrupted ? "interrupted" : limited_by;
+        capacity["probed_levels"] = std::move(probes);
+        capacity["slo"] = s.slo;
+    } else {
+        for (auto c : levels) {
+            if (interrupted)
+                break;
+            probe(c);
+        }
+    }
+    bool all_valid = true;
+    for (auto& r : results) {
+        all_valid = all_valid && r.valid;
+        for (auto& run : r.runs)
+            runs.push_back(std::move(run.summary));
+        level_entries.push_back(std::move(r.entry));
+    }
+
+    json::object summary;
+    summary["schema_version"] = 1;
+    summary["command"] = "serve";
+    std::vector<std::size_t> probed;
+    for (const auto& r : results)
+        probed.push_back(r.concurrency);
+    summary["config"] = config_json(w, s.find_capacity ? probed : levels);
+    summary["runs"] = std::move(runs);
+    summary["levels"] = std::move(level_entries);
+    if (s.find_capacity)
+        summary["capacity"] = capacity;
+    summary["client_timing_valid"] = all_valid;
+    summary["interrupted"] = interrupted;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const auto clocks = read_clock_pair();
+    summary["provenance"] = json::object{{"pacer", "0.1.0"},
+                                         {"host", host},
+                                         {"clock", "CLOCK_MONOTONIC seconds"},
+                                         {"monotonic_s", clocks.monotonic_s},
+                                         {"realtime_s", clocks.realtime_s}};
+    const auto usage = runtime::read_process_usage();
+    summary["resources"] =
+        json::object{{"client_cpu_s", usage.cpu_s}, {"peak_rss_bytes", usage.peak_rss_bytes}};
+    write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+
+    if (s.find_capacity) {
+        const auto& limited = capacity.at("limited_by").as_string();
+        fmt::print("capacity   {} sessions{} ({})\n", capacity.at("sessions").as_uint64(),
+                   limited == "max-level" ? " or more" : "",
+                   limited == "slo"         ? fmt::format("level {} missed the SLOs",
+                                                          capacity.at("first_failing_level").as_uint64())
+                   : limited == "client"    ? "the client could not keep its schedule beyond it: "
+                                              "add client cores or processes"
+                   : limited == "max-level" ? "every probed level met the SLOs; raise --max-level"
+                                            : "interrupted");
+    }
+    fmt::print("results    {}\n", (out / "summary.json").string());
+    if (interrupted) {
+        fmt::print("INTERRUPTED by a signal: the summary covers the levels that ran\n");
+        return exit_interrupted;
+    }
+    return all_valid ? exit_ok : exit_unqualified;
+}
+
+} // namespace
+
+command add_serve_command(CLI::App& app) {
+    auto s = std::make_shared<serve_settings>();
+    auto* sub = app.add_subcommand(
+        "serve",
+        "Concurrency sweep against a realtime speech server (PROTOCOL.md 4-5). Levels run one "
+        "after another; in each, every session negotiates first, then all stream from one "
+        "common start 0.2 s after the last is ready. Writes c<level>/session-NNN/{trace.jsonl,"
+        "input-send-receipts.json}, c<level>/summary.json and summary.json, and prints a table. "
+        "A level is valid when the client kept its schedule: loop-lag p99 and every admitted "
+        "session's send-lateness p99 within their limits, and at least one admission.\n"
+        "Exit status: 0 every level valid; 2 bad input; 3 some level not valid; 130 "
+        "interrupted.");
+    sub->add_option("--url", s->url, "Server, e.g. ws://127.0.0.1:8097/v1/realtime")->required();
+    sub->add_option("--audio", s->audio,
+                    "Input WAV files (16 kHz mono PCM16); session i streams file i mod N")
+        ->expected(1, -1);
+    sub->add_option("-d,--duration", s->duration, "Silent input per session when no --audio")
+        ->capture_default_str();
+    sub->add_option("--profile", s->profile,
+                    "Server profile: nemotron (VoiceChat, 80 ms units, 22.05 kHz, continuous) "
+                    "or minicpmo (1000 ms units, 24 kHz, replies per question)")
+        ->capture_default_str();
+    sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
+        ->capture_default_str();
+    sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)");
+    sub->add_option("--warmup-runs", s->warmup_runs,
+                    "Single-session runs before the levels (first input, real time, no stagger), "
+                    "kept under warmup-<i>/ and left out of the levels")
+        ->capture_default_str();
+    sub->add_option("--repeats", s->repeats,
+                    "Run every level this many times (repeat-<r>/c<level>/); a level is valid "
+                    "only if all its runs are")
+        ->capture_default_str();
+    sub->add_option("--stagger-ms", s->stagger_ms,
+                    "Session i of C starts stagger x i/C after the common start (0: one grid)")
+        ->capture_default_str();
+    sub->add_option("--pacing", s->pacing,
+                    "realtime (the 80 ms grid) or lockstep (per-unit profiles: wait for each "
+                    "unit's sglang.unit.done before sending the next unit; measures time per "
+                    "unit)")
+        ->capture_default_str();
+    sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
+                    "Playback buffer before the simulated player starts (underrun metric)")
+        ->capture_default_str();
+    sub->add_option("--timeout", s->timeout,
+                    "Per-session deadline: admission, negotiation, exchange and close")
+        ->capture_default_str();
+    sub->add_option("-o,--output", s->output,
+                    "Result folder; must not exist. Default: pacer-results/serve-<UTC time>");
+    sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
+        ->capture_default_str();
+    sub->add_option("--loop-lag-limit-ms", s->loop_lag_limit_ms,
+                    "Validity: the session contexts' loop-lag p99 must not exceed this")
+        ->capture_default_str();
+    sub->add_option("--send-lateness-limit-ms", s->send_lateness_limit_ms,
+                    "Validity: every admitted session's send-lateness p99 must not exceed this")
+        ->capture_default_str();
+    sub->add_flag("--find-capacity", s->find_capacity,
+                  "Search levels (doubling from --start-level, then bisection) for the highest "
+                  "valid level that meets every --slo; reports the capacity and each level's "
+                  "evidence")
+        ->group("Capacity search");
+    sub->add_option("--slo", s->slo, metrics::slo_help())->group("Capacity search");
+    sub->add_option("--start-level", s->start_level, "First level of the search")
+        ->capture_default_str()
+        ->group("Capacity search");
+    sub->add_option("--max-level", s->max_level, "Highest level the search may try")
+        ->capture_default_str()
+        ->group("Capacity search");
+    sub->add_option("--resolution", s->resolution,
+                    "Stop bisecting when first-bad - last-good <= max(1, this x last-good)")
+        ->capture_default_str()
+        ->group("Capacity search");
+    return {sub, [s] { return serve(*s); }};
+}
+
+} // namespace pacer::cli
