@@ -17,6 +17,8 @@
 
 #include <bitset>
 #include <cstring>
+#include <fstream>
+#include <sstream>
 #include <stdexcept>
 
 namespace pacer::session {
@@ -201,7 +203,6 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
     // Lockstep never waits for the grid: every packet is "scheduled" at its own send.
     schedule::packet_grid grid(r.expected_appends, lockstep ? std::nullopt : ctx.options.origin);
     std::size_t unit = 0; // lockstep: the next unit whose `sglang.unit.done` is awaited
-    r.appends.reserve(r.expected_appends);
     std::string frame, audio_b64;
     std::span<const std::uint8_t> previous;
     for (;;) {
@@ -246,7 +247,13 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         }
         ctx.last_append_start = start;
         const bool ok = co_await ctx.send(frame, &receipt);
-        r.appends.push_back(std::move(receipt));
+        // The receipt goes to the writer now; the session keeps none (flat memory).
+        // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a co_await
+        // expression twice.)
+        std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
+        piece += receipt_json(receipt);
+        co_await ctx.trace.receipt(std::move(piece));
+        ++r.appends_sent;
         if (seq == 0 && ctx.options.on_streaming)
             ctx.options.on_streaming();
         if (!ok)
@@ -305,14 +312,14 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
         co_await stream_audio(c);
         if (c.stopping)
             co_return;
-        if (!c.aborted && r.appends.size() == r.expected_appends && !r.appends.empty()) {
+        if (!c.aborted && r.appends_sent == r.expected_appends && r.appends_sent > 0) {
             // End of input (PROTOCOL.md 2.4): not before the grid's end, nor before the last
             // packet has had its own duration on the wire. Lockstep sends it at once.
             if (!c.options.lockstep_unit_bytes) {
                 const auto& pcm = *c.options.pcm;
                 const auto eos_at = schedule::end_of_input_at(
                     c.origin, pcm.size(), c.last_append_start,
-                    schedule::packet_size(pcm.size(), r.appends.size() - 1));
+                    schedule::packet_size(pcm.size(), r.appends_sent - 1));
                 c.pace.expires_at(eos_at);
                 co_await c.pace.async_wait(use_tuple);
                 if (c.stopping)
@@ -358,23 +365,55 @@ void start_task(std::shared_ptr<session_ctx> ctx, asio::awaitable<void> body,
 
 } // namespace
 
-std::string receipts_json(const session_result& r) {
-    std::string out;
-    out.reserve(64 + r.appends.size() * 160);
-    auto opt = [](const std::optional<double>& v) {
-        return v ? fmt::format("{:.9f}", *v) : std::string("null");
-    };
-    fmt::format_to(std::back_inserter(out), R"({{"session_start_s":{},"admitted":{},"appends":[)",
-                   opt(r.session_start_s), r.admitted ? "true" : "false");
-    for (std::size_t i = 0; i < r.appends.size(); ++i) {
-        const auto& a = r.appends[i];
-        fmt::format_to(
-            std::back_inserter(out),
-            R"({}{{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
-            i ? "," : "", a.id(), a.seq, a.scheduled_s, a.start_s, a.completed_s);
+std::string receipts_head(const session_result& r) {
+    return fmt::format(R"({{"session_start_s":{},"admitted":{},"appends":[)",
+                       r.session_start_s ? fmt::format("{:.9f}", *r.session_start_s)
+                                         : std::string("null"),
+                       r.admitted ? "true" : "false");
+}
+
+std::string receipt_json(const append_receipt& a) {
+    return fmt::format(
+        R"({{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
+        a.id(), a.seq, a.scheduled_s, a.start_s, a.completed_s);
+}
+
+std::string receipts_tail(const session_result& r) {
+    return r.appends_sent > 0 ? std::string("]}\n") : receipts_head(r) + "]}\n";
+}
+
+std::string read_receipts(session_result& r, const std::filesystem::path& file) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        return fmt::format("cannot read {}", file.string());
+    std::ostringstream text;
+    text << in.rdbuf();
+    boost::system::error_code ec;
+    const auto doc = boost::json::parse(text.str(), ec);
+    const auto* appends =
+        ec || !doc.is_object() ? nullptr : doc.get_object().if_contains("appends");
+    if (!appends || !appends->is_array())
+        return fmt::format("{} is not a receipts file", file.string());
+    r.appends.clear();
+    r.appends.reserve(appends->get_array().size());
+    try {
+        for (const auto& v : appends->get_array()) {
+            const auto& o = v.as_object();
+            append_receipt a;
+            const auto& id = o.at("event_id").as_string();
+            if (id.size() != a.event_id.size())
+                return fmt::format("{}: an event_id is not 32 characters", file.string());
+            std::memcpy(a.event_id.data(), id.data(), id.size());
+            a.seq = o.at("seq").to_number<std::uint64_t>();
+            a.scheduled_s = o.at("scheduled_s").to_number<double>();
+            a.start_s = o.at("start_s").to_number<double>();
+            a.completed_s = o.at("completed_s").to_number<double>();
+            r.appends.push_back(a);
+        }
+    } catch (const std::exception& e) {
+        return fmt::format("{}: unreadable receipt: {}", file.string(), e.what());
     }
-    out += "]}\n";
-    return out;
+    return {};
 }
 
 asio::awaitable<session_result> run_duplex_session(session_options options,
@@ -478,10 +517,10 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(std::chrono::milliseconds(1000));
 
-    r.complete = r.admitted && r.errors.empty() && r.appends.size() == r.expected_appends &&
+    r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
                  c.has_seen(server_event::input_drained) &&
                  c.has_seen(server_event::session_closed);
-    r.trace_error = co_await c.trace.finish(receipts_json(r));
+    r.trace_error = co_await c.trace.finish(receipts_tail(r));
     if (!r.trace_error.empty())
         r.complete = false;
     r.trace_waits = c.trace.waits();

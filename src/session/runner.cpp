@@ -236,6 +236,14 @@ run_outcome run_duplex(const run_options& options) {
     channel.async_send(boost::system::error_code{}, std::move(stop), asio::use_future).get();
     writer_thread.join();
     out.writer = core.stats();
+    // The sessions streamed their receipts to disk; the summaries need them back.
+    for (auto& r : out.sessions)
+        if (r.appends_sent > 0 && r.trace_error.empty())
+            if (auto error =
+                    read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
+                                         "input-send-receipts.json");
+                !error.empty())
+                r.trace_error = std::move(error);
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());

@@ -29,6 +29,14 @@ asio::awaitable<void> sink::emit(direction dir, double time_s, std::string event
     co_await push(std::move(r));
 }
 
+asio::awaitable<void> sink::receipt(std::string text) {
+    record r;
+    r.what = record::kind::receipt;
+    r.session = session_;
+    r.payload = std::move(text);
+    co_await push(std::move(r));
+}
+
 asio::awaitable<std::string> sink::finish(std::string receipts_json) {
     auto done = std::make_shared<done_channel>(co_await asio::this_coro::executor, 1);
     record r;

@@ -26,7 +26,12 @@ struct writer_core::session_state {
     std::string error; // first failure of this session; later lines are not written
     bool ended = false;
     time_point ended_at{};
-    std::string receipts;
+    std::string receipts; // receipts bytes not yet written
+    int receipts_fd = -1;
+
+    // Bytes that the flush interval applies to: lines, and receipts streamed before the end
+    // (an ended session's receipts are completed by finish(), on the end grouping).
+    bool has_due_bytes() const { return !pending.empty() || (!ended && !receipts.empty()); }
     std::shared_ptr<done_channel> done;
 };
 
@@ -66,9 +71,12 @@ writer_core::writer_core(writer_options options) : options_(std::move(options)) 
 }
 
 writer_core::~writer_core() {
-    for (auto& [id, s] : sessions_)
+    for (auto& [id, s] : sessions_) {
         if (s.fd >= 0)
             ::close(s.fd);
+        if (s.receipts_fd >= 0)
+            ::close(s.receipts_fd);
+    }
 }
 
 writer_core::session_state& writer_core::state_for(std::uint32_t session, time_point now) {
@@ -93,11 +101,19 @@ void writer_core::on_record(time_point now, record&& r) {
     if (r.what == record::kind::end) {
         s.ended = true;
         s.ended_at = now;
-        s.receipts = std::move(r.payload);
+        s.receipts += r.payload;
         s.done = std::move(r.done);
         return;
     }
-    if (s.pending.empty())
+    if (r.what == record::kind::receipt) {
+        if (s.pending.empty() && s.receipts.empty())
+            s.pending_since = now;
+        s.receipts += r.payload;
+        buffered_ += r.payload.size();
+        stats_.peak_buffered_bytes = std::max(stats_.peak_buffered_bytes, buffered_);
+        return;
+    }
+    if (s.pending.empty() && s.receipts.empty())
         s.pending_since = now;
     const std::size_t before = s.pending.size();
     append_line(s.pending, r.dir, r.time_s, r.payload);
@@ -106,7 +122,28 @@ void writer_core::on_record(time_point now, record&& r) {
     ++stats_.lines;
 }
 
+void writer_core::write_receipts(session_state& s) {
+    if (s.receipts.empty())
+        return;
+    buffered_ -= std::min<std::uint64_t>(buffered_, s.receipts.size());
+    if (s.error.empty()) {
+        const fs::path path = s.trace_path.parent_path() / "input-send-receipts.json";
+        if (s.receipts_fd < 0 && (s.receipts_fd = options_.open_file(path)) < 0) {
+            s.error = failure(path, "open", errno);
+            ++stats_.write_errors;
+        } else if (const int err = write_all(s.receipts_fd, s.receipts); err != 0) {
+            s.error = failure(path, "write", err);
+            ++stats_.write_errors;
+        } else {
+            stats_.bytes += s.receipts.size();
+        }
+    }
+    s.receipts.clear();
+}
+
 void writer_core::write_pending(std::uint32_t, session_state& s) {
+    if (!s.ended)
+        write_receipts(s); // an ended session's receipts are completed by finish()
     if (s.pending.empty())
         return;
     buffered_ -= s.pending.size();
@@ -131,18 +168,14 @@ void writer_core::finish(std::uint32_t id, session_state& s) {
         }
         s.fd = -1;
     }
-    if (s.error.empty() && !s.receipts.empty()) {
-        const fs::path path = s.trace_path.parent_path() / "input-send-receipts.json";
-        const int fd = options_.open_file(path);
-        int err = fd < 0 ? errno : write_all(fd, s.receipts);
-        if (fd >= 0 && ::close(fd) != 0 && err == 0)
-            err = errno;
-        if (err != 0) {
-            s.error = failure(path, fd < 0 ? "open" : "write", err);
+    write_receipts(s);
+    if (s.receipts_fd >= 0) {
+        if (::close(s.receipts_fd) != 0 && s.error.empty()) {
+            s.error =
+                failure(s.trace_path.parent_path() / "input-send-receipts.json", "close", errno);
             ++stats_.write_errors;
-        } else {
-            stats_.bytes += s.receipts.size();
         }
+        s.receipts_fd = -1;
     }
     ++stats_.sessions_closed;
     if (s.done) {
@@ -171,7 +204,7 @@ std::size_t writer_core::flush_due(time_point now) {
             ++flushed;
             continue;
         }
-        if (!s.pending.empty() && now >= s.pending_since + options_.flush_interval) {
+        if (s.has_due_bytes() && now >= s.pending_since + options_.flush_interval) {
             write_pending(id, s);
             ++flushed;
         }
@@ -191,7 +224,7 @@ time_point writer_core::next_due() const {
     for (const auto& [id, s] : sessions_) {
         if (s.ended)
             due = std::min(due, s.ended_at + options_.end_grouping);
-        if (!s.pending.empty())
+        if (s.has_due_bytes())
             due = std::min(due, s.pending_since + options_.flush_interval);
     }
     return due;

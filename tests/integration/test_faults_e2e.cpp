@@ -96,11 +96,15 @@ TEST(FaultsE2E, ServerKilledMidRun) {
     child run({PACER_BINARY, "run", "--url", mock->url(), "-c", "4", "-d", "1s", "--timeout", "60s",
                "-o", out.path().string(), "--keep-traces"});
     // Sessions 1 and 3 (accept order may differ) finish normally; wait until two sessions'
-    // receipts are on disk, then kill the server.
+    // receipts are complete on disk (receipts stream as a session goes; its end closes the
+    // list), then kill the server.
     auto finished = [&] {
         int n = 0;
-        for (int i = 0; i < 4; ++i)
-            n += fs::exists(out / ("session-00" + std::to_string(i)) / "input-send-receipts.json");
+        for (int i = 0; i < 4; ++i) {
+            const auto text =
+                slurp(out / ("session-00" + std::to_string(i)) / "input-send-receipts.json");
+            n += text.size() >= 3 && text.compare(text.size() - 3, 3, "]}\n") == 0;
+        }
         return n;
     };
     ASSERT_TRUE(poll_until([&] { return finished() >= 2; }));

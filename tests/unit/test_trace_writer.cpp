@@ -482,3 +482,50 @@ TEST_F(trace_writer, default_open_never_overwrites_an_existing_file) {
 }
 
 } // namespace
+
+namespace {
+
+trace::record receipt_piece(std::uint32_t session, std::string text) {
+    trace::record r;
+    r.what = trace::record::kind::receipt;
+    r.session = session;
+    r.payload = std::move(text);
+    return r;
+}
+
+TEST_F(trace_writer, receipts_stream_to_disk_with_the_lines_and_end_with_the_tail) {
+    trace::writer_core core(options());
+    auto done = make_done();
+    core.on_record(t0, line(1, 0));
+    core.on_record(
+        t0 + 1ms,
+        receipt_piece(1, R"({"session_start_s":1.0,"admitted":true,"appends":[{"seq":0})"));
+    core.on_record(t0 + 2ms, receipt_piece(1, R"(,{"seq":1})"));
+    // Before the flush interval nothing is on disk; at it, the receipts so far are, so a long
+    // session holds neither its lines nor its receipts in memory.
+    EXPECT_EQ(core.flush_due(t0 + 499ms), 0u);
+    EXPECT_FALSE(fs::exists(receipts_file(1)));
+    EXPECT_EQ(core.flush_due(t0 + 500ms), 1u);
+    EXPECT_EQ(read_file(receipts_file(1)),
+              R"({"session_start_s":1.0,"admitted":true,"appends":[{"seq":0},{"seq":1})");
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max())); // nothing buffered any more
+    // A receipt alone (no line) is due one flush interval after it arrived.
+    core.on_record(t0 + 600ms, receipt_piece(1, R"(,{"seq":2})"));
+    EXPECT_EQ(rel(core.next_due()), rel(t0 + 1100ms));
+    trace::record e;
+    e.what = trace::record::kind::end;
+    e.session = 1;
+    e.payload = "]}\n";
+    e.done = done;
+    core.on_record(t0 + 700ms, std::move(e));
+    EXPECT_EQ(core.flush_due(t0 + 750ms), 1u);
+    EXPECT_EQ(read_file(receipts_file(1)),
+              R"({"session_start_s":1.0,"admitted":true,"appends":[{"seq":0},{"seq":1},{"seq":2}]})"
+              "\n");
+    const auto got = take_done(*done);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_FALSE(got->ec) << got->message;
+    EXPECT_EQ(core.stats().write_errors, 0u);
+}
+
+} // namespace

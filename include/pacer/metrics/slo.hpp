@@ -4,6 +4,7 @@
 
 #include <boost/json/object.hpp>
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>

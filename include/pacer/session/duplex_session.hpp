@@ -14,6 +14,7 @@
 
 #include <array>
 #include <cstdint>
+#include <filesystem>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -96,6 +97,10 @@ struct session_result {
     std::optional<double> updated_s;     ///< `session.updated` received
     std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
     std::size_t expected_appends = 0;
+    std::size_t appends_sent = 0;
+    /// The receipts, read back from `input-send-receipts.json` once the session's files are
+    /// written (`read_receipts`): a running session streams them to the writer and keeps none,
+    /// so its memory does not grow with its length.
     std::vector<append_receipt> appends;
     std::vector<std::string> errors; ///< the trace `error` messages, in order
     std::string trace_error;         ///< the writer's failure for this session
@@ -106,8 +111,15 @@ struct session_result {
     bool ready = false; ///< negotiated: reported ready to the start gate
 };
 
-/// The receipts file content: `{"session_start_s":…,"admitted":…,"appends":[…]}`.
-std::string receipts_json(const session_result& r);
+/// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in
+/// pieces: the head with the first append, then one append at a time, then the tail.
+std::string receipts_head(const session_result& r);
+std::string receipt_json(const append_receipt& a);
+/// The rest of the file when the session ends: the tail, or the whole file without appends.
+std::string receipts_tail(const session_result& r);
+
+/// Fills `r.appends` from the session's receipts file; returns an error message or "".
+std::string read_receipts(session_result& r, const std::filesystem::path& file);
 
 /// Runs one session on the calling coroutine's executor (a single-threaded context; no
 /// strand, no lock). Hands trace lines to `traces` and returns once its files are written.

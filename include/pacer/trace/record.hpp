@@ -25,13 +25,16 @@ using done_channel =
 struct record {
     /// `shutdown` stops the writer once everything before it is written. (The channel's own
     /// `close()` would discard buffered records, so pacer never closes it with data inside.)
-    enum class kind : std::uint8_t { line, end, shutdown };
+    /// `receipt` is the next piece of the session's `input-send-receipts.json`, written as the
+    /// session goes, so a long session holds no receipts in memory.
+    enum class kind : std::uint8_t { line, receipt, end, shutdown };
     kind what = kind::line;
     direction dir = direction::send;
     std::uint32_t session = 0;
     double time_s = 0;
     /// `line`: the exact JSON object of the event (`{"message":…}` for errors).
-    /// `end`: the content of `input-send-receipts.json`.
+    /// `receipt`: the next bytes of `input-send-receipts.json`.
+    /// `end`: the rest of `input-send-receipts.json` (all of it when no `receipt` came before).
     std::string payload;
     /// `end` only: where the writer reports that the session is on disk.
     std::shared_ptr<done_channel> done;

@@ -16,8 +16,11 @@ public:
     /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
     boost::asio::awaitable<void> emit(direction dir, double time_s, std::string event_json);
 
-    /// Queues the end of the session (its receipts) and waits until the writer reports that
-    /// everything is on disk. Returns the writer's error message, empty on success.
+    /// Queues the next bytes of the session's receipts file (see record::kind::receipt).
+    boost::asio::awaitable<void> receipt(std::string text);
+
+    /// Queues the end of the session (the rest of its receipts) and waits until the writer reports
+    /// that everything is on disk. Returns the writer's error message, empty on success.
     boost::asio::awaitable<std::string> finish(std::string receipts_json);
 
     std::uint64_t waits() const { return waits_; }

@@ -69,6 +69,7 @@ private:
     struct session_state;
     session_state& state_for(std::uint32_t session, time_point now);
     void write_pending(std::uint32_t id, session_state& s);
+    void write_receipts(session_state& s);
     void finish(std::uint32_t id, session_state& s);
 
     writer_options options_;
