@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "internal.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -18,7 +19,7 @@ namespace pacer::metrics {
 
 namespace json = boost::json;
 
-namespace {
+namespace detail {
 
 std::optional<double> number(const json::value* v) {
     if (!v)
@@ -63,6 +64,38 @@ json::value optional_json(const std::optional<double>& v) {
     return v ? json::value(*v) : json::value(nullptr);
 }
 
+json::array string_array(std::span<const std::string> items) {
+    json::array a;
+    for (const auto& s : items)
+        a.emplace_back(s);
+    return a;
+}
+
+void underrun_tally::add(const underrun_result& u) {
+    with_underrun += u.count > 0;
+    sum.count += u.count;
+    sum.total_s += u.total_s;
+    sum.worst_s = std::max(sum.worst_s, u.worst_s);
+}
+
+void underrun_tally::write(json::object& o, std::string_view prefix, double denominator,
+                           bool present) const {
+    auto put = [&](std::string_view name, json::value v) {
+        o[fmt::format("{}underrun_{}", prefix, name)] = present ? std::move(v) : nullptr;
+    };
+    put("sessions", with_underrun);
+    put("count", sum.count);
+    put("total_s", sum.total_s);
+    put("worst_s", sum.worst_s);
+    put("ratio", denominator > 0 ? json::value(sum.total_s / denominator) : nullptr);
+}
+
+} // namespace detail
+
+using namespace detail;
+
+namespace {
+
 std::size_t ceil_div(std::size_t a, std::size_t b) {
     return b == 0 ? 0 : (a + b - 1) / b;
 }
@@ -82,12 +115,6 @@ std::size_t traced_input_bytes(std::span<const trace_line> trace) {
     return bytes;
 }
 
-double resolve_input_duration(std::span<const trace_line> trace, const session_context& c) {
-    if (c.input_duration_s)
-        return *c.input_duration_s;
-    return static_cast<double>(traced_input_bytes(trace)) / input_bytes_per_s;
-}
-
 json::value underrun_json(const std::optional<underrun_result>& u, std::string_view field) {
     if (!u)
         return nullptr;
@@ -99,6 +126,12 @@ json::value underrun_json(const std::optional<underrun_result>& u, std::string_v
 }
 
 } // namespace
+
+double detail::resolve_input_duration(std::span<const trace_line> trace, const session_context& c) {
+    if (c.input_duration_s)
+        return *c.input_duration_s;
+    return static_cast<double>(traced_input_bytes(trace)) / input_bytes_per_s;
+}
 
 parsed_trace parse_trace(std::string_view jsonl) {
     parsed_trace out;
@@ -361,10 +394,7 @@ session_metrics compute_session_metrics(std::span<const trace_line> trace,
 json::object session_metrics::to_json() const {
     json::object o;
     o["success"] = success();
-    json::array errs;
-    for (const auto& e : errors)
-        errs.emplace_back(e);
-    o["errors"] = std::move(errs);
+    o["errors"] = string_array(errors);
     o["input_duration_s"] = input_duration_s;
     o["appends_sent"] = appends_sent;
     o["expected_appends"] = expected_appends;
@@ -396,8 +426,9 @@ json::object session_metrics::to_json() const {
 
 json::object aggregate_sessions(std::span<const session_metrics> sessions) {
     std::vector<double> ttfa, lateness, gaps, excess, drift, final_drift, coverage;
-    std::size_t successful = 0, sent = 0, late = 0, underrun_sessions = 0, underrun_count = 0;
-    double underrun_total = 0, underrun_worst = 0, input_total = 0;
+    std::size_t successful = 0, sent = 0, late = 0;
+    underrun_tally underruns;
+    double input_total = 0;
     for (const auto& s : sessions) {
         successful += s.success();
         if (s.ttfa_s)
@@ -413,10 +444,7 @@ json::object aggregate_sessions(std::span<const session_metrics> sessions) {
         if (s.coverage)
             coverage.push_back(*s.coverage);
         if (s.underrun) {
-            underrun_sessions += s.underrun->count > 0;
-            underrun_count += s.underrun->count;
-            underrun_total += s.underrun->total_s;
-            underrun_worst = std::max(underrun_worst, s.underrun->worst_s);
+            underruns.add(*s.underrun);
             input_total += s.input_duration_s;
         }
     }
@@ -434,11 +462,7 @@ json::object aggregate_sessions(std::span<const session_metrics> sessions) {
     o["output_drift_s"] = distribution_json(std::move(drift));
     o["final_output_drift_s"] = distribution_json(std::move(final_drift));
     o["output_coverage"] = distribution_json(std::move(coverage));
-    o["underrun_sessions"] = underrun_sessions;
-    o["underrun_count"] = underrun_count;
-    o["underrun_total_s"] = underrun_total;
-    o["underrun_worst_s"] = underrun_worst;
-    o["underrun_ratio"] = input_total > 0 ? json::value(underrun_total / input_total) : nullptr;
+    underruns.write(o, "", input_total);
     return o;
 }
 
@@ -539,18 +563,17 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     if (m.expected_units > 0)
         m.unit_miss_rate =
             static_cast<double>(m.missed_units) / static_cast<double>(m.expected_units);
+    underrun_tally underruns;
     for (const auto& id : order) {
         const auto& r = responses.at(id);
         if (r.packets.empty())
             continue;
         if (const auto rd = ready(r.start_unit))
             m.reply_lag_s.push_back(r.packets.front().arrival_s - *rd);
-        const auto u =
-            playback_underruns(r.packets, r.packets.back().arrival_s, context.startup_reserve_s);
-        m.underrun.count += u.count;
-        m.underrun.total_s += u.total_s;
-        m.underrun.worst_s = std::max(m.underrun.worst_s, u.worst_s);
+        underruns.add(
+            playback_underruns(r.packets, r.packets.back().arrival_s, context.startup_reserve_s));
     }
+    m.underrun = underruns.sum;
     if (m.output_duration_s > 0)
         m.underrun_ratio = m.underrun.total_s / m.output_duration_s;
     if (!done.empty() && !appends.empty() && done.back().first > appends.front().start_s)
@@ -562,10 +585,7 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
 json::object unit_metrics::to_json() const {
     json::object o;
     o["success"] = errors.empty();
-    json::array errs;
-    for (const auto& e : errors)
-        errs.emplace_back(e);
-    o["errors"] = std::move(errs);
+    o["errors"] = string_array(errors);
     o["unit_s"] = unit_s;
     o["expected_units"] = expected_units;
     o["completed_units"] = completed_units;

@@ -1,6 +1,5 @@
 // Serving metrics of PROTOCOL.md section 4, with the worked checks of the spec.
 
-#include <pacer/core/base64.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>
 
@@ -11,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <gtest/gtest.h>
 
+#include "unit/serving_trace_builders.hpp"
 #include <algorithm>
 #include <string>
 #include <vector>
@@ -19,53 +19,7 @@ namespace pacer::metrics {
 namespace {
 
 namespace json = boost::json;
-
-trace_line line(std::string dir, double t, std::string_view event) {
-    trace_line l;
-    l.direction = std::move(dir);
-    l.time_s = t;
-    l.event = json::parse(event).as_object();
-    return l;
-}
-
-std::string pcm_b64(std::size_t samples) {
-    return base64_encode(std::string(samples * 2, '\0'));
-}
-
-trace_line append(double t, int seq, std::size_t bytes = 2560) {
-    return line("send", t,
-                fmt::format(R"({{"type":"input_audio_buffer.append","event_id":"c{}","audio":"{}",)"
-                            R"("sglang":{{"seq":{},"t_start_ms":{:.1f}}}}})",
-                            seq, pcm_b64(bytes / 2), seq, seq * 80.0));
-}
-
-trace_line audio(double t, std::size_t samples, int n) {
-    return line("receive", t,
-                fmt::format(R"({{"type":"response.output_audio.delta","event_id":"a{}",)"
-                            R"("response_id":"r","item_id":"i","output_index":0,"content_index":0,)"
-                            R"("delta":"{}"}})",
-                            n, pcm_b64(samples)));
-}
-
-trace_line event(std::string dir, double t, std::string_view type, int n) {
-    return line(std::move(dir), t, fmt::format(R"({{"type":"{}","event_id":"e{}"}})", type, n));
-}
-
-send_receipts receipts_for(double start, std::size_t appends) {
-    send_receipts r;
-    r.session_start_s = start;
-    r.admitted = true;
-    for (std::size_t i = 0; i < appends; ++i) {
-        const double at = start + 0.08 * static_cast<double>(i);
-        r.appends.push_back(
-            {fmt::format("c{}", i), static_cast<std::int64_t>(i), at, at, at + 1e-4});
-    }
-    return r;
-}
-
-const protocol::profile& voicechat() {
-    return *protocol::find_profile("nemotron");
-}
+using namespace test;
 
 // --- distribution ------------------------------------------------------------------------
 

@@ -34,6 +34,9 @@ admission classify_admission(std::span<const trace_line> trace, const send_recei
 
 /// Per-response metrics (4.4), grouped by `response_id`: TTFA from `response.created`, gap
 /// excess within the response, max drift and the playout buffer it requires.
+/// Every response a `response.created`, an audio delta or a `response.done` names is listed,
+/// in order of first mention; S-W lists only responses with audio, and the distributions are
+/// the same either way (a response without audio has no TTFA, gap or drift).
 struct response_metrics {
     std::string id;
     std::optional<double> created_s;
@@ -82,6 +85,11 @@ struct level_session {
     /// Files that could not be read: the session then counts as 4.2's "unreadable" session
     /// (success false, coverage 0, underrun 1/D/D, every unit missed).
     std::vector<std::string> artifact_errors;
+    /// The errors that decide the status: 4.2's, 4.3's too for a non-continuous profile (S-J
+    /// scores MiniCPM-o by units, the 4.2 walk still checks frames, drain, close and start),
+    /// the timeline's (a bad `unit_id`) and the extra errors; a message that two of these
+    /// lists repeat is kept once. 4.3's own errors stay in `units` for a continuous profile.
+    std::vector<std::string> errors;
 
     bool success() const { return status == session_status::succeeded; }
     boost::json::object to_json() const;
@@ -90,6 +98,14 @@ struct level_session {
 /// Evaluates one session from its files' text. `trace_jsonl`/`receipts_json` are nullopt when
 /// the file is missing; unreadable content is recorded in `artifact_errors`, never thrown.
 /// `extra_errors` (e.g. "client task: ...") are added to the session's errors.
+///
+/// Admission is classified from whatever could be read. A rejected session gets the empty
+/// metrics of an unreadable one (as S-W's `empty_session_metrics`) with the error "admission
+/// rejected: HTTP 503, retries exhausted", so that the 4.2 aggregate over attempted sessions
+/// counts it as a failure with coverage 0 and underrun D. A session with artifact errors gets
+/// the same metrics with "unreadable session artifacts: <reason>" errors; unlike S-W, it still
+/// counts as admitted when its readable part shows admission (a receive line, the receipts'
+/// flag), so a damaged recording cannot leave the admitted denominators.
 level_session evaluate_session(std::uint32_t index, std::optional<std::string_view> trace_jsonl,
                                std::optional<std::string_view> receipts_json,
                                const protocol::profile& profile, const session_context& context,
@@ -102,6 +118,24 @@ level_session evaluate_session(std::uint32_t index, std::optional<std::string_vi
 /// unit aggregate (`units`: sums, `unit_miss_rate` = sum missed / sum expected,
 /// `session_units_per_s`, `total_units_per_s`, pooled lags, underrun ratio over output
 /// duration) and the 4.4 response and timeline distributions over admitted sessions.
+///
+/// Where S-J and S-W give one name two meanings, the plain name keeps S-J's (4.2, all
+/// attempted sessions) and S-W's figure gets a prefix:
+/// - `output_coverage`: every attempted session (S-J); `admitted_output_coverage`: admitted
+///   sessions only (S-W's `output_coverage`).
+/// - `underrun_sessions|count|total_s|worst_s|ratio`: every attempted session, ratio = sum
+///   total / sum D (S-J); `playout_underrun_sessions|count|total_s|worst_s|ratio` with
+///   `playout_sessions`: admitted sessions of a continuous profile (S-W's `underrun_*`), null
+///   when there are none.
+/// - `successful_sessions` counts sessions whose status is `succeeded` (S-W's, equal to
+///   `successful_admitted_sessions`: a session never admitted cannot succeed), not 4.2's
+///   `success` alone, which ignores the unit errors of a non-continuous profile.
+/// Other S-W fields keep their names: `session_ttfa_s` (= `ttfa_s`), `required_playout_buffer_s`
+/// (over all sessions that have one), `unit_lag_s`, `media_schedule_lag_s`, `media_send_lag_s`,
+/// `response_ttfa_s`, `response_gap_excess_s`, `response_max_drift_s`,
+/// `response_required_playout_buffer_s` (over admitted sessions). `units` follows S-J's
+/// `aggregate_unit_sessions` over every attempted session (a rejected or unreadable one misses
+/// all its units); its `unit_lag_s` is S-J's done - ready lag, not S-W's timeline lag above.
 boost::json::object aggregate_level(std::span<const level_session> sessions,
                                     const protocol::profile& profile);
 
