@@ -98,8 +98,7 @@ bool session_set::contains(std::size_t index) const {
 namespace {
 
 // The mock's state across sessions: options and counters.
-class native_sessions final : public detail::mock_sessions {
-public:
+struct native_sessions final : detail::mock_sessions {
     native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options o);
 
     asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;

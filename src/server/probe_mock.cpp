@@ -36,8 +36,7 @@ fault parse_fault(std::string_view name) {
 
 namespace {
 
-class probe_sessions final : public detail::mock_sessions {
-public:
+struct probe_sessions final : detail::mock_sessions {
     probe_sessions(std::shared_ptr<detail::mock_host> h, mock_options o)
         : mock_sessions(std::move(h)), options(std::move(o)) {
         if (options.replies_per_append < 0)
