@@ -1,24 +1,12 @@
 // `pacer mock`: the probe mock server as its own process.
 
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
-#include <pacer/runtime/resources.hpp>
+#include <pacer/cli/mock_process.hpp>
 #include <pacer/server/probe_mock.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/io_context.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/json/serialize.hpp>
-
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include <cstdio>
-#include <filesystem>
 
 namespace pacer::cli {
-
-namespace asio = boost::asio;
 
 namespace {
 
@@ -34,37 +22,9 @@ int run_mock(mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    if (!s.stats_output.empty() && std::filesystem::exists(s.stats_output))
-        throw usage_error(
-            fmt::format("--stats-output {} already exists; choose a new file", s.stats_output));
-    runtime::ensure_descriptors(64);
-    asio::io_context io{1};
-    server::probe_mock mock(io, s.options);
-    try {
-        mock.listen();
-    } catch (const std::exception& e) {
-        throw usage_error(
-            fmt::format("cannot listen on {}:{}: {}", s.options.host, s.options.port, e.what()));
-    }
-    asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](boost::system::error_code ec, int) {
-        if (!ec)
-            mock.stop();
+    return run_mock_process(s.options, s.stats_output, [&](boost::asio::io_context& io) {
+        return std::make_unique<server::probe_mock>(io, s.options);
     });
-    asio::co_spawn(io, mock.serve(), [](std::exception_ptr e) {
-        if (e)
-            std::rethrow_exception(e);
-    });
-    fmt::print("listening on {}:{}\n", s.options.host, mock.port());
-    std::fflush(stdout);
-    io.run();
-    auto stats = mock.stats();
-    const auto usage = runtime::read_process_usage();
-    stats["process_cpu_s"] = usage.cpu_s;
-    stats["peak_rss_bytes"] = usage.peak_rss_bytes;
-    if (!s.stats_output.empty())
-        write_new_file(s.stats_output, boost::json::serialize(stats) + "\n");
-    return exit_ok;
 }
 
 } // namespace
@@ -77,18 +37,10 @@ command add_mock_command(CLI::App& app) {
                 "append arrived from its session's 80 ms grid. Prints 'listening on HOST:PORT' "
                 "when ready; on SIGINT/SIGTERM writes --stats-output and exits 0.");
     auto& o = s->options;
-    o.port = 8097;
-    sub->add_option("--host", o.host, "Address to listen on")->capture_default_str();
-    sub->add_option("--port", o.port, "Port to listen on (0: any free port)")
-        ->capture_default_str();
+    add_mock_process_options(*sub, o, s->stats_output);
     sub->add_option("--replies-per-append", o.replies_per_append,
                     "Events per append: audio delta (80 ms at 22.05 kHz), transcript delta, "
                     "sglang.unit.done, in turn")
-        ->capture_default_str();
-    sub->add_option("--max-sessions", o.max_sessions,
-                    "Concurrent sessions before handshakes get HTTP 503 (0: no limit)")
-        ->capture_default_str();
-    sub->add_option("--reject-first", o.reject_first, "Answer the first N handshakes with HTTP 503")
         ->capture_default_str();
     sub->add_option("--fault", s->fault,
                     "Inject a fault: after the 5th append server_error (nonfatal error event), "
@@ -100,8 +52,6 @@ command add_mock_command(CLI::App& app) {
     sub->add_option("--fault-every", o.fault_every,
                     "The fault hits every K-th session in accept order (1: all)")
         ->capture_default_str();
-    sub->add_option("--stats-output", s->stats_output,
-                    "Where to write the stats JSON on exit (new file)");
     return {sub, [s] { return run_mock(*s); }};
 }
 

@@ -2,22 +2,10 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/events.hpp>
-#include <pacer/runtime/loop_monitor.hpp>
-#include <pacer/runtime/resources.hpp>
+#include <pacer/server/detail/mock_host.hpp>
 #include <pacer/server/probe_mock.hpp>
 
-#include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
-#include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
-#include <boost/beast/http/read.hpp>
-#include <boost/beast/http/string_body.hpp>
-#include <boost/beast/http/write.hpp>
-#include <boost/beast/websocket/rfc6455.hpp>
-#include <boost/beast/websocket/stream.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -29,61 +17,32 @@ namespace pacer::server {
 
 namespace asio = boost::asio;
 namespace beast = boost::beast;
-namespace http = beast::http;
 namespace websocket = beast::websocket;
-using tcp = asio::ip::tcp;
+using detail::use_tuple;
 
 namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t fault_after_appends = 5;
 
-// Appends one unmasked, final text frame (RFC 6455 section 5.2) carrying `text`.
-void append_server_frame(std::string& out, std::string_view text) {
-    const std::size_t n = text.size();
-    out.push_back(static_cast<char>(0x81));
-    if (n < 126) {
-        out.push_back(static_cast<char>(n));
-    } else if (n <= 0xffff) {
-        out.push_back(static_cast<char>(126));
-        out.push_back(static_cast<char>(n >> 8));
-        out.push_back(static_cast<char>(n & 0xff));
-    } else {
-        out.push_back(static_cast<char>(127));
-        for (int shift = 56; shift >= 0; shift -= 8)
-            out.push_back(static_cast<char>((static_cast<std::uint64_t>(n) >> shift) & 0xff));
-    }
-    out.append(text);
-}
-} // namespace
-
-namespace {
-constexpr std::pair<std::string_view, fault> fault_names[] = {
-    {"none", fault::none},
-    {"server_error", fault::server_error},
-    {"fatal_error", fault::fatal_error},
-    {"malformed", fault::malformed},
-    {"vanish", fault::vanish},
-    {"stall", fault::stall},
-    {"no_created", fault::no_created},
-    {"nonfinite", fault::nonfinite},
-    {"binary", fault::binary},
-    {"huge_frame", fault::huge_frame},
+// In the order of `fault`.
+constexpr std::string_view fault_names[] = {
+    "none",  "server_error", "fatal_error", "malformed", "vanish",
+    "stall", "no_created",   "nonfinite",   "binary",    "huge_frame",
 };
 } // namespace
 
 fault parse_fault(std::string_view name) {
-    std::string names;
-    for (const auto& [n, f] : fault_names) {
-        if (n == name)
-            return f;
-        names += names.empty() ? "" : ", ";
-        names += n;
-    }
-    throw std::invalid_argument(fmt::format("--fault must be one of {} (got '{}')", names, name));
+    return static_cast<fault>(detail::parse_choice(fault_names, name, "--fault"));
 }
 
-struct probe_mock::impl {
-    impl(asio::io_context& c, mock_options o) : ctx(c), options(std::move(o)), acceptor(c) {
+namespace {
+
+struct probe_sessions final : detail::mock_sessions {
+    probe_sessions(std::shared_ptr<detail::mock_host> h, mock_options o)
+        : mock_sessions(std::move(h)), options(std::move(o)) {
+        if (options.replies_per_append < 0)
+            throw std::invalid_argument("--replies-per-append must be >= 0");
+        if (options.fault_every == 0)
+            throw std::invalid_argument("--fault-every must be >= 1");
         // 80 ms of output audio at the profile rate, encoded once: every delta carries it.
         const std::size_t samples =
             static_cast<std::size_t>(options.output_sample_rate) * 80 / 1000;
@@ -92,83 +51,22 @@ struct probe_mock::impl {
             pcm[i] = static_cast<std::uint8_t>(i * 7);
         audio_b64 =
             base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
-        started = clock::now();
     }
 
-    asio::io_context& ctx;
+    asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    boost::json::object stats() const override;
+
     mock_options options;
-    tcp::acceptor acceptor;
     std::string audio_b64;
-    runtime::loop_monitor monitor;
-    bool stopped = false;
-    time_point started;
-    double stopped_cpu_s = -1;
-    double stopped_wall_s = 0;
 
     std::uint64_t next_event = 0;
-    std::size_t handshakes = 0;
-    std::size_t sessions_seen = 0;
-    std::size_t sessions_active = 0;
-    std::size_t sessions_rejected = 0;
-    std::size_t sessions_completed = 0;
     std::uint64_t appends = 0;
     std::vector<double> arrival_deviation_s;
 
     std::string event_id() { return fmt::format("server_{}", next_event++); }
-
-    asio::awaitable<void> handle(tcp::socket socket);
-    asio::awaitable<void> run_session(websocket::stream<beast::tcp_stream>& ws, std::size_t index);
 };
 
-asio::awaitable<void> probe_mock::impl::handle(tcp::socket socket) {
-    beast::tcp_stream stream(std::move(socket));
-    beast::flat_buffer buffer;
-    http::request<http::string_body> request;
-    stream.expires_after(std::chrono::seconds(30));
-    auto [rec, n] = co_await http::async_read(stream, buffer, request, use_tuple);
-    if (rec)
-        co_return;
-    stream.expires_never();
-    ++handshakes;
-    auto refuse = [&](http::status status, std::string body) -> asio::awaitable<void> {
-        http::response<http::string_body> res{status, request.version()};
-        res.set(http::field::content_type, "text/plain");
-        res.body() = std::move(body);
-        res.prepare_payload();
-        res.keep_alive(false);
-        co_await http::async_write(stream, res, use_tuple);
-        boost::system::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-    };
-    if (!websocket::is_upgrade(request)) {
-        co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
-        co_return;
-    }
-    if (request.target() != "/v1/realtime") {
-        co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
-        co_return;
-    }
-    if (handshakes <= options.reject_first ||
-        (options.max_sessions != 0 && sessions_active >= options.max_sessions)) {
-        ++sessions_rejected;
-        co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
-        co_return;
-    }
-    websocket::stream<beast::tcp_stream> ws(std::move(stream));
-    ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
-    ws.read_message_max(8 * 1024 * 1024);
-    auto [aec] = co_await ws.async_accept(request, use_tuple);
-    if (aec)
-        co_return;
-    beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
-    const std::size_t index = sessions_seen++;
-    ++sessions_active;
-    co_await run_session(ws, index);
-    --sessions_active;
-}
-
-asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp_stream>& ws,
-                                                    std::size_t index) {
+asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
     const fault inject = (options.inject != fault::none && index % options.fault_every == 0)
                              ? options.inject
                              : fault::none;
@@ -178,7 +76,7 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
     // (FIN, text, unmasked). Only this coroutine writes, and it never writes while Beast does:
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
-    auto queue = [&](std::string_view text) { append_server_frame(batch, text); };
+    auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
     auto flush = [&]() -> asio::awaitable<bool> {
         auto [ec, n] = co_await asio::async_write(beast::get_lowest_layer(ws).socket(),
                                                   asio::buffer(batch), use_tuple);
@@ -283,9 +181,7 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                 case fault::binary: {
                     const std::string_view json =
                         R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
-                    batch.push_back(static_cast<char>(0x82)); // FIN + binary opcode
-                    batch.push_back(static_cast<char>(json.size()));
-                    batch.append(json);
+                    detail::append_frame(batch, json, true);
                     co_await flush();
                     break;
                 }
@@ -337,92 +233,29 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                     R"({{"type":"session.closed","event_id":"{}","reason":"client_closed","client_event_id":"{}"}})",
                     event_id(), client_id)))
                 co_return;
-            ++sessions_completed;
+            host->session_completed();
             co_await ws.async_close(websocket::close_code::normal, use_tuple);
             co_return;
         }
     }
 }
 
-probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
-    : impl_(std::make_shared<impl>(ctx, std::move(options))) {
-    if (impl_->options.replies_per_append < 0)
-        throw std::invalid_argument("--replies-per-append must be >= 0");
-    if (impl_->options.fault_every == 0)
-        throw std::invalid_argument("--fault-every must be >= 1");
-}
-
-probe_mock::~probe_mock() = default;
-
-void probe_mock::listen() {
-    auto& a = impl_->acceptor;
-    const tcp::endpoint ep(asio::ip::make_address(impl_->options.host), impl_->options.port);
-    a.open(ep.protocol());
-    a.set_option(asio::socket_base::reuse_address(true));
-    a.bind(ep);
-    a.listen(asio::socket_base::max_listen_connections);
-}
-
-std::uint16_t probe_mock::port() const {
-    return impl_->acceptor.local_endpoint().port();
-}
-
-asio::awaitable<void> probe_mock::serve() {
-    auto self = impl_;
-    auto ex = self->acceptor.get_executor();
-    asio::co_spawn(ex, self->monitor.run(), [self](std::exception_ptr) {});
-    while (!self->stopped) {
-        auto [ec, socket] = co_await self->acceptor.async_accept(use_tuple);
-        if (ec) {
-            if (self->stopped || ec == asio::error::operation_aborted)
-                break;
-            continue; // e.g. EMFILE: keep serving the sessions we have
-        }
-        // Each connection is its own coroutine; its failures end only that connection.
-        asio::co_spawn(ex, self->handle(std::move(socket)), [self](std::exception_ptr) {});
-    }
-}
-
-void probe_mock::stop() {
-    auto& s = *impl_;
-    if (s.stopped)
-        return;
-    s.stopped = true;
-    s.stopped_cpu_s = runtime::thread_cpu_seconds();
-    s.stopped_wall_s = to_seconds(clock::now() - s.started);
-    s.monitor.stop();
-    boost::system::error_code ignored;
-    s.acceptor.close(ignored);
-}
-
-boost::json::object probe_mock::stats() const {
-    const auto& s = *impl_;
-    std::vector<double> deviations = s.arrival_deviation_s;
+boost::json::object probe_sessions::stats() const {
+    std::vector<double> deviations = arrival_deviation_s;
     std::vector<double> abs_dev;
     abs_dev.reserve(deviations.size());
     for (double d : deviations)
         abs_dev.push_back(d < 0 ? -d : d);
-    std::vector<double> lags = s.monitor.lags_s();
-    std::size_t lags_over = 0;
-    for (double l : lags)
-        lags_over += l > 0.080;
-    const double wall = s.stopped ? s.stopped_wall_s : to_seconds(clock::now() - s.started);
-    boost::json::object o;
-    o["sessions_seen"] = s.sessions_seen;
-    o["sessions_completed"] = s.sessions_completed;
-    o["sessions_rejected"] = s.sessions_rejected;
-    o["appends"] = s.appends;
+    boost::json::object o = host->stats();
+    o["appends"] = appends;
     o["arrival_deviation_s"] = to_json(summarize(deviations, pacing_fractions));
     o["arrival_abs_deviation_s"] = to_json(summarize(abs_dev, pacing_fractions));
-    auto lag = to_json(summarize(lags, pacing_fractions));
-    lag["over_80ms"] = lags_over;
-    o["loop_lag_s"] = std::move(lag);
-    o["wall_s"] = wall;
-    if (s.stopped_cpu_s >= 0) {
-        o["thread_cpu_s"] = s.stopped_cpu_s;
-        o["thread_cpu_cores"] = wall > 0 ? s.stopped_cpu_s / wall : 0.0;
-    }
     return o;
 }
+
+} // namespace
+
+probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
+    : mock_server(detail::make_sessions<probe_sessions>(ctx, std::move(options))) {}
 
 } // namespace pacer::server

@@ -112,14 +112,16 @@ private:
     std::string buffer_;
 };
 
-/// `pacer mock` on a free loopback port, stopped with SIGINT at the end of the scope.
+/// `pacer mock` (or another mock subcommand, e.g. `native-mock`) on a free loopback port,
+/// stopped with SIGINT at the end of the scope.
 class mock_process {
 public:
-    explicit mock_process(std::vector<std::string> extra = {}) : proc_(args(std::move(extra))) {
+    explicit mock_process(std::vector<std::string> extra = {}, std::string command = "mock")
+        : proc_(args(std::move(extra), command)) {
         const std::string line = proc_.read_line();
         const auto colon = line.rfind(':');
         if (line.rfind("listening on ", 0) != 0 || colon == std::string::npos)
-            throw std::runtime_error("pacer mock did not start: '" + line + "'");
+            throw std::runtime_error("pacer " + command + " did not start: '" + line + "'");
         port_ = line.substr(colon + 1);
     }
     std::string url() const { return "ws://127.0.0.1:" + port_ + "/v1/realtime"; }
@@ -135,8 +137,9 @@ public:
     }
 
 private:
-    static std::vector<std::string> args(std::vector<std::string> extra) {
-        std::vector<std::string> a{PACER_BINARY, "mock", "--port", "0"};
+    static std::vector<std::string> args(std::vector<std::string> extra,
+                                         const std::string& command) {
+        std::vector<std::string> a{PACER_BINARY, command, "--port", "0"};
         a.insert(a.end(), extra.begin(), extra.end());
         return a;
     }
@@ -184,6 +187,15 @@ inline std::vector<boost::json::value> read_jsonl(const std::filesystem::path& p
     for (std::string line; std::getline(in, line);)
         lines.push_back(boost::json::parse(line));
     return lines;
+}
+
+/// The messages of a trace's `error` lines, in file order.
+inline std::vector<std::string> error_lines(const std::filesystem::path& trace) {
+    std::vector<std::string> out;
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == "error")
+            out.emplace_back(at(l, {"event", "message"}).as_string());
+    return out;
 }
 
 /// A fresh folder path under the system temp dir (not created), removed by the destructor.

@@ -14,14 +14,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-std::vector<std::string> error_lines(const fs::path& trace) {
-    std::vector<std::string> out;
-    for (const auto& l : read_jsonl(trace))
-        if (at(l, {"direction"}).as_string() == "error")
-            out.emplace_back(at(l, {"event", "message"}).as_string());
-    return out;
-}
-
 // Polls a filesystem predicate until it holds; the 60 s bound only guards against a hang.
 template <class Pred>
 bool poll_until(Pred pred) {

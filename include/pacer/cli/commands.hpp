@@ -36,6 +36,7 @@ struct [[nodiscard]] command {
 
 command add_run_command(CLI::App& app);
 command add_mock_command(CLI::App& app);
+command add_native_mock_command(CLI::App& app);
 command add_schedule_command(CLI::App& app);
 command add_merge_command(CLI::App& app);
 command add_replay_command(CLI::App& app);

@@ -4,12 +4,11 @@
 // from that session's own 80 ms grid, plus its own event-loop lag. Fault modes let end-to-end
 // tests exercise every failure path of the client against a real process.
 
-#include <boost/asio/awaitable.hpp>
+#include <pacer/server/mock_server.hpp>
+
 #include <boost/asio/io_context.hpp>
-#include <boost/json/object.hpp>
 
 #include <cstdint>
-#include <memory>
 #include <string>
 
 namespace pacer::server {
@@ -31,39 +30,19 @@ enum class fault {
 /// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
 fault parse_fault(std::string_view name);
 
-struct mock_options {
-    std::string host = "127.0.0.1";
-    std::uint16_t port = 0;       ///< 0: any free port
-    int replies_per_append = 3;   ///< audio delta, transcript delta, unit.done, in turn
-    std::size_t max_sessions = 0; ///< concurrent sessions before HTTP 503; 0: no limit
-    std::size_t reject_first = 0; ///< answer the first N handshakes with HTTP 503
+struct mock_options : host_options {
+    int replies_per_append = 3; ///< audio delta, transcript delta, unit.done, in turn
     fault inject = fault::none;
     std::size_t fault_every = 1; ///< the fault hits sessions 0, K, 2K... (accept order)
     int output_sample_rate = 22050;
 };
 
-/// The probe mock on one io_context (run it on one thread: no strand, no lock).
-class probe_mock {
+/// The probe mock on one io_context (run it on one thread: no strand, no lock). Its stats add
+/// `appends` and the arrival deviation of each append from its session's grid.
+class probe_mock final : public mock_server {
 public:
+    /// Throws std::invalid_argument for a negative reply count or a fault period of 0.
     probe_mock(boost::asio::io_context& ctx, mock_options options);
-    ~probe_mock();
-
-    /// Binds and listens; throws std::system_error when the address cannot be used.
-    void listen();
-    /// The bound port (after `listen`).
-    std::uint16_t port() const;
-    /// Accepts sessions until `stop()`. Cancellation: `stop()`.
-    boost::asio::awaitable<void> serve();
-    /// Stops accepting and the loop monitor; open sessions end when their peers close.
-    /// Thread safety: must be called on the mock's io_context (post it there).
-    void stop();
-
-    /// Arrival deviation, loop lag, sessions, CPU: the `--stats-output` document.
-    boost::json::object stats() const;
-
-private:
-    struct impl;
-    std::shared_ptr<impl> impl_;
 };
 
 } // namespace pacer::server

@@ -1,0 +1,115 @@
+#pragma once
+// What the mock servers share, below their protocol: the accept loop, the HTTP upgrade with its
+// admission answers (404, 400, 503 "connection capacity exhausted"), raw server frames, the loop
+// monitor and the common stats. Only the mocks' own sources include it.
+
+#include <pacer/core/clock.hpp>
+#include <pacer/runtime/loop_monitor.hpp>
+#include <pacer/server/mock_server.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/websocket/stream.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace pacer::server::detail {
+
+using ws_stream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+
+/// The mocks' completion token: expected I/O errors come back as values.
+inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+
+/// Appends one unmasked, final RFC 6455 server frame (section 5.2) carrying `payload`: text
+/// (opcode 0x1) unless `binary`. Mocks write these straight to the socket, several in one write,
+/// beneath Beast, which then only reads and closes.
+void append_frame(std::string& out, std::string_view payload, bool binary = false);
+
+/// The index of `name` in `names`; throws std::invalid_argument
+/// "`flag` must be one of a, b, c (got 'name')" otherwise.
+std::size_t parse_choice(std::span<const std::string_view> names, std::string_view name,
+                         std::string_view flag);
+
+/// The accept loop and the upgrade of one mock, with its session counters and loop monitor.
+///
+/// @par Object lifetimes
+/// Create it with `std::make_shared`: every connection coroutine holds it.
+class mock_host : public std::enable_shared_from_this<mock_host> {
+public:
+    /// Runs one admitted session; its index counts admitted sessions in accept order from 0.
+    /// The stream is open and owned by the host until the handler returns.
+    using session_handler = std::function<boost::asio::awaitable<void>(ws_stream&, std::size_t)>;
+
+    mock_host(boost::asio::io_context& ctx, host_options options);
+
+    void listen();
+    std::uint16_t port() const;
+    /// Accepts until `stop()`, running `handler` for every admitted session, and the loop
+    /// monitor beside. Each connection is its own coroutine (with its copy of `handler`): its
+    /// failure ends only itself. `handler` must outlive the returned awaitable.
+    boost::asio::awaitable<void> serve(const session_handler& handler);
+    /// Closes the acceptor and stops the monitor; records the CPU and wall time so far.
+    void stop();
+
+    /// Sessions open now (admitted, not yet ended).
+    std::size_t open_sessions() const { return active_; }
+    /// Counts a session that ended with `session.closed` answering the client's close.
+    void session_completed() { ++completed_; }
+
+    /// `{sessions_seen, sessions_completed, sessions_rejected, loop_lag_s{…, over_80ms}, wall_s,
+    /// thread_cpu_s, thread_cpu_cores}` (the last two once stopped).
+    boost::json::object stats() const;
+
+private:
+    boost::asio::awaitable<void> handle(boost::asio::ip::tcp::socket socket,
+                                        session_handler handler);
+
+    host_options options_;
+    boost::asio::ip::tcp::acceptor acceptor_;
+    runtime::loop_monitor monitor_;
+    bool stopped_ = false;
+    time_point started_;
+    double stopped_cpu_s_ = -1;
+    double stopped_wall_s_ = 0;
+    std::size_t handshakes_ = 0;
+    std::size_t seen_ = 0;
+    std::size_t active_ = 0;
+    std::size_t rejected_ = 0;
+    std::size_t completed_ = 0;
+};
+
+/// What a mock adds to its host: how it runs a session, and its stats.
+class mock_sessions {
+public:
+    explicit mock_sessions(std::shared_ptr<mock_host> h) : host(std::move(h)) {}
+    virtual ~mock_sessions() = default;
+    mock_sessions(const mock_sessions&) = delete;
+    mock_sessions& operator=(const mock_sessions&) = delete;
+
+    /// Runs one admitted session (see `mock_host::session_handler`).
+    virtual boost::asio::awaitable<void> run_session(ws_stream& ws, std::size_t index) = 0;
+    /// The host's stats plus the mock's own.
+    virtual boost::json::object stats() const = 0;
+
+    const std::shared_ptr<mock_host> host;
+};
+
+/// A mock's sessions on a new host that listens and admits as `options` say.
+template <class Sessions, class Options>
+std::shared_ptr<Sessions> make_sessions(boost::asio::io_context& ctx, Options options) {
+    auto host = std::make_shared<mock_host>(ctx, options);
+    return std::make_shared<Sessions>(std::move(host), std::move(options));
+}
+
+} // namespace pacer::server::detail

@@ -1,0 +1,64 @@
+#pragma once
+// What every mock server of pacer offers, so that one process runner (`pacer mock`,
+// `pacer native-mock`) or an in-process caller (`pacer run`, `pacer serve`) can drive any of them.
+
+#include <boost/asio/awaitable.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace pacer::server {
+
+/// Where a mock listens and whom it admits (PROTOCOL.md 1.2, server side).
+struct host_options {
+    std::string host = "127.0.0.1";
+    std::uint16_t port = 0;       ///< 0: any free port
+    std::size_t max_sessions = 0; ///< open sessions before handshakes get HTTP 503; 0: no limit
+    std::size_t reject_first = 0; ///< answer the first N handshakes with HTTP 503
+};
+
+namespace detail {
+class mock_sessions;
+}
+
+/// A mock realtime server on one io_context. The accept loop, the admission answers and the
+/// common stats are shared (`detail::mock_host`); each mock brings its sessions and its own
+/// stats (`detail::mock_sessions`) through its constructor.
+///
+/// @par Thread safety
+/// Run the io_context on one thread: mocks use no strand and no lock. Every member is called
+/// on that thread (post `stop()` there from elsewhere), except `listen()` and `port()`, which
+/// may be called before the context runs.
+///
+/// @par Object lifetimes
+/// The sessions keep the mock's state alive; the object itself may go once `serve()` has
+/// returned and its context has stopped.
+class mock_server {
+public:
+    virtual ~mock_server();
+
+    /// Binds and listens; throws std::system_error when the address cannot be used.
+    void listen();
+    /// The bound port (after `listen`).
+    std::uint16_t port() const;
+    /// Accepts sessions until `stop()`.
+    ///
+    /// @par Cancellation
+    /// Through `stop()` only: it closes the acceptor; open sessions end when their peers close.
+    boost::asio::awaitable<void> serve();
+    /// Stops accepting and the loop monitor; open sessions end when their peers close.
+    void stop();
+    /// The `--stats-output` document: sessions, loop lag, CPU, and what the mock measures.
+    boost::json::object stats() const;
+
+protected:
+    explicit mock_server(std::shared_ptr<detail::mock_sessions> sessions);
+
+private:
+    std::shared_ptr<detail::mock_sessions> sessions_;
+};
+
+} // namespace pacer::server

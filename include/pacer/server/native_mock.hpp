@@ -1,0 +1,94 @@
+#pragma once
+// `pacer native-mock`: a mock of the native full-duplex realtime server (PROTOCOL.md 1.4, the
+// DuplexPeer recipe of section 6) whose healthy sessions pass the protocol oracle (4.5). It
+// speaks like VoiceChat (continuous output, a 256-sample codec holdback) or like MiniCPM-o
+// (silent while listening, one reply per question), releases unit output in bursts, models a
+// server whose per-unit latency grows with the number of open sessions, and injects the fault
+// modes of the reference peer into chosen sessions while the others stay healthy.
+
+#include <pacer/protocol/events.hpp>
+#include <pacer/server/mock_server.hpp>
+
+#include <boost/asio/io_context.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pacer::server {
+
+/// The reference peer's failure modes (PROTOCOL.md 6; DuplexPeer). Those tied to audio fire on
+/// the session's first append, as the reference's do.
+enum class peer_fault {
+    none,
+    server_error,   ///< a fatal `error` answering the append, then session.closed server_error
+    delayed_fatal,  ///< the same, with session.closed 0.6 s later (adapter teardown)
+    nonfatal_error, ///< a nonfatal `error` answering each append (not accepted); close works
+    timeout,        ///< never answers again (the client's session deadline fires)
+    malformed_json, ///< the frame `{not valid json`, then silence
+    nonfinite,      ///< a unit.done carrying `"backlog_ms":NaN`, then silence
+    disconnect,     ///< a close frame with code 1011 "deliberate disconnect"
+    linger,         ///< after session.closed the socket stays open until the client closes it
+    close_without_update, ///< answers session.update with session.closed (client_closed)
+};
+
+/// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
+peer_fault parse_peer_fault(std::string_view name);
+
+/// A set of accept-order session indices, written `0,2,5-7`.
+class session_set {
+public:
+    /// Parses `0,2,5-7` (ascending or not, no blanks); throws std::invalid_argument naming
+    /// `--fault-sessions` for anything else (empty items, `a-b` with b < a, non-digits).
+    static session_set parse(std::string_view list);
+    bool contains(std::size_t index) const;
+
+private:
+    std::vector<std::pair<std::size_t, std::size_t>> ranges_; // inclusive
+};
+
+struct native_mock_options : host_options {
+    /// `nemotron` (VoiceChat: 80 ms units, continuous) or `minicpmo` (1000 ms units, replies
+    /// only to questions); any name or alias `protocol::find_profile` knows except the legacy one.
+    const protocol::profile* profile = &protocol::default_profile();
+    /// Hz of output PCM16; 0: the profile's rate (22050 VoiceChat, 24000 MiniCPM-o).
+    int output_sample_rate = 0;
+    /// Unit output is held and released this many units at a time.
+    std::size_t burst_units = 1;
+    /// MiniCPM-o profile: unit k ends a question, and gets a reply, when k+1 is a multiple.
+    std::size_t question_every = 3;
+    /// Capacity model: a unit's output leaves `unit_latency + per_session_cost x (open - 1)`
+    /// after its last input byte arrived, never before the previous unit's output.
+    std::chrono::duration<double, std::milli> unit_latency{0};
+    std::chrono::duration<double, std::milli> per_session_cost{0};
+    peer_fault fault = peer_fault::none;
+    /// Sessions (accept order) the fault hits; nullopt: all of them.
+    std::optional<session_set> fault_sessions;
+};
+
+/// The native mock on one io_context (run it on one thread: no strand, no lock).
+///
+/// @par Per session
+/// `session.created` on accept; `session.updated` with the full granted set; per append
+/// `sglang.input_audio.accepted` at once; per completed unit the unit's output (continuous:
+/// `response_0` opened once, an audio delta of the fresh samples minus a 256-sample holdback,
+/// a transcript delta, `sglang.unit.done`) on the capacity model's clock; on EOS `ended`, the
+/// held units, the holdback flush, the response terminal (`completed`/`stop`), the tail unit
+/// and `drained`, behind any pending output; on close `session.closed client_closed`.
+///
+/// @par Stats
+/// The common ones plus `appends`, `units`, `responses`, `faults_injected`, the options that
+/// shape the output, and `unit_output_lag_s`: from a unit's last input byte to the write of
+/// its output.
+class native_mock final : public mock_server {
+public:
+    /// Throws std::invalid_argument for option values it cannot serve (a legacy profile, a
+    /// burst of 0, an output rate too low for the holdback, a negative latency...).
+    native_mock(boost::asio::io_context& ctx, native_mock_options options);
+};
+
+} // namespace pacer::server

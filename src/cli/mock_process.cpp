@@ -1,0 +1,78 @@
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/runtime/resources.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <stdexcept>
+
+namespace pacer::cli {
+
+namespace asio = boost::asio;
+
+void add_mock_process_options(CLI::App& sub, server::host_options& host,
+                              std::string& stats_output) {
+    host.port = 8097;
+    sub.add_option("--host", host.host, "Address to listen on")->capture_default_str();
+    sub.add_option("--port", host.port, "Port to listen on (0: any free port)")
+        ->capture_default_str();
+    sub.add_option("--max-sessions", host.max_sessions,
+                   "Open sessions before handshakes get HTTP 503 \"connection capacity "
+                   "exhausted\" (0: no limit)")
+        ->capture_default_str();
+    sub.add_option("--reject-first", host.reject_first,
+                   "Answer the first N handshakes with HTTP 503")
+        ->capture_default_str();
+    sub.add_option("--stats-output", stats_output,
+                   "Where to write the stats JSON on exit (new file)");
+}
+
+int run_mock_process(const server::host_options& host, const std::string& stats_output,
+                     const mock_factory& make) {
+    if (!stats_output.empty() && std::filesystem::exists(stats_output))
+        throw usage_error(
+            fmt::format("--stats-output {} already exists; choose a new file", stats_output));
+    runtime::ensure_descriptors(64);
+    asio::io_context io{1};
+    std::unique_ptr<server::mock_server> mock;
+    try {
+        mock = make(io);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    try {
+        mock->listen();
+    } catch (const std::exception& e) {
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.what()));
+    }
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (!ec)
+            mock->stop();
+    });
+    asio::co_spawn(io, mock->serve(), [](std::exception_ptr e) {
+        if (e)
+            std::rethrow_exception(e);
+    });
+    fmt::print("listening on {}:{}\n", host.host, mock->port());
+    std::fflush(stdout);
+    io.run();
+    auto stats = mock->stats();
+    const auto usage = runtime::read_process_usage();
+    stats["process_cpu_s"] = usage.cpu_s;
+    stats["peak_rss_bytes"] = usage.peak_rss_bytes;
+    if (!stats_output.empty())
+        write_new_file(stats_output, boost::json::serialize(stats) + "\n");
+    return exit_ok;
+}
+
+} // namespace pacer::cli

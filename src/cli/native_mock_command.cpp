@@ -1,0 +1,100 @@
+// `pacer native-mock`: the native realtime mock (VoiceChat- or MiniCPM-o-like, bursts, a
+// capacity model, fault modes) as its own process. docs/native-mock.md describes it.
+
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/server/native_mock.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+namespace pacer::cli {
+
+namespace {
+
+struct native_mock_settings {
+    server::native_mock_options options;
+    std::string profile = "nemotron";
+    double unit_latency_ms = 0;
+    double per_session_cost_ms = 0;
+    std::string fault = "none";
+    std::string fault_sessions;
+    std::string stats_output;
+};
+
+int run_native_mock(native_mock_settings& s) {
+    auto& o = s.options;
+    o.profile = protocol::find_profile(s.profile);
+    if (o.profile == nullptr)
+        throw usage_error(
+            fmt::format("--profile must be nemotron or minicpmo (got '{}')", s.profile));
+    o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
+    o.per_session_cost = std::chrono::duration<double, std::milli>(s.per_session_cost_ms);
+    try {
+        o.fault = server::parse_peer_fault(s.fault);
+        if (!s.fault_sessions.empty())
+            o.fault_sessions = server::session_set::parse(s.fault_sessions);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    return run_mock_process(o, s.stats_output, [&](boost::asio::io_context& io) {
+        return std::make_unique<server::native_mock>(io, o);
+    });
+}
+
+} // namespace
+
+command add_native_mock_command(CLI::App& app) {
+    auto s = std::make_shared<native_mock_settings>();
+    auto* sub = app.add_subcommand(
+        "native-mock",
+        "Mock of the native full-duplex realtime server on ws://HOST:PORT/v1/realtime "
+        "(PROTOCOL.md 1.4 and the section 6 recipe): healthy sessions pass `pacer replay`. "
+        "VoiceChat-like (continuous audio) or MiniCPM-o-like (replies to questions), unit output "
+        "in bursts, a capacity model whose unit latency grows with open sessions, HTTP 503 "
+        "admission limits, and the reference peer's fault modes for chosen sessions. Prints "
+        "'listening on HOST:PORT' when ready; on SIGINT/SIGTERM writes --stats-output and exits "
+        "0. See docs/native-mock.md.");
+    auto& o = s->options;
+    add_mock_process_options(*sub, o, s->stats_output);
+    sub->add_option("--profile", s->profile,
+                    "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously) or "
+                    "minicpmo (1000 ms units, 24000 Hz, silent while listening, replies to "
+                    "questions)")
+        ->capture_default_str();
+    sub->add_option("--output-sample-rate", o.output_sample_rate,
+                    "Hz of the output PCM16 (0: the profile's rate; another rate than the "
+                    "profile's fails the oracle's output_audio_format check)")
+        ->capture_default_str();
+    sub->add_option("--burst-units", o.burst_units,
+                    "Hold unit output and release it this many units at a time, back to back, "
+                    "like a server that decodes in chunks")
+        ->capture_default_str();
+    sub->add_option("--question-every", o.question_every,
+                    "minicpmo: unit k ends a question, and gets a reply (its own response, one "
+                    "unit of audio), when k+1 is a multiple of N")
+        ->capture_default_str();
+    sub->add_option("--unit-latency-ms", s->unit_latency_ms,
+                    "Capacity model L: a unit's output leaves L + P x (open sessions - 1) ms "
+                    "after its last input byte arrived, never before the previous unit's")
+        ->capture_default_str();
+    sub->add_option("--per-session-cost-ms", s->per_session_cost_ms,
+                    "Capacity model P: extra latency per other open session, in ms")
+        ->capture_default_str();
+    sub->add_option(
+           "--fault", s->fault,
+           "Fault of the reference peer, on the session's first append unless said: "
+           "server_error (fatal error, then session.closed server_error), delayed_fatal (the "
+           "same, closed 0.6 s later), nonfatal_error (a nonfatal error per append), timeout "
+           "(no answer again), malformed_json (the frame '{not valid json'), nonfinite (NaN in "
+           "a frame), disconnect (close code 1011), linger (on session.close: session.closed, "
+           "socket left open), close_without_update (session.update answered by "
+           "session.closed); none")
+        ->capture_default_str();
+    sub->add_option("--fault-sessions", s->fault_sessions,
+                    "Sessions the fault hits, by accept order from 0, e.g. 0,2,5-7 (default: "
+                    "all); the others stay healthy");
+    return {sub, [s] { return run_native_mock(*s); }};
+}
+
+} // namespace pacer::cli

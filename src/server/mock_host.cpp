@@ -1,0 +1,200 @@
+#include <pacer/core/stats.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/server/detail/mock_host.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+
+#include <fmt/format.h>
+
+#include <stdexcept>
+#include <vector>
+
+namespace pacer::server::detail {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace websocket = beast::websocket;
+using tcp = asio::ip::tcp;
+
+namespace {} // namespace
+
+void append_frame(std::string& out, std::string_view payload, bool binary) {
+    const std::size_t n = payload.size();
+    out.push_back(static_cast<char>(binary ? 0x82 : 0x81)); // FIN + opcode
+    if (n < 126) {
+        out.push_back(static_cast<char>(n));
+    } else if (n <= 0xffff) {
+        out.push_back(static_cast<char>(126));
+        out.push_back(static_cast<char>(n >> 8));
+        out.push_back(static_cast<char>(n & 0xff));
+    } else {
+        out.push_back(static_cast<char>(127));
+        for (int shift = 56; shift >= 0; shift -= 8)
+            out.push_back(static_cast<char>((static_cast<std::uint64_t>(n) >> shift) & 0xff));
+    }
+    out.append(payload);
+}
+
+std::size_t parse_choice(std::span<const std::string_view> names, std::string_view name,
+                         std::string_view flag) {
+    for (std::size_t i = 0; i < names.size(); ++i)
+        if (names[i] == name)
+            return i;
+    throw std::invalid_argument(
+        fmt::format("{} must be one of {} (got '{}')", flag, fmt::join(names, ", "), name));
+}
+
+mock_host::mock_host(asio::io_context& ctx, host_options options)
+    : options_(std::move(options)), acceptor_(ctx), started_(clock::now()) {}
+
+void mock_host::listen() {
+    const tcp::endpoint ep(asio::ip::make_address(options_.host), options_.port);
+    acceptor_.open(ep.protocol());
+    acceptor_.set_option(asio::socket_base::reuse_address(true));
+    acceptor_.bind(ep);
+    acceptor_.listen(asio::socket_base::max_listen_connections);
+}
+
+std::uint16_t mock_host::port() const {
+    return acceptor_.local_endpoint().port();
+}
+
+asio::awaitable<void> mock_host::serve(const session_handler& handler) {
+    auto self = shared_from_this();
+    auto ex = acceptor_.get_executor();
+    asio::co_spawn(ex, monitor_.run(), [self](std::exception_ptr) {});
+    while (!stopped_) {
+        auto [ec, socket] = co_await acceptor_.async_accept(use_tuple);
+        if (ec) {
+            if (stopped_ || ec == asio::error::operation_aborted)
+                break;
+            continue; // e.g. EMFILE: keep serving the sessions we have
+        }
+        asio::co_spawn(ex, handle(std::move(socket), handler), [self](std::exception_ptr) {});
+    }
+}
+
+asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler handler) {
+    beast::tcp_stream stream(std::move(socket));
+    beast::flat_buffer buffer;
+    http::request<http::string_body> request;
+    stream.expires_after(std::chrono::seconds(30));
+    auto [rec, n] = co_await http::async_read(stream, buffer, request, use_tuple);
+    if (rec)
+        co_return;
+    stream.expires_never();
+    ++handshakes_;
+    auto refuse = [&](http::status status, std::string body) -> asio::awaitable<void> {
+        http::response<http::string_body> res{status, request.version()};
+        res.set(http::field::content_type, "text/plain");
+        res.body() = std::move(body);
+        res.prepare_payload();
+        res.keep_alive(false);
+        co_await http::async_write(stream, res, use_tuple);
+        boost::system::error_code ignored;
+        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    };
+    if (!websocket::is_upgrade(request)) {
+        co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
+        co_return;
+    }
+    if (request.target() != "/v1/realtime") {
+        co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
+        co_return;
+    }
+    if (handshakes_ <= options_.reject_first ||
+        (options_.max_sessions != 0 && active_ >= options_.max_sessions)) {
+        ++rejected_;
+        co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
+        co_return;
+    }
+    ws_stream ws(std::move(stream));
+    ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
+    ws.read_message_max(8 * 1024 * 1024);
+    // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it.
+    ++active_;
+    auto [aec] = co_await ws.async_accept(request, use_tuple);
+    if (aec) {
+        --active_;
+        co_return;
+    }
+    beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
+    const std::size_t index = seen_++;
+    co_await handler(ws, index);
+    --active_;
+}
+
+void mock_host::stop() {
+    if (stopped_)
+        return;
+    stopped_ = true;
+    stopped_cpu_s_ = runtime::thread_cpu_seconds();
+    stopped_wall_s_ = to_seconds(clock::now() - started_);
+    monitor_.stop();
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+}
+
+boost::json::object mock_host::stats() const {
+    std::vector<double> lags = monitor_.lags_s();
+    std::size_t lags_over = 0;
+    for (double l : lags)
+        lags_over += l > 0.080;
+    const double wall = stopped_ ? stopped_wall_s_ : to_seconds(clock::now() - started_);
+    boost::json::object o;
+    o["sessions_seen"] = seen_;
+    o["sessions_completed"] = completed_;
+    o["sessions_rejected"] = rejected_;
+    auto lag = to_json(summarize(lags, pacing_fractions));
+    lag["over_80ms"] = lags_over;
+    o["loop_lag_s"] = std::move(lag);
+    o["wall_s"] = wall;
+    if (stopped_cpu_s_ >= 0) {
+        o["thread_cpu_s"] = stopped_cpu_s_;
+        o["thread_cpu_cores"] = wall > 0 ? stopped_cpu_s_ / wall : 0.0;
+    }
+    return o;
+}
+
+} // namespace pacer::server::detail
+
+namespace pacer::server {
+
+mock_server::mock_server(std::shared_ptr<detail::mock_sessions> sessions)
+    : sessions_(std::move(sessions)) {}
+
+mock_server::~mock_server() = default;
+
+void mock_server::listen() {
+    sessions_->host->listen();
+}
+
+std::uint16_t mock_server::port() const {
+    return sessions_->host->port();
+}
+
+boost::asio::awaitable<void> mock_server::serve() {
+    auto s = sessions_; // every session holds the mock's state
+    // A named handler, not a lambda built inside the co_await expression: g++ 12 destroys such
+    // a capturing temporary twice (seen here as one release too many of `s`, then a call into
+    // the destroyed mock; reproduced with g++ 12.2, fine once named).
+    const detail::mock_host::session_handler handler =
+        [s](detail::ws_stream& ws, std::size_t index) { return s->run_session(ws, index); };
+    co_await s->host->serve(handler);
+}
+
+void mock_server::stop() {
+    sessions_->host->stop();
+}
+
+boost::json::object mock_server::stats() const {
+    return sessions_->stats();
+}
+
+} // namespace pacer::server

@@ -1,0 +1,623 @@
+#include <pacer/core/base64.hpp>
+#include <pacer/core/clock.hpp>
+#include <pacer/core/stats.hpp>
+#include <pacer/server/detail/mock_host.hpp>
+#include <pacer/server/native_mock.hpp>
+
+#include <boost/asio/experimental/awaitable_operators.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/websocket/rfc6455.hpp>
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+#include <deque>
+#include <stdexcept>
+#include <string>
+
+namespace pacer::server {
+
+namespace asio = boost::asio;
+namespace websocket = boost::beast::websocket;
+using detail::use_tuple;
+
+namespace {
+
+constexpr std::uint64_t input_bytes_per_ms = 32; // 16 kHz PCM16 mono
+constexpr std::uint64_t holdback_samples = 256;  // the codec tail DuplexPeer keeps back
+constexpr std::uint64_t reply_chunks = 5;        // a MiniCPM-o reply: one unit in 5 deltas
+// DuplexPeer's FATAL_CLOSE_DELAY_S: three times the client's 0.2 s post-close window.
+constexpr auto fatal_close_delay = std::chrono::milliseconds(600);
+
+// In the order of `peer_fault`.
+constexpr std::string_view fault_names[] = {
+    "none",           "server_error", "delayed_fatal", "nonfatal_error", "timeout",
+    "malformed_json", "nonfinite",    "disconnect",    "linger",         "close_without_update",
+};
+
+// What the writer does once a job's frames are out.
+enum class then { nothing, close, close_1011 };
+
+// Output that leaves at `due`: the frames, the arrival of the last input byte of each unit it
+// carries (for the lag stats), and what follows it.
+struct output_job {
+    time_point due;
+    std::string frames;
+    std::vector<time_point> units_ready;
+    then after = then::nothing;
+};
+
+std::size_t parse_index(std::string_view text) {
+    std::size_t v = 0;
+    const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (text.empty() || ec != std::errc() || end != text.data() + text.size())
+        throw std::invalid_argument("");
+    return v;
+}
+
+} // namespace
+
+peer_fault parse_peer_fault(std::string_view name) {
+    return static_cast<peer_fault>(detail::parse_choice(fault_names, name, "--fault"));
+}
+
+session_set session_set::parse(const std::string_view text) {
+    session_set s;
+    std::string_view list = text;
+    try {
+        while (true) {
+            const auto comma = list.find(',');
+            const auto item = list.substr(0, comma);
+            const auto dash = item.find('-');
+            const std::size_t first = parse_index(item.substr(0, dash));
+            const std::size_t last =
+                dash == std::string_view::npos ? first : parse_index(item.substr(dash + 1));
+            if (last < first)
+                throw std::invalid_argument("");
+            s.ranges_.emplace_back(first, last);
+            if (comma == std::string_view::npos)
+                break;
+            list.remove_prefix(comma + 1);
+        }
+    } catch (const std::invalid_argument&) {
+        throw std::invalid_argument(fmt::format(
+            "--fault-sessions must list session indices like 0,2,5-7 (got '{}')", text));
+    }
+    return s;
+}
+
+bool session_set::contains(std::size_t index) const {
+    for (const auto& [first, last] : ranges_)
+        if (first <= index && index <= last)
+            return true;
+    return false;
+}
+
+namespace {
+
+// The mock's state across sessions: options and counters.
+struct native_sessions final : detail::mock_sessions {
+    native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options o);
+
+    asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    boost::json::object stats() const override;
+
+    native_mock_options options;
+    std::string granted; // the granted capabilities, the same JSON for every session
+
+    std::uint64_t appends = 0;
+    std::uint64_t units = 0;
+    std::uint64_t responses = 0;
+    std::uint64_t faults = 0;
+    std::vector<double> unit_output_lag_s;
+};
+
+} // namespace
+
+native_mock::native_mock(asio::io_context& ctx, native_mock_options options)
+    : mock_server(detail::make_sessions<native_sessions>(ctx, std::move(options))) {}
+
+namespace {
+
+// One session: a reader that answers the client's commands and a writer that sends what is
+// due. Acknowledgements leave at once; unit output and everything behind it (EOS sequence,
+// session.closed) queue in order, each job due on the capacity model's clock.
+//
+// Frames are written straight to the socket beneath Beast (several per write) by the writer
+// alone; Beast only reads, and closes once the reader has stopped. The one overlap left is a
+// close frame the client sends mid-stream, which Beast answers while the writer may be writing:
+// the client is leaving then, and only its goodbye can suffer.
+class native_session {
+public:
+    native_session(native_sessions& mock, detail::ws_stream& ws, std::size_t index)
+        : mock_(mock), options_(mock.options), ws_(ws), wake_(ws.get_executor()),
+          session_id_(fmt::format("sess_{}", index)),
+          fault_(options_.fault != peer_fault::none &&
+                         (!options_.fault_sessions || options_.fault_sessions->contains(index))
+                     ? options_.fault
+                     : peer_fault::none),
+          unit_ms_(static_cast<std::uint64_t>(options_.profile->unit_ms)),
+          unit_bytes_(unit_ms_ * input_bytes_per_ms),
+          rate_(static_cast<std::uint64_t>(options_.output_sample_rate)) {}
+
+    asio::awaitable<void> run() {
+        using namespace asio::experimental::awaitable_operators;
+        if (fault_ != peer_fault::none)
+            ++mock_.faults;
+        event(immediate_,
+              R"("type":"session.created","session":{{"id":"{}","object":)"
+              R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
+              R"("sglang":{{"granted":null}}}})",
+              session_id_);
+        co_await (read_loop() && write_loop());
+    }
+
+private:
+    // Reads until the client leaves or the session ends on the mock's side.
+    asio::awaitable<void> read_loop() {
+        protocol::frame_parser parser;
+        std::string frame;
+        for (;;) {
+            frame.clear();
+            auto buffer = asio::dynamic_buffer(frame);
+            auto [ec, n] = co_await ws_.async_read(buffer, use_tuple);
+            const auto now = clock::now();
+            if (ec) {
+                peer_gone_ = true;
+                break;
+            }
+            if (deaf_ || parser.parse(frame) != nullptr)
+                continue; // a silent fault, or a frame the mock cannot read: no answer
+            const auto& e = parser.object();
+            const auto* id = e.if_contains("event_id");
+            const std::string client_id =
+                id && id->is_string() ? std::string(id->get_string()) : "";
+            const auto type = parser.type();
+            if (type == "session.update")
+                on_update(client_id);
+            else if (type == "input_audio_buffer.append")
+                on_append(e, client_id, now);
+            else if (type == "sglang.input_audio.end")
+                on_end(client_id, now);
+            else if (type == "session.close")
+                on_close(client_id);
+            wake_.cancel();
+            if (stop_reading_)
+                break;
+        }
+        wake_.cancel();
+    }
+
+    // Writes whatever is due, in order; sleeps until the next job is due or the reader wakes it.
+    asio::awaitable<void> write_loop() {
+        auto& socket = boost::beast::get_lowest_layer(ws_).socket();
+        std::string batch;
+        for (;;) {
+            if (peer_gone_)
+                co_return;
+            const auto now = clock::now();
+            batch.swap(immediate_);
+            then after = then::nothing;
+            while (!pending_.empty() && pending_.front().due <= now && after == then::nothing) {
+                auto& job = pending_.front();
+                batch += job.frames;
+                for (const auto ready : job.units_ready)
+                    mock_.unit_output_lag_s.push_back(to_seconds(now - ready));
+                after = job.after;
+                pending_.pop_front();
+            }
+            if (!batch.empty()) {
+                auto [ec, n] = co_await asio::async_write(socket, asio::buffer(batch), use_tuple);
+                batch.clear();
+                if (ec) {
+                    peer_gone_ = true;
+                    boost::system::error_code ignored;
+                    socket.close(ignored); // ends the reader too
+                    co_return;
+                }
+            } else if (after == then::nothing) {
+                wake_.expires_at(pending_.empty() ? time_point::max() : pending_.front().due);
+                co_await wake_.async_wait(use_tuple);
+            }
+            if (after != then::nothing) {
+                const websocket::close_reason reason =
+                    after == then::close
+                        ? websocket::close_reason(websocket::close_code::normal)
+                        : websocket::close_reason(websocket::close_code::internal_error,
+                                                  "deliberate disconnect");
+                co_await ws_.async_close(reason, use_tuple);
+                co_return;
+            }
+        }
+    }
+
+    // ---- the client's commands
+
+    void on_update(const std::string& client_id) {
+        if (fault_ == peer_fault::close_without_update) {
+            auto& job = queue(clock::now());
+            closed(job.frames, "client_closed", client_id);
+            job.after = then::close;
+            stop_reading_ = true;
+            return;
+        }
+        event(immediate_,
+              R"("type":"session.updated","client_event_id":"{}","session":{{"id":"{}",)"
+              R"("object":"realtime.session","type":"realtime","model":"pacer-native-mock",)"
+              R"("output_modalities":["audio"],"sglang":{{"granted":{}}}}})",
+              client_id, session_id_, mock_.granted);
+    }
+
+    void on_append(const boost::json::object& e, const std::string& client_id, time_point now) {
+        ++mock_.appends;
+        if (fault_ != peer_fault::none && fault_ != peer_fault::linger &&
+            fault_ != peer_fault::close_without_update) {
+            inject(client_id, now);
+            return;
+        }
+        std::int64_t seq = -1;
+        if (const auto* sg = e.if_contains("sglang"); sg && sg->is_object())
+            if (const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
+                seq = s->get_int64();
+        if (const auto* a = e.if_contains("audio"); a && a->is_string())
+            input_bytes_ += base64_decoded_size(a->get_string());
+        event(immediate_,
+              R"("type":"sglang.input_audio.accepted","seq":{},"accepted_end_ms":{},)"
+              R"("client_event_id":"{}")",
+              seq, input_ms(), client_id);
+        while ((units_done_ + 1) * unit_bytes_ <= input_bytes_) {
+            unit_output(held_, units_done_);
+            ++units_done_;
+            held_ready_.push_back(now);
+            if (held_ready_.size() == options_.burst_units) {
+                auto& job = queue(now + unit_delay());
+                job.frames = std::move(held_);
+                job.units_ready = std::move(held_ready_);
+                held_.clear();
+                held_ready_.clear();
+            }
+        }
+    }
+
+    void on_end(const std::string& client_id, time_point now) {
+        auto& job = queue(now + unit_delay());
+        std::string& out = job.frames;
+        out = std::move(held_); // held units go first: the EOS sequence stays behind them
+        held_.clear();
+        job.units_ready = std::move(held_ready_);
+        held_ready_.clear();
+        const double total_ms = input_ms();
+        const std::uint64_t units = (input_bytes_ + unit_bytes_ - 1) / unit_bytes_;
+        const bool tail = units > units_done_; // a partial last unit
+        event(out,
+              R"("type":"sglang.input_audio.ended","accepted_end_ms":{},"tail_policy":"pad",)"
+              R"("client_event_id":"{}")",
+              total_ms, client_id);
+        const std::uint64_t tail_unit = tail || units == 0 ? units_done_ : units - 1;
+        const double tail_ms = total_ms - static_cast<double>(tail_unit * unit_ms_);
+        if (options_.profile->continuous) {
+            if (units > 0) {
+                open_response(out);
+                // The holdback flush: the total is exactly units x samples per unit.
+                audio_delta(out, "response_0", "item_0", samples_until(units) - emitted_, tail_unit,
+                            tail ? tail_ms : static_cast<double>(unit_ms_));
+                emitted_ = samples_until(units);
+                if (tail)
+                    transcript_delta(out, "response_0", "item_0", tail_unit);
+                finish_response(out, "response_0", "item_0", transcript_);
+            }
+        } else if (tail && ends_question(tail_unit)) {
+            reply(out, tail_unit);
+        }
+        if (tail) {
+            unit_done(out, tail_unit, tail_ms);
+            job.units_ready.push_back(now);
+        }
+        const double padding_ms =
+            std::ceil(total_ms / static_cast<double>(unit_ms_)) * static_cast<double>(unit_ms_) -
+            total_ms;
+        event(out,
+              R"("type":"sglang.input_audio.drained","accepted_end_ms":{},"consumed_ms":{},)"
+              R"("discarded_ms":0,"padding_ms":{},"client_event_id":"{}")",
+              total_ms, total_ms, padding_ms, client_id);
+    }
+
+    void on_close(const std::string& client_id) {
+        auto& job = queue(clock::now());
+        closed(job.frames, "client_closed", client_id);
+        if (fault_ == peer_fault::linger) {
+            deaf_ = true; // keep the socket open: the client must stop listening on its own
+            return;
+        }
+        job.after = then::close;
+        stop_reading_ = true;
+        mock_.host->session_completed();
+    }
+
+    // The reference peer's fault on an append (DuplexPeer.handler).
+    void inject(const std::string& client_id, time_point now) {
+        switch (fault_) {
+        case peer_fault::server_error: {
+            auto& job = queue(now);
+            error(job.frames, client_id, true);
+            closed(job.frames, "server_error", "");
+            job.after = then::close;
+            stop_reading_ = true;
+            break;
+        }
+        case peer_fault::delayed_fatal: {
+            error(queue(now).frames, client_id, true);
+            auto& late = queue(now + fatal_close_delay);
+            closed(late.frames, "server_error", "");
+            late.after = then::close;
+            stop_reading_ = true;
+            break;
+        }
+        case peer_fault::nonfatal_error:
+            error(immediate_, client_id, false);
+            break;
+        case peer_fault::timeout:
+            deaf_ = true;
+            break;
+        case peer_fault::malformed_json:
+            detail::append_frame(immediate_, "{not valid json");
+            deaf_ = true;
+            break;
+        case peer_fault::nonfinite:
+            detail::append_frame(immediate_,
+                                 R"({"type":"sglang.unit.done","event_id":"server_nan",)"
+                                 R"("unit_id":"unit_0","sglang":{"backlog_ms":NaN}})");
+            deaf_ = true;
+            break;
+        case peer_fault::disconnect:
+            queue(now).after = then::close_1011;
+            stop_reading_ = true;
+            break;
+        case peer_fault::none:
+        case peer_fault::linger:
+        case peer_fault::close_without_update:
+            break;
+        }
+    }
+
+    // ---- output
+
+    // A new job at the end of the queue, due at `due` but never before the job ahead of it.
+    output_job& queue(time_point due) {
+        if (!pending_.empty() && pending_.back().due > due)
+            due = pending_.back().due;
+        pending_.push_back(output_job{due, {}, {}, then::nothing});
+        return pending_.back();
+    }
+
+    // The capacity model: L + P x (open sessions - 1).
+    duration unit_delay() const {
+        const auto open = mock_.host->open_sessions();
+        const auto d = options_.unit_latency +
+                       options_.per_session_cost * static_cast<double>(open > 0 ? open - 1 : 0);
+        return std::chrono::duration_cast<duration>(d);
+    }
+
+    // Appends the frame of one server event: `fields` (fmt format) after the event_id.
+    template <class... Args>
+    void event(std::string& out, fmt::format_string<Args...> fields, Args&&... args) {
+        json_.clear();
+        fmt::format_to(std::back_inserter(json_), R"({{"event_id":"server_{}",)", next_event_++);
+        fmt::format_to(std::back_inserter(json_), fields, std::forward<Args>(args)...);
+        json_ += '}';
+        detail::append_frame(out, json_);
+    }
+
+    // The output of a completed unit k.
+    void unit_output(std::string& out, std::uint64_t k) {
+        if (options_.profile->continuous) {
+            open_response(out);
+            const auto fresh = samples_until(k + 1) - holdback_samples - emitted_;
+            audio_delta(out, "response_0", "item_0", fresh, k, static_cast<double>(unit_ms_));
+            emitted_ += fresh;
+            transcript_delta(out, "response_0", "item_0", k);
+        } else if (ends_question(k)) {
+            reply(out, k);
+        }
+        unit_done(out, k, static_cast<double>(unit_ms_));
+    }
+
+    std::uint64_t samples_until(std::uint64_t units) const {
+        return units * rate_ * unit_ms_ / 1000;
+    }
+
+    bool ends_question(std::uint64_t k) const { return (k + 1) % options_.question_every == 0; }
+
+    void open_response(std::string& out) {
+        if (response_open_)
+            return;
+        response_open_ = true;
+        response_created(out, "response_0");
+    }
+
+    void response_created(std::string& out, std::string_view id) {
+        event(out,
+              R"("type":"response.created","response":{{"id":"{}","object":"realtime.response",)"
+              R"("status":"in_progress","output":[]}})",
+              id);
+    }
+
+    // A MiniCPM-o reply after unit k: its own response, one unit of audio in a few deltas.
+    void reply(std::string& out, std::uint64_t k) {
+        const std::string id = fmt::format("response_{}", replies_);
+        const std::string item = fmt::format("item_{}", replies_);
+        ++replies_;
+        response_created(out, id);
+        const std::uint64_t samples = samples_until(1);
+        for (std::uint64_t c = 0; c < reply_chunks; ++c)
+            audio_delta(out, id, item,
+                        samples * (c + 1) / reply_chunks - samples * c / reply_chunks, k,
+                        static_cast<double>(unit_ms_));
+        const std::string text = fmt::format("answer {} ", replies_);
+        event(out,
+              R"("type":"response.output_audio_transcript.delta","response_id":"{}",)"
+              R"("item_id":"{}","output_index":0,"content_index":0,"delta":"{}")",
+              id, item, text);
+        finish_response(out, id, item, text);
+    }
+
+    void audio_delta(std::string& out, std::string_view response, std::string_view item,
+                     std::uint64_t samples, std::uint64_t unit, double duration_ms) {
+        pcm_.assign(samples * 2, 0);
+        for (std::size_t i = 0; i < pcm_.size(); i += 2)
+            pcm_[i] = 1; // DuplexPeer's sample value: 1, little endian
+        b64_.clear();
+        base64_append(b64_, pcm_.data(), pcm_.size());
+        event(out,
+              R"("type":"response.output_audio.delta","response_id":"{}","item_id":"{}",)"
+              R"("output_index":0,"content_index":0,"delta":"{}","sglang":{{"unit_id":)"
+              R"("unit_{}","chunk_seq":{},"media_time":{{"t_start_ms":{},"duration_ms":{}}}}})",
+              response, item, b64_, unit, chunk_seq_++, unit * unit_ms_, duration_ms);
+    }
+
+    void transcript_delta(std::string& out, std::string_view response, std::string_view item,
+                          std::uint64_t unit) {
+        const std::string text = fmt::format("w{} ", unit);
+        transcript_ += text;
+        event(out,
+              R"("type":"response.output_audio_transcript.delta","response_id":"{}",)"
+              R"("item_id":"{}","output_index":0,"content_index":0,"delta":"{}")",
+              response, item, text);
+    }
+
+    // output_audio.done, transcript.done, response.done completed/stop.
+    void finish_response(std::string& out, std::string_view id, std::string_view item,
+                         std::string_view transcript) {
+        event(out,
+              R"("type":"response.output_audio.done","response_id":"{}","item_id":"{}",)"
+              R"("output_index":0,"content_index":0)",
+              id, item);
+        event(out,
+              R"("type":"response.output_audio_transcript.done","response_id":"{}",)"
+              R"("item_id":"{}","output_index":0,"content_index":0,"transcript":"{}")",
+              id, item, transcript);
+        event(out,
+              R"("type":"response.done","response":{{"id":"{}","object":"realtime.response",)"
+              R"("status":"completed","status_details":{{"reason":"stop"}},"output":[{{"id":)"
+              R"("{}","object":"realtime.item","type":"message","role":"assistant","content":)"
+              R"([{{"type":"output_audio","transcript":"{}"}}]}}],"usage":{{}}}})",
+              id, item, transcript);
+        ++mock_.responses;
+    }
+
+    void unit_done(std::string& out, std::uint64_t k, double duration_ms) {
+        event(out,
+              R"("type":"sglang.unit.done","unit_id":"unit_{}","sglang":{{"unit_id":"unit_{}",)"
+              R"("media_time":{{"t_start_ms":{},"duration_ms":{}}}}})",
+              k, k, k * unit_ms_, duration_ms);
+        ++mock_.units;
+    }
+
+    // session.closed; an empty `client_id` (server-initiated) is null.
+    void closed(std::string& out, std::string_view reason, const std::string& client_id) {
+        event(out, R"("type":"session.closed","reason":"{}","client_event_id":{})", reason,
+              client_id.empty() ? std::string("null") : fmt::format("\"{}\"", client_id));
+    }
+
+    void error(std::string& out, const std::string& client_id, bool fatal) {
+        event(out,
+              R"("type":"error","sglang":{{"fatal":{}}},"error":{{"type":"{}","code":)"
+              R"("fixture_failure","message":"deliberate peer failure","event_id":"{}",)"
+              R"("param":null}})",
+              fatal, fatal ? "server_error" : "invalid_request_error", client_id);
+    }
+
+    double input_ms() const {
+        return static_cast<double>(input_bytes_) / static_cast<double>(input_bytes_per_ms);
+    }
+
+    native_sessions& mock_;
+    const native_mock_options& options_;
+    detail::ws_stream& ws_;
+    asio::steady_timer wake_;
+    const std::string session_id_;
+    const peer_fault fault_;
+    const std::uint64_t unit_ms_, unit_bytes_, rate_;
+
+    std::string immediate_;          // acknowledgements: out at the next write
+    std::deque<output_job> pending_; // unit output and what must stay behind it
+    std::string held_;               // units of an unfinished burst
+    std::vector<time_point> held_ready_;
+    bool stop_reading_ = false, deaf_ = false, peer_gone_ = false;
+
+    std::uint64_t next_event_ = 0;
+    std::uint64_t input_bytes_ = 0;
+    std::uint64_t units_done_ = 0;
+    std::uint64_t emitted_ = 0; // output samples sent in response_0
+    std::uint64_t chunk_seq_ = 0;
+    std::uint64_t replies_ = 0;
+    bool response_open_ = false;
+    std::string transcript_;
+    std::string json_, b64_;
+    std::vector<std::uint8_t> pcm_;
+};
+
+std::string granted_capabilities(const native_mock_options& o) {
+    return fmt::format(
+        R"({{"interaction":"native","native_full_duplex":true,"proactive_output":false,)"
+        R"("turn_control":[null],"client_commit":false,"input_modalities":["audio"],)"
+        R"("output_modalities":["audio"],"input_audio_format":{{"type":"audio/pcm","rate":16000}},)"
+        R"("output_audio_format":{{"type":"audio/pcm","rate":{}}},"native_unit_ms":{},)"
+        R"("first_unit_ms":{},"microturn_ms":null,"tail_policy":"pad",)"
+        R"("supports_server_interrupt":false,"supports_truncate":false,"supports_resume":false,)"
+        R"("partial_style":"append_only","pressure_policy":"reject","strict_order":true,)"
+        R"("rejections":[],"limits":{{"max_input_bytes":1920000,"max_input_chunks":128,)"
+        R"("max_output_bytes":4194304,"max_output_events":256,"max_responses":128,)"
+        R"("max_segments":256,"max_history_chars":65536,"session_timeout_s":240,)"
+        R"("cleanup_timeout_s":30}}}})",
+        o.output_sample_rate, o.profile->unit_ms, o.profile->unit_ms);
+}
+
+asio::awaitable<void> native_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
+    native_session session(*this, ws, index);
+    co_await session.run();
+}
+
+native_sessions::native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options opts)
+    : mock_sessions(std::move(h)), options(std::move(opts)) {
+    auto& o = options; // normalised in place: a rate of 0 becomes the profile's
+    if (o.profile == nullptr || o.profile->name == "qwen3-omni-half-duplex")
+        throw std::invalid_argument(
+            "--profile must be nemotron or minicpmo (the legacy qwen3 protocol is not mocked)");
+    if (o.output_sample_rate == 0)
+        o.output_sample_rate = o.profile->output_sample_rate;
+    if (o.output_sample_rate < 8000 || o.output_sample_rate > 192000)
+        throw std::invalid_argument("--output-sample-rate must be within 8000..192000 Hz");
+    if (o.burst_units == 0)
+        throw std::invalid_argument("--burst-units must be >= 1");
+    if (o.question_every == 0)
+        throw std::invalid_argument("--question-every must be >= 1");
+    if (!(o.unit_latency.count() >= 0) || !std::isfinite(o.unit_latency.count()))
+        throw std::invalid_argument("--unit-latency-ms must be a finite number >= 0");
+    if (!(o.per_session_cost.count() >= 0) || !std::isfinite(o.per_session_cost.count()))
+        throw std::invalid_argument("--per-session-cost-ms must be a finite number >= 0");
+    granted = granted_capabilities(options);
+}
+
+boost::json::object native_sessions::stats() const {
+    const auto& s = *this;
+    boost::json::object o = host->stats();
+    o["profile"] = s.options.profile->name;
+    o["output_sample_rate"] = s.options.output_sample_rate;
+    o["burst_units"] = s.options.burst_units;
+    o["unit_latency_ms"] = s.options.unit_latency.count();
+    o["per_session_cost_ms"] = s.options.per_session_cost.count();
+    o["appends"] = s.appends;
+    o["units"] = s.units;
+    o["responses"] = s.responses;
+    o["faults_injected"] = s.faults;
+    std::vector<double> lags = s.unit_output_lag_s;
+    o["unit_output_lag_s"] = to_json(summarize(lags, pacing_fractions));
+    return o;
+}
+
+} // namespace
+
+} // namespace pacer::server

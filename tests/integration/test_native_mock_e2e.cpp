@@ -1,0 +1,371 @@
+// End to end: `pacer native-mock` and `pacer run --keep-traces` as real processes on loopback,
+// then `pacer replay`. Healthy sessions must pass the protocol oracle (PROTOCOL.md 4.5) in every
+// mode of the mock; a fault hits only the sessions chosen, which fail with the documented
+// error line or violation while the others pass. Nothing here asserts a speed.
+
+#include <boost/json/serialize.hpp>
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+using boost::json::value;
+
+std::vector<std::string> strings(const value& v) {
+    std::vector<std::string> out;
+    for (const auto& s : v.as_array())
+        out.emplace_back(s.as_string());
+    return out;
+}
+
+// The `type`s of a trace's lines of one direction, in file order.
+std::vector<std::string> types(const fs::path& trace, std::string_view direction) {
+    std::vector<std::string> out;
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == direction)
+            out.emplace_back(at(l, {"event", "type"}).as_string());
+    return out;
+}
+
+struct mock_run {
+    temp_dir out;
+    run_result run;
+    run_result replay;
+    value report;
+    value mock_stats;
+
+    const boost::json::array& cases() const { return report.at("cases").as_array(); }
+    fs::path trace(const value& c) const {
+        return fs::path(std::string(c.at("directory").as_string())) / "trace.jsonl";
+    }
+};
+
+// Starts `pacer native-mock MOCK_FLAGS`, runs `sessions` sessions of `input` silence against
+// it, stops the mock (its stats are kept) and replays the run folder.
+std::unique_ptr<mock_run> run_and_replay(std::vector<std::string> mock_flags, int sessions,
+                                         const std::string& input,
+                                         std::vector<std::string> replay_flags = {},
+                                         const std::string& timeout = "10s") {
+    auto r = std::make_unique<mock_run>();
+    fs::create_directories(r->out.path());
+    const auto stats = r->out / "mock-stats.json";
+    mock_flags.insert(mock_flags.end(), {"--stats-output", stats.string()});
+    mock_process mock(mock_flags, "native-mock");
+    const auto run_dir = r->out / "run";
+    r->run = run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", input,
+                        "--timeout", timeout, "--keep-traces", "-o", run_dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    r->mock_stats = read_json(stats);
+    replay_flags.insert(replay_flags.begin(), {"replay", run_dir.string()});
+    r->replay = run_pacer(replay_flags);
+    r->report = read_json(run_dir / "report.json");
+    return r;
+}
+
+void expect_every_case_passes(const mock_run& r) {
+    for (const auto& c : r.cases()) {
+        EXPECT_EQ(c.at("status").as_string(), "pass")
+            << c.at("id").as_string() << ": " << boost::json::serialize(c.at("violations")) << " "
+            << boost::json::serialize(c.at("errors"));
+    }
+    EXPECT_EQ(r.replay.exit_code, 0) << r.replay.out;
+}
+
+// `pacer run` ends 0, or 3 when a loaded host made the client late: either way every session
+// completed.
+void expect_run_complete(const mock_run& r) {
+    EXPECT_TRUE(r.run.exit_code == 0 || r.run.exit_code == 3) << r.run.out;
+}
+
+std::size_t count(const std::vector<std::string>& v, std::string_view what) {
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
+}
+
+TEST(NativeMockE2E, NemotronSessionsPassTheOracle) {
+    // 2 s of input: 25 units of 80 ms, exactly aligned (no tail unit).
+    const auto r = run_and_replay({}, 3, "2s");
+    expect_run_complete(*r);
+    ASSERT_EQ(r->cases().size(), 3u);
+    expect_every_case_passes(*r);
+    for (const auto& c : r->cases()) {
+        const auto& m = c.at("metrics");
+        EXPECT_EQ(m.at("input_output_overlap"), true);
+        // Output is conserved: 25 units x 1764 samples at 22050 Hz = 2 s.
+        EXPECT_DOUBLE_EQ(m.at("output_audio_s").to_number<double>(), 2.0);
+        const auto received = types(r->trace(c), "receive");
+        EXPECT_EQ(count(received, "sglang.unit.done"), 25u);
+        EXPECT_EQ(count(received, "response.created"), 1u);
+        EXPECT_EQ(count(received, "response.output_audio.delta"), 26u); // 25 + the flush
+        EXPECT_EQ(received.back(), "session.closed");
+    }
+    EXPECT_EQ(r->mock_stats.at("sessions_completed").to_number<int>(), 3);
+    EXPECT_EQ(r->mock_stats.at("units").to_number<int>(), 75);
+    EXPECT_EQ(r->mock_stats.at("profile").as_string(), "nemotron-voicechat-pr2188");
+}
+
+TEST(NativeMockE2E, BurstsReleaseUnitsTogetherAndPass) {
+    // 1.97 s: 24 whole units and a tail of 50 ms; bursts of 3 leave none held at EOS.
+    const auto r = run_and_replay({"--burst-units", "3"}, 3, "1.97s");
+    expect_run_complete(*r);
+    ASSERT_EQ(r->cases().size(), 3u);
+    expect_every_case_passes(*r);
+    for (const auto& c : r->cases()) {
+        // Between two acceptance receipts, unit.done events come three at a time or not at all.
+        std::size_t units = 0, total = 0;
+        std::vector<std::size_t> runs;
+        for (const auto& t : types(r->trace(c), "receive")) {
+            if (t == "sglang.input_audio.accepted" || t == "sglang.input_audio.ended") {
+                if (units != 0)
+                    runs.push_back(units);
+                units = 0;
+            } else if (t == "sglang.unit.done") {
+                ++units;
+                ++total;
+            }
+        }
+        EXPECT_EQ(total, 25u);
+        EXPECT_EQ(runs, std::vector<std::size_t>(8, 3)) << c.at("id").as_string();
+    }
+}
+
+TEST(NativeMockE2E, HeldBurstAndTailLeaveWithTheEndOfInput) {
+    // 2.05 s: 25 whole units and a 50 ms tail; bursts of 4 hold one unit at EOS.
+    const auto r = run_and_replay({"--burst-units", "4"}, 2, "2.05s");
+    expect_run_complete(*r);
+    expect_every_case_passes(*r);
+    for (const auto& c : r->cases()) {
+        const auto received = types(r->trace(c), "receive");
+        EXPECT_EQ(count(received, "sglang.unit.done"), 26u);
+        const auto ended = std::find(received.begin(), received.end(), "sglang.input_audio.ended");
+        // The held unit leaves before `ended`; the tail unit after it, before `drained`.
+        ASSERT_NE(ended, received.end());
+        EXPECT_EQ(*(ended - 1), "sglang.unit.done");
+        EXPECT_EQ(std::count(ended, received.end(), "sglang.unit.done"), 1);
+    }
+}
+
+TEST(NativeMockE2E, MiniCpmRepliesToQuestionsAndPasses) {
+    // 3.5 s of 1000 ms units: units 0-2 whole, unit 3 a 500 ms tail. Every second unit ends a
+    // question: a reply after unit 1 (mid-stream) and after unit 3 (at the end of input).
+    const auto r = run_and_replay({"--profile", "minicpmo", "--question-every", "2"}, 2, "3.5s",
+                                  {"--profile", "minicpmo"});
+    expect_run_complete(*r);
+    ASSERT_EQ(r->cases().size(), 2u);
+    expect_every_case_passes(*r);
+    EXPECT_EQ(r->report.at("profile").as_string(), "minicpmo-native-pr2377");
+    for (const auto& c : r->cases()) {
+        const auto received = types(r->trace(c), "receive");
+        EXPECT_EQ(count(received, "sglang.unit.done"), 4u);
+        EXPECT_EQ(count(received, "response.created"), 2u);
+        EXPECT_EQ(count(received, "response.done"), 2u);
+        // Two replies of one unit each: 2 x 24000 samples at 24 kHz.
+        EXPECT_DOUBLE_EQ(c.at("metrics").at("output_audio_s").to_number<double>(), 2.0);
+        // Silent while listening: units 0 and 2 carry no audio, units 1 and 3 speak.
+        const auto& units = c.at("units");
+        EXPECT_EQ(units.at("success"), true) << units;
+        EXPECT_EQ(units.at("completed_units").to_number<int>(), 4) << units;
+        EXPECT_EQ(at(units, {"speak_unit_lag_s", "n"}).to_number<int>(), 2) << units;
+        EXPECT_EQ(at(units, {"listen_unit_lag_s", "n"}).to_number<int>(), 2) << units;
+    }
+}
+
+TEST(NativeMockE2E, CapacityModelDelaysOutputAndStillPasses) {
+    const auto r =
+        run_and_replay({"--unit-latency-ms", "30", "--per-session-cost-ms", "5"}, 3, "1.97s");
+    expect_run_complete(*r);
+    expect_every_case_passes(*r);
+    const auto& lag = r->mock_stats.at("unit_output_lag_s");
+    EXPECT_EQ(lag.at("n").to_number<int>(), 3 * 25);
+    // A timer never fires early: every unit's output left at least L = 30 ms after its input.
+    EXPECT_GE(lag.at("p50").to_number<double>(), 0.030);
+    EXPECT_DOUBLE_EQ(r->mock_stats.at("unit_latency_ms").to_number<double>(), 30.0);
+}
+
+TEST(NativeMockE2E, RejectedHandshakesAreRetriedAndTheSessionPasses) {
+    const auto r = run_and_replay({"--reject-first", "2"}, 1, "1s");
+    expect_run_complete(*r);
+    expect_every_case_passes(*r);
+    EXPECT_EQ(r->cases()[0].at("metrics").at("admission_denials").to_number<int>(), 2);
+    EXPECT_EQ(r->mock_stats.at("sessions_rejected").to_number<int>(), 2);
+}
+
+TEST(NativeMockE2E, MaxSessionsAdmitsOneAndRejectsTheOther) {
+    // The admitted session streams 2 s; the other's four handshakes (0.75 s of backoff) all
+    // meet the full server.
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    mock_process mock({"--max-sessions", "1", "--stats-output", stats.string()}, "native-mock");
+    const auto run_dir = out / "run";
+    const auto run = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "2s", "--keep-traces",
+                                "-o", run_dir.string()});
+    EXPECT_EQ(run.exit_code, 1) << run.out; // one session did not happen
+    EXPECT_EQ(mock.stop(), 0);
+    const auto summary = read_json(run_dir / "summary.json");
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 1);
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "rejected"}).to_number<int>(), 1);
+    const auto mock_stats = read_json(stats);
+    EXPECT_EQ(at(mock_stats, {"sessions_seen"}).to_number<int>(), 1);
+    EXPECT_EQ(at(mock_stats, {"sessions_rejected"}).to_number<int>(), 4);
+    int rejected = 0;
+    for (const char* id : {"session-000", "session-001"}) {
+        std::vector<value> admissions;
+        for (auto& l : read_jsonl(run_dir / id / "trace.jsonl"))
+            if (at(l, {"direction"}).as_string() == "admission")
+                admissions.push_back(at(l, {"event"}));
+        if (admissions.empty())
+            continue;
+        ++rejected;
+        ASSERT_EQ(admissions.size(), 4u);
+        for (const auto& a : admissions)
+            EXPECT_EQ(at(a, {"http_status"}).to_number<int>(), 503);
+        EXPECT_TRUE(at(admissions.back(), {"exhausted"}).as_bool());
+    }
+    EXPECT_EQ(rejected, 1);
+}
+
+// ---- fault modes: session 1 (accept order) of three is faulty, the other two stay healthy.
+
+struct fault_case {
+    const char* mode;
+    const char* timeout;
+    // Checks the faulty session's replayed case and trace.
+    void (*check)(const value& c, const fs::path& trace);
+};
+
+void PrintTo(const fault_case& f, std::ostream* os) {
+    *os << f.mode;
+}
+
+bool has(const std::vector<std::string>& v, std::string_view s) {
+    return std::find(v.begin(), v.end(), s) != v.end();
+}
+
+void fatal_error_check(const value& c, const fs::path& trace) {
+    EXPECT_TRUE(has(strings(c.at("violations")),
+                    "server error: code=fixture_failure fatal=True: deliberate peer failure"))
+        << c.at("violations");
+    EXPECT_TRUE(error_lines(trace).empty());
+    // A fatal error: the client never asks to close; the server's session.closed ends it.
+    const auto sent = types(trace, "send");
+    EXPECT_EQ(count(sent, "session.close"), 0u);
+    const auto received = types(trace, "receive");
+    ASSERT_GE(received.size(), 2u);
+    EXPECT_EQ(received[received.size() - 2], "error");
+    EXPECT_EQ(received.back(), "session.closed");
+}
+
+const fault_case fault_cases[] = {
+    {"server_error", "10s", fatal_error_check},
+    {"delayed_fatal", "10s", fatal_error_check},
+    {"nonfatal_error", "10s",
+     [](const value& c, const fs::path& trace) {
+         EXPECT_TRUE(has(strings(c.at("violations")),
+                         "server error: code=fixture_failure fatal=False: deliberate peer failure"))
+             << c.at("violations");
+         EXPECT_TRUE(error_lines(trace).empty());
+         EXPECT_EQ(count(types(trace, "send"), "session.close"), 1u);
+         EXPECT_EQ(types(trace, "receive").back(), "session.closed");
+     }},
+    {"timeout", "3s",
+     [](const value&, const fs::path& trace) {
+         EXPECT_EQ(error_lines(trace), std::vector<std::string>{"Session timeout after 3s"});
+     }},
+    {"malformed_json", "10s",
+     [](const value&, const fs::path& trace) {
+         const auto errors = error_lines(trace);
+         ASSERT_EQ(errors.size(), 2u);
+         EXPECT_EQ(errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << errors[0];
+         EXPECT_NE(errors[0].find("{not valid json"), std::string::npos) << errors[0];
+         EXPECT_EQ(errors[1], "RuntimeError: driver stalled after the receive loop");
+     }},
+    {"nonfinite", "10s",
+     [](const value&, const fs::path& trace) {
+         const auto errors = error_lines(trace);
+         ASSERT_FALSE(errors.empty());
+         EXPECT_EQ(errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << errors[0];
+         EXPECT_NE(errors[0].find("backlog_ms"), std::string::npos) << errors[0];
+     }},
+    {"disconnect", "10s",
+     [](const value&, const fs::path& trace) {
+         const auto errors = error_lines(trace);
+         ASSERT_FALSE(errors.empty());
+         EXPECT_EQ(errors[0], "ConnectionClosedError: received 1011 deliberate disconnect");
+     }},
+    {"close_without_update", "10s",
+     [](const value&, const fs::path& trace) {
+         EXPECT_EQ(error_lines(trace),
+                   std::vector<std::string>{"RuntimeError: driver stalled after the receive loop"});
+         EXPECT_EQ(types(trace, "receive"),
+                   (std::vector<std::string>{"session.created", "session.closed"}));
+     }},
+};
+
+class NativeMockFaultE2E : public ::testing::TestWithParam<fault_case> {};
+
+TEST_P(NativeMockFaultE2E, OnlyTheChosenSessionFails) {
+    const auto& f = GetParam();
+    const auto r =
+        run_and_replay({"--fault", f.mode, "--fault-sessions", "1"}, 3, "1s", {}, f.timeout);
+    EXPECT_EQ(r->run.exit_code, 1) << r->run.out;
+    EXPECT_EQ(r->replay.exit_code, 1) << r->replay.out;
+    EXPECT_EQ(r->mock_stats.at("faults_injected").to_number<int>(), 1);
+    ASSERT_EQ(r->cases().size(), 3u);
+    const value* failed = nullptr;
+    for (const auto& c : r->cases()) {
+        if (c.at("status").as_string() == "pass")
+            continue;
+        EXPECT_EQ(failed, nullptr) << "a second failed session: " << c;
+        failed = &c;
+    }
+    ASSERT_NE(failed, nullptr);
+    EXPECT_EQ(failed->at("status").as_string(), "fail");
+    f.check(*failed, r->trace(*failed));
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, NativeMockFaultE2E, ::testing::ValuesIn(fault_cases),
+                         [](const auto& info) { return std::string(info.param.mode); });
+
+// Linger: the server keeps the socket open after session.closed. The client stops listening
+// after its 0.2 s window and the session still passes (PROTOCOL.md 6).
+TEST(NativeMockE2E, LingeringServerStillPasses) {
+    const auto r = run_and_replay({"--fault", "linger", "--fault-sessions", "0"}, 2, "1s");
+    expect_run_complete(*r);
+    expect_every_case_passes(*r);
+    EXPECT_EQ(r->mock_stats.at("faults_injected").to_number<int>(), 1);
+    EXPECT_EQ(r->mock_stats.at("sessions_completed").to_number<int>(), 1);
+}
+
+TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
+    const std::vector<std::vector<std::string>> bad = {
+        {"--profile", "bogus"},          {"--profile", "qwen3"},      {"--fault", "bogus"},
+        {"--fault-sessions", "1,,2"},    {"--fault-sessions", "5-2"}, {"--fault-sessions", "x"},
+        {"--burst-units", "0"},          {"--question-every", "0"},   {"--unit-latency-ms", "-1"},
+        {"--output-sample-rate", "100"}, {"--no-such-flag", "1"},
+    };
+    for (auto args : bad) {
+        const std::string what = args[0] + " " + args[1];
+        args.insert(args.begin(), {"native-mock", "--port", "0"});
+        const auto r = run_pacer(args);
+        EXPECT_EQ(r.exit_code, 2) << what << ": " << r.out;
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << what << ": " << r.out;
+        EXPECT_EQ(r.out.rfind("pacer: ", 0), 0u) << what << ": " << r.out;
+    }
+    const auto help = run_pacer({"native-mock", "--help"});
+    EXPECT_EQ(help.exit_code, 0);
+    for (const char* flag :
+         {"--host", "--port", "--max-sessions", "--reject-first", "--stats-output", "--profile",
+          "--output-sample-rate", "--burst-units", "--question-every", "--unit-latency-ms",
+          "--per-session-cost-ms", "--fault", "--fault-sessions"})
+        EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+}
+
+} // namespace
+} // namespace pacer::test
