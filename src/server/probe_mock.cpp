@@ -9,6 +9,7 @@
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -22,7 +23,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdexcept>
+#include <sys/socket.h>
+#include <system_error>
 #include <vector>
 
 namespace pacer::server {
@@ -36,6 +42,15 @@ using tcp = asio::ip::tcp;
 namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t fault_after_appends = 5;
+// `fault::stop_reading`: the receive buffer and MSS every accepted socket gets. Linux doubles
+// the buffer (8 KiB) and derives the window scale from it; the client's kernel sizes its send
+// buffer from the MSS it is offered (2-3 x cwnd segments' worth of memory): 69 kB with an
+// Ethernet MSS, growing with the congestion window to 100-220 kB, against 3.9 MB with
+// loopback's 64 KiB one (measured on Linux 6.18, BBR; smaller MSS values grow it further).
+// So a client streaming 44 kB/s blocks for good 2-4 s after the mock's last read, not after
+// 90 s.
+constexpr int stop_reading_receive_buffer = 4096;
+constexpr int stop_reading_mss = 1460;
 
 // Appends one unmasked, final text frame (RFC 6455 section 5.2) carrying `text`.
 void append_server_frame(std::string& out, std::string_view text) {
@@ -68,6 +83,7 @@ constexpr std::pair<std::string_view, fault> fault_names[] = {
     {"nonfinite", fault::nonfinite},
     {"binary", fault::binary},
     {"huge_frame", fault::huge_frame},
+    {"stop_reading", fault::stop_reading},
 };
 } // namespace
 
@@ -83,7 +99,9 @@ fault parse_fault(std::string_view name) {
 }
 
 struct probe_mock::impl {
-    impl(asio::io_context& c, mock_options o) : ctx(c), options(std::move(o)), acceptor(c) {
+    impl(asio::io_context& c, mock_options o)
+        : ctx(c), options(std::move(o)), acceptor(c), stop_signal(c) {
+        stop_signal.expires_at(time_point::max());
         // 80 ms of output audio at the profile rate, encoded once: every delta carries it.
         const std::size_t samples =
             static_cast<std::size_t>(options.output_sample_rate) * 80 / 1000;
@@ -98,6 +116,7 @@ struct probe_mock::impl {
     asio::io_context& ctx;
     mock_options options;
     tcp::acceptor acceptor;
+    asio::steady_timer stop_signal; // cancelled by stop(); waited on by sessions that never read
     std::string audio_b64;
     runtime::loop_monitor monitor;
     bool stopped = false;
@@ -276,6 +295,15 @@ asio::awaitable<void> probe_mock::impl::run_session(websocket::stream<beast::tcp
                             co_return;
                     }
                 }
+                case fault::stop_reading: {
+                    // Never read again, never send again: the client's frames fill this
+                    // socket's small receive buffer, the window closes and the client's writes
+                    // block. Not reading, the session cannot see its peer leave either: it
+                    // holds the connection until the mock stops.
+                    if (!stopped)
+                        co_await stop_signal.async_wait(use_tuple);
+                    co_return;
+                }
                 case fault::nonfinite:
                     co_await send(
                         R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
@@ -359,6 +387,14 @@ void probe_mock::listen() {
     const tcp::endpoint ep(asio::ip::make_address(impl_->options.host), impl_->options.port);
     a.open(ep.protocol());
     a.set_option(asio::socket_base::reuse_address(true));
+    if (impl_->options.inject == fault::stop_reading) {
+        // Set on the listener, before listen: accepted sockets inherit both, and the window
+        // scale and MSS offered in the SYN-ACK already follow them.
+        a.set_option(asio::socket_base::receive_buffer_size(stop_reading_receive_buffer));
+        const int mss = stop_reading_mss;
+        if (::setsockopt(a.native_handle(), IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0)
+            throw std::system_error(errno, std::generic_category(), "setsockopt(TCP_MAXSEG)");
+    }
     a.bind(ep);
     a.listen(asio::socket_base::max_listen_connections);
 }
@@ -391,6 +427,7 @@ void probe_mock::stop() {
     s.stopped_cpu_s = runtime::thread_cpu_seconds();
     s.stopped_wall_s = to_seconds(clock::now() - s.started);
     s.monitor.stop();
+    s.stop_signal.cancel();
     boost::system::error_code ignored;
     s.acceptor.close(ignored);
 }

@@ -26,6 +26,11 @@ enum class fault {
     nonfinite,    ///< a frame with NaN in it after the 5th append
     binary,       ///< a binary frame (valid JSON inside) after the 5th append
     huge_frame,   ///< a 9 MiB frame, over the client's 8 MiB limit, after the 5th append
+    /// stops reading its socket after the 5th append, for good (the connection stays open,
+    /// nothing more is sent): the TCP window fills and the client's sends block. With this
+    /// fault every accepted socket gets a small receive buffer and MSS, so the window fills
+    /// within seconds rather than after megabytes.
+    stop_reading,
 };
 
 /// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
@@ -54,7 +59,8 @@ public:
     std::uint16_t port() const;
     /// Accepts sessions until `stop()`. Cancellation: `stop()`.
     boost::asio::awaitable<void> serve();
-    /// Stops accepting and the loop monitor; open sessions end when their peers close.
+    /// Stops accepting and the loop monitor; open sessions end when their peers close, and
+    /// sessions that stopped reading (`fault::stop_reading`) end at once.
     /// Thread safety: must be called on the mock's io_context (post it there).
     void stop();
 
