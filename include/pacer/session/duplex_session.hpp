@@ -58,6 +58,10 @@ struct session_options {
     interrupt_source* interrupt = nullptr;
 };
 
+/// A socket write that takes longer than one packet period is a send stall: the server's
+/// TCP window was full (it stopped reading, or reads slower than the client sends).
+inline constexpr std::chrono::milliseconds send_stall_threshold{80};
+
 /// One append as `input-send-receipts.json` records it.
 struct append_receipt {
     std::string event_id;
@@ -88,6 +92,12 @@ struct session_result {
     std::uint64_t bytes_received = 0;
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
+    /// Send stalls: writes (of any frame) longer than `send_stall_threshold`, including one
+    /// cut short by the session's end; the longest write; and, when the session was stopped
+    /// (deadline, interrupt) during a write, how long that write had been pending.
+    std::uint64_t stalled_sends = 0;
+    std::optional<double> longest_write_s;
+    std::optional<double> pending_write_s;
 };
 
 /// The receipts file content: `{"session_start_s":…,"admitted":…,"appends":[…]}`.
