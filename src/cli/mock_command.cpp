@@ -46,8 +46,10 @@ command add_mock_command(CLI::App& app) {
                     "Inject a fault: after the 5th append server_error (nonfatal error event), "
                     "fatal_error, malformed (a non-JSON frame), nonfinite (NaN in a frame), "
                     "binary (a binary frame), huge_frame (9 MiB, over the 8 MiB limit), vanish "
-                    "(drop the connection), stall (stop answering); or no_created (never send "
-                    "session.created); none")
+                    "(drop the connection), stall (stop answering), stop_reading (stop reading the "
+                    "socket: the TCP window fills and the client's sends block; this fault gives "
+                    "every socket a 4 KiB receive buffer and a 1460-byte MSS); or no_created "
+                    "(never send session.created); none")
         ->capture_default_str();
     sub->add_option("--fault-every", o.fault_every,
                     "The fault hits every K-th session in accept order (1: all)")

@@ -123,6 +123,18 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
                ms(send.at("max")));
     fmt::print("  loop lag   p99 {}  max {}  over 80 ms: {}\n", ms(lag.at("p99")),
                ms(lag.at("max")), lag.at("over_80ms").as_uint64());
+    if (const auto& st = p.at("send_stalls").as_object(); st.at("stalled_sends").as_uint64() > 0) {
+        // The server's TCP window was full: sends blocked (it stopped reading, or is slow).
+        const auto pending = st.at("sessions_ended_with_send_pending").as_uint64();
+        fmt::print("  send stall {} send(s) took > 80 ms in {} session(s), longest {:.2f} s{}\n",
+                   st.at("stalled_sends").as_uint64(), st.at("sessions").as_uint64(),
+                   st.at("longest_write_s").to_number<double>(),
+                   pending == 0
+                       ? std::string()
+                       : fmt::format("; {} session(s) ended with a send pending (longest "
+                                     "{:.2f} s): the server stopped reading",
+                                     pending, st.at("longest_pending_s").to_number<double>()));
+    }
     const auto& trace = summary.at("trace").as_object();
     fmt::print("  trace      {:.1f} MB written, channel waits {}\n",
                static_cast<double>(trace.at("bytes").as_uint64()) / 1e6,

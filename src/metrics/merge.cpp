@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 
@@ -111,6 +112,8 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     std::size_t late = 0, sessions_late = 0;
     double requested = 0, admitted = 0, rejected = 0, complete = 0, expected = 0, sent = 0;
     double lag_p99_worst = 0, lag_max = 0, lag_over = 0, waits = 0;
+    double stalled_sessions = 0, stalled_sends = 0, ended_pending = 0;
+    std::optional<double> longest_write, longest_pending;
     json::array part_list;
     for (const auto& p : parts) {
         const auto& s = p.summary;
@@ -124,6 +127,15 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         lag_max = std::max(lag_max, number_at(s, {"pacing", "loop_lag_s", "max"}));
         lag_over += number_at(s, {"pacing", "loop_lag_s", "over_80ms"});
         waits += number_at(s, {"pacing", "trace_channel", "waits"});
+        stalled_sessions += number_at(s, {"pacing", "send_stalls", "sessions"});
+        stalled_sends += number_at(s, {"pacing", "send_stalls", "stalled_sends"});
+        ended_pending +=
+            number_at(s, {"pacing", "send_stalls", "sessions_ended_with_send_pending"});
+        if (const double w = number_at(s, {"pacing", "send_stalls", "longest_write_s"}, -1); w >= 0)
+            longest_write = std::max(longest_write.value_or(0), w);
+        if (const double w = number_at(s, {"pacing", "send_stalls", "longest_pending_s"}, -1);
+            w >= 0)
+            longest_pending = std::max(longest_pending.value_or(0), w);
         // Monotonic seconds of this part -> wall-clock seconds.
         const double to_wall =
             number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
@@ -185,6 +197,15 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     pacing["loop_lag_s"] =
         json::object{{"worst_part_p99", lag_p99_worst}, {"max", lag_max}, {"over_80ms", lag_over}};
     pacing["trace_channel"] = json::object{{"waits", waits}};
+    auto opt = [](const std::optional<double>& v) {
+        return v ? json::value(*v) : json::value(nullptr);
+    };
+    pacing["send_stalls"] = json::object{{"threshold_s", to_seconds(session::send_stall_threshold)},
+                                         {"sessions", stalled_sessions},
+                                         {"stalled_sends", stalled_sends},
+                                         {"longest_write_s", opt(longest_write)},
+                                         {"sessions_ended_with_send_pending", ended_pending},
+                                         {"longest_pending_s", opt(longest_pending)}};
     pacing["peak_overlapping_input_streams"] = peak;
     json::object out;
     out["schema_version"] = 1;

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string_view>
 
 namespace pacer::metrics {
 
@@ -36,6 +38,20 @@ std::size_t peak_overlapping_streams(const std::vector<session::session_result>&
     return peak;
 }
 
+namespace {
+// The key errors are counted under. A timeout that names its stalled send carries that
+// session's own figure ("... (a send was pending for 4.31 s: ...)"); without the figure, N
+// sessions stuck on one server make one line, not N (the figures are in `send_stalls`).
+std::string error_key(const std::string& message) {
+    constexpr std::string_view pending = " (a send was pending for ";
+    const auto at = message.find(pending);
+    const auto figure_end = at == std::string::npos ? at : message.find(" s:", at);
+    if (figure_end == std::string::npos)
+        return message;
+    return message.substr(0, at) + " (a send was pending" + message.substr(figure_end + 2);
+}
+} // namespace
+
 pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s) {
     pacing_figures f;
@@ -44,6 +60,10 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     std::map<std::string, std::size_t> errors;
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
+    std::size_t sessions_stalled = 0, sessions_ended_pending = 0;
+    std::uint64_t stalled_sends = 0;
+    std::optional<double> longest_write, longest_pending;
+    const double stall_s = to_seconds(session::send_stall_threshold);
     for (const auto& s : sessions) {
         ++f.sessions;
         f.admitted += s.admitted;
@@ -53,6 +73,14 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
         f.packets_sent += s.appends.size();
         trace_waits += s.trace_waits;
         trace_wait_s += s.trace_wait_s;
+        sessions_stalled += s.stalled_sends > 0;
+        stalled_sends += s.stalled_sends;
+        if (s.longest_write_s)
+            longest_write = std::max(longest_write.value_or(0), *s.longest_write_s);
+        if (s.pending_write_s && *s.pending_write_s > stall_s) {
+            ++sessions_ended_pending;
+            longest_pending = std::max(longest_pending.value_or(0), *s.pending_write_s);
+        }
         bool late = false;
         for (double d : packet_deviations(s)) {
             deviation.push_back(d);
@@ -76,7 +104,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
         if (s.scheduled_s && s.first_audio_s)
             audio_from_scheduled.push_back(*s.first_audio_s - *s.scheduled_s);
         for (const auto& e : s.errors)
-            ++errors[e];
+            ++errors[error_key(e)];
         if (!s.trace_error.empty())
             ++errors[s.trace_error];
     }
@@ -117,6 +145,16 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     lag["contexts"] = loop_lag_s.size();
     j["loop_lag_s"] = std::move(lag);
     j["trace_channel"] = {{"waits", trace_waits}, {"wait_s", trace_wait_s}};
+    auto opt = [](const std::optional<double>& v) -> boost::json::value {
+        return v ? boost::json::value(*v) : boost::json::value(nullptr);
+    };
+    // Writes the server's full TCP window held up (PROTOCOL.md: missing figures are null).
+    j["send_stalls"] = {{"threshold_s", stall_s},
+                        {"sessions", sessions_stalled},
+                        {"stalled_sends", stalled_sends},
+                        {"longest_write_s", opt(longest_write)},
+                        {"sessions_ended_with_send_pending", sessions_ended_pending},
+                        {"longest_pending_s", opt(longest_pending)}};
     j["peak_overlapping_input_streams"] = peak_overlapping_streams(sessions);
     boost::json::array errs;
     for (const auto& [message, count] : errors)

@@ -11,7 +11,12 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <stdexcept>
+#include <sys/socket.h>
+#include <system_error>
 #include <vector>
 
 namespace pacer::server::detail {
@@ -21,8 +26,6 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
-
-namespace {} // namespace
 
 void append_frame(std::string& out, std::string_view payload, bool binary) {
     const std::size_t n = payload.size();
@@ -51,12 +54,22 @@ std::size_t parse_choice(std::span<const std::string_view> names, std::string_vi
 }
 
 mock_host::mock_host(asio::io_context& ctx, host_options options)
-    : options_(std::move(options)), acceptor_(ctx), started_(clock::now()) {}
+    : options_(std::move(options)), acceptor_(ctx), stopped_signal_(ctx), started_(clock::now()) {
+    stopped_signal_.expires_at(time_point::max());
+}
 
 void mock_host::listen() {
     const tcp::endpoint ep(asio::ip::make_address(options_.host), options_.port);
     acceptor_.open(ep.protocol());
     acceptor_.set_option(asio::socket_base::reuse_address(true));
+    // Before listen: the window scale and MSS of the SYN-ACK already follow them.
+    if (options_.receive_buffer > 0)
+        acceptor_.set_option(asio::socket_base::receive_buffer_size(options_.receive_buffer));
+    if (options_.max_segment > 0) {
+        const int mss = options_.max_segment;
+        if (::setsockopt(acceptor_.native_handle(), IPPROTO_TCP, TCP_MAXSEG, &mss, sizeof mss) != 0)
+            throw std::system_error(errno, std::generic_category(), "setsockopt(TCP_MAXSEG)");
+    }
     acceptor_.bind(ep);
     acceptor_.listen(asio::socket_base::max_listen_connections);
 }
@@ -137,8 +150,14 @@ void mock_host::stop() {
     stopped_cpu_s_ = runtime::thread_cpu_seconds();
     stopped_wall_s_ = to_seconds(clock::now() - started_);
     monitor_.stop();
+    stopped_signal_.cancel();
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+}
+
+asio::awaitable<void> mock_host::until_stopped() {
+    if (!stopped_)
+        co_await stopped_signal_.async_wait(use_tuple);
 }
 
 boost::json::object mock_host::stats() const {

@@ -22,12 +22,28 @@ using detail::use_tuple;
 
 namespace {
 constexpr std::size_t fault_after_appends = 5;
-
 // In the order of `fault`.
 constexpr std::string_view fault_names[] = {
     "none",  "server_error", "fatal_error", "malformed", "vanish",
-    "stall", "no_created",   "nonfinite",   "binary",    "huge_frame",
+    "stall", "no_created",   "nonfinite",   "binary",    "huge_frame", "stop_reading",
 };
+// `fault::stop_reading`: the receive buffer and MSS every accepted socket gets. Linux doubles
+// the buffer (8 KiB) and derives the window scale from it; the client's kernel sizes its send
+// buffer from the MSS it is offered (2-3 x cwnd segments' worth of memory): 69 kB with an
+// Ethernet MSS, growing with the congestion window to 100-220 kB, against 3.9 MB with
+// loopback's 64 KiB one (measured on Linux 6.18, BBR; smaller MSS values grow it further).
+// So a client streaming 44 kB/s blocks for good 2-4 s after the mock's last read, not after
+// 90 s.
+constexpr int stop_reading_receive_buffer = 4096;
+constexpr int stop_reading_mss = 1460;
+
+mock_options with_socket_options(mock_options o) {
+    if (o.inject == fault::stop_reading) {
+        o.receive_buffer = stop_reading_receive_buffer;
+        o.max_segment = stop_reading_mss;
+    }
+    return o;
+}
 } // namespace
 
 fault parse_fault(std::string_view name) {
@@ -174,6 +190,13 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                             co_return;
                     }
                 }
+                case fault::stop_reading:
+                    // Never read again, never send again: the client's frames fill this
+                    // socket's small receive buffer, the window closes and the client's writes
+                    // block. Not reading, the session cannot see its peer leave either: it
+                    // holds the connection until the mock stops.
+                    co_await host->until_stopped();
+                    co_return;
                 case fault::nonfinite:
                     co_await send(
                         R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
@@ -256,6 +279,6 @@ boost::json::object probe_sessions::stats() const {
 } // namespace
 
 probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
-    : mock_server(detail::make_sessions<probe_sessions>(ctx, std::move(options))) {}
+    : mock_server(detail::make_sessions<probe_sessions>(ctx, with_socket_options(std::move(options)))) {}
 
 } // namespace pacer::server

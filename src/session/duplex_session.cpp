@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <bitset>
 #include <cstring>
 #include <fstream>
@@ -70,6 +71,7 @@ struct session_ctx {
     std::size_t units_done = 0;           // `sglang.unit.done` received (lockstep)
     bool gate_reported = false;           // reported to the start gate
     std::optional<time_point> gate_start; // the gate's common start, once released
+    std::optional<time_point> write_started; // the socket write in flight, if any
 
     // One waiter per timer: `expires_at` would cancel another coroutine's wait.
     void notify() { signal.cancel(); }
@@ -77,6 +79,8 @@ struct session_ctx {
 
     // Stops whatever is in flight: timers and socket operations complete at once.
     void stop_all() {
+        if (write_started && !result.pending_write_s)
+            result.pending_write_s = to_seconds(clock::now() - *write_started);
         stopping = true;
         pace.cancel();
         backoff.cancel();
@@ -115,7 +119,12 @@ struct session_ctx {
         const auto start = clock::now();
         const double start_s = to_seconds(start);
         co_await trace.emit(trace::direction::send, start_s, frame);
+        write_started = clock::now();
         const auto ec = co_await ws->write(frame);
+        const auto took = clock::now() - *write_started;
+        write_started.reset();
+        result.stalled_sends += took > send_stall_threshold;
+        result.longest_write_s = std::max(result.longest_write_s.value_or(0), to_seconds(took));
         if (receipt) {
             receipt->start_s = start_s;
             receipt->completed_s = to_seconds(clock::now());
@@ -509,10 +518,14 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     c.finished = true;
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
-    if (c.timed_out)
-        co_await c.record_error(
-            fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout)));
-    else if (r.interrupted)
+    if (c.timed_out) {
+        // PROTOCOL.md 1.5 step 5 wording; a send stalled at the deadline is named after it.
+        auto message = fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout));
+        if (r.pending_write_s && *r.pending_write_s > to_seconds(send_stall_threshold))
+            message += fmt::format(" (a send was pending for {:.2f} s: the server stopped reading)",
+                                   *r.pending_write_s);
+        co_await c.record_error(std::move(message));
+    } else if (r.interrupted)
         co_await c.record_error("Interrupted: the run was stopped by a signal");
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(std::chrono::milliseconds(1000));

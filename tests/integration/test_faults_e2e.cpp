@@ -79,6 +79,93 @@ TEST(FaultsE2E, ServerThatNeverCreatesTheSessionTimesOut) {
     EXPECT_EQ(at(f.summary, {"pacing", "packets", "sent"}).to_number<int>(), 0);
 }
 
+// Appends in a kept trace, and the receipts' appends: a send cut short by the deadline was
+// traced before its write, so both count it (nothing recorded is lost).
+std::pair<std::size_t, std::size_t> traced_and_receipted_appends(const fs::path& dir) {
+    std::size_t traced = 0;
+    for (const auto& l : read_jsonl(dir / "trace.jsonl"))
+        traced += at(l, {"direction"}).as_string() == "send" &&
+                  at(l, {"event", "type"}).as_string() == "input_audio_buffer.append";
+    return {traced, at(read_json(dir / "input-send-receipts.json"), {"appends"}).as_array().size()};
+}
+
+bool names_the_pending_send(const std::string& error) {
+    const std::string suffix = " s: the server stopped reading)";
+    return error.rfind("Session timeout after ", 0) == 0 &&
+           error.find("s (a send was pending for ") != std::string::npos &&
+           error.size() > suffix.size() &&
+           error.compare(error.size() - suffix.size(), suffix.size(), suffix) == 0;
+}
+
+// The server stops reading its socket after the 5th append and says nothing more: its small
+// receive buffer and then the client's send buffer fill, a write blocks, and only the
+// session deadline ends it. The 10 s input (~440 kB) is about three times what the buffers
+// took here (~150 kB: the client's send buffer grows with its congestion window, see
+// probe_mock.cpp), so every session must stall; the run's own --timeout bounds the test.
+TEST(FaultsE2E, ServerThatStopsReadingStallsTheSendUntilTheTimeout) {
+    mock_process mock({"--fault", "stop_reading"});
+    temp_dir out;
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "10s", "--timeout",
+                              "11s", "-o", out.path().string(), "--keep-traces"});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_NE(r.out.find("send stall"), std::string::npos) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 0);
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 2);
+    const auto& stalls = at(summary, {"pacing", "send_stalls"});
+    EXPECT_EQ(at(stalls, {"sessions"}).to_number<int>(), 2);
+    EXPECT_GE(at(stalls, {"stalled_sends"}).to_number<int>(), 2);
+    EXPECT_EQ(at(stalls, {"sessions_ended_with_send_pending"}).to_number<int>(), 2);
+    // A stall is a write longer than one packet period; the pending one was cut at 11 s.
+    EXPECT_GT(at(stalls, {"longest_write_s"}).to_number<double>(), 0.080);
+    EXPECT_GT(at(stalls, {"longest_pending_s"}).to_number<double>(), 0.080);
+    EXPECT_LT(at(stalls, {"longest_pending_s"}).to_number<double>(), 11.0);
+    for (int i = 0; i < 2; ++i) {
+        const auto dir = out / ("session-00" + std::to_string(i));
+        const auto errors = error_lines(dir / "trace.jsonl"); // every line parses
+        ASSERT_EQ(errors.size(), 1u);
+        EXPECT_TRUE(names_the_pending_send(errors[0])) << errors[0];
+        const auto [traced, receipted] = traced_and_receipted_appends(dir);
+        EXPECT_EQ(traced, receipted);
+        EXPECT_GT(receipted, 5u);   // the mock read five appends
+        EXPECT_LT(receipted, 125u); // the window closed before the 10 s of input were sent
+    }
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+// Only every second session meets a server that stops reading: its socket is its own, so the
+// other session streams, drains and closes normally (at about 10.3 s) while the stalled one
+// waits for its deadline. The input is as long as above, so the faulted session must stall.
+TEST(FaultsE2E, StalledSendDoesNotHoldUpTheHealthySession) {
+    mock_process mock({"--fault", "stop_reading", "--fault-every", "2"});
+    temp_dir out;
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "10s", "--timeout",
+                              "13s", "-o", out.path().string(), "--keep-traces"});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 1);
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 1);
+    EXPECT_EQ(
+        at(summary, {"pacing", "send_stalls", "sessions_ended_with_send_pending"}).to_number<int>(),
+        1);
+    int stalled = 0;
+    for (int i = 0; i < 2; ++i) {
+        const auto dir = out / ("session-00" + std::to_string(i));
+        const auto errors = error_lines(dir / "trace.jsonl");
+        const auto [traced, receipted] = traced_and_receipted_appends(dir);
+        EXPECT_EQ(traced, receipted);
+        if (errors.empty()) {
+            EXPECT_EQ(receipted, 125u); // 10 s of input, every packet sent
+        } else {
+            ++stalled;
+            ASSERT_EQ(errors.size(), 1u);
+            EXPECT_TRUE(names_the_pending_send(errors[0])) << errors[0];
+        }
+    }
+    EXPECT_EQ(stalled, 1);
+    EXPECT_EQ(mock.stop(), 0);
+}
+
 // The server process dies (SIGKILL) while half the sessions are still open: those end with an
 // error line; the finished ones keep intact, parseable files; the summary is written.
 TEST(FaultsE2E, ServerKilledMidRun) {

@@ -18,6 +18,10 @@ struct host_options {
     std::uint16_t port = 0;       ///< 0: any free port
     std::size_t max_sessions = 0; ///< open sessions before handshakes get HTTP 503; 0: no limit
     std::size_t reject_first = 0; ///< answer the first N handshakes with HTTP 503
+    /// Set on the listener (accepted sockets inherit them): SO_RCVBUF and TCP_MAXSEG in bytes;
+    /// 0 keeps the system's. Small values make a peer's send window fill within seconds.
+    int receive_buffer = 0;
+    int max_segment = 0;
 };
 
 namespace detail {
@@ -49,7 +53,8 @@ public:
     /// @par Cancellation
     /// Through `stop()` only: it closes the acceptor; open sessions end when their peers close.
     boost::asio::awaitable<void> serve();
-    /// Stops accepting and the loop monitor; open sessions end when their peers close.
+    /// Stops accepting and the loop monitor; open sessions end when their peers close, and
+    /// sessions that stopped reading (`fault::stop_reading`) end at once.
     void stop();
     /// The `--stats-output` document: sessions, loop lag, CPU, and what the mock measures.
     boost::json::object stats() const;

@@ -25,6 +25,11 @@ enum class fault {
     nonfinite,    ///< a frame with NaN in it after the 5th append
     binary,       ///< a binary frame (valid JSON inside) after the 5th append
     huge_frame,   ///< a 9 MiB frame, over the client's 8 MiB limit, after the 5th append
+    /// stops reading its socket after the 5th append, for good (the connection stays open,
+    /// nothing more is sent): the TCP window fills and the client's sends block. With this
+    /// fault every accepted socket gets a small receive buffer and MSS, so the window fills
+    /// within seconds rather than after megabytes.
+    stop_reading,
 };
 
 /// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.

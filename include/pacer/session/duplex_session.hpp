@@ -71,8 +71,12 @@ struct session_options {
     interrupt_source* interrupt = nullptr;
 };
 
-/// One append as `input-send-receipts.json` records it. Kept until the session ends, so it is
-/// small and allocates nothing: 64 bytes a packet (the soak in docs/performance.md).
+/// A socket write that takes longer than one packet period is a send stall: the server's
+/// TCP window was full (it stopped reading, or reads slower than the client sends).
+inline constexpr std::chrono::milliseconds send_stall_threshold{80};
+
+/// One append as `input-send-receipts.json` records it: small and allocation-free (64 bytes),
+/// streamed to the writer as the session goes.
 struct append_receipt {
     std::array<char, 32> event_id{}; ///< the append's 32 hex character `event_id`
     std::uint64_t seq = 0;
@@ -109,6 +113,12 @@ struct session_result {
     std::uint64_t trace_waits = 0;
     double trace_wait_s = 0;
     bool ready = false; ///< negotiated: reported ready to the start gate
+    /// Send stalls: writes (of any frame) longer than `send_stall_threshold`, including one
+    /// cut short by the session's end; the longest write; and, when the session was stopped
+    /// (deadline, interrupt) during a write, how long that write had been pending.
+    std::uint64_t stalled_sends = 0;
+    std::optional<double> longest_write_s;
+    std::optional<double> pending_write_s;
 };
 
 /// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in

@@ -11,6 +11,7 @@
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
@@ -59,8 +60,12 @@ public:
     /// monitor beside. Each connection is its own coroutine (with its copy of `handler`): its
     /// failure ends only itself. `handler` must outlive the returned awaitable.
     boost::asio::awaitable<void> serve(const session_handler& handler);
-    /// Closes the acceptor and stops the monitor; records the CPU and wall time so far.
+    /// Closes the acceptor and stops the monitor; records the CPU and wall time so far, and
+    /// ends every `until_stopped()` wait.
     void stop();
+    /// Completes once `stop()` has been called: a session that no longer reads its socket
+    /// (and so cannot see its peer leave) waits on this instead.
+    boost::asio::awaitable<void> until_stopped();
 
     /// Sessions open now (admitted, not yet ended).
     std::size_t open_sessions() const { return active_; }
@@ -77,6 +82,7 @@ private:
 
     host_options options_;
     boost::asio::ip::tcp::acceptor acceptor_;
+    boost::asio::steady_timer stopped_signal_; // cancelled by stop()
     runtime::loop_monitor monitor_;
     bool stopped_ = false;
     time_point started_;

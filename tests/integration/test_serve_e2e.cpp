@@ -1,0 +1,209 @@
+// End to end: `pacer serve` against a real `pacer native-mock` process on loopback.
+//
+// The client-timing limits are raised in most cases (--loop-lag-limit-ms 1000): these tests
+// check what the sweep records and decides, not how fast this host is (a loaded CI host or a
+// sanitizer build may be slow); validity itself is checked where it is the point.
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value_from.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+const std::vector<std::string> relaxed_limits{"--loop-lag-limit-ms", "1000",
+                                              "--send-lateness-limit-ms", "1000"};
+
+std::vector<std::string> serve_args(const mock_process& mock, const temp_dir& out,
+                                    std::vector<std::string> extra) {
+    std::vector<std::string> a{"serve", "--url", mock.url(), "-o", out.path().string()};
+    a.insert(a.end(), relaxed_limits.begin(), relaxed_limits.end());
+    a.insert(a.end(), extra.begin(), extra.end());
+    return a;
+}
+
+double number(const json::value& v) {
+    return v.to_number<double>();
+}
+
+TEST(ServeE2E, SmallSweepWritesEveryFieldAndReplaysAsPass) {
+    mock_process mock({}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(mock, out, {"--concurrencies", "1,2,4", "-d", "3s"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("valid"), std::string::npos) << r.out;
+
+    const auto top = read_json(out / "summary.json");
+    for (const char* k : {"config", "runs", "levels", "provenance", "resources"})
+        EXPECT_TRUE(top.as_object().contains(k)) << k;
+    ASSERT_EQ(at(top, {"runs"}).as_array().size(), 3u);
+    ASSERT_EQ(at(top, {"levels"}).as_array().size(), 3u);
+
+    for (std::size_t c : {1u, 2u, 4u}) {
+        SCOPED_TRACE("level " + std::to_string(c));
+        const fs::path dir = out / ("c" + std::to_string(c));
+        const auto level = read_json(dir / "summary.json");
+        for (const char* k :
+             {"concurrency", "repeat", "input_duration_s", "common_start_s",
+              "configured_sessions", "profile", "pacing", "playback_startup_reserve_s",
+              "stagger_s", "loop_lag_s", "loop_lag_limit_s", "send_lateness_limit_s",
+              "client_timing_valid", "sessions", "aggregate", "resources"})
+            EXPECT_TRUE(level.as_object().contains(k)) << k;
+        EXPECT_EQ(at(level, {"concurrency"}).to_number<std::uint64_t>(), c);
+        EXPECT_EQ(at(level, {"configured_sessions"}).to_number<std::uint64_t>(), c);
+        EXPECT_TRUE(at(level, {"client_timing_valid"}).as_bool());
+        EXPECT_DOUBLE_EQ(number(at(level, {"input_duration_s"})), 3.0);
+        const auto& agg = at(level, {"aggregate"});
+        EXPECT_EQ(at(agg, {"attempted_sessions"}).to_number<std::uint64_t>(), c);
+        EXPECT_EQ(at(agg, {"admitted_sessions"}).to_number<std::uint64_t>(), c);
+        EXPECT_EQ(at(agg, {"successful_sessions"}).to_number<std::uint64_t>(), c);
+        for (const char* k : {"ttfa_s", "send_lateness_s", "output_gap_s", "output_gap_excess_s",
+                              "output_drift_s", "output_coverage", "underrun_ratio", "units"})
+            EXPECT_TRUE(agg.as_object().contains(k)) << k;
+        // One common start: every session's grid starts there (no stagger by default).
+        const double common = number(at(level, {"common_start_s"}));
+        const auto& sessions = at(level, {"sessions"}).as_array();
+        ASSERT_EQ(sessions.size(), c);
+        for (std::size_t i = 0; i < c; ++i) {
+            EXPECT_EQ(at(sessions[i], {"status"}).as_string(), "succeeded");
+            char name[32];
+            std::snprintf(name, sizeof name, "session-%03zu", i);
+            const auto receipts = read_json(dir / name / "input-send-receipts.json");
+            EXPECT_DOUBLE_EQ(number(at(receipts, {"session_start_s"})), common);
+            const auto& appends = at(receipts, {"appends"}).as_array();
+            ASSERT_EQ(appends.size(), 38u); // 3 s = 96000 bytes = 37.5 packets
+            EXPECT_NEAR(number(at(appends[5], {"scheduled_s"})), common + 5 * 0.080, 1e-6);
+        }
+    }
+    // The recorded level replays against the protocol oracle as `pass`.
+    const auto replay = run_pacer({"replay", (out / "c4").string()});
+    EXPECT_EQ(replay.exit_code, 0) << replay.out;
+    const auto report = read_json(out / "c4" / "report.json");
+    for (const auto& c : at(report, {"cases"}).as_array())
+        EXPECT_EQ(at(c, {"status"}).as_string(), "pass") << json::serialize(c);
+}
+
+TEST(ServeE2E, StaggerOffsetsEachSessionsGridFromTheCommonStart) {
+    mock_process mock({}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(mock, out, {"-c", "2", "-d", "1s", "--stagger-ms", "80"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto level = read_json(out / "c2" / "summary.json");
+    const double common = number(at(level, {"common_start_s"}));
+    EXPECT_DOUBLE_EQ(number(at(level, {"stagger_s"})), 0.080);
+    const auto s0 = read_json(out / "c2" / "session-000" / "input-send-receipts.json");
+    const auto s1 = read_json(out / "c2" / "session-001" / "input-send-receipts.json");
+    // S-W: offset = stagger x index / C = 80 ms x 1/2.
+    EXPECT_NEAR(number(at(s0, {"session_start_s"})), common, 1e-6);
+    EXPECT_NEAR(number(at(s1, {"session_start_s"})), common + 0.040, 1e-6);
+}
+
+TEST(ServeE2E, RejectedSessionsStayInTheAttemptedCount) {
+    mock_process mock({"--max-sessions", "1"}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(mock, out, {"-c", "2", "-d", "1s"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto level = read_json(out / "c2" / "summary.json");
+    const auto& agg = at(level, {"aggregate"});
+    EXPECT_EQ(at(agg, {"attempted_sessions"}).to_number<std::uint64_t>(), 2u);
+    EXPECT_EQ(at(agg, {"admitted_sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(agg, {"rejected_sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(agg, {"successful_sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(level, {"configured_sessions"}).to_number<std::uint64_t>(), 1u);
+    std::vector<std::string> statuses;
+    for (const auto& s : at(level, {"sessions"}).as_array())
+        statuses.emplace_back(at(s, {"status"}).as_string());
+    std::sort(statuses.begin(), statuses.end());
+    EXPECT_EQ(statuses, (std::vector<std::string>{"rejected", "succeeded"}));
+}
+
+TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
+    // Each unit's reply waits 100 ms x (open sessions - 1): one session answers at once, two
+    // answer every 80 ms unit 100 ms late, which misses it (lag > one unit).
+    mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(
+        mock, out, {"-d", "2s", "--find-capacity", "--slo", "unit-miss-rate=0.1", "--max-level", "8"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("capacity   1 sessions"), std::string::npos) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(top, {"capacity", "first_failing_level"}).to_number<std::uint64_t>(), 2u);
+    EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "slo");
+    const auto& levels = at(top, {"levels"}).as_array();
+    ASSERT_EQ(levels.size(), 2u);
+    EXPECT_TRUE(at(levels[0], {"slo", "met"}).as_bool());
+    EXPECT_FALSE(at(levels[1], {"slo", "met"}).as_bool());
+    // The evidence: level 2 missed its units, level 1 did not.
+    EXPECT_DOUBLE_EQ(number(at(levels[0], {"aggregate", "units", "unit_miss_rate"})), 0.0);
+    EXPECT_GT(number(at(levels[1], {"aggregate", "units", "unit_miss_rate"})), 0.1);
+}
+
+TEST(ServeE2E, LockstepWaitsForEveryUnitOfAPerUnitProfile) {
+    mock_process mock({"--profile", "minicpmo"}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(
+        mock, out, {"--profile", "minicpmo", "--pacing", "lockstep", "-c", "1", "-d", "3s"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto level = read_json(out / "c1" / "summary.json");
+    EXPECT_EQ(at(level, {"pacing"}).as_string(), "lockstep");
+    EXPECT_EQ(at(level, {"sessions"}).as_array()[0].at("status").as_string(), "succeeded");
+    // Each 1 s unit's last packet (12, 24, 37) was sent only after the unit was done: the
+    // next packet starts after that unit's `sglang.unit.done` arrived.
+    const auto trace = read_jsonl(out / "c1" / "session-000" / "trace.jsonl");
+    std::vector<double> unit_done, append_start;
+    for (const auto& l : trace) {
+        const auto type = at(l, {"event", "type"}).as_string();
+        if (type == "sglang.unit.done")
+            unit_done.push_back(number(at(l, {"time_s"})));
+        if (type == "input_audio_buffer.append")
+            append_start.push_back(number(at(l, {"time_s"})));
+    }
+    ASSERT_EQ(append_start.size(), 38u);
+    ASSERT_GE(unit_done.size(), 2u);
+    EXPECT_GE(append_start[13], unit_done[0]); // unit 0 ends with packet 12 (1000 ms / 80)
+    EXPECT_GE(append_start[25], unit_done[1]); // unit 1 ends with packet 24
+}
+
+TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const std::string url = "ws://127.0.0.1:9/v1/realtime";
+    struct bad_case {
+        std::vector<std::string> args;
+        const char* says;
+    };
+    const std::vector<bad_case> cases{
+        {{"serve", "--url", url, "-o", out.path().string()}, "already exists"},
+        {{"serve", "--url", url, "--concurrencies", "1,x"}, "--concurrencies"},
+        {{"serve", "--url", url, "--concurrencies", "2,2"}, "appears twice"},
+        {{"serve", "--url", url, "--slo", "latency=1"}, "--slo"},
+        {{"serve", "--url", url, "--pacing", "lockstep"}, "lockstep"},
+        {{"serve", "--url", url, "--profile", "nope"}, "--profile"},
+        {{"serve", "--url", url, "--audio", "/nonexistent.wav"}, "nonexistent.wav"},
+        {{"serve", "--url", url, "-d", "5s", "--timeout", "2s"}, "--timeout"},
+        {{"serve", "--url", "http://x"}, "ws://"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run_pacer(c.args);
+        EXPECT_EQ(r.exit_code, 2) << json::serialize(json::value_from(c.args)) << r.out;
+        EXPECT_NE(r.out.find(c.says), std::string::npos) << r.out;
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    }
+    EXPECT_TRUE(fs::is_empty(out.path())); // the existing folder was not touched
+}
+
+} // namespace
+} // namespace pacer::test
