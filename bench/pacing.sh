@@ -10,10 +10,7 @@
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh
-build=${BUILD_DIR:-build}
-pacer=$build/pacer
-[ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
+. bench/lib.sh # sets pacer (building it when needed) and start_mock
 layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256 2x1024"}
 durations=${DURATIONS:-"30s 90s"}
 out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}

@@ -7,10 +7,7 @@
 #   SESSIONS=256 DURATION=120s bench/soak.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh
-build=${BUILD_DIR:-build}
-pacer=$build/pacer
-[ -x "$pacer" ] || scripts/build.sh "$build" >/dev/null
+. bench/lib.sh # sets pacer (building it when needed) and start_mock
 sessions=${SESSIONS:-1024}
 duration=${DURATION:-600s}
 out=${OUT:-bench-results/soak-$(date -u +%Y%m%dT%H%M%SZ)}
