@@ -25,6 +25,6 @@ mode, report = sys.argv[1], json.load(open(sys.argv[2]))
 cases = report.get("cases", [])
 for c in cases:
     why = (c.get("violations") or [""])[0]
-    print(f"{mode:22} {c.get('name', c.get('session', '?')):14} {c['status']:14} {why[:110]}")
+    print(f"{mode:22} {c.get('id', '?'):14} {c['status']:14} {why[:110]}")
 PY
 done

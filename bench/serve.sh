@@ -13,6 +13,7 @@ duration=${DURATION:-10s}
 latency_ms=${UNIT_LATENCY_MS:-20}
 cost_ms=${PER_SESSION_COST_MS:-0.2}
 slo=${SLO:-unit-miss-rate=0.01,underrun-ratio=0.02,ttfa-p95=1.5s}
+stagger_ms=${STAGGER_MS:-0} # 0: every session on one grid (S-W); 80: spread over the period
 out=${OUT:-bench-results/serve-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
@@ -22,7 +23,8 @@ run_against_mock() { # NAME, then pacer serve's own flags
     start_mock "$pacer" "$out/$name-mock.json" native-mock \
         --unit-latency-ms "$latency_ms" --per-session-cost-ms "$cost_ms"
     local status=0
-    "$pacer" serve --url "ws://127.0.0.1:$port/v1/realtime" -d "$duration" -o "$out/$name" "$@" \
+    "$pacer" serve --url "ws://127.0.0.1:$port/v1/realtime" -d "$duration" --stagger-ms "$stagger_ms" \
+        -o "$out/$name" "$@" \
         >"$out/$name.log" 2>&1 || status=$?
     kill -INT "$mock_pid"
     wait "$mock_pid" || true

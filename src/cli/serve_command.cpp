@@ -201,13 +201,21 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (!w.slos.empty())
         o["slo"] = metrics::evaluate_slos(w.slos, o.at("aggregate").as_object());
     const double wall = outcome.wall_s;
+    std::uint64_t trace_waits = 0; // a full trace channel made a session wait
+    double trace_wait_s = 0;
+    for (const auto& r : outcome.sessions) {
+        trace_waits += r.trace_waits;
+        trace_wait_s += r.trace_wait_s;
+    }
     o["resources"] =
         json::object{{"wall_s", wall},
                      {"client_cpu_s", usage.cpu_s - cpu_before},
                      {"client_cpu_cores", wall > 0 ? (usage.cpu_s - cpu_before) / wall : 0.0},
                      {"writer_cpu_s", outcome.writer_cpu_s},
                      {"peak_rss_bytes", usage.peak_rss_bytes},
-                     {"trace_bytes", outcome.writer.bytes}};
+                     {"trace_bytes", outcome.writer.bytes},
+                     {"trace_channel_waits", trace_waits},
+                     {"trace_channel_wait_s", trace_wait_s}};
     write_new_file(dir / "summary.json", json::serialize(o) + "\n");
     return run;
 }
@@ -311,15 +319,18 @@ struct level_result {
     json::object entry;
 };
 
-level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, bool color) {
+// `second_try`: the capacity search runs a level whose client timing was not valid once more,
+// in c<level>-again/.
+level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, bool color,
+                            bool second_try = false) {
     level_result lr;
     lr.concurrency = c;
     std::vector<metrics::level_session> pooled;
     double lag_p99_max = 0;
+    const std::string name = fmt::format("c{}{}", c, second_try ? "-again" : "");
     for (std::size_t r = 1; r <= w.s.repeats; ++r) {
-        const fs::path dir = w.s.repeats > 1
-                                 ? out / fmt::format("repeat-{}", r) / fmt::format("c{}", c)
-                                 : out / fmt::format("c{}", c);
+        const fs::path dir =
+            w.s.repeats > 1 ? out / fmt::format("repeat-{}", r) / name : out / name;
         auto run = run_level(w, dir, c, r, false);
         print_row(run, color);
         lr.valid = lr.valid && run.valid;
@@ -331,6 +342,7 @@ level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, 
             break;
     }
     lr.entry["concurrency"] = c;
+    lr.entry["second_try"] = second_try;
     lr.entry["repeats"] = lr.runs.size();
     lr.entry["client_timing_valid"] = lr.valid;
     lr.entry["loop_lag_p99_s"] = lag_p99_max;
@@ -479,29 +491,37 @@ int serve(const serve_settings& s) {
     }
     print_header();
     std::vector<level_result> results;
-    auto probe = [&](std::size_t c) -> const level_result& {
-        results.push_back(run_plan_level(w, out, c, color));
+    auto probe = [&](std::size_t c, bool second_try = false) -> const level_result& {
+        results.push_back(run_plan_level(w, out, c, color, second_try));
         interrupted = interrupted || results.back().interrupted;
         return results.back();
     };
     json::object capacity;
     if (!interrupted && s.find_capacity) {
         // Doubling until a level fails its SLOs, then bisection between the last good level
-        // and the first bad one. A level whose client timing is not valid ends the search:
-        // beyond it, the figures would measure the client, not the server.
+        // and the first bad one. A level whose client timing is not valid twice in a row ends
+        // the search: beyond it, the figures would measure the client, not the server. (One
+        // second try, because a single stall of this host, such as the kernel writing back the
+        // previous levels' traces, must not end a search that later levels would pass.)
         std::size_t good = 0, c = s.start_level;
         std::optional<std::size_t> bad;
         std::string limited_by = "max-level";
         json::array probes;
+        bool second_try = false;
         while (!interrupted) {
-            const auto& r = probe(c);
+            const auto& r = probe(c, second_try);
             probes.push_back(c);
             if (r.interrupted)
                 break;
             if (!r.valid) {
+                if (!second_try) {
+                    second_try = true;
+                    continue;
+                }
                 limited_by = "client";
                 break;
             }
+            second_try = false;
             if (r.slo_met) {
                 good = c;
                 if (!bad && c == s.max_level)

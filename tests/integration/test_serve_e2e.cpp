@@ -151,6 +151,29 @@ TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
     EXPECT_GT(number(at(levels[1], {"aggregate", "units", "unit_miss_rate"})), 0.1);
 }
 
+TEST(ServeE2E, FindCapacityTriesAnInvalidLevelOnceMoreThenStopsAtTheClientLimit) {
+    // Limits of 1 ns: no host keeps them, so every level's client timing is not valid.
+    mock_process mock({}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer({"serve", "--url", mock.url(), "-o", out.path().string(), "-d", "1s",
+                              "--find-capacity", "--loop-lag-limit-ms", "0.000001",
+                              "--send-lateness-limit-ms", "0.000001"});
+    ASSERT_EQ(r.exit_code, 3) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "client");
+    EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(json::serialize(at(top, {"capacity", "probed_levels"})), "[1,1]");
+    const auto& levels = at(top, {"levels"}).as_array();
+    ASSERT_EQ(levels.size(), 2u);
+    EXPECT_FALSE(at(levels[0], {"second_try"}).as_bool());
+    EXPECT_TRUE(at(levels[1], {"second_try"}).as_bool());
+    for (const char* dir : {"c1", "c1-again"}) {
+        const auto level = read_json(out / dir / "summary.json");
+        EXPECT_FALSE(at(level, {"client_timing_valid"}).as_bool()) << dir;
+        EXPECT_TRUE(at(level, {"resources"}).as_object().contains("trace_channel_waits")) << dir;
+    }
+}
+
 TEST(ServeE2E, LockstepWaitsForEveryUnitOfAPerUnitProfile) {
     mock_process mock({"--profile", "minicpmo"}, "native-mock");
     temp_dir out;
