@@ -286,6 +286,24 @@ TEST(UnitMetrics, LagsMissesAndReplyLag) {
     EXPECT_NEAR(*m.units_per_s, 2.0 / (13.0 - 10.0), 1e-9);
 }
 
+// Found by fuzz_replay_session: a server that reports more units than the input holds. The
+// reference's formula (missed = late + max(0, expected - completed), over expected) then
+// exceeds 1; pacer keeps it, and the count mismatch is the session's error.
+TEST(UnitMetrics, MoreUnitsThanExpectedKeepTheReferenceMissRate) {
+    const auto& minicpm = *protocol::find_profile("minicpmo");
+    std::vector<trace_line> t{append(10.0, 0)}; // 80 ms of input: one 1 s unit expected
+    const auto r = receipts_for(10.0, 1);
+    t.push_back(event("receive", 12.0, "sglang.unit.done", 1)); // lag ~2 s > 1 s: missed
+    t.push_back(event("receive", 12.5, "sglang.unit.done", 2)); // a second, late, extra unit
+    const auto m = compute_unit_metrics(t, r, minicpm, {});
+    EXPECT_EQ(m.expected_units, 1u);
+    EXPECT_EQ(m.completed_units, 2u);
+    EXPECT_EQ(m.missed_units, 2u);
+    EXPECT_DOUBLE_EQ(*m.unit_miss_rate, 2.0);
+    EXPECT_NE(std::find(m.errors.begin(), m.errors.end(), "completed 2/1 units"), m.errors.end())
+        << fmt::format("{}", fmt::join(m.errors, "; "));
+}
+
 // --- parsing ------------------------------------------------------------------------------
 
 TEST(ParseTrace, ReadsLinesAndReportsUnreadableOnes) {
