@@ -8,6 +8,7 @@
 
 #include <pacer/core/base64.hpp>
 
+#include "fail.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,11 +17,7 @@
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view detail = {}) {
-    std::fprintf(stderr, "fuzz_base64: %s: %.*s\n", what, static_cast<int>(detail.size()),
-                 detail.data());
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 int sextet(char c) {
     static constexpr std::string_view alphabet =

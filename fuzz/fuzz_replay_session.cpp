@@ -16,6 +16,7 @@
 
 #include <boost/json/serialize.hpp>
 
+#include "fail.hpp"
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -30,11 +31,7 @@ namespace {
 
 namespace metrics = pacer::metrics;
 
-[[noreturn]] void fail(const char* what, std::string_view detail = {}) {
-    std::fprintf(stderr, "fuzz_replay_session: %s: %.*s\n", what, static_cast<int>(detail.size()),
-                 detail.data());
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 // missed / expected (PROTOCOL.md 4.3). Missed = late units + units never completed, so it is at
 // most the expected count unless the server reported more units than the input holds: then the

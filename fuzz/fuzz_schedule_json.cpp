@@ -5,6 +5,7 @@
 
 #include <pacer/schedule/schedule_file.hpp>
 
+#include "fail.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,11 +17,7 @@ namespace {
 
 namespace sched = pacer::schedule;
 
-[[noreturn]] void fail(const char* what, std::string_view detail = {}) {
-    std::fprintf(stderr, "fuzz_schedule_json: %s: %.*s\n", what, static_cast<int>(detail.size()),
-                 detail.data());
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 bool same(const sched::schedule_document& a, const sched::schedule_document& b) {
     return a.spec.process == b.spec.process && a.spec.rate == b.spec.rate &&

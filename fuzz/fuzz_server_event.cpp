@@ -7,6 +7,7 @@
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 
+#include "fail.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -15,11 +16,7 @@
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view detail = {}) {
-    std::fprintf(stderr, "fuzz_server_event: %s: %.*s\n", what, static_cast<int>(detail.size()),
-                 detail.data());
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 // Well-formed UTF-8 as Unicode Table 3-7 defines it: no overlong forms, no surrogates, nothing
 // above U+10FFFF, no truncated sequences.

@@ -4,6 +4,7 @@
 
 #include <pacer/runtime/audio_file.hpp>
 
+#include "fail.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -16,10 +17,7 @@
 
 namespace {
 
-[[noreturn]] void fail(const char* what, const char* detail = "") {
-    std::fprintf(stderr, "fuzz_wav: %s: %s\n", what, detail);
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 // An in-memory file, reopened by path like a real --audio argument (no disk I/O per input).
 int memory_file() {

@@ -3,6 +3,7 @@
 
 #include <pacer/transport/ws_connection.hpp>
 
+#include "fail.hpp"
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
@@ -13,11 +14,7 @@
 
 namespace {
 
-[[noreturn]] void fail(const char* what, std::string_view detail) {
-    std::fprintf(stderr, "fuzz_ws_url: %s: %.*s\n", what, static_cast<int>(detail.size()),
-                 detail.data());
-    std::abort();
-}
+using pacer::fuzz::fail;
 
 } // namespace
 

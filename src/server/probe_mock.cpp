@@ -24,8 +24,8 @@ namespace {
 constexpr std::size_t fault_after_appends = 5;
 // In the order of `fault`.
 constexpr std::string_view fault_names[] = {
-    "none",  "server_error", "fatal_error", "malformed", "vanish",
-    "stall", "no_created",   "nonfinite",   "binary",    "huge_frame", "stop_reading",
+    "none",       "server_error", "fatal_error", "malformed",  "vanish",       "stall",
+    "no_created", "nonfinite",    "binary",      "huge_frame", "stop_reading",
 };
 // `fault::stop_reading`: the receive buffer and MSS every accepted socket gets. Linux doubles
 // the buffer (8 KiB) and derives the window scale from it; the client's kernel sizes its send
@@ -279,6 +279,7 @@ boost::json::object probe_sessions::stats() const {
 } // namespace
 
 probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
-    : mock_server(detail::make_sessions<probe_sessions>(ctx, with_socket_options(std::move(options)))) {}
+    : mock_server(
+          detail::make_sessions<probe_sessions>(ctx, with_socket_options(std::move(options)))) {}
 
 } // namespace pacer::server

@@ -68,9 +68,9 @@ struct session_ctx {
     time_point driver_done_at{};
     time_point origin{}; // packet 0's deadline (the grid's origin)
     time_point last_append_start{};
-    std::size_t units_done = 0;           // `sglang.unit.done` received (lockstep)
-    bool gate_reported = false;           // reported to the start gate
-    std::optional<time_point> gate_start; // the gate's common start, once released
+    std::size_t units_done = 0;              // `sglang.unit.done` received (lockstep)
+    bool gate_reported = false;              // reported to the start gate
+    std::optional<time_point> gate_start;    // the gate's common start, once released
     std::optional<time_point> write_started; // the socket write in flight, if any
 
     // One waiter per timer: `expires_at` would cancel another coroutine's wait.

@@ -4,13 +4,12 @@
 // check what the sweep records and decides, not how fast this host is (a loaded CI host or a
 // sanitizer build may be slow); validity itself is checked where it is the point.
 
-#include <gtest/gtest.h>
-
-#include "integration/process.hpp"
-
 #include <boost/json/serialize.hpp>
 #include <boost/json/value_from.hpp>
 
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -56,10 +55,10 @@ TEST(ServeE2E, SmallSweepWritesEveryFieldAndReplaysAsPass) {
         const fs::path dir = out / ("c" + std::to_string(c));
         const auto level = read_json(dir / "summary.json");
         for (const char* k :
-             {"concurrency", "repeat", "input_duration_s", "common_start_s",
-              "configured_sessions", "profile", "pacing", "playback_startup_reserve_s",
-              "stagger_s", "loop_lag_s", "loop_lag_limit_s", "send_lateness_limit_s",
-              "client_timing_valid", "sessions", "aggregate", "resources"})
+             {"concurrency", "repeat", "input_duration_s", "common_start_s", "configured_sessions",
+              "profile", "pacing", "playback_startup_reserve_s", "stagger_s", "loop_lag_s",
+              "loop_lag_limit_s", "send_lateness_limit_s", "client_timing_valid", "sessions",
+              "aggregate", "resources"})
             EXPECT_TRUE(level.as_object().contains(k)) << k;
         EXPECT_EQ(at(level, {"concurrency"}).to_number<std::uint64_t>(), c);
         EXPECT_EQ(at(level, {"configured_sessions"}).to_number<std::uint64_t>(), c);
@@ -135,7 +134,8 @@ TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
     mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
     temp_dir out;
     const auto r = run_pacer(serve_args(
-        mock, out, {"-d", "2s", "--find-capacity", "--slo", "unit-miss-rate=0.1", "--max-level", "8"}));
+        mock, out,
+        {"-d", "2s", "--find-capacity", "--slo", "unit-miss-rate=0.1", "--max-level", "8"}));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("capacity   1 sessions"), std::string::npos) << r.out;
     const auto top = read_json(out / "summary.json");
