@@ -4,6 +4,7 @@
 #include <pacer/runtime/resources.hpp>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -73,6 +74,28 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     if (!stats_output.empty())
         write_new_file(stats_output, boost::json::serialize(stats) + "\n");
     return exit_ok;
+}
+
+local_mock::local_mock(const mock_factory& make) : mock_(make(io_)) {
+    mock_->listen();
+    boost::asio::co_spawn(io_, mock_->serve(), [](std::exception_ptr) {});
+    thread_ = std::thread([this] { io_.run(); });
+}
+
+local_mock::~local_mock() {
+    stop();
+}
+
+std::uint16_t local_mock::port() const {
+    return mock_->port();
+}
+
+boost::json::object local_mock::stop() {
+    if (thread_.joinable()) {
+        boost::asio::post(io_, [this] { mock_->stop(); });
+        thread_.join();
+    }
+    return mock_->stats();
 }
 
 } // namespace pacer::cli

@@ -1,6 +1,7 @@
 // `pacer run`: N paced duplex sessions against --url, or against the built-in mock.
 
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -70,30 +71,6 @@ struct run_settings {
     std::string schedule_file;
     CLI::Option* concurrency_option = nullptr;
     int worker_index = -1; // hidden: which worker of `--processes` this is
-};
-
-// The built-in probe mock on its own thread, for runs without --url.
-class local_mock {
-public:
-    local_mock() : mock_(io_, server::mock_options{}) {
-        mock_.listen();
-        asio::co_spawn(io_, mock_.serve(), [](std::exception_ptr) {});
-        thread_ = std::thread([this] { io_.run(); });
-    }
-    ~local_mock() { stop(); }
-    std::uint16_t port() const { return mock_.port(); }
-    boost::json::object stop() {
-        if (thread_.joinable()) {
-            asio::post(io_, [this] { mock_.stop(); });
-            thread_.join();
-        }
-        return mock_.stats();
-    }
-
-private:
-    asio::io_context io_{1};
-    server::probe_mock mock_;
-    std::thread thread_;
 };
 
 std::string ms(const boost::json::value& v) {
@@ -471,7 +448,9 @@ int run(const run_settings& s) {
     std::unique_ptr<local_mock> mock;
     std::string url = s.url;
     if (url.empty()) {
-        mock = std::make_unique<local_mock>();
+        mock = std::make_unique<local_mock>([](asio::io_context& io) {
+            return std::make_unique<server::probe_mock>(io, server::mock_options{});
+        });
         endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
         url = fmt::format("ws://127.0.0.1:{}/v1/realtime", mock->port());
     }

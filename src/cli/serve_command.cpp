@@ -2,6 +2,7 @@
 // validity (did the client keep its schedule?) and a capacity search against SLOs.
 
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -11,6 +12,7 @@
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/server/native_mock.hpp>
 #include <pacer/session/runner.hpp>
 #include <pacer/trace/writer.hpp>
 
@@ -66,6 +68,7 @@ struct sweep {
     std::vector<double> input_duration_s; ///< per input
     duration timeout{};
     std::vector<metrics::slo_check> slos;
+    std::string url; ///< `--url`, or the built-in mock's address and name
 };
 
 // One run of one level: its summary (as written to its folder) and its sessions.
@@ -363,7 +366,7 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
         audio.emplace_back(a);
     for (auto c : levels)
         plan.push_back(c);
-    json::object c{{"url", s.url},
+    json::object c{{"url", w.url},
                    {"audio", std::move(audio)},
                    {"profile", w.profile.name},
                    {"levels", std::move(plan)},
@@ -394,14 +397,13 @@ int serve(const serve_settings& s) {
         throw usage_error(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
                                       "(or their full names)",
                                       s.profile));
-    if (s.url.empty())
-        throw usage_error("--url is required, e.g. ws://127.0.0.1:8097/v1/realtime (start "
-                          "`pacer native-mock` for a local server)");
-    sweep w{s, *profile, {}, {}, {}, {}, {}};
-    try {
-        w.endpoint = transport::parse_ws_url(s.url);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
+    sweep w{s, *profile, {}, {}, {}, {}, {}, s.url};
+    if (!s.url.empty()) {
+        try {
+            w.endpoint = transport::parse_ws_url(s.url);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
     }
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw usage_error(
@@ -475,11 +477,24 @@ int serve(const serve_settings& s) {
     } catch (const std::runtime_error& e) {
         throw usage_error(e.what());
     }
+    // Without --url: the native mock of this profile, in this process on a thread of its own
+    // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,
+    // is what a measurement wants).
+    std::unique_ptr<local_mock> mock;
+    if (s.url.empty()) {
+        mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
+            server::native_mock_options o;
+            o.profile = profile;
+            return std::make_unique<server::native_mock>(io, o);
+        });
+        w.endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
+        w.url = fmt::format("ws://127.0.0.1:{}/v1/realtime (built-in native mock)", mock->port());
+    }
     create_output_dir(out);
 
     const bool color = use_color();
     fmt::print("pacer serve: {} against {} (profile {}, {} pacing)\n",
-               s.find_capacity ? "capacity search" : "sweep", s.url, profile->name, s.pacing);
+               s.find_capacity ? "capacity search" : "sweep", w.url, profile->name, s.pacing);
     bool interrupted = false;
     json::array runs, level_entries;
     for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
@@ -571,6 +586,8 @@ int serve(const serve_settings& s) {
         summary["capacity"] = capacity;
     summary["client_timing_valid"] = all_valid;
     summary["interrupted"] = interrupted;
+    if (mock)
+        summary["mock"] = mock->stop();
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     const auto clocks = read_clock_pair();
@@ -617,7 +634,10 @@ command add_serve_command(CLI::App& app) {
         "session's send-lateness p99 within their limits, and at least one admission.\n"
         "Exit status: 0 every level valid; 2 bad input; 3 some level not valid; 130 "
         "interrupted.");
-    sub->add_option("--url", s->url, "Server, e.g. ws://127.0.0.1:8097/v1/realtime")->required();
+    sub->add_option("--url", s->url,
+                    "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: the built-in native "
+                    "mock of --profile, in this process (a try-out: it shares the client's "
+                    "cores; run `pacer native-mock` or a real server to measure)");
     sub->add_option("--audio", s->audio,
                     "Input WAV files (16 kHz mono PCM16); session i streams file i mod N")
         ->expected(1, -1);

@@ -200,6 +200,22 @@ TEST(ServeE2E, LockstepWaitsForEveryUnitOfAPerUnitProfile) {
     EXPECT_GE(append_start[25], unit_done[1]); // unit 1 ends with packet 24
 }
 
+TEST(ServeE2E, WithoutUrlTheBuiltInNativeMockOfTheProfileServes) {
+    temp_dir out;
+    std::vector<std::string> args{"serve", "-c", "2", "-d", "1s", "-o", out.path().string()};
+    args.insert(args.end(), relaxed_limits.begin(), relaxed_limits.end());
+    const auto r = run_pacer(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("(built-in native mock)"), std::string::npos) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_NE(std::string(at(top, {"config", "url"}).as_string()).find("built-in native mock"),
+              std::string::npos);
+    EXPECT_EQ(at(top, {"mock", "sessions_seen"}).to_number<std::uint64_t>(), 2u);
+    EXPECT_EQ(at(top, {"mock", "profile"}).as_string(), "nemotron-voicechat-pr2188");
+    const auto level = read_json(out / "c2" / "summary.json");
+    EXPECT_EQ(at(level, {"aggregate", "successful_sessions"}).to_number<std::uint64_t>(), 2u);
+}
+
 TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
     temp_dir out;
     fs::create_directories(out.path());

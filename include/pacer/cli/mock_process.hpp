@@ -5,10 +5,13 @@
 #include <pacer/server/mock_server.hpp>
 
 #include <boost/asio/io_context.hpp>
+#include <boost/json/object.hpp>
 
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 
 namespace CLI {
 class App;
@@ -30,5 +33,29 @@ using mock_factory = std::function<std::unique_ptr<server::mock_server>(boost::a
 /// when given. A bad option value or an address that cannot be used is a usage_error.
 int run_mock_process(const server::host_options& host, const std::string& stats_output,
                      const mock_factory& make);
+
+/// A mock inside the client's process, on a thread of its own: what `pacer run` and
+/// `pacer serve` talk to when no `--url` is given. It listens on 127.0.0.1 (any free port) as
+/// soon as it is built.
+///
+/// @par Thread safety
+/// Build, `port()` and `stop()` from one thread; the mock itself runs on its own.
+class local_mock {
+public:
+    /// Throws what `make` or `listen` throws.
+    explicit local_mock(const mock_factory& make);
+    ~local_mock();
+    local_mock(const local_mock&) = delete;
+    local_mock& operator=(const local_mock&) = delete;
+
+    std::uint16_t port() const;
+    /// Stops the mock (once) and joins its thread; returns its stats.
+    boost::json::object stop();
+
+private:
+    boost::asio::io_context io_{1};
+    std::unique_ptr<server::mock_server> mock_;
+    std::thread thread_;
+};
 
 } // namespace pacer::cli
