@@ -7,6 +7,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/level.hpp>
+#include <pacer/metrics/pacing.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/runtime/audio_file.hpp>
@@ -204,12 +205,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (!w.slos.empty())
         o["slo"] = metrics::evaluate_slos(w.slos, o.at("aggregate").as_object());
     const double wall = outcome.wall_s;
-    std::uint64_t trace_waits = 0; // a full trace channel made a session wait
-    double trace_wait_s = 0;
-    for (const auto& r : outcome.sessions) {
-        trace_waits += r.trace_waits;
-        trace_wait_s += r.trace_wait_s;
-    }
+    const auto waits = metrics::sum_trace_waits(outcome.sessions);
     o["resources"] =
         json::object{{"wall_s", wall},
                      {"client_cpu_s", usage.cpu_s - cpu_before},
@@ -217,8 +213,8 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
                      {"writer_cpu_s", outcome.writer_cpu_s},
                      {"peak_rss_bytes", usage.peak_rss_bytes},
                      {"trace_bytes", outcome.writer.bytes},
-                     {"trace_channel_waits", trace_waits},
-                     {"trace_channel_wait_s", trace_wait_s}};
+                     {"trace_channel_waits", waits.waits},
+                     {"trace_channel_wait_s", waits.wait_s}};
     write_new_file(dir / "summary.json", json::serialize(o) + "\n");
     return run;
 }

@@ -52,14 +52,21 @@ std::string error_key(const std::string& message) {
 }
 } // namespace
 
+trace_channel_waits sum_trace_waits(const std::vector<session::session_result>& sessions) {
+    trace_channel_waits t;
+    for (const auto& s : sessions) {
+        t.waits += s.trace_waits;
+        t.wait_s += s.trace_wait_s;
+    }
+    return t;
+}
+
 pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s) {
     pacing_figures f;
     std::vector<double> deviation, abs_deviation, send_time, span, updated, first_audio;
     std::vector<double> updated_from_scheduled, audio_from_scheduled;
     std::map<std::string, std::size_t> errors;
-    std::uint64_t trace_waits = 0;
-    double trace_wait_s = 0;
     std::size_t sessions_stalled = 0, sessions_ended_pending = 0;
     std::uint64_t stalled_sends = 0;
     std::optional<double> longest_write, longest_pending;
@@ -71,8 +78,6 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
         f.complete += s.complete;
         f.packets_expected += s.expected_appends;
         f.packets_sent += s.appends.size();
-        trace_waits += s.trace_waits;
-        trace_wait_s += s.trace_wait_s;
         sessions_stalled += s.stalled_sends > 0;
         stalled_sends += s.stalled_sends;
         if (s.longest_write_s)
@@ -144,7 +149,8 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     lag["over_80ms"] = lags_over;
     lag["contexts"] = loop_lag_s.size();
     j["loop_lag_s"] = std::move(lag);
-    j["trace_channel"] = {{"waits", trace_waits}, {"wait_s", trace_wait_s}};
+    const auto waits = sum_trace_waits(sessions);
+    j["trace_channel"] = {{"waits", waits.waits}, {"wait_s", waits.wait_s}};
     auto opt = [](const std::optional<double>& v) -> boost::json::value {
         return v ? boost::json::value(*v) : boost::json::value(nullptr);
     };

@@ -22,6 +22,13 @@ std::vector<double> packet_deviations(const session::session_result& s);
 /// completion) overlapped at one instant.
 std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions);
 
+/// How long sessions waited for room in the trace channel (a writer that falls behind), summed.
+struct trace_channel_waits {
+    std::uint64_t waits = 0;
+    double wait_s = 0;
+};
+trace_channel_waits sum_trace_waits(const std::vector<session::session_result>& sessions);
+
 struct pacing_figures {
     std::size_t sessions = 0, admitted = 0, rejected = 0, complete = 0;
     std::size_t sessions_with_late_packet = 0;
