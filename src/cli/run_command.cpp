@@ -676,7 +676,8 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,
                     "Fault injection: block each session context once, half-way, for this long, "
                     "starting 10 ms before a packet deadline, to show that the lateness detector "
-                    "fires (with --stagger-ms 0, 150 makes every session late and 60 none)");
+                    "fires (over 160 makes every session late, whatever its grid's phase; "
+                    "under 80 alone makes none late)");
     sub->add_option("--stagger-ms", s->stagger_ms,
                     "Session i starts streaming i/N x this after negotiating, spreading the "
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")

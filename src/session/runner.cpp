@@ -45,9 +45,11 @@ struct session_context {
         if (--not_streaming != 0 || !stall)
             return;
         // Every session of this context is streaming: block the context half-way through,
-        // starting 10 ms before a deadline of the last session to start, so that with aligned
-        // grids (--stagger-ms 0) the stall delays one packet of every session by stall - 10 ms
-        // or more (a 150 ms stall: >= 140 ms, late; 60 ms: <= 55 ms, on time).
+        // starting 10 ms before a deadline of the last session to start. Every grid has a
+        // deadline in any 80 ms, so a stall of S ms delays a packet of every streaming session
+        // by more than S - 80 ms, whatever the grids' phases (a 250 ms stall: late, > 80 ms),
+        // and no packet by more than S (a 60 ms stall alone makes none late). The 10 ms lead
+        // makes aligned grids (--stagger-ms 0) late by S - 10 ms.
         const auto half = static_cast<std::int64_t>(input_length / schedule::packet_period / 2);
         asio::co_spawn(io,
                        block_once(clock::now() + schedule::packet_period * half -
