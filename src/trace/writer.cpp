@@ -22,6 +22,7 @@ struct writer_core::session_state {
     std::string pending;        // formatted lines not yet written
     time_point pending_since{}; // arrival of the oldest pending line
     int fd = -1;
+    std::uint64_t trace_size = 0; // bytes written to the trace so far
     fs::path trace_path;
     std::string error; // first failure of this session; later lines are not written
     bool ended = false;
@@ -39,6 +40,16 @@ namespace {
 
 int open_exclusive(const fs::path& path) {
     return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+}
+
+// Starts the writeback of the bytes just written to a trace without waiting for it, and drops
+// what was written before them from the page cache (a trace is not read back during the run).
+// Without this the kernel lets gigabytes of dirty pages pile up and writes them back in bursts
+// that take CPU from the sessions at 1,024 sessions (docs/performance.md, soak). Advisory: a
+// file system or device that does not support it changes nothing, so errors are ignored.
+void write_behind(int fd, std::uint64_t offset, std::uint64_t length) {
+    const auto off = static_cast<off_t>(offset);
+    (void)::sync_file_range(fd, off, static_cast<off_t>(length), SYNC_FILE_RANGE_WRITE);
 }
 
 // Writes all of `data`; returns 0 or the errno of the failure.
@@ -152,6 +163,8 @@ void writer_core::write_pending(std::uint32_t, session_state& s) {
             s.error = failure(s.trace_path, "write", err);
             ++stats_.write_errors;
         } else {
+            write_behind(s.fd, s.trace_size, s.pending.size());
+            s.trace_size += s.pending.size();
             stats_.bytes += s.pending.size();
             ++stats_.writes;
         }
@@ -230,27 +243,39 @@ time_point writer_core::next_due() const {
     return due;
 }
 
-asio::awaitable<void> run_writer(channel& ch, writer_core& core) {
+drain_result drain(channel& ch, writer_core& core, std::size_t budget) {
+    drain_result d;
+    auto handle = [&](boost::system::error_code ec, record r) {
+        if (ec || r.what == record::kind::shutdown) {
+            d.stopping = true;
+        } else {
+            core.on_record(clock::now(), std::move(r));
+            ++d.taken;
+        }
+    };
+    while (!d.stopping && d.taken < budget && ch.try_receive(handle)) {
+    }
+    return d;
+}
+
+asio::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t drain_budget) {
     // The writer polls the channel on a 10 ms grid instead of awaiting each record: a session's
     // try_send then never has to wake a waiting receiver (a futex call and a context switch per
     // line), it only appends to the channel's buffer. Only a full channel makes a session wait.
+    // A pass that hits the drain budget goes on without waiting: the writer is behind.
     constexpr auto tick = std::chrono::milliseconds(10);
     asio::steady_timer timer(co_await asio::this_coro::executor);
-    bool stopping = false;
-    auto handle = [&](boost::system::error_code ec, record r) {
-        if (ec || r.what == record::kind::shutdown)
-            stopping = true;
-        else
-            core.on_record(clock::now(), std::move(r));
-    };
     auto next = clock::now();
-    while (!stopping) {
-        while (!stopping && ch.try_receive(handle)) {
-        }
+    for (;;) {
+        const auto d = drain(ch, core, drain_budget);
         const auto now = clock::now();
         core.flush_due(now);
-        if (stopping)
+        if (d.stopping)
             break;
+        if (d.taken == drain_budget) {
+            next = now;
+            continue;
+        }
         next = std::max(next + tick, now); // a slow batch skips ticks, never bursts
         timer.expires_at(next);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));

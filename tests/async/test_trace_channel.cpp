@@ -12,6 +12,7 @@
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
@@ -279,6 +280,58 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
     EXPECT_EQ(stats.lines, 4u * lines_per_session);
     EXPECT_EQ(stats.sessions_closed, 4u);
     EXPECT_EQ(stats.write_errors, 0u);
+}
+
+// The drain budget (the writer's livelock, found by the 1,024-session soak): sessions that refill
+// the channel as fast as it is drained must not keep the writer from writing. A waiting sender
+// refills the channel the moment try_receive makes room, so here 8 buffered records and 8 blocked
+// senders are 16 records one unbounded drain would take; with a budget of 10 the drain stops at
+// 10 and the writer can write before it takes the rest.
+TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
+    constexpr std::size_t capacity = 8;
+    constexpr std::uint32_t sessions = 16;
+    temp_dir dir;
+    asio::io_context ctx{1};
+    trace::channel ch(ctx.get_executor(), capacity);
+    trace::writer_options options;
+    options.root = dir.path();
+    options.flush_interval = std::chrono::milliseconds(0); // everything taken is due at once
+    trace::writer_core core(options);
+    int sent = 0;
+    for (std::uint32_t s = 0; s < sessions; ++s)
+        asio::co_spawn(
+            ctx,
+            [&, s]() -> asio::awaitable<void> {
+                trace::sink sink(ch, s);
+                co_await sink.emit(trace::direction::send, time_of(s, 0), event_json(s, 0));
+                ++sent;
+            },
+            asio::detached);
+    ctx.poll(); // 8 records buffered, 8 sessions suspended in async_send
+    ASSERT_EQ(sent, static_cast<int>(capacity));
+
+    const auto first = trace::drain(ch, core, 10);
+    EXPECT_EQ(first.taken, 10u);
+    EXPECT_FALSE(first.stopping);
+    EXPECT_EQ(core.stats().lines, 10u);
+    EXPECT_EQ(core.flush_due(pacer::clock::now()), 10u); // the writer gets to write
+    EXPECT_EQ(core.stats().writes, 10u);
+
+    const auto rest = trace::drain(ch, core, 100);
+    EXPECT_EQ(rest.taken, 6u); // then the channel is empty
+    EXPECT_FALSE(rest.stopping);
+    ctx.poll();
+    EXPECT_EQ(sent, static_cast<int>(sessions));
+
+    trace::record stop;
+    stop.what = trace::record::kind::shutdown;
+    ASSERT_TRUE(ch.try_send(boost::system::error_code{}, std::move(stop)));
+    const auto last = trace::drain(ch, core, 100);
+    EXPECT_EQ(last.taken, 0u);
+    EXPECT_TRUE(last.stopping);
+    core.flush_all();
+    EXPECT_EQ(core.stats().lines, sessions);
+    EXPECT_EQ(core.stats().sessions_closed, sessions);
 }
 
 } // namespace

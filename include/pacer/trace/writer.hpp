@@ -78,9 +78,22 @@ private:
     writer_stats stats_;
 };
 
-/// Drains the channel every 10 ms until a `shutdown` record (or a closed channel), batching
-/// records through `core` and writing batches when they are due. Returns once everything
-/// received has been written. Cancellation: none; send a `shutdown` record.
-boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core);
+/// What one `drain` took from the channel.
+struct drain_result {
+    std::size_t taken = 0; ///< records handed to the core (a `shutdown` is not counted)
+    bool stopping = false; ///< a `shutdown` record arrived, or the channel was closed
+};
+
+/// Hands records waiting in `ch` to `core` until the channel is empty, a `shutdown` arrives, or
+/// `budget` records were taken. The budget keeps the writer writing when sessions refill the
+/// channel as fast as it is drained: an unbounded drain would then never reach the disk,
+/// buffering without limit while every session waits on a full channel.
+drain_result drain(channel& ch, writer_core& core, std::size_t budget);
+
+/// Drains the channel every 10 ms (at most `drain_budget` records a pass) until a `shutdown` record
+/// (or a closed channel), batching records through `core` and writing batches when they are due.
+/// Returns once everything received has been written. Cancellation: none; send a `shutdown` record.
+boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core,
+                                        std::size_t drain_budget = 4096);
 
 } // namespace pacer::trace
