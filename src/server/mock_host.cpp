@@ -128,6 +128,16 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
         co_return;
     }
     ws_stream ws(std::move(stream));
+    // Registered for stop() while the stream lives; the guard holds the host, so it outlives
+    // the registration even when the coroutine frame is destroyed with its io_context.
+    struct registration {
+        std::shared_ptr<mock_host> host;
+        beast::tcp_stream* stream;
+        ~registration() { host->open_.erase(stream); }
+    } registered{shared_from_this(), &beast::get_lowest_layer(ws)};
+    open_.insert(registered.stream);
+    if (stopped_)
+        co_return; // stop() came during the upgrade read
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws.read_message_max(8 * 1024 * 1024);
     // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it.
@@ -153,6 +163,8 @@ void mock_host::stop() {
     stopped_signal_.cancel();
     boost::system::error_code ignored;
     acceptor_.close(ignored);
+    for (auto* stream : open_)
+        stream->close(); // its pending operations complete with operation_aborted
 }
 
 asio::awaitable<void> mock_host::until_stopped() {

@@ -157,9 +157,10 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
             ++appends;
             ++session_appends;
             if (session_appends == fault_after_appends && inject != fault::none) {
+                bool sent = true; // a fault's frame that could not be sent ends the session
                 switch (inject) {
                 case fault::server_error:
-                    co_await send(fmt::format(
+                    sent = co_await send(fmt::format(
                         R"({{"type":"error","event_id":"{}","error":{{"type":"invalid_request_error","code":"injected","message":"injected nonfatal error","event_id":"{}","param":null}}}})",
                         event_id(), client_id));
                     break;
@@ -173,7 +174,7 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                     co_await ws.async_close(websocket::close_code::internal_error, use_tuple);
                     co_return;
                 case fault::malformed:
-                    co_await send(R"({"type":"response.output_audio.delta","delta":)");
+                    sent = co_await send(R"({"type":"response.output_audio.delta","delta":)");
                     break;
                 case fault::vanish: {
                     boost::system::error_code ignored;
@@ -198,24 +199,26 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                     co_await host->until_stopped();
                     co_return;
                 case fault::nonfinite:
-                    co_await send(
+                    sent = co_await send(
                         R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
                     break;
                 case fault::binary: {
                     const std::string_view json =
                         R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
                     detail::append_frame(batch, json, true);
-                    co_await flush();
+                    sent = co_await flush();
                     break;
                 }
                 case fault::huge_frame:
-                    co_await send(R"({"type":"response.output_text.delta","delta":")" +
-                                  std::string(9 * 1024 * 1024, 'x') + R"("})");
+                    sent = co_await send(R"({"type":"response.output_text.delta","delta":")" +
+                                         std::string(9 * 1024 * 1024, 'x') + R"("})");
                     break;
                 case fault::no_created:
                 case fault::none:
                     break;
                 }
+                if (!sent)
+                    co_return;
             }
             for (int i = 0; i < options.replies_per_append; ++i, ++reply) {
                 std::string out;

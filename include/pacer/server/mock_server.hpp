@@ -51,10 +51,10 @@ public:
     /// Accepts sessions until `stop()`.
     ///
     /// @par Cancellation
-    /// Through `stop()` only: it closes the acceptor; open sessions end when their peers close.
+    /// Through `stop()` only: it closes the acceptor and every open session's connection.
     boost::asio::awaitable<void> serve();
-    /// Stops accepting and the loop monitor; open sessions end when their peers close, and
-    /// sessions that stopped reading (`fault::stop_reading`) end at once.
+    /// Stops accepting and the loop monitor, and closes every open session's connection (a
+    /// stopped server has no sessions; their peers see the connection end).
     void stop();
     /// The `--stats-output` document: sessions, loop lag, CPU, and what the mock measures.
     boost::json::object stats() const;

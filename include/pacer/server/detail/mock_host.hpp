@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <set>
 #include <span>
 #include <string>
 #include <string_view>
@@ -60,8 +61,10 @@ public:
     /// monitor beside. Each connection is its own coroutine (with its copy of `handler`): its
     /// failure ends only itself. `handler` must outlive the returned awaitable.
     boost::asio::awaitable<void> serve(const session_handler& handler);
-    /// Closes the acceptor and stops the monitor; records the CPU and wall time so far, and
-    /// ends every `until_stopped()` wait.
+    /// Closes the acceptor and every open session's connection, stops the monitor, records
+    /// the CPU and wall time so far, and ends every `until_stopped()` wait. A stopped mock
+    /// therefore always returns from `run()`, even for a session whose peer vanished unseen
+    /// (an operation started on a socket after its error was reported could wait forever).
     void stop();
     /// Completes once `stop()` has been called: a session that no longer reads its socket
     /// (and so cannot see its peer leave) waits on this instead.
@@ -93,6 +96,7 @@ private:
     std::size_t active_ = 0;
     std::size_t rejected_ = 0;
     std::size_t completed_ = 0;
+    std::set<boost::beast::tcp_stream*> open_; // the open sessions' streams, closed by stop()
 };
 
 /// What a mock adds to its host: how it runs a session, and its stats.
