@@ -90,6 +90,10 @@ std::uint16_t local_mock::port() const {
     return mock_->port();
 }
 
+std::string local_mock::url() const {
+    return fmt::format("ws://127.0.0.1:{}/v1/realtime", port());
+}
+
 boost::json::object local_mock::stop() {
     if (thread_.joinable()) {
         boost::asio::post(io_, [this] { mock_->stop(); });

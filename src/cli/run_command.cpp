@@ -451,8 +451,8 @@ int run(const run_settings& s) {
         mock = std::make_unique<local_mock>([](asio::io_context& io) {
             return std::make_unique<server::probe_mock>(io, server::mock_options{});
         });
-        endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
-        url = fmt::format("ws://127.0.0.1:{}/v1/realtime", mock->port());
+        url = mock->url();
+        endpoint = transport::parse_ws_url(url);
     }
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get());

@@ -483,8 +483,8 @@ int serve(const serve_settings& s) {
             o.profile = profile;
             return std::make_unique<server::native_mock>(io, o);
         });
-        w.endpoint = {"127.0.0.1", std::to_string(mock->port()), "/v1/realtime"};
-        w.url = fmt::format("ws://127.0.0.1:{}/v1/realtime (built-in native mock)", mock->port());
+        w.endpoint = transport::parse_ws_url(mock->url());
+        w.url = mock->url() + " (built-in native mock)";
     }
     create_output_dir(out);
 

@@ -22,15 +22,36 @@ struct writer_core::session_state {
     std::string pending;        // formatted lines not yet written
     time_point pending_since{}; // arrival of the oldest pending line
     int fd = -1;
-    std::uint64_t trace_size = 0;  // bytes written to the trace so far
-    std::uint64_t last_batch = 0;  // where the last batch written starts
-    std::uint64_t cached_from = 0; // the trace's bytes before this were dropped from the cache
     fs::path trace_path;
     std::string error; // first failure of this session; later lines are not written
     bool ended = false;
     time_point ended_at{};
     std::string receipts; // receipts bytes not yet written
     int receipts_fd = -1;
+
+    // Write-behind, after `length` more bytes were written to the trace: starts their
+    // writeback without waiting for it, and drops from the page cache the batch written before
+    // the previous one (its writeback, started a flush interval ago, is done by now; a trace is
+    // not read during the run). Without it the kernel lets gigabytes of dirty pages pile up and
+    // writes them back in bursts, and the traces fill the page cache until reclaim evicts other
+    // pages; both took CPU and stalls from the sessions at 1,024 sessions (docs/performance.md,
+    // soak). Advisory: where a file system or device does not support it, nothing changes, so
+    // errors are ignored.
+    void wrote(std::uint64_t length) {
+        (void)::sync_file_range(fd, static_cast<off_t>(trace_size), static_cast<off_t>(length),
+                                SYNC_FILE_RANGE_WRITE);
+        if (last_batch > cached_from) {
+            (void)::posix_fadvise(fd, static_cast<off_t>(cached_from),
+                                  static_cast<off_t>(last_batch - cached_from),
+                                  POSIX_FADV_DONTNEED);
+            cached_from = last_batch;
+        }
+        last_batch = trace_size;
+        trace_size += length;
+    }
+    std::uint64_t trace_size = 0;  // bytes written to the trace so far
+    std::uint64_t last_batch = 0;  // where the last batch written starts
+    std::uint64_t cached_from = 0; // the trace's bytes before this were dropped from the cache
 
     // Bytes that the flush interval applies to: lines, and receipts streamed before the end
     // (an ended session's receipts are completed by finish(), on the end grouping).
@@ -42,24 +63,6 @@ namespace {
 
 int open_exclusive(const fs::path& path) {
     return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-}
-
-// Write-behind for a trace: starts the writeback of the batch just written without waiting
-// for it, and drops from the page cache the batches written before the previous one (their
-// writeback, started a flush interval ago, is done by now; a trace is not read during the run).
-// Without it the kernel lets gigabytes of dirty pages pile up and writes them back in bursts,
-// and the traces fill the page cache until reclaim evicts other pages; both took CPU and
-// stalls from the sessions at 1,024 sessions (docs/performance.md, soak). Advisory: where a
-// file system or device does not support it, nothing changes, so errors are ignored.
-void write_behind(int fd, std::uint64_t batch, std::uint64_t length, std::uint64_t previous,
-                  std::uint64_t& cached_from) {
-    (void)::sync_file_range(fd, static_cast<off_t>(batch), static_cast<off_t>(length),
-                            SYNC_FILE_RANGE_WRITE);
-    if (previous > cached_from) {
-        (void)::posix_fadvise(fd, static_cast<off_t>(cached_from),
-                              static_cast<off_t>(previous - cached_from), POSIX_FADV_DONTNEED);
-        cached_from = previous;
-    }
 }
 
 // Writes all of `data`; returns 0 or the errno of the failure.
@@ -173,9 +176,7 @@ void writer_core::write_pending(std::uint32_t, session_state& s) {
             s.error = failure(s.trace_path, "write", err);
             ++stats_.write_errors;
         } else {
-            write_behind(s.fd, s.trace_size, s.pending.size(), s.last_batch, s.cached_from);
-            s.last_batch = s.trace_size;
-            s.trace_size += s.pending.size();
+            s.wrote(s.pending.size());
             stats_.bytes += s.pending.size();
             ++stats_.writes;
         }

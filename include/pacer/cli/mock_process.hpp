@@ -49,6 +49,8 @@ public:
     local_mock& operator=(const local_mock&) = delete;
 
     std::uint16_t port() const;
+    /// `ws://127.0.0.1:<port>/v1/realtime`: where sessions reach it.
+    std::string url() const;
     /// Stops the mock (once) and joins its thread; returns its stats.
     boost::json::object stop();
 
