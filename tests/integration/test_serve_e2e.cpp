@@ -86,12 +86,25 @@ TEST(ServeE2E, SmallSweepWritesEveryFieldAndReplaysAsPass) {
             EXPECT_NEAR(number(at(appends[5], {"scheduled_s"})), common + 5 * 0.080, 1e-6);
         }
     }
-    // The recorded level replays against the protocol oracle as `pass`.
+    // The recorded level replays against the protocol oracle without a violation. Its verdict
+    // also judges the client's own timing (an append > 80 ms off its grid fails the case), which
+    // a loaded test machine does not keep (seen under TSan in CI): a case may fail for that
+    // reason only, and then its input timing says so and the exit status follows the verdicts.
     const auto replay = run_pacer({"replay", (out / "c4").string()});
-    EXPECT_EQ(replay.exit_code, 0) << replay.out;
     const auto report = read_json(out / "c4" / "report.json");
-    for (const auto& c : at(report, {"cases"}).as_array())
-        EXPECT_EQ(at(c, {"status"}).as_string(), "pass") << json::serialize(c);
+    bool all_pass = true;
+    for (const auto& c : at(report, {"cases"}).as_array()) {
+        SCOPED_TRACE(json::serialize(c));
+        EXPECT_TRUE(at(c, {"violations"}).as_array().empty());
+        if (at(c, {"status"}).as_string() == "pass")
+            continue;
+        all_pass = false;
+        EXPECT_EQ(at(c, {"status"}).as_string(), "fail");
+        EXPECT_FALSE(at(c, {"input_timing", "within_tolerance"}).as_bool());
+        for (const auto& e : at(c, {"errors"}).as_array())
+            EXPECT_EQ(std::string(e.as_string()).rfind("input pacing deviation ", 0), 0u);
+    }
+    EXPECT_EQ(replay.exit_code, all_pass ? 0 : 1) << replay.out;
 }
 
 TEST(ServeE2E, StaggerOffsetsEachSessionsGridFromTheCommonStart) {
