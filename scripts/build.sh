@@ -7,7 +7,14 @@ cd "$(dirname "$0")/.."
 "$(pwd)/scripts/deps.sh"
 build_dir=${1:-build}
 shift || true
-cmake -S . -B "$build_dir" -G Ninja \
+# ccache, when installed, makes rebuilds in another clone or build folder cheap: paths are
+# hashed relative to the source tree, so every clone of this repository shares one cache.
+launcher=()
+if command -v ccache >/dev/null 2>&1; then
+    export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+cmake -S . -B "$build_dir" -G Ninja "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
     -DPACER_WARNINGS_AS_ERRORS="${PACER_WARNINGS_AS_ERRORS:-OFF}" "$@" >/dev/null
 cmake --build "$build_dir" --parallel "${JOBS:-$(nproc)}"

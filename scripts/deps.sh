@@ -5,7 +5,7 @@
 set -euo pipefail
 
 packages=(
-    cmake ninja-build g++ pkg-config
+    cmake ninja-build g++ pkg-config ccache
     libboost1.81-dev libboost-json1.81-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev libfmt-dev libsndfile1-dev libssl-dev
