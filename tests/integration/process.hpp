@@ -152,6 +152,12 @@ struct run_result {
     std::string out;
 };
 
+/// A run that ended without a failure: 0 when the client kept its 80 ms schedule, 3 when it
+/// fell behind. A loaded CI host can stall a process for 80 ms at any time, so end-to-end tests
+/// never assert the pacing verdict from real timing: they accept both, and check with
+/// `exit_matches_pacing` that the status agrees with the summary's `pacing_qualified`.
+inline bool finished(int exit_code) { return exit_code == 0 || exit_code == 3; }
+
 /// Runs `pacer <args>` to completion.
 inline run_result run_pacer(std::vector<std::string> args) {
     args.insert(args.begin(), PACER_BINARY);
@@ -196,6 +202,11 @@ inline std::vector<std::string> error_lines(const std::filesystem::path& trace) 
         if (at(l, {"direction"}).as_string() == "error")
             out.emplace_back(at(l, {"event", "message"}).as_string());
     return out;
+}
+
+/// The exit status a finished run must have given its summary: 0 when `pacing_qualified`, else 3.
+inline int exit_for_pacing(const boost::json::value& summary) {
+    return at(summary, {"pacing_qualified"}).as_bool() ? 0 : 3;
 }
 
 /// A fresh folder path under the system temp dir (not created), removed by the destructor.

@@ -69,13 +69,25 @@ std::unique_ptr<mock_run> run_and_replay(std::vector<std::string> mock_flags, in
     return r;
 }
 
+// Every case passes the oracle. The verdict also judges the client's own input timing (an
+// append more than 80 ms off its grid fails the case), which a loaded CI host does not always
+// keep: a case may fail for that reason alone, and the replay's exit status follows.
 void expect_every_case_passes(const mock_run& r) {
+    bool all_pass = true;
     for (const auto& c : r.cases()) {
-        EXPECT_EQ(c.at("status").as_string(), "pass")
-            << c.at("id").as_string() << ": " << boost::json::serialize(c.at("violations")) << " "
-            << boost::json::serialize(c.at("errors"));
+        SCOPED_TRACE(c.at("id").as_string().c_str());
+        EXPECT_TRUE(c.at("violations").as_array().empty())
+            << boost::json::serialize(c.at("violations"));
+        if (c.at("status").as_string() == "pass")
+            continue;
+        all_pass = false;
+        EXPECT_EQ(c.at("status").as_string(), "fail");
+        EXPECT_FALSE(c.at("errors").as_array().empty());
+        for (const auto& e : c.at("errors").as_array())
+            EXPECT_EQ(std::string(e.as_string()).rfind("input pacing deviation ", 0), 0u)
+                << boost::json::serialize(c.at("errors"));
     }
-    EXPECT_EQ(r.replay.exit_code, 0) << r.replay.out;
+    EXPECT_EQ(r.replay.exit_code, all_pass ? 0 : 1) << r.replay.out;
 }
 
 // `pacer run` ends 0, or 3 when a loaded host made the client late: either way every session

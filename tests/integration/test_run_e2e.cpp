@@ -54,8 +54,9 @@ TEST(RunE2E, SixteenSessionsCompleteWithConsistentArtifacts) {
     temp_dir out;
     const auto r = run_pacer({"run", "--url", mock.url(), "-c", "16", "-d", "2s", "-o",
                               out.path().string(), "--keep-traces"});
-    EXPECT_EQ(r.exit_code, 0) << r.out;
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(r.exit_code, exit_for_pacing(summary)) << r.out;
     EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 16u);
     EXPECT_EQ(count(summary, {"pacing", "packets", "sent"}), 16u * 25u);
     EXPECT_EQ(count(summary, {"pacing", "packets", "expected"}), 16u * 25u);
@@ -73,7 +74,7 @@ TEST(RunE2E, MockWritesStatsOnSigint) {
     mock_process mock({"--stats-output", stats_path.string()});
     const auto r = run_pacer(
         {"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", (dir / "run").string()});
-    EXPECT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_TRUE(finished(r.exit_code)) << r.out;
     EXPECT_EQ(mock.stop(), 0);
     const auto stats = read_json(stats_path);
     EXPECT_EQ(count(stats, {"sessions_seen"}), 2u);
@@ -159,7 +160,7 @@ TEST(RunE2E, FourDenialsRejectTheSession) {
 
 TEST(RunE2E, ThreeDenialsThenAdmitted) {
     const auto f = run_against({"--reject-first", "3"});
-    EXPECT_EQ(f.exit_code, 0);
+    EXPECT_TRUE(finished(f.exit_code));
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "complete"}), 1u);
 }
 
@@ -262,9 +263,13 @@ TEST(RunE2E, BadInputsAreRefusedBeforeAnythingIsWritten) {
 TEST(RunE2E, BuiltInMockNeedsNoServer) {
     temp_dir out;
     const auto r = run_pacer({"run", "-c", "4", "-d", "1s", "-o", out.path().string()});
-    EXPECT_EQ(r.exit_code, 0) << r.out;
-    EXPECT_NE(r.out.find("PACING QUALIFIED"), std::string::npos);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(r.exit_code, exit_for_pacing(summary)) << r.out;
+    // The table states the verdict the summary holds.
+    EXPECT_NE(r.out.find(r.exit_code == 0 ? "PACING QUALIFIED" : "PACING UNQUALIFIED"),
+              std::string::npos)
+        << r.out;
     EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), 4u);
     EXPECT_FALSE(fs::exists(out / "session-000" / "trace.jsonl"))
         << "traces are removed without --keep-traces";
