@@ -156,7 +156,9 @@ struct run_result {
 /// fell behind. A loaded CI host can stall a process for 80 ms at any time, so end-to-end tests
 /// never assert the pacing verdict from real timing: they accept both, and check with
 /// `exit_matches_pacing` that the status agrees with the summary's `pacing_qualified`.
-inline bool finished(int exit_code) { return exit_code == 0 || exit_code == 3; }
+inline bool finished(int exit_code) {
+    return exit_code == 0 || exit_code == 3;
+}
 
 /// Runs `pacer <args>` to completion.
 inline run_result run_pacer(std::vector<std::string> args) {
