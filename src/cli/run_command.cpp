@@ -427,6 +427,9 @@ int run(const run_settings& s) {
                 "--concurrency starts every session at once; open-loop runs take --sessions");
         if (open_loop->offsets.empty())
             throw usage_error("the schedule has no arrivals");
+        if (s.processes > open_loop->offsets.size())
+            throw usage_error(fmt::format("--processes {} is more than the schedule's {} arrivals",
+                                          s.processes, open_loop->offsets.size()));
     } else if (s.max_concurrency > 0) {
         throw usage_error("--max-concurrency gates open-loop arrivals: give --rate and --sessions");
     }
@@ -436,6 +439,9 @@ int run(const run_settings& s) {
     const std::size_t sessions = open_loop ? arrivals.size()
                                  : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
                                            : s.concurrency;
+    if (sessions == 0 && open_loop)
+        throw usage_error(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
+                                      shard->index, shard->count, open_loop->offsets.size()));
     if (sessions == 0)
         throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}",
                                       shard->index, shard->count, s.concurrency));

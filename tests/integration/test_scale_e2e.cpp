@@ -214,6 +214,8 @@ TEST(ScaleE2E, OpenLoopBadArgumentsAreRefused) {
              {"run", "--schedule", (out / "missing.json").string(), "-o", out.path().string()},
              {"run", "--shard", "3/3", "-o", out.path().string()},
              {"run", "--start-at", "yesterday", "-o", out.path().string()},
+             {"run", "--rate", "5", "--sessions", "3", "--processes", "4", "-o",
+              out.path().string()},
          }) {
         EXPECT_EQ(run_pacer(args).exit_code, 2) << args[1] << " " << args[2];
         EXPECT_FALSE(fs::exists(out.path()));
