@@ -260,7 +260,18 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
                               {"log", (out / fmt::format("worker-{}.log", k)).string()},
                               {"status", describe_status(st)}};
         try {
-            parts.push_back(metrics::read_run_part(dir));
+            auto part = metrics::read_run_part(dir);
+            if (open_loop) {
+                // Every worker must have run the parent's one schedule.
+                const auto* ol = part.summary.if_contains("open_loop");
+                const auto* sch =
+                    ol && ol->is_object() ? ol->as_object().if_contains("schedule") : nullptr;
+                const auto* sha =
+                    sch && sch->is_object() ? sch->as_object().if_contains("sha256") : nullptr;
+                if (!sha || !sha->is_string() || sha->get_string() != open_loop->sha256)
+                    throw std::runtime_error("its open-loop schedule is not the parent's");
+            }
+            parts.push_back(std::move(part));
             w["merged"] = true;
         } catch (const std::exception& e) {
             w["merged"] = false;
