@@ -9,6 +9,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <optional>
+#include <string>
+
 namespace pacer::cli {
 
 namespace fs = std::filesystem;
@@ -19,6 +22,7 @@ struct merge_settings {
     std::vector<std::string> inputs;
     std::string output;
     bool allow_clock_skew = false;
+    bool allow_disjoint = false;
     double max_clock_error_ms = 10;
 };
 
@@ -37,14 +41,25 @@ int run_merge(const merge_settings& s) {
             throw usage_error(e.what());
         }
     }
+    std::optional<std::string> disjoint;
     try {
+        metrics::check_distinct(parts);
+        metrics::check_compatible(parts);
         metrics::check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
+        disjoint = metrics::check_overlap(parts, s.allow_disjoint);
     } catch (const std::runtime_error& e) {
         throw usage_error(e.what());
     }
     auto merged = metrics::merge_parts(parts);
     merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
                                                 {"allow_clock_skew", s.allow_clock_skew}};
+    merged["allow_disjoint"] = s.allow_disjoint;
+    if (disjoint) {
+        const auto warning = "--allow-disjoint: " + *disjoint +
+                             "; the pooled figures are not those of one simultaneous run";
+        merged["warnings"].as_array().push_back(boost::json::string(warning));
+        fmt::print(stderr, "pacer merge: warning: {}\n", warning);
+    }
     create_output_dir(s.output);
     write_new_file(fs::path(s.output) / "summary.json", boost::json::serialize(merged) + "\n");
     const auto& p = merged.at("pacing").as_object();
@@ -54,19 +69,44 @@ int run_merge(const merge_settings& s) {
                            : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
     };
     fmt::print("pacer merge: {} parts\n", parts.size());
-    fmt::print("  sessions   {} complete of {}\n",
-               p.at("sessions").at("complete").to_number<double>(),
-               p.at("sessions").at("requested").to_number<double>());
+    fmt::print("  sessions   {} complete of {}\n", p.at("sessions").at("complete").as_uint64(),
+               p.at("sessions").at("requested").as_uint64());
     fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",
-               p.at("packets").at("sent").to_number<double>(),
+               p.at("packets").at("sent").as_uint64(),
                p.at("packets").at("late").to_number<std::uint64_t>(),
                merged.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
     fmt::print("  |dev|      p50 {}  p99 {}  p99.9 {}  max {}  (pooled)\n", ms(dev.at("p50")),
                ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
     fmt::print("  overlap    {} input streams at once at the peak\n",
                p.at("peak_overlapping_input_streams").to_number<std::uint64_t>());
+    bool schedule_kept = true;
+    if (const auto* olv = merged.if_contains("open_loop")) {
+        const auto& ol = olv->as_object();
+        schedule_kept = ol.at("schedule_kept").as_bool();
+        fmt::print("  open loop  {} of {} arrivals{}; latency p50 {} p99 {}; dispatch lag p99 {} "
+                   "max {} -> {} (pooled)\n",
+                   ol.at("requests").at("scheduled").as_uint64(),
+                   ol.at("schedule").at("arrivals").to_number<std::uint64_t>(),
+                   ol.at("schedule").at("covered").as_bool() ? "" : " (not every shard given)",
+                   ms(ol.at("latency_s").at("p50")), ms(ol.at("latency_s").at("p99")),
+                   ms(ol.at("dispatch_lag_s").at("p99")), ms(ol.at("dispatch_lag_s").at("max")),
+                   schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+    }
     fmt::print("  results    {}\n", (fs::path(s.output) / "summary.json").string());
-    return merged.at("pacing_qualified").as_bool() ? exit_ok : exit_unqualified;
+    const auto& incomplete = merged.at("incomplete_parts").as_array();
+    if (!incomplete.empty()) {
+        // One line naming every part that was interrupted or left sessions incomplete.
+        std::string which;
+        for (const auto& part : incomplete)
+            which += fmt::format("{}{} ({}{} of {} sessions incomplete)", which.empty() ? "" : ", ",
+                                 part.at("dir").as_string().c_str(),
+                                 part.at("interrupted").as_bool() ? "interrupted, " : "",
+                                 part.at("sessions_incomplete").as_uint64(),
+                                 part.at("sessions").as_uint64());
+        fmt::print(stderr, "pacer merge: incomplete parts: {}\n", which);
+        return exit_failed;
+    }
+    return merged.at("pacing_qualified").as_bool() && schedule_kept ? exit_ok : exit_unqualified;
 }
 
 } // namespace
@@ -77,7 +117,13 @@ command add_merge_command(CLI::App& app) {
         "merge", "Pool the raw samples of runs that streamed at the same time (worker processes or "
                  "shards on several hosts): percentiles over every packet of every part, late "
                  "packets, sessions, and the peak number of overlapping input streams, aligned on "
-                 "the wall clock with each part's recorded (monotonic, realtime) pair.");
+                 "the wall clock with each part's recorded (monotonic, realtime) pair. Open-loop "
+                 "shards of one schedule also pool dispatch lag and latency over every arrival.\n"
+                 "Refused (exit 2): a part given twice (same folder, or a copy of one run), parts "
+                 "of different schedules, parts that did not stream at the same time (unless "
+                 "--allow-disjoint).\nExit status: 0 pooled and paced; 1 a part was interrupted "
+                 "or had incomplete sessions (named on stderr and in incomplete_parts); 2 bad "
+                 "input; 3 pacing-unqualified or schedule not kept.");
     sub->add_option("runs", s->inputs, "Run folders (each with summary.json and samples.json)")
         ->required();
     sub->add_option("-o,--output", s->output, "New folder for the pooled summary.json")->required();
@@ -87,6 +133,9 @@ command add_merge_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_flag("--allow-clock-skew", s->allow_clock_skew,
                   "Merge parts from several hosts even when their clocks are not known to agree");
+    sub->add_flag("--allow-disjoint", s->allow_disjoint,
+                  "Merge parts that did not stream at the same time (their runs do not overlap on "
+                  "the wall clock) anyway; the summary records a warning");
     return {sub, [s] { return run_merge(*s); }};
 }
 

@@ -30,6 +30,7 @@
 #include <cstring>
 #include <fcntl.h>
 #include <future>
+#include <random>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
@@ -75,6 +76,16 @@ struct run_settings {
 
 std::string ms(const boost::json::value& v) {
     return v.is_null() ? "-" : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
+}
+
+// A random identity for this run's summary.json, so that `pacer merge` can tell a part given
+// twice (or a copy of one) from another part.
+std::string new_run_id() {
+    std::random_device rd;
+    std::string id;
+    for (int k = 0; k < 4; ++k)
+        id += fmt::format("{:08x}", static_cast<std::uint32_t>(rd()));
+    return id;
 }
 
 void print_table(const run_settings& s, const std::string& url, const metrics::pacing_figures& f,
@@ -134,27 +145,24 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
     fmt::print("  results    {}\n", (out / "summary.json").string());
 }
 
-// The argument list that makes a worker process run `sessions` sessions of `s`.
+// The argument list that makes worker `index` run its share of `s`: --concurrency sessions
+// (closed loop), or shard index/P of the parent's schedule file (open loop).
 std::vector<std::string> worker_args(const run_settings& s, const std::string& url,
-                                     const fs::path& out, double start_at_monotonic, int index) {
-    std::vector<std::string> a{"pacer",
-                               "run",
-                               "--url",
-                               url,
-                               "-c",
-                               std::to_string(s.concurrency),
-                               "--threads",
-                               std::to_string(s.threads),
-                               "--timeout",
-                               s.timeout,
-                               "--stagger-ms",
-                               fmt::format("{}", s.stagger_ms),
-                               "-o",
-                               out.string(),
-                               "--start-at-monotonic",
-                               fmt::format("{:.9f}", start_at_monotonic),
-                               "--worker-index",
-                               std::to_string(index)};
+                                     const fs::path& out, double start_at_monotonic, int index,
+                                     const fs::path& schedule_file) {
+    std::vector<std::string> a{"pacer", "run", "--url", url};
+    if (schedule_file.empty()) {
+        a.insert(a.end(), {"-c", std::to_string(s.concurrency)});
+    } else {
+        a.insert(a.end(), {"--schedule", schedule_file.string(), "--shard",
+                           fmt::format("{}/{}", index, s.processes), "--cap-policy", s.cap_policy});
+        if (s.max_concurrency > 0)
+            a.insert(a.end(), {"--max-concurrency", std::to_string(s.max_concurrency)});
+    }
+    a.insert(a.end(),
+             {"--threads", std::to_string(s.threads), "--timeout", s.timeout, "--stagger-ms",
+              fmt::format("{}", s.stagger_ms), "-o", out.string(), "--start-at-monotonic",
+              fmt::format("{:.9f}", start_at_monotonic), "--worker-index", std::to_string(index)});
     if (!s.audio.empty()) {
         a.push_back("--audio");
         a.push_back(s.audio);
@@ -187,10 +195,17 @@ std::string describe_status(int status) {
     return "unknown";
 }
 
-// `--processes P`: P worker processes of S sessions each share one start deadline on the
-// host's monotonic clock; their raw samples are pooled into one summary.
+// `--processes P`: P worker processes share one start deadline on the host's monotonic clock,
+// each with S sessions (closed loop) or shard K/P of the one schedule (open loop, from the
+// parent's schedule.json); their raw samples are pooled into one summary.
 int run_workers(const run_settings& s, const std::string& url, const fs::path& out,
-                local_mock* mock) {
+                local_mock* mock, const schedule::schedule_document* open_loop) {
+    fs::path schedule_file;
+    if (open_loop) {
+        // Written once: every worker reads this one file.
+        schedule_file = out / "schedule.json";
+        write_new_file(schedule_file, schedule::to_json(open_loop->spec, open_loop->offsets));
+    }
     // One second lets every worker exec, read its input and connect before the deadline.
     const double start_at = to_seconds(clock::now()) + 1.0;
     struct sigaction forward {
@@ -200,8 +215,8 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     ::sigaction(SIGTERM, &forward, &old_term);
     std::vector<pid_t> pids;
     for (std::size_t k = 0; k < s.processes; ++k) {
-        auto args =
-            worker_args(s, url, out / fmt::format("worker-{}", k), start_at, static_cast<int>(k));
+        auto args = worker_args(s, url, out / fmt::format("worker-{}", k), start_at,
+                                static_cast<int>(k), schedule_file);
         std::vector<char*> argv;
         for (auto& a : args)
             argv.push_back(a.data());
@@ -245,7 +260,18 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
                               {"log", (out / fmt::format("worker-{}.log", k)).string()},
                               {"status", describe_status(st)}};
         try {
-            parts.push_back(metrics::read_run_part(dir));
+            auto part = metrics::read_run_part(dir);
+            if (open_loop) {
+                // Every worker must have run the parent's one schedule.
+                const auto* ol = part.summary.if_contains("open_loop");
+                const auto* sch =
+                    ol && ol->is_object() ? ol->as_object().if_contains("schedule") : nullptr;
+                const auto* sha =
+                    sch && sch->is_object() ? sch->as_object().if_contains("sha256") : nullptr;
+                if (!sha || !sha->is_string() || sha->get_string() != open_loop->sha256)
+                    throw std::runtime_error("its open-loop schedule is not the parent's");
+            }
+            parts.push_back(std::move(part));
             w["merged"] = true;
         } catch (const std::exception& e) {
             w["merged"] = false;
@@ -258,9 +284,20 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     }
     auto summary = metrics::merge_parts(parts);
     summary["command"] = "run";
+    summary["run_id"] = new_run_id();
     summary["processes"] = s.processes;
-    summary["sessions_per_process"] = s.concurrency;
+    if (open_loop) {
+        summary["schedule_split"] = "worker K runs arrivals K, K+P, K+2P, ... (as --shard K/P)";
+        if (auto* ol = summary.if_contains("open_loop"))
+            ol->as_object()["schedule"].as_object()["file"] = schedule_file.string();
+        else
+            all_ok = false; // a worker left no open-loop records to pool
+    } else {
+        summary["sessions_per_process"] = s.concurrency;
+    }
     summary["workers"] = std::move(workers);
+    all_ok = all_ok && summary.at("complete").as_bool();
+    interrupted = interrupted || summary.at("interrupted").as_bool();
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
@@ -270,17 +307,21 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
 
     const auto& p = summary.at("pacing").as_object();
     const auto& dev = p.at("pacing_deviation_s").as_object();
-    fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency,
-               url);
+    if (open_loop)
+        fmt::print("pacer run: {} processes sharing {} open-loop arrivals against {}\n",
+                   s.processes, open_loop->offsets.size(), url);
+    else
+        fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency,
+                   url);
     for (const auto& w : summary.at("workers").as_array())
         fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(),
                    w.at("status").as_string().c_str(),
                    w.at("merged").as_bool() ? "" : " (no results)");
     fmt::print("  sessions   {} complete of {} (pooled)\n",
-               p.at("sessions").at("complete").to_number<double>(),
-               p.at("sessions").at("requested").to_number<double>());
+               p.at("sessions").at("complete").to_number<std::uint64_t>(),
+               p.at("sessions").at("requested").to_number<std::uint64_t>());
     fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",
-               p.at("packets").at("sent").to_number<double>(),
+               p.at("packets").at("sent").to_number<std::uint64_t>(),
                p.at("packets").at("late").to_number<std::uint64_t>(),
                summary.at("pacing_qualified").as_bool() ? "PACING QUALIFIED"
                                                         : "PACING UNQUALIFIED");
@@ -292,13 +333,30 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
                    part.at("dir").as_string().c_str(),
                    part.at("client_cpu_cores").to_number<double>(),
                    part.at("peak_rss_bytes").to_number<double>() / 1e6);
+    bool schedule_kept = true;
+    if (const auto* olv = summary.if_contains("open_loop")) {
+        const auto& ol = olv->as_object();
+        schedule_kept = ol.at("schedule_kept").as_bool();
+        fmt::print("  open loop  {} arrivals, {} dropped by the cap; latency p50 {} p99 {}; "
+                   "dispatch lag p99 {} max {} -> {} (pooled over all arrivals)\n",
+                   ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
+                   ol.at("requests").at("dropped").to_number<std::uint64_t>(),
+                   ms(ol.at("latency_s").at("p50")), ms(ol.at("latency_s").at("p99")),
+                   ms(ol.at("dispatch_lag_s").at("p99")), ms(ol.at("dispatch_lag_s").at("max")),
+                   schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+    }
+    for (const auto& part : summary.at("incomplete_parts").as_array())
+        fmt::print("  incomplete {}: {}{} of {} session(s) incomplete\n",
+                   part.at("dir").as_string().c_str(),
+                   part.at("interrupted").as_bool() ? "interrupted, " : "",
+                   part.at("sessions_incomplete").as_uint64(), part.at("sessions").as_uint64());
     fmt::print("  results    {}\n", (out / "summary.json").string());
     if (interrupted)
         return exit_interrupted;
-    if (!all_ok || p.at("sessions").at("complete").to_number<double>() !=
-                       p.at("sessions").at("requested").to_number<double>())
+    if (!all_ok ||
+        p.at("sessions").at("complete").as_uint64() != p.at("sessions").at("requested").as_uint64())
         return exit_failed;
-    return summary.at("pacing_qualified").as_bool() ? exit_ok : exit_unqualified;
+    return summary.at("pacing_qualified").as_bool() && schedule_kept ? exit_ok : exit_unqualified;
 }
 
 int run(const run_settings& s) {
@@ -378,11 +436,11 @@ int run(const run_settings& s) {
         if (s.concurrency_option && s.concurrency_option->count() > 0)
             throw usage_error(
                 "--concurrency starts every session at once; open-loop runs take --sessions");
-        if (s.processes > 1)
-            throw usage_error(
-                "--processes does not take open-loop arrivals yet: use --shard I/N per worker");
         if (open_loop->offsets.empty())
             throw usage_error("the schedule has no arrivals");
+        if (s.processes > open_loop->offsets.size())
+            throw usage_error(fmt::format("--processes {} is more than the schedule's {} arrivals",
+                                          s.processes, open_loop->offsets.size()));
     } else if (s.max_concurrency > 0) {
         throw usage_error("--max-concurrency gates open-loop arrivals: give --rate and --sessions");
     }
@@ -392,6 +450,9 @@ int run(const run_settings& s) {
     const std::size_t sessions = open_loop ? arrivals.size()
                                  : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
                                            : s.concurrency;
+    if (sessions == 0 && open_loop)
+        throw usage_error(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
+                                      shard->index, shard->count, open_loop->offsets.size()));
     if (sessions == 0)
         throw usage_error(fmt::format("shard {}/{} gets no session of --concurrency {}",
                                       shard->index, shard->count, s.concurrency));
@@ -442,7 +503,9 @@ int run(const run_settings& s) {
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             out.string()));
     // Each session holds a socket and two files; a local mock holds the other socket end.
-    runtime::ensure_descriptors(sessions * s.processes * (s.url.empty() ? 4 : 3) + 64);
+    // (Open-loop workers share the one schedule: together they hold at most its sessions.)
+    runtime::ensure_descriptors(sessions * (open_loop ? 1 : s.processes) * (s.url.empty() ? 4 : 3) +
+                                64);
     create_output_dir(out);
 
     std::unique_ptr<local_mock> mock;
@@ -455,7 +518,7 @@ int run(const run_settings& s) {
         endpoint = transport::parse_ws_url(url);
     }
     if (s.processes > 1)
-        return run_workers(s, url, out, mock.get());
+        return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr);
     if (mock)
         url += " (built-in mock)";
 
@@ -469,12 +532,17 @@ int run(const run_settings& s) {
 
     session::run_options ro;
     ro.sessions = sessions;
+    // A worker of `--processes` reads its parent's schedule.json: the schedule is written once.
+    const bool worker = s.worker_index >= 0;
+    const fs::path schedule_path = worker ? fs::path(s.schedule_file) : out / "schedule.json";
     if (open_loop) {
         ro.arrivals = arrivals;
         ro.max_concurrency = s.max_concurrency;
         ro.policy = *policy;
-        write_new_file(out / "schedule.json",
-                       schedule::to_json(open_loop->spec, open_loop->offsets));
+        if (start_monotonic) // shards and workers run the schedule from their common start
+            ro.open_loop_start = time_point(from_seconds(*start_monotonic));
+        if (!worker)
+            write_new_file(schedule_path, schedule::to_json(open_loop->spec, open_loop->offsets));
     }
     ro.threads = s.threads;
     ro.endpoint = endpoint;
@@ -496,6 +564,7 @@ int run(const run_settings& s) {
     boost::json::object summary;
     summary["schema_version"] = 1;
     summary["command"] = "run";
+    summary["run_id"] = new_run_id();
     summary["config"] = {{"concurrency", sessions},
                          {"threads", s.threads},
                          {"input", s.audio.empty() ? "silence" : s.audio},
@@ -534,17 +603,18 @@ int run(const run_settings& s) {
                                 {"seed", open_loop->spec.seed},
                                 {"arrivals", open_loop->offsets.size()},
                                 {"sha256", open_loop->sha256},
-                                {"file", (out / "schedule.json").string()}};
+                                {"file", schedule_path.string()}};
         summary["open_loop"] = std::move(ol);
     }
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     summary["host"] = host;
     if (shard)
-        summary["shard"] = boost::json::object{{"index", shard->index},
-                                               {"count", shard->count},
-                                               {"source", shard->source},
-                                               {"sessions_total", s.concurrency}};
+        summary["shard"] = boost::json::object{
+            {"index", shard->index},
+            {"count", shard->count},
+            {"source", worker ? std::string("--processes") : shard->source},
+            {"sessions_total", open_loop ? open_loop->offsets.size() : s.concurrency}};
     if (s.worker_index >= 0)
         summary["worker_index"] = s.worker_index;
     if (start_monotonic)
@@ -581,7 +651,13 @@ int run(const run_settings& s) {
     if (mock)
         summary["mock"] = std::move(mock_stats);
 
-    write_new_file(out / "samples.json", metrics::samples_json(outcome.sessions));
+    metrics::open_loop_arrivals arrival_records;
+    if (outcome.open_loop) {
+        arrival_records.result = &*outcome.open_loop;
+        arrival_records.first_index = shard ? shard->index : 0;
+        arrival_records.index_stride = shard ? shard->count : 1;
+    }
+    write_new_file(out / "samples.json", metrics::samples_json(outcome.sessions, arrival_records));
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
     if (!s.keep_traces) {
         // The traces proved the writer kept up; the receipts and summaries are what stays.
@@ -685,7 +761,8 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--processes", s->processes,
                     "Worker processes of --concurrency sessions each (P x S in all), sharing one "
                     "start deadline; their raw samples are pooled into one summary.json and each "
-                    "keeps its part under worker-K/")
+                    "keeps its part under worker-K/. Open loop: the workers split the one "
+                    "schedule as --shard K/P would (--max-concurrency caps each worker)")
         ->capture_default_str();
     sub->add_option("--shard", s->shard,
                     "Run shard I of N (I/N) of --concurrency sessions (sessions I, I+N, ...). "

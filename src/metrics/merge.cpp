@@ -1,6 +1,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/session/open_loop.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -12,6 +13,7 @@
 #include <optional>
 #include <sstream>
 #include <stdexcept>
+#include <system_error>
 
 namespace pacer::metrics {
 
@@ -49,6 +51,72 @@ double number_at(const json::object& o, std::initializer_list<const char*> path,
     return cur && cur->is_number() ? cur->to_number<double>() : fallback;
 }
 
+const json::value* value_at(const json::object& o, std::initializer_list<const char*> path) {
+    const json::value* cur = nullptr;
+    const json::object* obj = &o;
+    for (const char* k : path) {
+        if (!obj)
+            return nullptr;
+        cur = obj->if_contains(k);
+        if (!cur)
+            return nullptr;
+        obj = cur->if_object();
+    }
+    return cur;
+}
+
+// A count as an integer: runs write integers; a double (a summary written by an older merge)
+// is rounded, a negative or missing value is 0.
+std::uint64_t count_at(const json::object& o, std::initializer_list<const char*> path) {
+    const json::value* v = value_at(o, path);
+    if (!v)
+        return 0;
+    if (v->is_uint64())
+        return v->as_uint64();
+    if (v->is_int64())
+        return v->as_int64() > 0 ? static_cast<std::uint64_t>(v->as_int64()) : 0;
+    if (v->is_double() && v->as_double() > 0)
+        return static_cast<std::uint64_t>(std::llround(v->as_double()));
+    return 0;
+}
+
+bool flag_at(const json::object& o, std::initializer_list<const char*> path) {
+    const json::value* v = value_at(o, path);
+    return v && v->is_bool() && v->as_bool();
+}
+
+std::string string_at(const json::object& o, std::initializer_list<const char*> path) {
+    const json::value* v = value_at(o, path);
+    return v && v->is_string() ? std::string(v->get_string()) : std::string();
+}
+
+std::optional<double> optional_seconds(const json::value& v) {
+    if (v.is_null())
+        return std::nullopt;
+    return v.to_number<double>();
+}
+
+arrival_sample read_arrival(const json::object& o) {
+    arrival_sample a;
+    a.index = o.at("index").to_number<std::size_t>();
+    a.offset_ns = o.at("offset_ns").to_number<std::int64_t>();
+    a.dispatched_s = optional_seconds(o.at("dispatched_s"));
+    a.completed_s = optional_seconds(o.at("completed_s"));
+    a.cap_delay_s = o.at("cap_delay_s").to_number<double>();
+    a.dropped = o.at("dropped").as_bool();
+    a.failed = o.at("failed").as_bool();
+    return a;
+}
+
+bool is_open_loop(const run_part& p) {
+    const auto* ol = p.summary.if_contains("open_loop");
+    return ol && ol->is_object();
+}
+
+std::string schedule_sha(const run_part& p) {
+    return string_at(p.summary, {"open_loop", "schedule", "sha256"});
+}
+
 } // namespace
 
 run_part read_run_part(const fs::path& dir) {
@@ -65,14 +133,25 @@ run_part read_run_part(const fs::path& dir) {
     if (!sessions || !sessions->is_array())
         throw std::runtime_error(
             fmt::format("{} has no sessions array", (dir / "samples.json").string()));
-    for (const auto& s : sessions->as_array()) {
-        session_samples ss;
-        const auto& o = s.as_object();
-        if (const auto* start = o.if_contains("session_start_s"); start && start->is_number())
-            ss.session_start_s = start->to_number<double>();
-        for (const auto& d : o.at("deviation_s").as_array())
-            ss.deviation_s.push_back(d.to_number<double>());
-        part.sessions.push_back(std::move(ss));
+    try {
+        for (const auto& s : sessions->as_array()) {
+            session_samples ss;
+            const auto& o = s.as_object();
+            if (const auto* start = o.if_contains("session_start_s"); start && start->is_number())
+                ss.session_start_s = start->to_number<double>();
+            for (const auto& d : o.at("deviation_s").as_array())
+                ss.deviation_s.push_back(d.to_number<double>());
+            part.sessions.push_back(std::move(ss));
+        }
+        if (const auto* ol = samples.as_object().if_contains("open_loop")) {
+            std::vector<arrival_sample> arrivals;
+            for (const auto& a : ol->as_object().at("arrivals").as_array())
+                arrivals.push_back(read_arrival(a.as_object()));
+            part.arrivals = std::move(arrivals);
+        }
+    } catch (const std::exception& e) {
+        throw std::runtime_error(
+            fmt::format("{} is malformed: {}", (dir / "samples.json").string(), e.what()));
     }
     return part;
 }
@@ -106,31 +185,239 @@ void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool a
     }
 }
 
+std::string part_identity(const run_part& part) {
+    const auto& s = part.summary;
+    if (auto id = string_at(s, {"run_id"}); !id.empty())
+        return "run id " + id;
+    const auto* mono = value_at(s, {"clock", "monotonic_s"});
+    const auto* real = value_at(s, {"clock", "realtime_s"});
+    if (!mono || !real || !mono->is_number() || !real->is_number())
+        return {};
+    // Written before pacer recorded a run id: the clock pair read at its start is unique.
+    return fmt::format("host '{}' started at monotonic {} / realtime {}", string_at(s, {"host"}),
+                       mono->to_number<double>(), real->to_number<double>());
+}
+
+void check_distinct(const std::vector<run_part>& parts) {
+    auto canonical = [](const fs::path& p) {
+        std::error_code ec;
+        auto c = fs::weakly_canonical(p, ec);
+        return ec ? fs::absolute(p).lexically_normal() : c;
+    };
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        for (std::size_t j = i + 1; j < parts.size(); ++j) {
+            const auto& a = parts[i];
+            const auto& b = parts[j];
+            const auto both = fmt::format("{} and {}", a.dir.string(), b.dir.string());
+            if (canonical(a.dir) == canonical(b.dir))
+                throw std::runtime_error(
+                    fmt::format("{} are the same folder: give each part once", both));
+            if (const auto id = part_identity(a); !id.empty() && id == part_identity(b))
+                throw std::runtime_error(fmt::format(
+                    "{} are the same run ({}), e.g. a copy: give each part once", both, id));
+            const auto* sa = a.summary.if_contains("shard");
+            const auto* sb = b.summary.if_contains("shard");
+            if (sa && sb && sa->is_object() && sb->is_object()) {
+                const auto& x = sa->as_object();
+                const auto& y = sb->as_object();
+                const bool same_share =
+                    count_at(x, {"index"}) == count_at(y, {"index"}) &&
+                    count_at(x, {"count"}) == count_at(y, {"count"}) &&
+                    count_at(x, {"sessions_total"}) == count_at(y, {"sessions_total"}) &&
+                    schedule_sha(a) == schedule_sha(b);
+                if (same_share)
+                    throw std::runtime_error(fmt::format(
+                        "{} are both shard {}/{} of the same run: pooling them would count its "
+                        "sessions twice; give each shard once",
+                        both, count_at(x, {"index"}), count_at(x, {"count"})));
+            }
+        }
+}
+
+void check_compatible(const std::vector<run_part>& parts) {
+    for (std::size_t i = 1; i < parts.size(); ++i) {
+        const auto& a = parts[0];
+        const auto& b = parts[i];
+        if (is_open_loop(a) != is_open_loop(b))
+            throw std::runtime_error(fmt::format(
+                "{} is an open-loop run and {} is not: only shards of one run can be pooled",
+                (is_open_loop(a) ? a : b).dir.string(), (is_open_loop(a) ? b : a).dir.string()));
+        if (is_open_loop(a) && schedule_sha(a) != schedule_sha(b))
+            throw std::runtime_error(
+                fmt::format("{} and {} ran different schedules (sha256 {} and {}): only shards "
+                            "of one schedule can be pooled",
+                            a.dir.string(), b.dir.string(), schedule_sha(a).substr(0, 12),
+                            schedule_sha(b).substr(0, 12)));
+    }
+}
+
+std::optional<run_window> part_window(const run_part& part) {
+    const auto& s = part.summary;
+    const auto* mono = value_at(s, {"clock", "monotonic_s"});
+    const auto* real = value_at(s, {"clock", "realtime_s"});
+    if (!mono || !real || !mono->is_number() || !real->is_number())
+        return std::nullopt;
+    const double realtime = real->to_number<double>();
+    if (const auto* wall = value_at(s, {"resources", "wall_s"}); wall && wall->is_number())
+        return run_window{realtime, realtime + wall->to_number<double>()};
+    // No wall time: the span of its packets, moved onto the wall clock.
+    const double to_wall = realtime - mono->to_number<double>();
+    std::optional<run_window> w;
+    for (const auto& ss : part.sessions) {
+        if (!ss.session_start_s || ss.deviation_s.empty())
+            continue;
+        const double first = *ss.session_start_s + ss.deviation_s.front() + to_wall;
+        const double last = *ss.session_start_s +
+                            0.080 * static_cast<double>(ss.deviation_s.size() - 1) +
+                            ss.deviation_s.back() + to_wall;
+        if (!w)
+            w = run_window{first, last};
+        w->begin_s = std::min(w->begin_s, first);
+        w->end_s = std::max(w->end_s, last);
+    }
+    return w;
+}
+
+std::optional<std::string> check_overlap(const std::vector<run_part>& parts, bool allow_disjoint) {
+    if (parts.size() < 2)
+        return std::nullopt;
+    std::optional<std::string> problem;
+    std::size_t latest_begin = 0, earliest_end = 0;
+    std::vector<run_window> windows;
+    for (std::size_t i = 0; i < parts.size() && !problem; ++i) {
+        const auto w = part_window(parts[i]);
+        if (!w) {
+            problem = fmt::format("cannot tell when {} streamed: its summary.json records no "
+                                  "clock pair",
+                                  parts[i].dir.string());
+            break;
+        }
+        windows.push_back(*w);
+        if (w->begin_s > windows[latest_begin].begin_s)
+            latest_begin = i;
+        if (w->end_s < windows[earliest_end].end_s)
+            earliest_end = i;
+    }
+    // Intervals that overlap pairwise share one instant: the latest start must come before
+    // the earliest end.
+    if (!problem && windows[latest_begin].begin_s >= windows[earliest_end].end_s)
+        problem = fmt::format("{} and {} did not stream at the same time: {} ended {:.1f} s "
+                              "before {} began",
+                              parts[earliest_end].dir.string(), parts[latest_begin].dir.string(),
+                              parts[earliest_end].dir.string(),
+                              windows[latest_begin].begin_s - windows[earliest_end].end_s,
+                              parts[latest_begin].dir.string());
+    if (!problem)
+        return std::nullopt;
+    if (!allow_disjoint)
+        throw std::runtime_error(*problem + "; pass --allow-disjoint to merge them anyway");
+    return problem;
+}
+
+std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
+    if (parts.empty())
+        return std::nullopt;
+    session::open_loop_result pooled;
+    std::vector<std::pair<std::size_t, session::request_record>> records;
+    std::uint64_t max_concurrency = 0, peak = 0;
+    bool unlimited = false;
+    const auto& first = parts.front().summary;
+    for (const auto& p : parts) {
+        if (!is_open_loop(p) || !p.arrivals)
+            return std::nullopt;
+        const auto& s = p.summary;
+        const auto cap = count_at(s, {"open_loop", "cap", "max_concurrency"});
+        unlimited = unlimited || cap == 0;
+        max_concurrency += cap;
+        peak += count_at(s, {"open_loop", "cap", "peak_in_flight"});
+        pooled.interrupted = pooled.interrupted || flag_at(s, {"open_loop", "interrupted"});
+        if (const auto* errors = value_at(s, {"open_loop", "errors"}); errors && errors->is_array())
+            for (const auto& e : errors->as_array()) {
+                if (!e.is_object())
+                    continue;
+                const auto message = string_at(e.as_object(), {"message"});
+                for (std::uint64_t k = count_at(e.as_object(), {"count"}); k > 0; --k)
+                    pooled.failures.push_back({0, nullptr, message});
+            }
+        // Every part's times are relative to its own origin: lags and latencies are
+        // differences within one part, so the parts need no common clock here.
+        for (const auto& a : *p.arrivals) {
+            session::request_record r;
+            r.scheduled = time_point{} + std::chrono::duration_cast<duration>(
+                                             std::chrono::nanoseconds(a.offset_ns));
+            if (a.dispatched_s)
+                r.dispatched = time_point{} + from_seconds(*a.dispatched_s);
+            if (a.completed_s)
+                r.completed = time_point{} + from_seconds(*a.completed_s);
+            r.cap_delay = from_seconds(a.cap_delay_s);
+            r.dropped = a.dropped;
+            r.failed = a.failed;
+            records.emplace_back(a.index, r);
+        }
+    }
+    std::stable_sort(records.begin(), records.end(),
+                     [](const auto& x, const auto& y) { return x.first < y.first; });
+    const auto arrivals = count_at(first, {"open_loop", "schedule", "arrivals"});
+    bool covered = records.size() == arrivals;
+    for (std::size_t i = 0; i < records.size() && covered; ++i)
+        covered = records[i].first == i;
+    for (auto& [index, r] : records)
+        pooled.records.push_back(r);
+    pooled.max_concurrency = unlimited ? 0 : max_concurrency;
+    pooled.policy = session::parse_cap_policy(string_at(first, {"open_loop", "cap", "policy"}))
+                        .value_or(session::cap_policy::queue);
+    pooled.peak_in_flight = peak;
+    // The parts' own tolerance (`pacer run`: p99 <= 5 ms, max <= 80 ms).
+    session::schedule_thresholds thresholds;
+    thresholds.dispatch_lag_p99 = std::chrono::milliseconds(5);
+    thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
+    const auto* t = value_at(first, {"open_loop", "schedule_kept_thresholds_s"});
+    if (t && t->is_object()) {
+        thresholds.dispatch_lag_p99 =
+            from_seconds(number_at(t->as_object(), {"dispatch_lag_p99"}, 0.005));
+        thresholds.dispatch_lag_max =
+            from_seconds(number_at(t->as_object(), {"dispatch_lag_max"}, 0.080));
+    }
+    auto out = session::open_loop_summary(pooled, thresholds);
+    out["cap"].as_object()["pooled"] = "max_concurrency and peak_in_flight summed over the parts";
+    json::object schedule;
+    if (const auto* sch = value_at(first, {"open_loop", "schedule"}); sch && sch->is_object())
+        schedule = sch->as_object();
+    schedule.erase("file");
+    schedule["covered"] = covered;
+    out["schedule"] = std::move(schedule);
+    out["pooling"] = "distributions over every arrival of every part";
+    return out;
+}
+
 json::object merge_parts(const std::vector<run_part>& parts) {
     std::vector<double> deviation, abs_deviation;
     std::vector<std::pair<double, int>> edges; // wall-clock stream intervals
-    std::size_t late = 0, sessions_late = 0;
-    double requested = 0, admitted = 0, rejected = 0, complete = 0, expected = 0, sent = 0;
-    double lag_p99_worst = 0, lag_max = 0, lag_over = 0, waits = 0;
-    double stalled_sessions = 0, stalled_sends = 0, ended_pending = 0;
+    std::uint64_t late = 0, sessions_late = 0;
+    std::uint64_t requested = 0, admitted = 0, rejected = 0, complete = 0, expected = 0, sent = 0;
+    double lag_p99_worst = 0, lag_max = 0;
+    std::uint64_t lag_over = 0, waits = 0;
+    std::uint64_t stalled_sessions = 0, stalled_sends = 0, ended_pending = 0;
     std::optional<double> longest_write, longest_pending;
-    json::array part_list;
+    bool interrupted = false;
+    json::array part_list, incomplete_parts;
     for (const auto& p : parts) {
         const auto& s = p.summary;
-        requested += number_at(s, {"pacing", "sessions", "requested"});
-        admitted += number_at(s, {"pacing", "sessions", "admitted"});
-        rejected += number_at(s, {"pacing", "sessions", "rejected"});
-        complete += number_at(s, {"pacing", "sessions", "complete"});
-        expected += number_at(s, {"pacing", "packets", "expected"});
-        sent += number_at(s, {"pacing", "packets", "sent"});
+        const auto part_requested = count_at(s, {"pacing", "sessions", "requested"});
+        const auto part_complete = count_at(s, {"pacing", "sessions", "complete"});
+        requested += part_requested;
+        admitted += count_at(s, {"pacing", "sessions", "admitted"});
+        rejected += count_at(s, {"pacing", "sessions", "rejected"});
+        complete += part_complete;
+        expected += count_at(s, {"pacing", "packets", "expected"});
+        sent += count_at(s, {"pacing", "packets", "sent"});
         lag_p99_worst = std::max(lag_p99_worst, number_at(s, {"pacing", "loop_lag_s", "p99"}));
         lag_max = std::max(lag_max, number_at(s, {"pacing", "loop_lag_s", "max"}));
-        lag_over += number_at(s, {"pacing", "loop_lag_s", "over_80ms"});
-        waits += number_at(s, {"pacing", "trace_channel", "waits"});
-        stalled_sessions += number_at(s, {"pacing", "send_stalls", "sessions"});
-        stalled_sends += number_at(s, {"pacing", "send_stalls", "stalled_sends"});
-        ended_pending +=
-            number_at(s, {"pacing", "send_stalls", "sessions_ended_with_send_pending"});
+        lag_over += count_at(s, {"pacing", "loop_lag_s", "over_80ms"});
+        waits += count_at(s, {"pacing", "trace_channel", "waits"});
+        stalled_sessions += count_at(s, {"pacing", "send_stalls", "sessions"});
+        stalled_sends += count_at(s, {"pacing", "send_stalls", "stalled_sends"});
+        ended_pending += count_at(s, {"pacing", "send_stalls", "sessions_ended_with_send_pending"});
         if (const double w = number_at(s, {"pacing", "send_stalls", "longest_write_s"}, -1); w >= 0)
             longest_write = std::max(longest_write.value_or(0), w);
         if (const double w = number_at(s, {"pacing", "send_stalls", "longest_pending_s"}, -1);
@@ -139,7 +426,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         // Monotonic seconds of this part -> wall-clock seconds.
         const double to_wall =
             number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
-        std::size_t part_late = 0;
+        std::uint64_t part_late = 0;
         for (const auto& ss : p.sessions) {
             bool session_late = false;
             for (double d : ss.deviation_s) {
@@ -161,20 +448,37 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             }
         }
         late += part_late;
+        // A part that was interrupted or left sessions incomplete makes the whole incomplete.
+        const bool part_interrupted =
+            flag_at(s, {"interrupted"}) || flag_at(s, {"open_loop", "interrupted"});
+        const std::uint64_t part_incomplete =
+            part_complete < part_requested ? part_requested - part_complete : 0;
+        interrupted = interrupted || part_interrupted;
         json::object entry{{"dir", p.dir.string()},
-                           {"sessions", number_at(s, {"pacing", "sessions", "requested"})},
+                           {"sessions", part_requested},
                            {"late_packets", part_late},
                            {"client_cpu_cores", number_at(s, {"resources", "client_cpu_cores"})},
-                           {"peak_rss_bytes", number_at(s, {"resources", "peak_rss_bytes"})},
-                           {"loop_lag_p99_s", number_at(s, {"pacing", "loop_lag_s", "p99"})}};
+                           {"peak_rss_bytes", count_at(s, {"resources", "peak_rss_bytes"})},
+                           {"loop_lag_p99_s", number_at(s, {"pacing", "loop_lag_s", "p99"})},
+                           {"interrupted", part_interrupted},
+                           {"sessions_incomplete", part_incomplete}};
+        if (const auto* id = s.if_contains("run_id"))
+            entry["run_id"] = *id;
         if (const auto* c = s.if_contains("clock"))
             entry["clock"] = *c;
         if (const auto* h = s.if_contains("host"))
             entry["host"] = *h;
+        if (const auto* sh = s.if_contains("shard"))
+            entry["shard"] = *sh;
+        if (part_interrupted || part_incomplete > 0)
+            incomplete_parts.push_back(json::object{{"dir", p.dir.string()},
+                                                    {"interrupted", part_interrupted},
+                                                    {"sessions_incomplete", part_incomplete},
+                                                    {"sessions", part_requested}});
         part_list.push_back(std::move(entry));
     }
     std::sort(edges.begin(), edges.end());
-    std::size_t open = 0, peak = 0;
+    std::uint64_t open = 0, peak = 0;
     for (const auto& [t, d] : edges) {
         open = d > 0 ? open + 1 : open - 1;
         peak = std::max(peak, open);
@@ -185,7 +489,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                                       {"admitted", admitted},
                                       {"rejected", rejected},
                                       {"complete", complete},
-                                      {"incomplete", requested - complete},
+                                      {"incomplete", requested - std::min(requested, complete)},
                                       {"with_late_packet", sessions_late}};
     pacing["packets"] = json::object{{"expected", expected},
                                      {"sent", sent},
@@ -213,6 +517,20 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     out["pooling"] = "percentiles over every packet of every part (not averages of percentiles)";
     out["pacing"] = std::move(pacing);
     out["pacing_qualified"] = qualified;
+    out["complete"] = incomplete_parts.empty();
+    out["interrupted"] = interrupted;
+    out["incomplete_parts"] = std::move(incomplete_parts);
+    json::array warnings;
+    const bool open_loop_parts =
+        !parts.empty() && std::all_of(parts.begin(), parts.end(), is_open_loop);
+    if (open_loop_parts) {
+        if (auto ol = pool_open_loop(parts))
+            out["open_loop"] = std::move(*ol);
+        else
+            warnings.push_back("open_loop not pooled: a part's samples.json has no per-arrival "
+                               "records (written by an older pacer)");
+    }
+    out["warnings"] = std::move(warnings);
     out["parts"] = std::move(part_list);
     return out;
 }

@@ -169,7 +169,8 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     return f;
 }
 
-std::string samples_json(const std::vector<session::session_result>& sessions) {
+std::string samples_json(const std::vector<session::session_result>& sessions,
+                         const open_loop_arrivals& open_loop) {
     std::string out = R"({"schema_version":1,"unit":"seconds","sessions":[)";
     bool first = true;
     for (const auto& s : sessions) {
@@ -185,7 +186,29 @@ std::string samples_json(const std::vector<session::session_result>& sessions) {
         }
         out += "]}";
     }
-    out += "]}\n";
+    out += "]";
+    if (const auto* ol = open_loop.result) {
+        // Raw per-arrival times, so that shards of one schedule can be pooled later.
+        auto since_start = [&](const std::optional<time_point>& t) {
+            return t ? fmt::format("{:.9f}", to_seconds(*t - ol->start)) : std::string("null");
+        };
+        fmt::format_to(std::back_inserter(out), R"(,"open_loop":{{"start_s":{:.9f},"arrivals":[)",
+                       to_seconds(ol->start));
+        for (std::size_t i = 0; i < ol->records.size(); ++i) {
+            const auto& r = ol->records[i];
+            fmt::format_to(
+                std::back_inserter(out),
+                R"({}{{"index":{},"offset_ns":{},"dispatched_s":{},"completed_s":{},)"
+                R"("cap_delay_s":{:.9f},"dropped":{},"failed":{}}})",
+                i == 0 ? "" : ",", open_loop.first_index + i * open_loop.index_stride,
+                std::chrono::duration_cast<std::chrono::nanoseconds>(r.scheduled - ol->start)
+                    .count(),
+                since_start(r.dispatched), since_start(r.completed), to_seconds(r.cap_delay),
+                r.dropped, r.failed);
+        }
+        out += "]}";
+    }
+    out += "}\n";
     return out;
 }
 

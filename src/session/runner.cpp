@@ -164,6 +164,7 @@ run_outcome run_duplex(const run_options& options) {
         open_loop_options olo;
         olo.max_concurrency = options.max_concurrency;
         olo.policy = options.policy;
+        olo.start = options.open_loop_start;
         asio::co_spawn(contexts[0]->io, run_open_loop(*options.arrivals, olo, request),
                        asio::bind_cancellation_slot(stop_dispatch.slot(),
                                                     [&](std::exception_ptr e, open_loop_result r) {

@@ -1,9 +1,14 @@
 // Scale-out and open loop, end to end: worker processes, merge, shards, open-loop arrivals.
 
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <algorithm>
 #include <cstdlib>
+#include <map>
+#include <memory>
 #include <set>
 
 namespace pacer::test {
@@ -17,6 +22,34 @@ double num(const value& v, std::initializer_list<const char*> path) {
     for (const char* k : path)
         cur = &cur->as_object().at(k);
     return cur->to_number<double>();
+}
+
+// A JSON integer (never a double such as 8.0).
+bool is_integer(const value& v) {
+    return v.is_int64() || v.is_uint64();
+}
+
+// `--start-at` this many seconds from now, in Unix seconds.
+std::string start_at_from_now(double seconds) {
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    return std::to_string(std::chrono::duration<double>(now).count() + seconds);
+}
+
+// Polls a filesystem predicate until it holds; the 60 s bound only guards against a hang.
+template <class Pred>
+bool poll_until(Pred pred) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > give_up)
+            return false;
+        ::usleep(10'000); // polling interval of a condition, not a synchronisation by sleep
+    }
+    return true;
+}
+
+// The lines of `text` (stdout and stderr of a run).
+std::size_t count_lines(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
 }
 
 TEST(ScaleE2E, FourWorkerProcessesArePooled) {
@@ -68,13 +101,21 @@ TEST(ScaleE2E, ShardsMergeIntoTheWholeRun) {
     mock_process mock;
     temp_dir dir;
     fs::create_directories(dir.path());
+    // The shards stream at the same time, as on several hosts: one --start-at for all.
+    const std::string start = start_at_from_now(3);
     std::vector<std::string> parts;
+    std::vector<std::unique_ptr<child>> shards;
     for (int i = 0; i < 3; ++i) {
         parts.push_back((dir / ("shard-" + std::to_string(i))).string());
-        const auto r = run_pacer({"run", "--url", mock.url(), "-c", "7", "--shard",
-                                  std::to_string(i) + "/3", "-d", "1s", "-o", parts.back()});
-        EXPECT_TRUE(finished(r.exit_code)) << r.out;
-        EXPECT_EQ(num(read_json(fs::path(parts.back()) / "summary.json"), {"shard", "index"}), i);
+        shards.push_back(std::make_unique<child>(std::vector<std::string>{
+            PACER_BINARY, "run", "--url", mock.url(), "-c", "7", "--shard",
+            std::to_string(i) + "/3", "-d", "1s", "--start-at", start, "-o", parts.back()}));
+    }
+    for (int i = 0; i < 3; ++i) {
+        const std::string printed = shards[i]->read_all();
+        const int code = shards[i]->wait();
+        EXPECT_TRUE(finished(code)) << printed;
+        EXPECT_EQ(num(read_json(fs::path(parts[i]) / "summary.json"), {"shard", "index"}), i);
     }
     std::vector<std::string> args{"merge"};
     args.insert(args.end(), parts.begin(), parts.end());
@@ -175,10 +216,159 @@ TEST(ScaleE2E, OpenLoopBadArgumentsAreRefused) {
              {"run", "--schedule", (out / "missing.json").string(), "-o", out.path().string()},
              {"run", "--shard", "3/3", "-o", out.path().string()},
              {"run", "--start-at", "yesterday", "-o", out.path().string()},
+             {"run", "--rate", "5", "--sessions", "3", "--processes", "4", "-o",
+              out.path().string()},
          }) {
         EXPECT_EQ(run_pacer(args).exit_code, 2) << args[1] << " " << args[2];
         EXPECT_FALSE(fs::exists(out.path()));
     }
+}
+
+TEST(ScaleE2E, OpenLoopProcessesSplitTheOneSchedule) {
+    temp_dir out;
+    const auto r = run_pacer({"run", "--rate", "20", "--sessions", "8", "--seed", "3", "-d", "1s",
+                              "--processes", "2", "-o", out.path().string()});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    const auto s = read_json(out / "summary.json");
+    const auto schedule = read_json(out / "schedule.json");
+    const auto& offsets = schedule.at("offsets_ns").as_array();
+    ASSERT_EQ(offsets.size(), 8u);
+    // Pooled: every arrival of the one schedule, counted as integers.
+    EXPECT_EQ(num(s, {"open_loop", "requests", "scheduled"}), 8);
+    EXPECT_EQ(num(s, {"open_loop", "dispatch_lag_s", "n"}), 8) << "lag pooled over all arrivals";
+    EXPECT_EQ(num(s, {"pacing", "sessions", "requested"}), 8);
+    EXPECT_TRUE(is_integer(at(s, {"pacing", "sessions", "requested"})));
+    EXPECT_TRUE(is_integer(at(s, {"pacing", "packets", "sent"})));
+    EXPECT_EQ(at(s, {"open_loop", "schedule", "sha256"}), schedule.at("sha256"));
+    EXPECT_TRUE(at(s, {"open_loop", "schedule", "covered"}).as_bool());
+    EXPECT_TRUE(at(s, {"open_loop", "schedule_kept"}).is_bool());
+    // Each worker ran its shard (arrivals k, k+2, ...) of the parent's one schedule file, from
+    // the one start instant.
+    std::map<std::uint64_t, std::int64_t> ran; // schedule index -> offset
+    std::set<double> starts;
+    for (std::uint64_t k = 0; k < 2; ++k) {
+        const auto dir = out / ("worker-" + std::to_string(k));
+        EXPECT_FALSE(fs::exists(dir / "schedule.json")) << "the schedule is written once";
+        const auto w = read_json(dir / "summary.json");
+        EXPECT_EQ(at(w, {"shard", "index"}).to_number<std::uint64_t>(), k);
+        EXPECT_EQ(at(w, {"shard", "count"}).to_number<std::uint64_t>(), 2u);
+        EXPECT_EQ(at(w, {"open_loop", "schedule", "sha256"}), schedule.at("sha256"));
+        EXPECT_EQ(num(w, {"open_loop", "requests", "scheduled"}), 4);
+        starts.insert(num(w, {"start_at_monotonic_s"}));
+        const auto samples = read_json(dir / "samples.json");
+        EXPECT_NEAR(num(samples, {"open_loop", "start_s"}), num(w, {"start_at_monotonic_s"}), 1e-6)
+            << "the schedule's origin is the common start";
+        for (const auto& a : at(samples, {"open_loop", "arrivals"}).as_array()) {
+            const auto index = at(a, {"index"}).to_number<std::uint64_t>();
+            EXPECT_EQ(index % 2, k) << "worker " << k << " ran arrival " << index;
+            EXPECT_TRUE(ran.emplace(index, at(a, {"offset_ns"}).to_number<std::int64_t>()).second)
+                << "arrival " << index << " ran twice";
+        }
+    }
+    EXPECT_EQ(starts.size(), 1u);
+    ASSERT_EQ(ran.size(), 8u);
+    for (std::uint64_t i = 0; i < 8; ++i)
+        EXPECT_EQ(ran[i], offsets[i].to_number<std::int64_t>()) << "arrival " << i;
+
+    // `pacer merge` of the two workers pools the same open-loop section.
+    const auto m = run_pacer({"merge", (out / "worker-0").string(), (out / "worker-1").string(),
+                              "-o", (out / "merged").string()});
+    EXPECT_TRUE(m.exit_code == 0 || m.exit_code == 3) << m.out;
+    const auto merged = read_json(out / "merged" / "summary.json");
+    EXPECT_EQ(num(merged, {"open_loop", "requests", "scheduled"}), 8);
+    EXPECT_EQ(at(merged, {"open_loop", "dispatch_lag_s"}), at(s, {"open_loop", "dispatch_lag_s"}));
+    EXPECT_EQ(at(merged, {"open_loop", "latency_s"}), at(s, {"open_loop", "latency_s"}));
+}
+
+TEST(ScaleE2E, MergeRefusesAPartGivenTwice) {
+    mock_process mock;
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto a = dir / "a";
+    const auto r = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "1s", "-o", a.string()});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    fs::create_directory_symlink(a, dir / "link");
+    fs::copy(a, dir / "copy", fs::copy_options::recursive);
+    for (const auto& second : {a, dir.path() / "." / "a", dir / "link", dir / "copy"}) {
+        const auto m =
+            run_pacer({"merge", a.string(), second.string(), "-o", (dir / "merged").string()});
+        EXPECT_EQ(m.exit_code, 2) << second << ": " << m.out;
+        EXPECT_EQ(m.out.rfind("pacer: ", 0), 0u) << m.out;
+        EXPECT_EQ(count_lines(m.out), 1u) << m.out;
+        EXPECT_FALSE(fs::exists(dir / "merged"));
+    }
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+TEST(ScaleE2E, MergeRefusesPartsThatDidNotStreamTogether) {
+    mock_process mock;
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    // One run after the other.
+    for (const char* name : {"a", "b"}) {
+        const auto r = run_pacer(
+            {"run", "--url", mock.url(), "-c", "1", "-d", "1s", "-o", (dir / name).string()});
+        ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    }
+    const auto refused = run_pacer(
+        {"merge", (dir / "a").string(), (dir / "b").string(), "-o", (dir / "m1").string()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("did not stream at the same time"), std::string::npos)
+        << refused.out;
+    EXPECT_EQ(count_lines(refused.out), 1u) << refused.out;
+    EXPECT_FALSE(fs::exists(dir / "m1"));
+    const auto allowed = run_pacer({"merge", (dir / "a").string(), (dir / "b").string(),
+                                    "--allow-disjoint", "-o", (dir / "m2").string()});
+    EXPECT_TRUE(allowed.exit_code == 0 || allowed.exit_code == 3) << allowed.out;
+    EXPECT_NE(allowed.out.find("warning"), std::string::npos) << allowed.out;
+    const auto s = read_json(dir / "m2" / "summary.json");
+    ASSERT_EQ(s.at("warnings").as_array().size(), 1u);
+    EXPECT_NE(std::string(s.at("warnings").as_array()[0].as_string()).find("did not stream"),
+              std::string::npos);
+    EXPECT_EQ(boost::json::serialize(at(s, {"pacing", "sessions", "requested"})), "2");
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+TEST(ScaleE2E, MergeNamesInterruptedAndIncompleteParts) {
+    mock_process mock;
+    mock_process faulty({"--fault", "huge_frame"});
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto a = dir / "interrupted";
+    const auto b = dir / "incomplete";
+    // A long run, interrupted once the short, failing run beside it has finished.
+    child long_run({PACER_BINARY, "run", "--url", mock.url(), "-c", "1", "-d", "60s", "-o",
+                    a.string(), "--keep-traces"});
+    ASSERT_TRUE(poll_until([&] {
+        std::error_code ec;
+        return fs::file_size(a / "session-000" / "trace.jsonl", ec) > 0 && !ec;
+    }));
+    const auto r = run_pacer(
+        {"run", "--url", faulty.url(), "-c", "1", "-d", "1s", "--timeout", "5s", "-o", b.string()});
+    EXPECT_EQ(r.exit_code, 1) << r.out;
+    long_run.signal(SIGINT);
+    const std::string printed = long_run.read_all();
+    EXPECT_EQ(long_run.wait(), 130) << printed;
+
+    const auto m = run_pacer({"merge", a.string(), b.string(), "-o", (dir / "merged").string()});
+    EXPECT_EQ(m.exit_code, 1) << m.out;
+    // One line (on stderr) names them.
+    const auto from = m.out.find("pacer merge: incomplete parts: ");
+    ASSERT_NE(from, std::string::npos) << m.out;
+    const auto line = m.out.substr(from, m.out.find('\n', from) - from);
+    EXPECT_NE(line.find(a.string() + " (interrupted"), std::string::npos) << line;
+    EXPECT_NE(line.find(b.string() + " (1 of 1 sessions incomplete)"), std::string::npos) << line;
+    const auto s = read_json(dir / "merged" / "summary.json");
+    EXPECT_FALSE(s.at("complete").as_bool());
+    EXPECT_TRUE(s.at("interrupted").as_bool());
+    const auto& parts = s.at("incomplete_parts").as_array();
+    ASSERT_EQ(parts.size(), 2u);
+    EXPECT_EQ(parts[0].at("dir").as_string(), a.string());
+    EXPECT_TRUE(parts[0].at("interrupted").as_bool());
+    EXPECT_EQ(parts[1].at("dir").as_string(), b.string());
+    EXPECT_EQ(parts[1].at("sessions_incomplete").to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(mock.stop(), 0);
+    EXPECT_EQ(faulty.stop(), 0);
 }
 
 } // namespace

@@ -5,8 +5,10 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstdint>
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace pacer::metrics {
@@ -16,26 +18,83 @@ struct session_samples {
     std::vector<double> deviation_s;
 };
 
+/// One arrival of an open-loop part, as its `samples.json` records it. Times are seconds
+/// since the part's schedule origin, so a part's lags and latencies never depend on another
+/// host's clock.
+struct arrival_sample {
+    std::size_t index = 0;      ///< in the whole schedule
+    std::int64_t offset_ns = 0; ///< scheduled time since the origin
+    std::optional<double> dispatched_s;
+    std::optional<double> completed_s;
+    double cap_delay_s = 0;
+    bool dropped = false;
+    bool failed = false;
+};
+
 /// One run's folder: its `summary.json` and `samples.json`.
 struct run_part {
     std::filesystem::path dir;
     boost::json::object summary;
     std::vector<session_samples> sessions;
+    /// Open-loop parts: every arrival of the part. Nullopt when `samples.json` has no
+    /// `open_loop` object (a closed-loop run, or one written before pacer recorded it).
+    std::optional<std::vector<arrival_sample>> arrivals;
 };
 
 /// Reads a run folder. Throws std::runtime_error naming the file that is missing or malformed.
 run_part read_run_part(const std::filesystem::path& dir);
 
-/// The pooled summary of `parts`: sessions and packets summed, deviation percentiles over all
-/// packets, late packets, loop lag (worst part), peak overlapping input streams across parts
-/// on the wall clock (each part's own monotonic/realtime pair aligns it), and one entry per
-/// part with its CPU and memory.
+/// The pooled summary of `parts`: sessions and packets summed (JSON integers), deviation
+/// percentiles over all packets, late packets, loop lag (worst part), peak overlapping input
+/// streams across parts on the wall clock (each part's own monotonic/realtime pair aligns
+/// it), one entry per part with its CPU and memory, `incomplete_parts` (each part that was
+/// interrupted or has incomplete sessions, named by its folder), `complete`, `interrupted`
+/// and `warnings`. When every part is open-loop, `open_loop` is the pooled open-loop section
+/// (see `pool_open_loop`).
 boost::json::object merge_parts(const std::vector<run_part>& parts);
+
+/// The open-loop section of parts that ran shards of one schedule, pooled: the requests,
+/// dispatch lag, latency and cap-delay distributions over every arrival of every part,
+/// `schedule_kept` recomputed on the pooled dispatch lags (the parts' own thresholds), the cap
+/// figures summed (`max_concurrency` 0 when any part was unlimited; `peak_in_flight` is the
+/// sum of the parts' peaks, an upper bound), errors summed by message, and `schedule` (the
+/// parts' common schedule, with `covered`: the pooled arrivals are exactly its arrivals).
+/// Nullopt when some part is not open-loop or has no per-arrival samples.
+std::optional<boost::json::object> pool_open_loop(const std::vector<run_part>& parts);
 
 /// Parts from more than one host are aligned on their realtime clocks, so those clocks must be
 /// trustworthy: each such part must have recorded a synchronised clock whose maximum error is
 /// within `max_error_s`. Throws std::runtime_error naming the first part that is not (unless
 /// `allow_skew`). Parts of one host share their clocks and are never refused.
 void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool allow_skew);
+
+/// A part's run identity: its `run_id`, or for a run written before pacer recorded one, its
+/// host and clock pair (read once, at its start). Empty when it has neither.
+std::string part_identity(const run_part& part);
+
+/// Throws std::runtime_error naming both parts when one part is given twice: the same folder
+/// (whatever the spelling of its path, symlinks resolved), the same run (the same
+/// `part_identity`, e.g. a copy of the folder), or the same share of one run twice (two parts
+/// that are both shard I of N of the same session count or schedule).
+void check_distinct(const std::vector<run_part>& parts);
+
+/// Throws std::runtime_error when the parts cannot be pooled as one run: open-loop and
+/// closed-loop parts mixed, or open-loop parts of different schedules (sha256).
+void check_compatible(const std::vector<run_part>& parts);
+
+/// When a part ran on the wall clock: [realtime_s, realtime_s + wall_s] from its clock pair
+/// (read as it started streaming) and its wall time, else the span of its packets. Nullopt
+/// when it records neither.
+struct run_window {
+    double begin_s = 0;
+    double end_s = 0;
+};
+std::optional<run_window> part_window(const run_part& part);
+
+/// Parts must have streamed at the same time: their windows (`part_window`) must share an
+/// instant. Returns nullopt when they do. Otherwise throws std::runtime_error naming two
+/// parts that did not overlap (or one whose window is unknown), or, with `allow_disjoint`,
+/// returns that message as a warning.
+std::optional<std::string> check_overlap(const std::vector<run_part>& parts, bool allow_disjoint);
 
 } // namespace pacer::metrics

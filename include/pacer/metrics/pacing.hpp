@@ -3,6 +3,7 @@
 // session's 80 ms grid, and whether the client itself stalled (loop lag, trace channel waits).
 
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/open_loop.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -41,7 +42,20 @@ struct pacing_figures {
 pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s);
 
+/// The open-loop records a run adds to its `samples.json`: arrival i of `result` is arrival
+/// `first_index + i * index_stride` of the whole schedule (a shard I of N: I and N).
+struct open_loop_arrivals {
+    const session::open_loop_result* result = nullptr;
+    std::size_t first_index = 0;
+    std::size_t index_stride = 1;
+};
+
 /// `samples.json`: per-session raw deviations (µs resolution), enough to pool runs later.
-std::string samples_json(const std::vector<session::session_result>& sessions);
+/// Open-loop runs add an `open_loop` object with every arrival's raw times (ns resolution):
+/// `start_s` (the schedule's origin, monotonic seconds) and `arrivals`, each with `index` (in
+/// the whole schedule), `offset_ns`, `dispatched_s` and `completed_s` (seconds since
+/// `start_s`, or null), `cap_delay_s`, `dropped` and `failed` (see docs/scale-out.md).
+std::string samples_json(const std::vector<session::session_result>& sessions,
+                         const open_loop_arrivals& open_loop = {});
 
 } // namespace pacer::metrics

@@ -37,6 +37,10 @@ struct run_options {
     std::optional<std::vector<std::chrono::nanoseconds>> arrivals;
     std::size_t max_concurrency = 0; ///< open loop: sessions in flight at most (0: no cap)
     cap_policy policy = cap_policy::queue;
+    /// Open loop: the schedule's origin (arrival i is due at origin + offset i). Default: when
+    /// the dispatcher starts. Workers and shards that share a start pass it, so that they all
+    /// run one schedule from one instant.
+    std::optional<time_point> open_loop_start;
     /// A serving level (PROTOCOL.md 2.2): every session negotiates, then all start streaming
     /// from one common start this long after the last is ready; session i's grid is offset
     /// by stagger x i/N (S-W `--stagger-ms`). Nullopt: each session starts on its own.
