@@ -98,7 +98,7 @@ struct session_ctx {
     }
 
     // A task failed (the receive loop, or a send of the driver): its error is the session's
-    // only one, and the other task is stopped at once, with no grace (PROTOCOL.md 1.5 step 4).
+    // only one, and the other task is stopped at once, with no grace (as the reference client).
     // It is stopped before the error line is queued, so no `send` line follows the error. A
     // failure while the session is already stopping (deadline, interrupt, the other task's
     // failure) is the consequence of that stop: not recorded.

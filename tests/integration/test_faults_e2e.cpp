@@ -72,7 +72,7 @@ TEST(FaultsE2E, BinaryFrameIsMalformed) {
 }
 
 // A receive loop that fails (a bad frame, a frame over the limit, a server gone) ends the
-// session at once (PROTOCOL.md 1.5 step 4): its error is the only error line, and the driver
+// session at once, as in the reference client: its error is the only error line, and the driver
 // sends nothing after it (no further append, no end of input, no session.close). The fault
 // hits after the 5th append of a 2 s input, while the driver is streaming.
 struct receive_failure {
