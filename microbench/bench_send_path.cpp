@@ -114,7 +114,7 @@ void BM_SendPath(benchmark::State& state) {
     const auto pcm = make_pcm();
     const std::size_t packets = pcm.size() / packet_bytes;
     pacer::protocol::event_id_source ids(42);
-    const std::string fixed_id = ids.next();
+    const std::string fixed_id(ids.next().view());
     std::string audio_b64;
     std::string frame;
     std::string wire;
@@ -125,11 +125,11 @@ void BM_SendPath(benchmark::State& state) {
     auto one_packet = [&] {
         const std::span<const std::uint8_t> packet(pcm.data() + (seq % packets) * packet_bytes,
                                                    packet_bytes);
-        std::string id_storage;
+        pacer::protocol::event_id id_storage;
         std::string_view id = fixed_id;
         if (v == as_session) {
             id_storage = ids.next();
-            id = id_storage;
+            id = id_storage.view();
         }
         if (v == append_event) {
             pacer::protocol::append_event(frame, id, packet, seq);
@@ -178,7 +178,7 @@ void BM_SendStageJson(benchmark::State& state) {
     const auto pcm = make_pcm();
     std::string audio_b64;
     pacer::base64_append(audio_b64, pcm.data(), packet_bytes);
-    const std::string id = pacer::protocol::event_id_source(7).next();
+    const std::string id(pacer::protocol::event_id_source(7).next().view());
     std::string frame;
     std::uint64_t seq = 0;
     for (auto _ : state) {

@@ -4,7 +4,12 @@
 #include <boost/json/serialize.hpp>
 
 #include <array>
+#include <atomic>
 #include <charconv>
+#include <chrono>
+#include <random>
+#include <sys/random.h>
+#include <unistd.h>
 
 namespace pacer::protocol {
 
@@ -53,15 +58,40 @@ const profile* find_profile(std::string_view name) {
     return nullptr;
 }
 
-std::string event_id_source::next() {
+event_id event_id_source::next() {
     static constexpr char hex[] = "0123456789abcdef";
-    std::string id(32, '0');
-    for (int half = 0; half < 2; ++half) {
+    event_id id;
+    for (std::size_t half = 0; half < 2; ++half) {
         std::uint64_t v = splitmix64(state_);
-        for (int i = 0; i < 16; ++i, v >>= 4)
-            id[static_cast<std::size_t>(half * 16 + i)] = hex[v & 0xf];
+        for (std::size_t i = 0; i < 16; ++i, v >>= 4)
+            id.chars[half * 16 + i] = hex[v & 0xf];
     }
     return id;
+}
+
+std::uint64_t process_nonce() {
+    static const std::uint64_t nonce = [] {
+        std::uint64_t v = 0;
+        if (::getrandom(&v, sizeof v, 0) == static_cast<ssize_t>(sizeof v))
+            return v;
+        // No getrandom (a very old kernel, a sandbox): the C++ library's entropy source, the
+        // clock and the process id still differ between processes.
+        std::random_device device;
+        v = (static_cast<std::uint64_t>(device()) << 32) ^ device();
+        v ^=
+            static_cast<std::uint64_t>(std::chrono::steady_clock::now().time_since_epoch().count());
+        return v ^ (static_cast<std::uint64_t>(::getpid()) << 40);
+    }();
+    return nonce;
+}
+
+std::uint64_t unique_id_seed(std::uint64_t salt) {
+    static std::atomic<std::uint64_t> calls{0};
+    // splitmix64 turns distinct states into distinct outputs (it is a bijection), and the
+    // states of one process differ by a multiple of its odd increment: no seed repeats.
+    std::uint64_t state = (process_nonce() ^ salt) +
+                          calls.fetch_add(1, std::memory_order_relaxed) * 0x9e3779b97f4a7c15ULL;
+    return splitmix64(state);
 }
 
 std::string session_update(std::string_view event_id) {

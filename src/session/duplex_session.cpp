@@ -1,4 +1,5 @@
 #include <pacer/core/base64.hpp>
+#include <pacer/core/float_repr.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -96,6 +97,18 @@ struct session_ctx {
                             error_event(message));
     }
 
+    // A task failed (the receive loop, or a send of the driver): its error is the session's
+    // only one, and the other task is stopped at once, with no grace (as the reference client).
+    // It is stopped before the error line is queued, so no `send` line follows the error. A
+    // failure while the session is already stopping (deadline, interrupt, the other task's
+    // failure) is the consequence of that stop: not recorded.
+    asio::awaitable<void> fail(std::string message) {
+        if (stopping)
+            co_return;
+        stop_all();
+        co_await record_error(std::move(message));
+    }
+
     // Waits until `done()` holds or the session is stopping; returns done().
     template <class Pred>
     asio::awaitable<bool> wait_for(Pred done) {
@@ -116,6 +129,8 @@ struct session_ctx {
 
     // Sends one frame: the trace line first (its time is the send start), then the write.
     asio::awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
+        if (stopping)
+            co_return false; // the session is ending: nothing more goes out
         const auto start = clock::now();
         const double start_s = to_seconds(start);
         co_await trace.emit(trace::direction::send, start_s, frame);
@@ -130,9 +145,8 @@ struct session_ctx {
             receipt->completed_s = to_seconds(clock::now());
         }
         if (ec) {
-            if (!stopping)
-                co_await record_error(ws->describe(ec));
             aborted = true;
+            co_await fail(ws->describe(ec));
             co_return false;
         }
         co_return true;
@@ -154,17 +168,17 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
             std::string message = ctx->ws->describe(ec);
             if (message.starts_with("ConnectionClosedOK"))
                 message = "RuntimeError: Connection closed without session.closed";
-            co_await ctx->record_error(std::move(message));
+            co_await ctx->fail(std::move(message));
             co_return;
         }
         ++r.frames_received;
         r.bytes_received += frame.size();
         if (ctx->ws->last_was_binary()) {
-            co_await ctx->record_error(protocol::malformed_frame_message(frame, "binary frame"));
+            co_await ctx->fail(protocol::malformed_frame_message(frame, "binary frame"));
             co_return;
         }
         if (const char* reason = scanner.scan(frame)) {
-            co_await ctx->record_error(protocol::malformed_frame_message(frame, reason));
+            co_await ctx->fail(protocol::malformed_frame_message(frame, reason));
             co_return;
         }
         const auto kind = protocol::classify_server_event(scanner.type());
@@ -231,10 +245,8 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         const std::size_t seq = action.seq;
         const std::size_t offset = seq * schedule::packet_bytes;
         append_receipt receipt;
-        const std::string event_id = ctx.ids.next();
-        if (event_id.size() != receipt.event_id.size())
-            throw std::logic_error("event ids are 32 characters");
-        std::memcpy(receipt.event_id.data(), event_id.data(), event_id.size());
+        const auto event_id = ctx.ids.next();
+        receipt.event_id = event_id.chars;
         receipt.seq = seq;
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
@@ -245,7 +257,7 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
             base64_append(audio_b64, packet.data(), packet.size());
         }
         previous = packet;
-        protocol::append_event_encoded(frame, event_id, audio_b64, seq);
+        protocol::append_event_encoded(frame, event_id.view(), audio_b64, seq);
         const auto start = clock::now();
         grid.sent(start);
         receipt.scheduled_s =
@@ -494,8 +506,10 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done,
                    &session_ctx::receiver_done_at);
         start_task(ctx, drive(ctx), &session_ctx::driver_done, &session_ctx::driver_done_at);
-        // Supervise (PROTOCOL.md 1.5 step 4): whichever task ends first, the other gets
-        // `post_close` to finish; the watchdog stops both at the session deadline.
+        // Supervise (PROTOCOL.md 1.5 step 4): a task that fails has already stopped the other
+        // (`fail`). Whichever task ends normally first, the other gets `post_close` to finish:
+        // a driver that does not is reported as stalled, a receiver that does not is cancelled
+        // silently. The watchdog stops both at the session deadline.
         bool driver_stalled = false;
         while (!(c.receiver_done && c.driver_done)) {
             auto wake = time_point::max();
@@ -513,14 +527,16 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             co_await c.wake.async_wait(use_tuple);
         }
         if (driver_stalled && !c.timed_out)
-            co_await c.record_error("RuntimeError: driver stalled after the receive loop");
+            co_await c.record_error("driver stalled after the receive loop"); // no type prefix
     }
     c.finished = true;
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
     if (c.timed_out) {
-        // PROTOCOL.md 1.5 step 5 wording; a send stalled at the deadline is named after it.
-        auto message = fmt::format("Session timeout after {:g}s", to_seconds(c.options.timeout));
+        // PROTOCOL.md 1.5 step 5 wording, the seconds as the reference prints its float
+        // (`90.0`, `4.5`); a send stalled at the deadline is named after it.
+        auto message = fmt::format("Session timeout after {}s",
+                                   python_float_repr(to_seconds(c.options.timeout)));
         if (r.pending_write_s && *r.pending_write_s > to_seconds(send_stall_threshold))
             message += fmt::format(" (a send was pending for {:.2f} s: the server stopped reading)",
                                    *r.pending_write_s);

@@ -1,3 +1,4 @@
+#include <pacer/protocol/events.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -124,7 +125,8 @@ run_outcome run_duplex(const run_options& options) {
         so.endpoint = options.endpoint;
         so.pcm = input_of(i);
         so.timeout = options.timeout;
-        so.seed = options.seed * 0x100000001b3ULL + i;
+        // Event ids unique across sessions, runs and processes (not reproducible by design).
+        so.seed = protocol::unique_id_seed(options.seed);
         const auto offset = options.stagger * static_cast<std::int64_t>(i) /
                             static_cast<std::int64_t>(options.sessions);
         if (gate) {

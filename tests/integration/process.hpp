@@ -211,6 +211,27 @@ inline int exit_for_pacing(const boost::json::value& summary) {
     return at(summary, {"pacing_qualified"}).as_bool() ? 0 : 3;
 }
 
+/// How many `send` lines a trace holds after its first `error` line (0 without one).
+inline std::size_t sends_after_first_error(const std::filesystem::path& trace) {
+    std::size_t sends = 0;
+    bool failed = false;
+    for (const auto& l : read_jsonl(trace)) {
+        const auto& direction = at(l, {"direction"}).as_string();
+        failed = failed || direction == "error";
+        sends += failed && direction == "send";
+    }
+    return sends;
+}
+
+/// The `event_id`s of a trace's `send` lines, in file order.
+inline std::vector<std::string> sent_event_ids(const std::filesystem::path& trace) {
+    std::vector<std::string> out;
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == "send")
+            out.emplace_back(at(l, {"event", "event_id"}).as_string());
+    return out;
+}
+
 /// A fresh folder path under the system temp dir (not created), removed by the destructor.
 class temp_dir {
 public:

@@ -78,6 +78,52 @@ TEST(ScaleE2E, FourWorkerProcessesArePooled) {
     EXPECT_EQ(mock.stop(), 0);
 }
 
+// The event ids a run folder's traces hold (every session-NNN/trace.jsonl below it).
+std::set<std::string> event_ids_under(const fs::path& root) {
+    std::set<std::string> ids;
+    std::size_t traces = 0;
+    for (const auto& e : fs::recursive_directory_iterator(root))
+        if (e.path().filename() == "trace.jsonl") {
+            ++traces;
+            for (auto& id : sent_event_ids(e.path()))
+                EXPECT_TRUE(ids.insert(std::move(id)).second) << "a repeated id in " << e.path();
+        }
+    EXPECT_GT(traces, 0u) << root;
+    return ids;
+}
+
+std::size_t shared(const std::set<std::string>& a, const std::set<std::string>& b) {
+    std::size_t n = 0;
+    for (const auto& id : a)
+        n += b.count(id);
+    return n;
+}
+
+// Event ids are unique beyond one session: two worker processes of one run, and two runs,
+// never send the same id (a server that logs or de-duplicates by id must see no collision).
+TEST(ScaleE2E, WorkersAndRunsShareNoEventId) {
+    temp_dir first, second;
+    const auto r1 = run_pacer({"run", "--processes", "2", "-c", "2", "-d", "1s", "--keep-traces",
+                               "-o", first.path().string()});
+    EXPECT_TRUE(r1.exit_code == 0 || r1.exit_code == 3) << r1.out;
+    const auto worker0 = event_ids_under(first / "worker-0");
+    const auto worker1 = event_ids_under(first / "worker-1");
+    // 2 sessions x (session.update + 13 appends + end of input + session.close) each.
+    EXPECT_EQ(worker0.size(), 32u);
+    EXPECT_EQ(worker1.size(), 32u);
+    EXPECT_EQ(shared(worker0, worker1), 0u);
+    for (const auto& id : worker0)
+        EXPECT_EQ(id.find_first_not_of("0123456789abcdef"), std::string::npos) << id;
+
+    const auto r2 =
+        run_pacer({"run", "-c", "2", "-d", "1s", "--keep-traces", "-o", second.path().string()});
+    EXPECT_TRUE(r2.exit_code == 0 || r2.exit_code == 3) << r2.out;
+    const auto again = event_ids_under(second.path());
+    EXPECT_EQ(again.size(), 32u);
+    EXPECT_EQ(shared(again, worker0), 0u);
+    EXPECT_EQ(shared(again, worker1), 0u);
+}
+
 TEST(ScaleE2E, AWorkerThatDiesIsReportedAndTheOthersKept) {
     ::setenv("PACER_TEST_ABORT_WORKER", "1", 1);
     temp_dir out;

@@ -146,15 +146,31 @@ TEST(protocol_events, event_ids_are_32_lowercase_hex_and_unique) {
     protocol::event_id_source ids(42);
     std::unordered_set<std::string> seen;
     for (int i = 0; i < 10000; ++i) {
-        auto id = ids.next();
-        ASSERT_TRUE(is_lower_hex_32(id)) << id;
-        ASSERT_TRUE(seen.insert(std::move(id)).second) << "repeat at " << i;
+        const auto id = ids.next();
+        ASSERT_TRUE(is_lower_hex_32(id)) << id.view();
+        ASSERT_TRUE(seen.emplace(id.view()).second) << "repeat at " << i;
     }
     // A seeded source is reproducible.
     protocol::event_id_source a(7), b(7);
     for (int i = 0; i < 10; ++i)
-        EXPECT_EQ(a.next(), b.next());
+        EXPECT_EQ(a.next().view(), b.next().view());
     EXPECT_NE(protocol::event_id_source(1).next(), protocol::event_id_source(2).next());
+}
+
+// Each session's source is seeded by `unique_id_seed`: seeds never repeat within a process,
+// the process nonce stays put, and sources so seeded share no id (across processes the nonce
+// differs; tests/integration ScaleE2E.WorkersAndRunsShareNoEventId checks that end to end).
+TEST(protocol_events, unique_id_seeds_give_sessions_disjoint_ids) {
+    EXPECT_EQ(protocol::process_nonce(), protocol::process_nonce());
+    std::unordered_set<std::uint64_t> seeds;
+    for (int i = 0; i < 100000; ++i)
+        ASSERT_TRUE(seeds.insert(protocol::unique_id_seed(0x9ac3e5)).second) << "repeat at " << i;
+    std::unordered_set<std::string> seen;
+    for (int session = 0; session < 200; ++session) {
+        protocol::event_id_source ids(protocol::unique_id_seed(0x9ac3e5));
+        for (int i = 0; i < 200; ++i)
+            ASSERT_TRUE(seen.emplace(ids.next().view()).second) << session << "/" << i;
+    }
 }
 
 TEST(protocol_events, session_update_shape) {

@@ -8,6 +8,7 @@
 #include <boost/json/object.hpp>
 #include <boost/json/parser.hpp>
 
+#include <array>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -30,16 +31,35 @@ const profile& default_profile();
 /// The profile with this name or alias, or nullptr.
 const profile* find_profile(std::string_view name);
 
-/// Event ids like Python's `uuid4().hex`: 32 lowercase hex characters, from a per-session
-/// splitmix64 stream (unique within a session; collisions across sessions do not matter).
+/// One event id: 32 lowercase hex characters, held inline (making one allocates nothing).
+struct event_id {
+    std::array<char, 32> chars{};
+
+    std::string_view view() const { return {chars.data(), chars.size()}; }
+    operator std::string_view() const { return view(); }
+    friend bool operator==(const event_id&, const event_id&) = default;
+};
+
+/// Event ids like Python's `uuid4().hex`: 32 lowercase hex characters from a splitmix64
+/// stream. One source never repeats an id. Sessions seed theirs with `unique_id_seed()`, so
+/// two sessions do not repeat each other's ids either, in one process (another run of the
+/// same process, another shard) or in two (`--processes` workers, separate runs).
 class event_id_source {
 public:
     explicit event_id_source(std::uint64_t seed) : state_(seed) {}
-    std::string next();
+    event_id next();
 
 private:
     std::uint64_t state_;
 };
+
+/// 64 random bits from the operating system (`getrandom`), drawn once per process.
+std::uint64_t process_nonce();
+
+/// A seed for one session's `event_id_source`: the process nonce and `salt`, mixed with a
+/// count of the calls so far, so no two calls of a process return the same seed and two
+/// processes share one only by chance (odds about 2^-64). Thread-safe.
+std::uint64_t unique_id_seed(std::uint64_t salt = 0);
 
 /// `{"type":"session.update","event_id":…,"session":{"output_modalities":["audio"]}}`
 std::string session_update(std::string_view event_id);

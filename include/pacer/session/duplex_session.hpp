@@ -2,7 +2,8 @@
 // One duplex session (PROTOCOL.md 1.5): admission with 503 retries, negotiation, appends paced
 // on the absolute 80 ms grid while the server's events are received, end of input, drain,
 // close. Failures are data: they become trace `error` lines and an incomplete result; only a
-// broken invariant throws.
+// broken invariant throws. A failing task (receive loop, or a send) records the session's one
+// error and stops the other task at once; nothing is sent after it.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/session/start_gate.hpp>
@@ -61,7 +62,7 @@ struct session_options {
     /// completes unit k (of this many input bytes), wait for the k-th `sglang.unit.done`; EOS
     /// right after the last append. Nullopt: real-time pacing on the 80 ms grid.
     std::optional<std::size_t> lockstep_unit_bytes;
-    std::uint64_t seed = 0; ///< event ids
+    std::uint64_t seed = 0; ///< event ids (the runner gives each session a unique seed)
     int admission_retries = 3;
     duration admission_backoff = std::chrono::milliseconds(250);
     duration post_close = std::chrono::milliseconds(200);

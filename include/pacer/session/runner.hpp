@@ -25,7 +25,9 @@ struct run_options {
     /// Blocks each session context once for this long, half-way through its sessions' input,
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
-    std::uint64_t seed = 0x9ac3e5; ///< event ids
+    /// Mixed into each session's event id seed; ids are unique across sessions, runs and
+    /// processes whatever it is (see protocol::unique_id_seed).
+    std::uint64_t seed = 0x9ac3e5;
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
     duration stagger = std::chrono::milliseconds(80);

@@ -1,0 +1,15 @@
+#pragma once
+// Floats written the way the reference harness (Python) prints them, for messages that must
+// match its text exactly.
+
+#include <string>
+
+namespace pacer {
+
+/// `repr(x)` of a Python float: the shortest digits that read back as `x`, always with a
+/// decimal point or an exponent (`90.0`, `4.5`, `0.25`, `1e-05`, `1e+16`, `nan`, `-inf`).
+/// Fixed notation for decimal exponents -4..15, scientific (at least two exponent digits)
+/// outside them.
+std::string python_float_repr(double x);
+
+} // namespace pacer

@@ -1,0 +1,52 @@
+// Floats printed as the reference harness (Python's repr) prints them: messages such as
+// `Session timeout after 90.0s` must match its text byte for byte.
+
+#include <pacer/core/float_repr.hpp>
+
+#include <gtest/gtest.h>
+
+#include <limits>
+
+namespace pacer {
+namespace {
+
+TEST(float_repr, whole_numbers_keep_a_decimal_point) {
+    EXPECT_EQ(python_float_repr(90.0), "90.0");
+    EXPECT_EQ(python_float_repr(4.0), "4.0");
+    EXPECT_EQ(python_float_repr(0.0), "0.0");
+    EXPECT_EQ(python_float_repr(-0.0), "-0.0");
+    EXPECT_EQ(python_float_repr(230.0), "230.0");
+    EXPECT_EQ(python_float_repr(1e15), "1000000000000000.0");
+}
+
+TEST(float_repr, fractions_use_the_shortest_round_trip_digits) {
+    EXPECT_EQ(python_float_repr(4.5), "4.5");
+    EXPECT_EQ(python_float_repr(0.25), "0.25");
+    EXPECT_EQ(python_float_repr(1.1), "1.1");
+    EXPECT_EQ(python_float_repr(0.1 + 0.2), "0.30000000000000004");
+    EXPECT_EQ(python_float_repr(-2.75), "-2.75");
+    EXPECT_EQ(python_float_repr(123456.789), "123456.789");
+    EXPECT_EQ(python_float_repr(0.0001), "0.0001");
+    EXPECT_EQ(python_float_repr(0.00012), "0.00012");
+}
+
+TEST(float_repr, scientific_outside_exponents_minus_four_to_fifteen) {
+    EXPECT_EQ(python_float_repr(1e16), "1e+16");
+    EXPECT_EQ(python_float_repr(2.5e16), "2.5e+16");
+    EXPECT_EQ(python_float_repr(1e100), "1e+100");
+    EXPECT_EQ(python_float_repr(123456789012345680.0), "1.2345678901234568e+17");
+    EXPECT_EQ(python_float_repr(1e-05), "1e-05");
+    EXPECT_EQ(python_float_repr(1.5e-07), "1.5e-07");
+    EXPECT_EQ(python_float_repr(-3e-300), "-3e-300");
+    EXPECT_EQ(python_float_repr(5e-324), "5e-324");
+    EXPECT_EQ(python_float_repr(std::numeric_limits<double>::max()), "1.7976931348623157e+308");
+}
+
+TEST(float_repr, non_finite_values) {
+    EXPECT_EQ(python_float_repr(std::numeric_limits<double>::quiet_NaN()), "nan");
+    EXPECT_EQ(python_float_repr(std::numeric_limits<double>::infinity()), "inf");
+    EXPECT_EQ(python_float_repr(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+} // namespace
+} // namespace pacer
