@@ -376,7 +376,7 @@ double max_of(const std::vector<double>& v, double fallback = 0) {
 }
 
 std::string no_data(const std::string& id, const std::string& title, const std::string& why) {
-    return fmt::format("<svg id=\"{}\" class=\"plot\" viewBox=\"0 0 760 60\" width=\"760\" "
+    return fmt::format("<svg id=\"{}\" class=\"plot\" viewBox=\"0 0 800 60\" width=\"800\" "
                        "height=\"60\" role=\"img\"><title>{}</title><text x=\"20\" y=\"35\" "
                        "font-size=\"13\">{}</text></svg>\n",
                        escape(id), escape(title), escape(why));
@@ -722,6 +722,7 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
             series off;
             off.name = (names[i].empty() ? "" : names[i]) + "offered (schedule)";
             off.step = true;
+            off.dashed = true;
             off.colour = 2 * i;
             off.points.emplace_back(0, 0);
             for (std::size_t k = 0; k < f.schedule_offsets_s.size(); ++k)

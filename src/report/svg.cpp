@@ -16,8 +16,8 @@ const char* colour(std::size_t i) {
     return palette[i % std::size(palette)];
 }
 
-constexpr double width = 760, height = 300;
-constexpr double left = 72, right = 170, top = 28, bottom = 46;
+constexpr double width = 800, height = 300;
+constexpr double left = 72, right = 210, top = 28, bottom = 46;
 constexpr double plot_w = width - left - right, plot_h = height - top - bottom;
 
 double px(const axis& a, double v) {
@@ -90,6 +90,15 @@ std::string ref_lines(const std::vector<ref_line>& refs, const axis& x, const ax
     std::string s;
     for (const auto& r : refs) {
         const char* c = r.danger ? "#C00000" : "#777";
+        const axis& a = r.vertical ? x : y;
+        if (r.at < a.lo || r.at > a.hi) {
+            // Off the scale: said in words rather than drawn at the edge, where it would lie.
+            s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"11\" fill=\"{}\" "
+                             "text-anchor=\"end\">{} ({} the scale)</text>\n",
+                             coord(left + plot_w - 3), coord(top - 6), c, escape(r.label),
+                             r.at > a.hi ? "above" : "below");
+            continue;
+        }
         if (r.vertical) {
             if (x.log && r.at <= 0)
                 continue;
@@ -262,9 +271,9 @@ std::string render(const xy_plot& p) {
             prev_y = y;
             first = false;
         }
-        s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\" points=\"{}\">"
+        s += fmt::format("<polyline fill=\"none\" stroke=\"{}\" stroke-width=\"2\"{} points=\"{}\">"
                          "<title>{}</title></polyline>\n",
-                         c, pts, escape(l.name));
+                         c, l.dashed ? " stroke-dasharray=\"6 3\"" : "", pts, escape(l.name));
         if (l.markers) {
             s += "<g class=\"points\">";
             for (std::size_t i = 0; i < l.points.size(); ++i) {
@@ -282,7 +291,7 @@ std::string render(const xy_plot& p) {
             }
             s += "</g>\n";
         }
-        s += legend_entry(row++, l.name, c);
+        s += legend_entry(row++, l.name, c, l.dashed);
     }
     for (const auto& m : p.markers) {
         if ((p.x.log && m.x <= 0) || (p.y.log && m.y <= 0))
@@ -402,16 +411,19 @@ std::string render(const heat_strip& h) {
     }
     s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
                      coord(left + plot_w / 2), coord(top + strip_h + 30), escape(h.x_label));
-    // Colour key.
+    // Colour key: the decades below the threshold, then the threshold.
     const double kx = left + plot_w + 12;
-    int i = 0;
-    for (double v : {h.lo, std::sqrt(h.lo * h.threshold), h.threshold * 0.999, h.threshold}) {
-        const double ky = top + 4 + 16 * i++;
+    std::vector<double> keys;
+    for (double v = h.lo; v < h.threshold * 0.999; v *= 10)
+        keys.push_back(v);
+    keys.push_back(h.threshold);
+    for (std::size_t i = 0; i < keys.size(); ++i) {
+        const double ky = top + 4 + 16 * static_cast<double>(i);
         s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>"
                          "<text x=\"{}\" y=\"{}\" font-size=\"11\">{}{} {}</text>\n",
-                         coord(kx), coord(ky), fill(v), coord(kx + 18), coord(ky + 10),
-                         v >= h.threshold ? "\u2265 " : "", format_number(v * h.unit_scale),
-                         escape(h.unit_label));
+                         coord(kx), coord(ky), fill(keys[i]), coord(kx + 18), coord(ky + 10),
+                         keys[i] >= h.threshold ? "\u2265 " : "",
+                         format_number(keys[i] * h.unit_scale), escape(h.unit_label));
     }
     s += "</svg>\n";
     return s;

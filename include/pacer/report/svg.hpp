@@ -40,6 +40,7 @@ struct series {
     std::vector<std::pair<double, double>> points;
     bool step = false;      ///< draw as a step line (cumulative counts)
     bool markers = false;   ///< a dot with a hover title at every point
+    bool dashed = false;    ///< a dashed line (e.g. what was offered, beside what happened)
     std::size_t colour = 0; ///< index into the palette
     /// Hover text of each point (same size as points), else "name: x, y".
     std::vector<std::string> point_titles;
