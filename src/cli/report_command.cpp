@@ -39,12 +39,15 @@ int run_report(const report_settings& s) {
     for (const auto& in : s.inputs)
         folders.push_back(read_folder(in));
     fs::path out = s.output;
-    if (out.empty())
-        out = folders.size() == 1
-                  ? fs::path(s.inputs[0]) / "report.html"
-                  : fs::path(s.inputs[0]) /
-                        fmt::format("report-vs-{}.html",
-                                    fs::path(s.inputs[1]).lexically_normal().filename().string());
+    if (out.empty() && folders.size() == 1)
+        out = fs::path(s.inputs[0]) / "report.html";
+    if (out.empty()) {
+        // Named after the other folder: `A/report-vs-B.html` (also for `.` or a trailing '/').
+        auto other = fs::absolute(s.inputs[1]).lexically_normal();
+        if (other.filename().empty())
+            other = other.parent_path();
+        out = fs::path(s.inputs[0]) / fmt::format("report-vs-{}.html", other.filename().string());
+    }
     std::error_code ec;
     if (fs::exists(out, ec))
         throw usage_error(fmt::format(

@@ -620,11 +620,17 @@ std::string over_time_sections(const result_folder& f) {
         return parts ? fmt::format("part {} session {}", s.part, s.index)
                      : fmt::format("session {}", s.index);
     };
+    auto group_name = [&](const session_record& first, const session_record& last) {
+        return parts && first.part != last.part
+                   ? fmt::format("parts {}–{}", first.part, last.part)
+                   : fmt::format("{}sessions {}–{}",
+                                 parts ? fmt::format("part {} ", first.part) : "", first.index,
+                                 last.index);
+    };
     for (std::size_t r = 0; r * std::max<std::size_t>(per_row, 1) < ss.size(); ++r) {
         const std::size_t a = r * std::max<std::size_t>(per_row, 1);
         const std::size_t b = std::min(ss.size(), a + std::max<std::size_t>(per_row, 1));
-        h.row_labels.push_back(b - a == 1 ? name(*ss[a])
-                                          : fmt::format("{} … {}", name(*ss[a]), name(*ss[b - 1])));
+        h.row_labels.push_back(b - a == 1 ? name(*ss[a]) : group_name(*ss[a], *ss[b - 1]));
         std::vector<std::optional<double>> cells(cols);
         for (std::size_t k = a; k < b; ++k)
             for (const auto& p : ss[k]->packets) {

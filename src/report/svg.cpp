@@ -356,12 +356,14 @@ std::string render(const bar_chart& c) {
 }
 
 std::string render(const heat_strip& h) {
+    // Wider left margin than the other plots: row labels name sessions.
+    constexpr double hleft = 120, hplot_w = width - hleft - right;
     const double row_h = h.row_labels.size() > 40 ? 4.0 : (h.row_labels.size() > 16 ? 8.0 : 14.0);
     const double strip_h = row_h * static_cast<double>(h.row_labels.size());
     const double total_h = top + strip_h + bottom + 24;
     std::string s = open_svg(h.id, h.title, total_h);
     const std::size_t cols = h.cells.empty() ? 0 : h.cells.front().size();
-    const double col_w = cols ? plot_w / static_cast<double>(cols) : plot_w;
+    const double col_w = cols ? hplot_w / static_cast<double>(cols) : hplot_w;
     const double span = h.x1 - h.x0;
     const double llo = std::log10(h.lo), lhi = std::log10(h.hi);
     auto fill = [&](double v) -> std::string {
@@ -376,10 +378,10 @@ std::string render(const heat_strip& h) {
     };
     for (std::size_t r = 0; r < h.row_labels.size(); ++r) {
         const double yy = top + row_h * static_cast<double>(r);
-        if (row_h >= 8)
+        if (row_h >= 8 || r % 10 == 0 || r + 1 == h.row_labels.size())
             s += fmt::format(
                 "<text x=\"{}\" y=\"{}\" font-size=\"{}\" text-anchor=\"end\">{}</text>\n",
-                coord(left - 4), coord(yy + row_h - 1.5), row_h >= 14 ? 11 : 8,
+                coord(hleft - 4), coord(yy + row_h - 1.5), row_h >= 14 ? 11 : 8,
                 escape(h.row_labels[r]));
         s += "<g>";
         for (std::size_t c = 0; c < cols && r < h.cells.size(); ++c) {
@@ -390,7 +392,7 @@ std::string render(const heat_strip& h) {
             s +=
                 fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\">"
                             "<title>{}, {}-{} s: max |deviation| {} {}</title></rect>",
-                            coord(left + col_w * static_cast<double>(c)), coord(yy),
+                            coord(hleft + col_w * static_cast<double>(c)), coord(yy),
                             coord(col_w + 0.2), coord(row_h), fill(*v), escape(h.row_labels[r]),
                             format_number(t0), format_number(t0 + span / static_cast<double>(cols)),
                             format_number(*v * h.unit_scale), escape(h.unit_label));
@@ -399,20 +401,20 @@ std::string render(const heat_strip& h) {
     }
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" "
                      "stroke=\"#555\"/>\n",
-                     coord(left), coord(top), coord(plot_w), coord(strip_h));
+                     coord(hleft), coord(top), coord(hplot_w), coord(strip_h));
     axis x;
     x.lo = h.x0;
     x.hi = h.x1;
     for (double t : x.ticks()) {
-        const double xx = left + x.fraction(t) * plot_w;
+        const double xx = hleft + x.fraction(t) * hplot_w;
         s += fmt::format(
             "<text x=\"{}\" y=\"{}\" font-size=\"11\" text-anchor=\"middle\">{}</text>\n",
             coord(xx), coord(top + strip_h + 14), escape(format_number(t)));
     }
     s += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"12\" text-anchor=\"middle\">{}</text>\n",
-                     coord(left + plot_w / 2), coord(top + strip_h + 30), escape(h.x_label));
+                     coord(hleft + hplot_w / 2), coord(top + strip_h + 30), escape(h.x_label));
     // Colour key: the decades below the threshold, then the threshold.
-    const double kx = left + plot_w + 12;
+    const double kx = hleft + hplot_w + 12;
     std::vector<double> keys;
     for (double v = h.lo; v < h.threshold * 0.999; v *= 10)
         keys.push_back(v);
