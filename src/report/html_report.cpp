@@ -1,3 +1,4 @@
+#include <pacer/core/stats.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/svg.hpp>
@@ -230,6 +231,21 @@ std::string num_cell(std::optional<double> v, double scale = 1) {
              : std::string("<td class=\"num\">–</td>");
 }
 
+// A scalar or an array of scalars as people write it (doubles in shortest form, not 8E1).
+std::string text_of(const json::value& v) {
+    if (v.is_string())
+        return std::string(v.as_string());
+    if (v.is_double())
+        return fmt::format("{}", v.as_double());
+    if (const auto* a = v.if_array()) {
+        std::string s = "[";
+        for (const auto& e : *a)
+            s += (s.size() > 1 ? ", " : "") + text_of(e);
+        return s + "]";
+    }
+    return json::serialize(v);
+}
+
 // Flattened key → text of an object, for the environment tables.
 void flatten(const json::value& v, const std::string& prefix,
              std::vector<std::pair<std::string, std::string>>& out, int depth = 0) {
@@ -245,11 +261,13 @@ void flatten(const json::value& v, const std::string& prefix,
             if (depth > 1 || a->size() > 16)
                 return; // per-level or per-part detail lives in its own table
     }
-    out.emplace_back(prefix, v.is_string() ? std::string(v.as_string()) : json::serialize(v));
+    out.emplace_back(prefix, text_of(v));
 }
 
-std::string environment(const result_folder& f) {
-    std::string h = "<section id=\"environment\"><h2>Environment and command line</h2>\n";
+std::string environment(const result_folder& f, const std::string& side = "") {
+    std::string h = fmt::format("<section id=\"environment{}\"><h2>{}Environment and command "
+                                "line</h2>\n",
+                                side.empty() ? "" : "-" + side, side.empty() ? "" : side + ": ");
     const auto* cl = f.summary.if_contains("command_line");
     if (cl && cl->is_array()) {
         std::string line;
@@ -284,13 +302,17 @@ std::string environment(const result_folder& f) {
     return h + "</section>\n";
 }
 
-std::string notes(const result_folder& f, std::vector<std::string> extra) {
+std::string notes(const result_folder& f, const std::string& side = "") {
+    std::vector<std::string> all;
+    if (const auto* i = f.summary.if_contains("interrupted"); i && i->is_bool() && i->as_bool())
+        all.emplace_back("The run was interrupted: its figures cover what ran until then.");
     for (const auto& n : f.notes)
-        extra.push_back(n);
-    if (extra.empty())
+        all.push_back(n);
+    if (all.empty())
         return {};
-    std::string h = "<section id=\"notes\"><h2>Notes</h2><ul>\n";
-    for (const auto& n : extra)
+    std::string h = fmt::format("<section id=\"notes{}\"><h2>{}Notes</h2><ul>\n",
+                                side.empty() ? "" : "-" + side, side.empty() ? "" : side + ": ");
+    for (const auto& n : all)
         h += "<li>" + escape(n) + "</li>\n";
     return h + "</ul></section>\n";
 }
@@ -434,10 +456,12 @@ std::string deviation_cdf_section(const std::vector<const result_folder*>& folde
     for (std::size_t i = 0; i < folders.size(); ++i) {
         const auto& s = folders[i]->summary;
         if (folders[i]->kind == folder_kind::serve) {
-            table += "<p class=\"note\">" + escape(names[i]) +
-                     " serve levels record send lateness, not the grid deviation; per level:</p>"
-                     "<table><tr><th>level</th><th>packets</th><th>|deviation| max (ms)</th>"
-                     "<th>late</th></tr>";
+            table +=
+                "<p class=\"note\">" + escape(names[i]) +
+                ": a sweep's summary records send lateness, not this deviation; per level, from "
+                "the receipts:</p>"
+                "<table><tr><th>level</th><th>packets</th><th>|deviation| max (ms)</th>"
+                "<th>late</th></tr>";
             std::map<std::uint32_t, std::vector<double>> per;
             for (const auto& se : folders[i]->sessions)
                 for (const auto& pk : se.packets)
@@ -485,11 +509,26 @@ std::string send_time_section(const std::vector<const result_folder*>& folders,
     for (std::size_t i = 0; i < folders.size(); ++i) {
         if (!names[i].empty())
             table += "<p>" + escape(names[i]) + "</p>";
-        table += dist_table(folders[i]->summary, {"pacing", "ws_send_time_s"},
-                            {"n", "p50", "p90", "p99", "p99.9", "max"}, "send time");
-        table += figure_table(
-            folders[i]->summary,
-            {{"send stalls (> 80 ms)", {"pacing", "send_stalls", "stalled_sends"}, unit::count}});
+        if (lookup(folders[i]->summary, {"pacing", "ws_send_time_s"})) {
+            table += dist_table(folders[i]->summary, {"pacing", "ws_send_time_s"},
+                                {"n", "p50", "p90", "p99", "p99.9", "max"}, "send time");
+            table += figure_table(folders[i]->summary, {{"send stalls (> 80 ms)",
+                                                         {"pacing", "send_stalls", "stalled_sends"},
+                                                         unit::count}});
+        } else {
+            // A sweep's summary has no send-time figures: computed here from the receipts.
+            auto v = send_times(*folders[i]);
+            std::sort(v.begin(), v.end());
+            table += "<p class=\"note\">Computed from the receipts (the summary has no send-time "
+                     "figures):</p><table><tr><th>appends</th><th>p50 (ms)</th><th>p90 (ms)</th>"
+                     "<th>p99 (ms)</th><th>max (ms)</th><th>over 80 ms</th></tr>\n<tr>";
+            table += fmt::format("<td class=\"num\">{}</td>", v.size());
+            for (double q : {0.5, 0.9, 0.99, 1.0})
+                table += num_cell(pacer::percentile_sorted(v, q), 1e3);
+            table +=
+                fmt::format("<td class=\"num\">{}</td></tr></table>\n",
+                            std::count_if(v.begin(), v.end(), [](double t) { return t > late_s; }));
+        }
     }
     const bool empty = std::all_of(p.lines.begin(), p.lines.end(),
                                    [](const series& s) { return s.points.empty(); });
@@ -1107,7 +1146,8 @@ std::string serve_sections(const std::vector<const result_folder*>& folders,
         if (!names[i].empty())
             tables += "<h3>" + escape(names[i]) + "</h3>\n";
         tables += capacity_line(folders[i]->summary);
-        tables += level_table(folders[i]->summary, folders.size() > 1 ? names[i] : "");
+        tables +=
+            level_table(folders[i]->summary, folders.size() > 1 ? names[i].substr(0, 1) + ":" : "");
     }
     out += "<section id=\"levels\"><h2>Levels</h2>\n<p>Per level (repeats pooled): whether the "
            "client kept its schedule (a level that is not valid measures pacer, not the server), "
@@ -1187,7 +1227,7 @@ std::string render_report(const result_folder& f) {
             body += open_loop_sections(one, no_name);
     }
     body += environment(f);
-    body += notes(f, {});
+    body += notes(f);
     return page("pacer report: " + f.dir.string(), body);
 }
 
@@ -1242,8 +1282,8 @@ std::string render_comparison(const result_folder& a, const result_folder& b) {
         body += deviation_cdf_section(both, names);
         body += send_time_section(both, names);
     }
-    body += "<h2>A</h2>" + environment(a) + notes(a, {});
-    body += "<h2>B</h2>" + environment(b) + notes(b, {});
+    body += environment(a, "A") + notes(a, "A");
+    body += environment(b, "B") + notes(b, "B");
     return page("pacer report: " + a.dir.string() + " against " + b.dir.string(), body);
 }
 

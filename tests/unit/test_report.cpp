@@ -412,8 +412,8 @@ TEST(report, comparison_puts_both_runs_side_by_side) {
     // Two sweeps: both level tables, each figure keyed by its side.
     const auto serve =
         render_comparison(read_result_folder(c.path()), read_result_folder(c.path()));
-    EXPECT_EQ(*data_value(serve, "A levels[1].aggregate.ttfa_s.p95"), "0.75");
-    EXPECT_EQ(*data_value(serve, "B levels[1].aggregate.ttfa_s.p95"), "0.75");
+    EXPECT_EQ(*data_value(serve, "A:levels[1].aggregate.ttfa_s.p95"), "0.75");
+    EXPECT_EQ(*data_value(serve, "B:levels[1].aggregate.ttfa_s.p95"), "0.75");
 }
 
 TEST(report, tables_have_units_in_their_columns_and_a_row_per_packet_and_session) {
