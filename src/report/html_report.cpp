@@ -1,4 +1,5 @@
 #include <pacer/core/stats.hpp>
+#include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/svg.hpp>
@@ -17,7 +18,8 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr double late_s = 0.080; // a packet further than this from its deadline is late
+// A packet further than this from its deadline is late (one packet period, 80 ms).
+constexpr double late_s = metrics::pacing_tolerance_s;
 
 // ---------------------------------------------------------------- figures from the summary
 
@@ -123,12 +125,18 @@ void append(std::vector<figure>& to, std::vector<figure> more) {
         to.push_back(std::move(f));
 }
 
+// `with_late_packet` → `with late packet`.
+std::string spaced(std::string key) {
+    std::replace(key.begin(), key.end(), '_', ' ');
+    return key;
+}
+
 // The run figures (closed loop, open loop, merged) that exist in this summary.
 std::vector<figure> run_figures(const json::object& s) {
     std::vector<figure> f;
     for (const char* k :
          {"requested", "admitted", "rejected", "complete", "incomplete", "with_late_packet"})
-        f.push_back({std::string("sessions ") + k, {"pacing", "sessions", k}, unit::count});
+        f.push_back({"sessions " + spaced(k), {"pacing", "sessions", k}, unit::count});
     for (const char* k : {"expected", "sent", "late"})
         f.push_back({std::string("packets ") + k, {"pacing", "packets", k}, unit::count});
     f.push_back({"pacing qualified", {"pacing_qualified"}, unit::flag});
@@ -153,7 +161,7 @@ std::vector<figure> run_figures(const json::object& s) {
     if (s.contains("open_loop")) {
         for (const char* k :
              {"scheduled", "dispatched", "completed", "failed", "dropped", "not_dispatched"})
-            f.push_back({std::string("requests ") + k, {"open_loop", "requests", k}, unit::count});
+            f.push_back({"requests " + spaced(k), {"open_loop", "requests", k}, unit::count});
         append(f, distribution("latency (from schedule)", {"open_loop", "latency_s"},
                                {"p50", "p75", "p95", "p99", "max"}));
         append(f, distribution("uncorrected latency (from dispatch)",

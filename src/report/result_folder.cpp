@@ -92,7 +92,7 @@ std::string session_dir_name(std::uint32_t index) {
     return fmt::format("session-{:03}", index);
 }
 
-// The receipts of one session, as packets; nullopt when the file is missing or unreadable.
+// The receipts of one session, as packets; false when the file is missing or unreadable.
 bool read_receipts(const fs::path& dir, session_record& s) {
     const auto text = read_text(dir / session_dir_name(s.index) / "input-send-receipts.json");
     if (!text)

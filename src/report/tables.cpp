@@ -1,3 +1,4 @@
+#include <pacer/metrics/serving.hpp>
 #include <pacer/report/tables.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -15,7 +16,7 @@ namespace json = boost::json;
 
 namespace {
 
-constexpr double late_s = 0.080;
+constexpr double late_s = metrics::pacing_tolerance_s; // one packet period
 
 cell opt(std::optional<double> v) {
     return v ? cell(*v) : cell();

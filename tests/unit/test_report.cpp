@@ -493,6 +493,15 @@ TEST(report, log_axis_and_numbers_are_readable) {
     EXPECT_EQ(format_number(0.000123), "0.000123");
     EXPECT_EQ(format_number(1500), "1500");
     EXPECT_EQ(escape("<a href='x'>&</a>"), "&lt;a href=&#39;x&#39;&gt;&amp;&lt;/a&gt;");
+    // A reference line beyond the axis is said in words, never drawn at the edge.
+    xy_plot p;
+    p.id = "p";
+    p.x = linear_axis("t", 0, 10);
+    p.y = linear_axis("ms", 0, 5);
+    p.refs.push_back({80, "late: 80 ms", false, true});
+    const auto svg = render(p);
+    EXPECT_NE(svg.find("late: 80 ms (above the scale)"), std::string::npos);
+    EXPECT_EQ(svg.find("<title>late: 80 ms</title></line>"), std::string::npos);
 }
 
 } // namespace
