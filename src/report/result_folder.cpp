@@ -306,10 +306,18 @@ void read_schedule(result_folder& f) {
                                       (f.dir / "schedule.json").string(), why));
         return;
     }
-    if (const auto* offs = doc->as_object().if_contains("offsets_ns"); offs && offs->is_array())
-        for (const auto& o : offs->as_array())
-            if (o.is_number())
-                f.schedule_offsets_s.push_back(o.to_number<double>() / 1e9);
+    // A shard of an open-loop run saves the whole schedule but runs arrivals I, I+N, ... of it
+    // (as runtime::shard_arrivals deals them): its session k is the shard's k-th arrival.
+    const auto index = number(find(f.summary, {"shard", "index"}));
+    const auto count = number(find(f.summary, {"shard", "count"}));
+    const std::size_t first = index && count && *count >= 1 ? static_cast<std::size_t>(*index) : 0;
+    const std::size_t step = index && count && *count >= 1 ? static_cast<std::size_t>(*count) : 1;
+    if (const auto* offs = doc->as_object().if_contains("offsets_ns"); offs && offs->is_array()) {
+        const auto& a = offs->as_array();
+        for (std::size_t i = first; i < a.size(); i += step)
+            if (a[i].is_number())
+                f.schedule_offsets_s.push_back(a[i].to_number<double>() / 1e9);
+    }
 }
 
 } // namespace

@@ -265,6 +265,15 @@ TEST(report, open_loop_page_shows_arrivals_dispatch_lag_and_both_latencies) {
     const auto folder = read_result_folder(t.path());
     EXPECT_EQ(folder.kind, folder_kind::open_loop);
     EXPECT_EQ(folder.schedule_offsets_s, (std::vector<double>{0.1, 0.25, 0.7}));
+    // Shard 1 of 2 ran the schedule's arrivals 1, 3, 5...: its sessions are those.
+    {
+        temp_folder shard;
+        auto sharded = s;
+        sharded["shard"] = json::object{{"index", 1}, {"count", 2}};
+        write(shard.path() / "summary.json", json::serialize(sharded));
+        write(shard.path() / "schedule.json", R"({"offsets_ns":[100000000,250000000,700000000]})");
+        EXPECT_EQ(read_result_folder(shard.path()).schedule_offsets_s, (std::vector<double>{0.25}));
+    }
     const auto html = render_report(folder);
     for (const char* id : {"plot-arrivals", "plot-dispatch-lag", "plot-latency"}) {
         const auto svg = svg_of(html, id);
