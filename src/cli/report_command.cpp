@@ -106,7 +106,9 @@ command add_report_command(CLI::App& app) {
         "script, no network) with the pacing deviation distribution and the 80 ms line, late "
         "packets over time, a per-session heat strip, loop lag, send time, the open-loop "
         "arrivals, dispatch lag and latency, the serve levels against their SLOs, the "
-        "environment, and every plotted number in a table. Two folders: compared side by side.");
+        "environment, and every plotted number in a table. Two folders: compared side by side. See "
+        "docs/report.md.\nExit status: 0 written; 1 the file could not be written; 2 bad input "
+        "(nothing written).");
     sub->add_option("folders", s->inputs, "One result folder, or two (A B) to compare")
         ->required()
         ->expected(1, 2);
@@ -119,9 +121,11 @@ command add_report_command(CLI::App& app) {
 command add_export_command(CLI::App& app) {
     auto s = std::make_shared<export_settings>();
     auto* sub = app.add_subcommand(
-        "export", "Write the flat tables of a result folder for pandas and spreadsheets: "
-                  "packets, sessions, levels (serve) and requests (open loop), with units in "
-                  "the column names (_s: seconds).");
+        "export",
+        "Write the flat tables of a result folder for pandas and spreadsheets: "
+        "packets, sessions, levels (serve) and requests (open loop), with units in "
+        "the column names (_s: seconds). See docs/report.md.\nExit status: 0 written; 1 a "
+        "file could not be written; 2 bad input (nothing written).");
     sub->add_option("folder", s->input, "A result folder of pacer run, merge or serve")->required();
     sub->add_option("--format", s->format, "csv or jsonl")
         ->check(CLI::IsMember({"csv", "jsonl"}))

@@ -227,10 +227,10 @@ std::string section(const std::string& id, const std::string& title, const std::
                        escape(id), escape(title), text, plot, table);
 }
 
-std::string row(std::initializer_list<std::string> cells, bool header = false) {
+std::string row(std::initializer_list<std::string> cells) {
     std::string r = "<tr>";
     for (const auto& c : cells)
-        r += header ? "<th>" + escape(c) + "</th>" : "<td>" + escape(c) + "</td>";
+        r += "<td>" + escape(c) + "</td>";
     return r + "</tr>\n";
 }
 
