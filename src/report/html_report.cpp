@@ -1192,17 +1192,18 @@ std::string serve_sections(const std::vector<const result_folder*>& folders,
     return out;
 }
 
-std::string verdict_banner(const result_folder& f) {
+// The one-line verdict of a folder, as a coloured span.
+std::string verdict_span(const result_folder& f) {
     if (f.kind == folder_kind::serve) {
         const auto* v = f.summary.if_contains("client_timing_valid");
         const bool ok = v && v->is_bool() && v->as_bool();
-        return fmt::format("<p><span class=\"verdict {}\">{}</span></p>\n", ok ? "good" : "bad",
+        return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
                            ok ? "every level valid: the client kept its schedule"
                               : "some level NOT VALID: the client missed its schedule there");
     }
     const auto* q = f.summary.if_contains("pacing_qualified");
     const bool ok = q && q->is_bool() && q->as_bool();
-    return fmt::format("<p><span class=\"verdict {}\">{}</span></p>\n", ok ? "good" : "bad",
+    return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
                        ok ? "PACING QUALIFIED: no packet more than 80 ms from its deadline"
                           : "PACING UNQUALIFIED: some packet was more than 80 ms late");
 }
@@ -1219,7 +1220,7 @@ std::string render_report(const result_folder& f) {
     std::string body =
         fmt::format("<h1>pacer report: {}</h1>\n<p>{} · {} sessions · {} packets</p>\n",
                     escape(f.dir.string()), to_string(f.kind), f.sessions.size(), f.packet_count());
-    body += verdict_banner(f);
+    body += "<p>" + verdict_span(f) + "</p>\n";
     if (f.kind == folder_kind::serve) {
         body += serve_sections(one, no_name);
         body += deviation_cdf_section(one, no_name);
@@ -1254,7 +1255,7 @@ std::string render_comparison(const result_folder& a, const result_folder& b) {
         "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr></table>\n",
         escape(a.dir.string()), to_string(a.kind), a.sessions.size(), a.packet_count(),
         escape(b.dir.string()), to_string(b.kind), b.sessions.size(), b.packet_count());
-    body += "<p>A: " + verdict_banner(a) + "</p><p>B: " + verdict_banner(b) + "</p>\n";
+    body += "<p>A: " + verdict_span(a) + "</p>\n<p>B: " + verdict_span(b) + "</p>\n";
     if (a.kind == folder_kind::serve) {
         body += serve_sections(both, names);
     } else {
