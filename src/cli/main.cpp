@@ -16,10 +16,10 @@ int main(int argc, char** argv) {
                  "pacer"};
     app.require_subcommand(1, 1);
     app.set_version_flag("--version", "pacer 0.1.0");
-    const std::vector<command> commands = {add_run_command(app),         add_mock_command(app),
-                                           add_native_mock_command(app), add_schedule_command(app),
-                                           add_merge_command(app),       add_replay_command(app),
-                                           add_serve_command(app)};
+    const std::vector<command> commands = {
+        add_run_command(app),      add_mock_command(app),   add_native_mock_command(app),
+        add_schedule_command(app), add_merge_command(app),  add_replay_command(app),
+        add_serve_command(app),    add_report_command(app), add_export_command(app)};
 
     try {
         app.parse(argc, argv);

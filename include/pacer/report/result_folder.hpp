@@ -1,0 +1,88 @@
+#pragma once
+// A finished result folder read back for `pacer report` and `pacer export`: the summary as
+// written, and the per-packet evidence behind it (send receipts, raw samples, the open-loop
+// schedule). Reading never changes the folder.
+
+#include <boost/json/object.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace pacer::report {
+
+/// What wrote the folder.
+enum class folder_kind {
+    run,       ///< `pacer run`, closed loop (every session starts at once)
+    open_loop, ///< `pacer run --rate/--sessions/--schedule`
+    merged,    ///< `pacer run --processes P` or `pacer merge`: pooled parts
+    serve,     ///< `pacer serve`: concurrency levels
+};
+const char* to_string(folder_kind k);
+
+/// The folder is missing, is not a result folder, or its summary cannot be read: bad input.
+struct folder_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+/// One append of one session. `deviation_s` is the pacing deviation of the grid,
+/// start_s - (session_start_s + seq x 0.080); `late` when |deviation| > 80 ms.
+struct packet {
+    std::int64_t seq = 0;
+    std::optional<double> scheduled_s; ///< receipts only
+    double start_s = 0;
+    std::optional<double> completed_s; ///< receipts only
+    double deviation_s = 0;
+
+    std::optional<double> send_time_s() const {
+        return completed_s ? std::optional<double>(*completed_s - start_s) : std::nullopt;
+    }
+};
+
+/// One session of a run, of a part, or of a serve level.
+struct session_record {
+    std::size_t part = 0;                ///< index into result_folder::parts
+    std::optional<std::uint32_t> level;  ///< serve: the level's concurrency
+    std::optional<std::uint32_t> repeat; ///< serve: the repeat (1-based)
+    std::uint32_t index = 0;
+    std::optional<double> session_start_s; ///< CLOCK_MONOTONIC seconds of the part's host
+    std::optional<bool> admitted;
+    bool from_receipts = false; ///< false: deviations from samples.json (µs), no send times
+    std::vector<packet> packets;
+    boost::json::object serving; ///< serve: the session's entry of its level summary
+};
+
+/// A folder whose samples or receipts were read: the run itself, or each pooled part.
+struct part_info {
+    std::filesystem::path dir;
+    boost::json::object summary;
+    /// realtime_s - monotonic_s of the part's recorded clock pair: puts parts of several
+    /// hosts on one time axis. 0 when the part recorded none.
+    double realtime_offset_s = 0;
+    std::optional<double> clock_monotonic_s; ///< the run's clock reading just before it began
+};
+
+struct result_folder {
+    std::filesystem::path dir;
+    folder_kind kind = folder_kind::run;
+    boost::json::object summary; ///< the folder's summary.json
+    std::vector<part_info> parts;
+    std::vector<session_record> sessions;
+    /// open loop: the schedule's arrival offsets from the run's start, seconds.
+    std::vector<double> schedule_offsets_s;
+    /// What could not be read (a part that moved, a missing receipts file): said in the page.
+    std::vector<std::string> notes;
+
+    std::size_t packet_count() const;
+};
+
+/// Reads a result folder. Throws folder_error (one line naming the folder or file) when `dir`
+/// does not exist, has no readable summary.json, or was not written by `pacer run`,
+/// `pacer merge` or `pacer serve`. Missing per-session files are notes, not errors.
+result_folder read_result_folder(const std::filesystem::path& dir);
+
+} // namespace pacer::report

@@ -1,0 +1,1299 @@
+#include <pacer/core/stats.hpp>
+#include <pacer/metrics/serving.hpp>
+#include <pacer/metrics/slo.hpp>
+#include <pacer/report/html_report.hpp>
+#include <pacer/report/svg.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pacer::report {
+
+namespace json = boost::json;
+
+namespace {
+
+// A packet further than this from its deadline is late (one packet period, 80 ms).
+constexpr double late_s = metrics::pacing_tolerance_s;
+
+// ---------------------------------------------------------------- figures from the summary
+
+enum class unit { seconds, count, ratio, flag, text, cores, bytes };
+
+struct figure {
+    std::string label;
+    std::vector<std::string> path; ///< keys into the summary (array items as "[i]")
+    unit u = unit::seconds;
+};
+
+const json::value* lookup(const json::object& root, const std::vector<std::string>& path) {
+    const json::value* v = nullptr;
+    const json::object* o = &root;
+    const json::array* a = nullptr;
+    for (const auto& k : path) {
+        if (!k.empty() && k.front() == '[') {
+            const auto i = std::stoul(k.substr(1));
+            if (!a || i >= a->size())
+                return nullptr;
+            v = &(*a)[i];
+        } else {
+            if (!o)
+                return nullptr;
+            v = o->if_contains(k);
+            if (!v)
+                return nullptr;
+        }
+        o = v->if_object();
+        a = v->if_array();
+    }
+    return v;
+}
+
+std::optional<double> number_at(const json::object& root, const std::vector<std::string>& path) {
+    const auto* v = lookup(root, path);
+    return v && v->is_number() ? std::optional<double>(v->to_number<double>()) : std::nullopt;
+}
+
+std::string key_of(const std::vector<std::string>& path) {
+    std::string k;
+    for (const auto& p : path)
+        k += (k.empty() || p.front() == '[' ? "" : ".") + p;
+    return k;
+}
+
+std::string display(const json::value& v, unit u) {
+    if (v.is_null())
+        return "–";
+    if (v.is_bool())
+        return v.as_bool() ? "yes" : "no";
+    if (v.is_string())
+        return std::string(v.as_string());
+    if (!v.is_number())
+        return json::serialize(v);
+    const double d = v.to_number<double>();
+    switch (u) {
+    case unit::seconds:
+        return format_number(d * 1e3) + " ms";
+    case unit::bytes:
+        return format_number(d / 1048576.0) + " MiB";
+    case unit::cores:
+        return format_number(d) + " cores";
+    default:
+        return format_number(d);
+    }
+}
+
+// The summary's number as written: JSON's shortest round-trip form.
+std::string raw(const json::value& v) {
+    if (v.is_double())
+        return fmt::format("{}", v.as_double());
+    if (v.is_string())
+        return std::string(v.as_string());
+    return json::serialize(v);
+}
+
+// One cell whose text and data attributes come from the summary (absent → "–").
+std::string figure_cell(const json::object& root, const std::vector<std::string>& path, unit u,
+                        const std::string& prefix = "") {
+    const auto* v = lookup(root, path);
+    if (!v)
+        return fmt::format("<td class=\"num\" data-key=\"{}{}\">–</td>", escape(prefix),
+                           escape(key_of(path)));
+    return fmt::format("<td class=\"num\" data-key=\"{}{}\" data-value=\"{}\">{}</td>",
+                       escape(prefix), escape(key_of(path)), escape(raw(*v)),
+                       escape(display(*v, u)));
+}
+
+std::vector<figure> distribution(const std::string& label, std::vector<std::string> base,
+                                 std::initializer_list<const char*> keys) {
+    std::vector<figure> out;
+    for (const char* k : keys) {
+        auto p = base;
+        p.emplace_back(k);
+        out.push_back({label + " " + k, std::move(p), unit::seconds});
+    }
+    return out;
+}
+
+void append(std::vector<figure>& to, std::vector<figure> more) {
+    for (auto& f : more)
+        to.push_back(std::move(f));
+}
+
+// `with_late_packet` → `with late packet`.
+std::string spaced(std::string key) {
+    std::replace(key.begin(), key.end(), '_', ' ');
+    return key;
+}
+
+// The run figures (closed loop, open loop, merged) that exist in this summary.
+std::vector<figure> run_figures(const json::object& s) {
+    std::vector<figure> f;
+    for (const char* k :
+         {"requested", "admitted", "rejected", "complete", "incomplete", "with_late_packet"})
+        f.push_back({"sessions " + spaced(k), {"pacing", "sessions", k}, unit::count});
+    for (const char* k : {"expected", "sent", "late"})
+        f.push_back({std::string("packets ") + k, {"pacing", "packets", k}, unit::count});
+    f.push_back({"pacing qualified", {"pacing_qualified"}, unit::flag});
+    append(f, distribution("|pacing deviation|", {"pacing", "pacing_abs_deviation_s"},
+                           {"p50", "p90", "p99", "p99.9", "max"}));
+    append(f, distribution("pacing deviation (signed)", {"pacing", "pacing_deviation_s"},
+                           {"p50", "p99", "max", "mean"}));
+    append(f, distribution("WebSocket send time", {"pacing", "ws_send_time_s"},
+                           {"p50", "p90", "p99", "p99.9", "max"}));
+    append(f, distribution("loop lag", {"pacing", "loop_lag_s"},
+                           {"p50", "p90", "p99", "p99.9", "max", "worst_part_p99"}));
+    f.push_back({"loop lags over 80 ms", {"pacing", "loop_lag_s", "over_80ms"}, unit::count});
+    append(f, distribution("time to first audio", {"pacing", "time_to_first_audio_s"},
+                           {"p50", "p95", "max"}));
+    f.push_back({"trace channel waits", {"pacing", "trace_channel", "waits"}, unit::count});
+    f.push_back({"trace channel wait", {"pacing", "trace_channel", "wait_s"}, unit::seconds});
+    f.push_back({"send stalls (> 80 ms)", {"pacing", "send_stalls", "stalled_sends"}, unit::count});
+    f.push_back({"longest write", {"pacing", "send_stalls", "longest_write_s"}, unit::seconds});
+    f.push_back({"peak overlapping input streams",
+                 {"pacing", "peak_overlapping_input_streams"},
+                 unit::count});
+    if (s.contains("open_loop")) {
+        for (const char* k :
+             {"scheduled", "dispatched", "completed", "failed", "dropped", "not_dispatched"})
+            f.push_back({"requests " + spaced(k), {"open_loop", "requests", k}, unit::count});
+        append(f, distribution("latency (from schedule)", {"open_loop", "latency_s"},
+                               {"p50", "p75", "p95", "p99", "max"}));
+        append(f, distribution("uncorrected latency (from dispatch)",
+                               {"open_loop", "uncorrected_latency_s"},
+                               {"p50", "p75", "p95", "p99", "max"}));
+        append(f, distribution("dispatch lag", {"open_loop", "dispatch_lag_s"},
+                               {"p50", "p90", "p99", "p99.9", "max"}));
+        f.push_back({"deadline missed", {"open_loop", "deadline_missed"}, unit::count});
+        f.push_back({"schedule kept", {"open_loop", "schedule_kept"}, unit::flag});
+        f.push_back({"cap max concurrency", {"open_loop", "cap", "max_concurrency"}, unit::count});
+        f.push_back({"cap policy", {"open_loop", "cap", "policy"}, unit::text});
+        f.push_back({"cap binding", {"open_loop", "cap", "binding"}, unit::flag});
+        f.push_back({"cap delayed arrivals", {"open_loop", "cap", "delayed"}, unit::count});
+        append(f,
+               distribution("cap delay", {"open_loop", "cap", "delay_s"}, {"p50", "p99", "max"}));
+        f.push_back({"cap dropped arrivals", {"open_loop", "cap", "dropped"}, unit::count});
+        f.push_back({"peak in flight", {"open_loop", "cap", "peak_in_flight"}, unit::count});
+    }
+    f.push_back({"client CPU", {"resources", "client_cpu_cores"}, unit::cores});
+    f.push_back({"built-in mock CPU", {"resources", "mock_cpu_cores"}, unit::cores});
+    f.push_back({"peak RSS", {"resources", "peak_rss_bytes"}, unit::bytes});
+    f.push_back({"processes", {"processes"}, unit::count});
+    std::vector<figure> present;
+    for (auto& x : f)
+        if (lookup(s, x.path))
+            present.push_back(std::move(x));
+    return present;
+}
+
+std::string figure_table(const json::object& s, const std::vector<figure>& figs) {
+    std::string h = "<table class=\"figures\"><tr><th>figure</th><th>value</th></tr>\n";
+    for (const auto& f : figs)
+        h += fmt::format("<tr><th>{}</th>{}</tr>\n", escape(f.label), figure_cell(s, f.path, f.u));
+    return h + "</table>\n";
+}
+
+// ------------------------------------------------------------------------ page scaffolding
+
+const char* style = R"(<style>
+body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;margin:1.5em auto;max-width:1100px;color:#222;padding:0 1em}
+h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
+table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:2px 8px;text-align:left}
+td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f6f6f6;font-weight:600}
+.verdict{font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block}
+.good{background:#dff3e4;color:#14532d}.bad{background:#fde2e1;color:#8b0000}
+svg.plot{max-width:100%;height:auto;display:block;margin:.4em 0}
+details{margin:.3em 0 1em}summary{cursor:pointer;color:#0b5394}.note{color:#555}
+</style>)";
+
+std::string page(const std::string& title, const std::string& body) {
+    return fmt::format(
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        "<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"
+        "<title>{}</title>\n{}\n</head><body>\n{}\n<p class=\"note\">Written by "
+        "pacer report: one file, no network access, no script.</p>\n</body></html>\n",
+        escape(title), style, body);
+}
+
+std::string section(const std::string& id, const std::string& title, const std::string& text,
+                    const std::string& plot, const std::string& table) {
+    return fmt::format("<section id=\"{}\"><h2>{}</h2>\n<p>{}</p>\n{}<details><summary>numbers "
+                       "of this figure</summary>\n{}</details></section>\n",
+                       escape(id), escape(title), text, plot, table);
+}
+
+std::string row(std::initializer_list<std::string> cells) {
+    std::string r = "<tr>";
+    for (const auto& c : cells)
+        r += "<td>" + escape(c) + "</td>";
+    return r + "</tr>\n";
+}
+
+std::string num_cell(std::optional<double> v, double scale = 1) {
+    return v ? fmt::format("<td class=\"num\">{}</td>", escape(format_number(*v * scale)))
+             : std::string("<td class=\"num\">–</td>");
+}
+
+// A scalar or an array of scalars as people write it (doubles in shortest form, not 8E1).
+std::string text_of(const json::value& v) {
+    if (v.is_string())
+        return std::string(v.as_string());
+    if (v.is_double())
+        return fmt::format("{}", v.as_double());
+    if (const auto* a = v.if_array()) {
+        std::string s = "[";
+        for (const auto& e : *a)
+            s += (s.size() > 1 ? ", " : "") + text_of(e);
+        return s + "]";
+    }
+    return json::serialize(v);
+}
+
+// Flattened key → text of an object, for the environment tables.
+void flatten(const json::value& v, const std::string& prefix,
+             std::vector<std::pair<std::string, std::string>>& out, int depth = 0) {
+    if (const auto* o = v.if_object()) {
+        for (const auto& [k, x] : *o)
+            flatten(x, prefix.empty() ? std::string(k) : prefix + "." + std::string(k), out,
+                    depth + 1);
+        return;
+    }
+    if (const auto* a = v.if_array()) {
+        if (std::any_of(a->begin(), a->end(),
+                        [](const json::value& e) { return e.is_structured(); }))
+            if (depth > 1 || a->size() > 16)
+                return; // per-level or per-part detail lives in its own table
+    }
+    out.emplace_back(prefix, text_of(v));
+}
+
+std::string environment(const result_folder& f, const std::string& side = "") {
+    std::string h = fmt::format("<section id=\"environment{}\"><h2>{}Environment and command "
+                                "line</h2>\n",
+                                side.empty() ? "" : "-" + side, side.empty() ? "" : side + ": ");
+    const auto* cl = f.summary.if_contains("command_line");
+    if (cl && cl->is_array()) {
+        std::string line;
+        for (const auto& a : cl->as_array())
+            line += (line.empty() ? "" : " ") + (a.is_string() ? std::string(a.as_string()) : "");
+        h += "<p>Command line: <code>" + escape(line) + "</code></p>\n";
+    } else if (cl && cl->is_string()) {
+        h += "<p>Command line: <code>" + escape(std::string(cl->as_string())) + "</code></p>\n";
+    } else {
+        h += "<p class=\"note\">The command line is not recorded in this summary.json; the "
+             "configuration it produced is below.</p>\n";
+    }
+    h += "<table><tr><th>setting</th><th>value</th></tr>\n";
+    std::vector<std::pair<std::string, std::string>> kv;
+    for (const char* k : {"command", "host", "url", "config", "clock", "provenance", "resources",
+                          "mock", "shard", "trace", "pooling", "processes", "sessions_per_process",
+                          "start_at_monotonic_s", "interrupted"})
+        if (const auto* v = f.summary.if_contains(k))
+            flatten(*v, k, kv);
+    for (const auto& [k, v] : kv)
+        h += row({k, v});
+    h += "</table>\n";
+    if (f.parts.size() > 1 || f.kind == folder_kind::merged) {
+        h += "<table><tr><th>part</th><th>folder</th><th>host</th></tr>\n";
+        for (std::size_t i = 0; i < f.parts.size(); ++i) {
+            const auto* host = f.parts[i].summary.if_contains("host");
+            h += row({std::to_string(i), f.parts[i].dir.string(),
+                      host && host->is_string() ? std::string(host->as_string()) : ""});
+        }
+        h += "</table>\n";
+    }
+    return h + "</section>\n";
+}
+
+std::string notes(const result_folder& f, const std::string& side = "") {
+    std::vector<std::string> all;
+    if (const auto* i = f.summary.if_contains("interrupted"); i && i->is_bool() && i->as_bool())
+        all.emplace_back("The run was interrupted: its figures cover what ran until then.");
+    for (const auto& n : f.notes)
+        all.push_back(n);
+    if (all.empty())
+        return {};
+    std::string h = fmt::format("<section id=\"notes{}\"><h2>{}Notes</h2><ul>\n",
+                                side.empty() ? "" : "-" + side, side.empty() ? "" : side + ": ");
+    for (const auto& n : all)
+        h += "<li>" + escape(n) + "</li>\n";
+    return h + "</ul></section>\n";
+}
+
+// ------------------------------------------------------------------- per-packet derivations
+
+// Seconds on one axis for every part: the part's monotonic time plus its realtime offset.
+double aligned(const result_folder& f, const session_record& s, double t) {
+    return t + (s.part < f.parts.size() ? f.parts[s.part].realtime_offset_s : 0.0);
+}
+
+struct time_span {
+    double t0 = 0, t1 = 0;
+    bool any = false;
+};
+
+time_span packet_span(const result_folder& f) {
+    time_span sp;
+    for (const auto& s : f.sessions)
+        for (const auto& p : s.packets) {
+            if (!s.session_start_s && !s.from_receipts)
+                continue;
+            const double t = aligned(f, s, p.start_s);
+            if (!sp.any) {
+                sp.t0 = sp.t1 = t;
+                sp.any = true;
+            }
+            sp.t0 = std::min(sp.t0, t);
+            sp.t1 = std::max(sp.t1, t);
+        }
+    return sp;
+}
+
+double bin_width(double span, std::size_t max_bins) {
+    for (double w : {0.08, 0.16, 0.4, 0.8, 1.0, 2.0, 5.0, 10.0, 20.0, 30.0, 60.0, 120.0, 300.0,
+                     600.0, 1800.0, 3600.0})
+        if (span / w <= static_cast<double>(max_bins))
+            return w;
+    return span / static_cast<double>(max_bins);
+}
+
+// Downsampled empirical CDF of non-negative values: (value x scale, fraction ≤ value).
+series cdf_series(std::string name, std::vector<double> v, double scale, double floor_v,
+                  std::size_t colour) {
+    series s;
+    s.name = std::move(name);
+    s.colour = colour;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    if (n == 0)
+        return s;
+    const std::size_t m = std::min<std::size_t>(n, 400);
+    for (std::size_t k = 0; k < m; ++k) {
+        const std::size_t i = m == 1 ? n - 1 : k * (n - 1) / (m - 1);
+        s.points.emplace_back(std::max(v[i] * scale, floor_v),
+                              static_cast<double>(i + 1) / static_cast<double>(n));
+    }
+    return s;
+}
+
+std::vector<double> abs_deviations(const result_folder& f,
+                                   std::optional<std::uint32_t> level = std::nullopt) {
+    std::vector<double> v;
+    v.reserve(f.packet_count());
+    for (const auto& s : f.sessions)
+        if (!level || s.level == level)
+            for (const auto& p : s.packets)
+                v.push_back(std::abs(p.deviation_s));
+    return v;
+}
+
+std::vector<double> send_times(const result_folder& f) {
+    std::vector<double> v;
+    for (const auto& s : f.sessions)
+        for (const auto& p : s.packets)
+            if (const auto t = p.send_time_s())
+                v.push_back(std::max(0.0, *t));
+    return v;
+}
+
+double max_of(const std::vector<double>& v, double fallback = 0) {
+    return v.empty() ? fallback : *std::max_element(v.begin(), v.end());
+}
+
+std::string no_data(const std::string& id, const std::string& title, const std::string& why) {
+    return fmt::format("<svg id=\"{}\" class=\"plot\" viewBox=\"0 0 800 60\" width=\"800\" "
+                       "height=\"60\" role=\"img\"><title>{}</title><text x=\"20\" y=\"35\" "
+                       "font-size=\"13\">{}</text></svg>\n",
+                       escape(id), escape(title), escape(why));
+}
+
+// The summary's percentiles of one distribution, as a figures table.
+std::string dist_table(const json::object& s, const std::vector<std::string>& base,
+                       std::initializer_list<const char*> keys, const std::string& label) {
+    std::vector<figure> figs;
+    for (const char* k : keys) {
+        auto p = base;
+        p.emplace_back(k);
+        if (lookup(s, p))
+            figs.push_back(
+                {label + " " + k, p, std::string(k) == "n" ? unit::count : unit::seconds});
+    }
+    return figure_table(s, figs);
+}
+
+// ------------------------------------------------------------------------------ run plots
+
+std::string deviation_cdf_section(const std::vector<const result_folder*>& folders,
+                                  const std::vector<std::string>& names) {
+    const std::string id = "plot-deviation-cdf", title = "Pacing deviation distribution";
+    xy_plot p;
+    p.id = id;
+    p.title = title;
+    double hi = 100;
+    std::size_t c = 0;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        const auto& f = *folders[i];
+        if (f.kind == folder_kind::serve) {
+            // One line per level (its sessions' packets, repeats pooled).
+            std::vector<std::uint32_t> levels;
+            for (const auto& s : f.sessions)
+                if (s.level && std::find(levels.begin(), levels.end(), *s.level) == levels.end())
+                    levels.push_back(*s.level);
+            for (auto l : levels) {
+                auto v = abs_deviations(f, l);
+                hi = std::max(hi, max_of(v) * 1e3 * 1.5);
+                p.lines.push_back(
+                    cdf_series(names[i] + fmt::format("c{}", l), std::move(v), 1e3, 1e-3, c++));
+            }
+        } else {
+            auto v = abs_deviations(f);
+            hi = std::max(hi, max_of(v) * 1e3 * 1.5);
+            p.lines.push_back(cdf_series(names[i].empty() ? "all packets" : names[i], std::move(v),
+                                         1e3, 1e-3, c++));
+        }
+    }
+    p.x = log_axis("|deviation from the 80 ms grid| (ms, log)", 1e-3, hi);
+    p.y = axis{"fraction of packets ≤ x", 0, 1, false};
+    p.refs.push_back({late_s * 1e3, "late: 80 ms", true, true});
+    std::string table;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        const auto& s = folders[i]->summary;
+        if (folders[i]->kind == folder_kind::serve) {
+            table +=
+                "<p class=\"note\">" + escape(names[i]) +
+                ": a sweep's summary records send lateness, not this deviation; per level, from "
+                "the receipts:</p>"
+                "<table><tr><th>level</th><th>packets</th><th>|deviation| max (ms)</th>"
+                "<th>late</th></tr>";
+            std::map<std::uint32_t, std::vector<double>> per;
+            for (const auto& se : folders[i]->sessions)
+                for (const auto& pk : se.packets)
+                    per[se.level.value_or(0)].push_back(std::abs(pk.deviation_s));
+            for (auto& [l, v] : per)
+                table += fmt::format(
+                    "<tr><td>{}</td><td class=\"num\">{}</td>{}<td "
+                    "class=\"num\">{}</td></tr>",
+                    l, v.size(), num_cell(max_of(v), 1e3),
+                    std::count_if(v.begin(), v.end(), [](double d) { return d > late_s; }));
+            table += "</table>\n";
+        } else {
+            if (!names[i].empty())
+                table += "<p>" + escape(names[i]) + "</p>";
+            table += dist_table(s, {"pacing", "pacing_abs_deviation_s"},
+                                {"n", "p50", "p90", "p99", "p99.9", "max"}, "|pacing deviation|");
+        }
+    }
+    const bool empty = std::all_of(p.lines.begin(), p.lines.end(),
+                                   [](const series& s) { return s.points.empty(); });
+    return section("deviation", title,
+                   "How far each append started from its deadline on its session's 80 ms grid "
+                   "(|start − (t0 + N × 80 ms)|), every packet, on a log axis. A packet beyond the "
+                   "red 80 ms line is late; one late packet makes the run pacing-unqualified.",
+                   empty ? no_data(id, title, "no packet was sent") : render(p), table);
+}
+
+std::string send_time_section(const std::vector<const result_folder*>& folders,
+                              const std::vector<std::string>& names) {
+    const std::string id = "plot-send-time", title = "WebSocket send time";
+    xy_plot p;
+    p.id = id;
+    p.title = title;
+    double lo = 1e-3, hi = 10;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        auto v = send_times(*folders[i]);
+        hi = std::max(hi, max_of(v) * 1e3 * 1.5);
+        p.lines.push_back(
+            cdf_series(names[i].empty() ? "appends" : names[i], std::move(v), 1e3, lo, i));
+    }
+    p.x = log_axis("completed − start of each append (ms, log)", lo, hi);
+    p.y = axis{"fraction of appends ≤ x", 0, 1, false};
+    p.refs.push_back({late_s * 1e3, "stall: 80 ms", true, true});
+    std::string table;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        if (!names[i].empty())
+            table += "<p>" + escape(names[i]) + "</p>";
+        if (lookup(folders[i]->summary, {"pacing", "ws_send_time_s"})) {
+            table += dist_table(folders[i]->summary, {"pacing", "ws_send_time_s"},
+                                {"n", "p50", "p90", "p99", "p99.9", "max"}, "send time");
+            table += figure_table(folders[i]->summary, {{"send stalls (> 80 ms)",
+                                                         {"pacing", "send_stalls", "stalled_sends"},
+                                                         unit::count}});
+        } else {
+            // A sweep's summary has no send-time figures: computed here from the receipts.
+            auto v = send_times(*folders[i]);
+            std::sort(v.begin(), v.end());
+            table += "<p class=\"note\">Computed from the receipts (the summary has no send-time "
+                     "figures):</p><table><tr><th>appends</th><th>p50 (ms)</th><th>p90 (ms)</th>"
+                     "<th>p99 (ms)</th><th>max (ms)</th><th>over 80 ms</th></tr>\n<tr>";
+            table += fmt::format("<td class=\"num\">{}</td>", v.size());
+            for (double q : {0.5, 0.9, 0.99, 1.0})
+                table += num_cell(pacer::percentile_sorted(v, q), 1e3);
+            table +=
+                fmt::format("<td class=\"num\">{}</td></tr></table>\n",
+                            std::count_if(v.begin(), v.end(), [](double t) { return t > late_s; }));
+        }
+    }
+    const bool empty = std::all_of(p.lines.begin(), p.lines.end(),
+                                   [](const series& s) { return s.points.empty(); });
+    return section("send-time", title,
+                   "How long each append's WebSocket write took (from the send receipts). A write "
+                   "over 80 ms is a send stall: the server's TCP window was full.",
+                   empty ? no_data(id, title, "no send receipts in this folder") : render(p),
+                   table);
+}
+
+// Worst deviation and late packets per time bin, and the per-session heat strip.
+std::string over_time_sections(const result_folder& f) {
+    const auto sp = packet_span(f);
+    std::string out;
+    const std::string id1 = "plot-deviation-over-time",
+                      t1 = "Worst deviation and late packets over time";
+    const std::string id2 = "plot-late-over-time", t2 = "Late packets over time";
+    const std::string id3 = "plot-heat-strip", t3 = "Per-session deviation heat strip";
+    if (!sp.any) {
+        out += section("over-time", t1, "", no_data(id1, t1, "no packet was sent"), "");
+        out += section("late", t2, "", no_data(id2, t2, "no packet was sent"), "");
+        out += section("heat", t3, "", no_data(id3, t3, "no packet was sent"), "");
+        return out;
+    }
+    const double span = std::max(sp.t1 - sp.t0, 0.08);
+    const double w = bin_width(span, 100);
+    const auto bins = static_cast<std::size_t>(std::floor(span / w)) + 1;
+    std::vector<double> worst(bins, -1);
+    std::vector<std::size_t> late(bins, 0), count(bins, 0);
+    auto bin_of = [&](double t) {
+        return std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, (t - sp.t0) / w)));
+    };
+    for (const auto& s : f.sessions)
+        for (const auto& p : s.packets) {
+            const auto b = bin_of(aligned(f, s, p.start_s));
+            const double a = std::abs(p.deviation_s);
+            worst[b] = std::max(worst[b], a);
+            ++count[b];
+            late[b] += a > late_s ? 1 : 0;
+        }
+    xy_plot p;
+    p.id = id1;
+    p.title = t1;
+    series line;
+    line.name = "max |deviation| per interval";
+    line.markers = true;
+    double hi = 100;
+    std::string table = "<table><tr><th>from (s)</th><th>to (s)</th><th>packets</th><th>late</th>"
+                        "<th>max |deviation| (ms)</th></tr>\n";
+    bar_series lb;
+    lb.name = "late packets";
+    lb.colour = 5;
+    std::size_t late_max = 0;
+    for (std::size_t b = 0; b < bins; ++b) {
+        const double from = static_cast<double>(b) * w, to = from + w;
+        if (count[b] == 0)
+            continue;
+        const double ms = std::max(worst[b] * 1e3, 1e-3);
+        hi = std::max(hi, ms * 1.5);
+        line.points.emplace_back(from + w / 2, ms);
+        line.point_titles.push_back(fmt::format("{}–{} s: max |deviation| {} ms, {} late of {}",
+                                                format_number(from), format_number(to),
+                                                format_number(worst[b] * 1e3), late[b], count[b]));
+        if (late[b] > 0)
+            p.markers.push_back({from + w / 2, ms, false,
+                                 fmt::format("{}–{} s: {} late packets", format_number(from),
+                                             format_number(to), late[b])});
+        lb.bars.push_back({from, to, static_cast<double>(late[b]),
+                           fmt::format("{}–{} s: {} late of {} packets", format_number(from),
+                                       format_number(to), late[b], count[b])});
+        late_max = std::max(late_max, late[b]);
+        table += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+                             "class=\"num\">{}</td><td class=\"num\">{}</td>{}</tr>\n",
+                             format_number(from), format_number(to), count[b], late[b],
+                             num_cell(worst[b], 1e3));
+    }
+    table += "</table>\n";
+    p.lines.push_back(std::move(line));
+    p.x = linear_axis("time since the first append (s)", 0, span);
+    p.y = log_axis("max |deviation| (ms, log)", 1e-3, hi);
+    p.refs.push_back({late_s * 1e3, "late: 80 ms", false, true});
+    out += section(
+        "over-time", t1,
+        fmt::format("The worst |deviation| of all packets started in each {} s "
+                    "interval; red dots mark intervals with late packets. (The loop "
+                    "lag is recorded as a distribution, not over time: see the loop "
+                    "lag figure.)",
+                    format_number(w)),
+        render(p),
+        table + figure_table(f.summary,
+                             {{"late packets", {"pacing", "packets", "late"}, unit::count}}));
+    xy_plot lp;
+    lp.id = id2;
+    lp.title = t2;
+    lp.bars.push_back(std::move(lb));
+    lp.x = linear_axis("time since the first append (s)", 0, span);
+    lp.y = linear_axis("late packets per interval", 0,
+                       static_cast<double>(std::max<std::size_t>(late_max, 1)));
+    out += section(
+        "late", t2,
+        fmt::format("Packets more than 80 ms from their deadline, per {} s interval.",
+                    format_number(w)),
+        render(lp),
+        figure_table(f.summary, {{"late packets", {"pacing", "packets", "late"}, unit::count},
+                                 {"sessions with a late packet",
+                                  {"pacing", "sessions", "with_late_packet"},
+                                  unit::count}}));
+
+    // Heat strip: one row per session (or per group of sessions when there are many).
+    std::vector<const session_record*> ss;
+    for (const auto& s : f.sessions)
+        if (!s.packets.empty())
+            ss.push_back(&s);
+    const std::size_t max_rows = 100, cols = std::min<std::size_t>(bins, 100);
+    const std::size_t per_row = (ss.size() + max_rows - 1) / std::max<std::size_t>(max_rows, 1);
+    heat_strip h;
+    h.id = id3;
+    h.title = t3;
+    h.x0 = 0;
+    h.x1 = span;
+    h.x_label = "time since the first append (s)";
+    h.unit_label = "ms";
+    h.threshold = late_s;
+    std::string htable = "<table><tr><th>session</th><th>packets</th><th>late</th>"
+                         "<th>max |deviation| (ms)</th></tr>\n";
+    const bool parts = f.kind == folder_kind::merged;
+    auto name = [&](const session_record& s) {
+        return parts ? fmt::format("part {} session {}", s.part, s.index)
+                     : fmt::format("session {}", s.index);
+    };
+    auto group_name = [&](const session_record& first, const session_record& last) {
+        return parts && first.part != last.part
+                   ? fmt::format("parts {}–{}", first.part, last.part)
+                   : fmt::format("{}sessions {}–{}",
+                                 parts ? fmt::format("part {} ", first.part) : "", first.index,
+                                 last.index);
+    };
+    for (std::size_t r = 0; r * std::max<std::size_t>(per_row, 1) < ss.size(); ++r) {
+        const std::size_t a = r * std::max<std::size_t>(per_row, 1);
+        const std::size_t b = std::min(ss.size(), a + std::max<std::size_t>(per_row, 1));
+        h.row_labels.push_back(b - a == 1 ? name(*ss[a]) : group_name(*ss[a], *ss[b - 1]));
+        std::vector<std::optional<double>> cells(cols);
+        for (std::size_t k = a; k < b; ++k)
+            for (const auto& p : ss[k]->packets) {
+                const double t = aligned(f, *ss[k], p.start_s) - sp.t0;
+                const auto c = std::min(cols - 1, static_cast<std::size_t>(std::max(
+                                                      0.0, t / span * static_cast<double>(cols))));
+                cells[c] = std::max(cells[c].value_or(0.0), std::abs(p.deviation_s));
+            }
+        h.cells.push_back(std::move(cells));
+    }
+    for (const auto* s : ss) {
+        double m = 0;
+        std::size_t l = 0;
+        for (const auto& p : s->packets) {
+            m = std::max(m, std::abs(p.deviation_s));
+            l += std::abs(p.deviation_s) > late_s ? 1 : 0;
+        }
+        htable += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}"
+                              "</tr>\n",
+                              escape(name(*s)), s->packets.size(), l, num_cell(m, 1e3));
+    }
+    htable += "</table>\n";
+    out += section(
+        "heat", t3,
+        per_row > 1 ? fmt::format("One row per {} sessions (the worst of them), one column per "
+                                  "time interval; colour: the largest |deviation| there, log "
+                                  "scale; red: late.",
+                                  per_row)
+                    : std::string("One row per session, one column per time interval; colour: "
+                                  "the largest |deviation| there, log scale; red: late."),
+        h.row_labels.empty() ? no_data(id3, t3, "no packet was sent") : render(h), htable);
+    return out;
+}
+
+std::string loop_lag_section(const std::vector<const result_folder*>& folders,
+                             const std::vector<std::string>& names) {
+    const std::string id = "plot-loop-lag", title = "Loop lag of the session contexts";
+    bar_chart c;
+    c.id = id;
+    c.title = title;
+    c.unit = "ms";
+    double hi = 0;
+    std::vector<std::string> keys;
+    for (const char* k : {"p50", "p90", "p99", "p99.9", "max", "worst_part_p99"})
+        for (const auto* f : folders)
+            if (number_at(f->summary, {"pacing", "loop_lag_s", k}) &&
+                std::find(keys.begin(), keys.end(), k) == keys.end())
+                keys.emplace_back(k);
+    c.categories = keys;
+    std::string table;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        std::vector<std::optional<double>> vals;
+        for (const auto& k : keys) {
+            auto v = number_at(folders[i]->summary, {"pacing", "loop_lag_s", k});
+            if (v) {
+                *v *= 1e3;
+                hi = std::max(hi, *v);
+            }
+            vals.push_back(v);
+        }
+        c.values.emplace_back(names[i].empty() ? "loop lag" : names[i], std::move(vals));
+        if (!names[i].empty())
+            table += "<p>" + escape(names[i]) + "</p>";
+        table +=
+            dist_table(folders[i]->summary, {"pacing", "loop_lag_s"},
+                       {"n", "p50", "p90", "p99", "p99.9", "max", "worst_part_p99"}, "loop lag");
+        table += figure_table(
+            folders[i]->summary,
+            {{"loop lags over 80 ms", {"pacing", "loop_lag_s", "over_80ms"}, unit::count}});
+    }
+    c.y = linear_axis("loop lag (ms)", 0, std::max(hi, 1.0));
+    if (hi * 1.2 > 80)
+        c.y = linear_axis("loop lag (ms)", 0, std::max(hi, 80.0));
+    c.refs.push_back({80, "80 ms", false, true});
+    return section("loop-lag", title,
+                   "How late the 10 ms ticker of every session context woke up, over the whole "
+                   "run: a context that stalls delays every session on it. The run records this "
+                   "as a distribution, not over time.",
+                   keys.empty() ? no_data(id, title, "no loop lag recorded") : render(c), table);
+}
+
+// Cumulative offered (schedule) and achieved (first append) arrivals.
+std::string open_loop_sections(const std::vector<const result_folder*>& folders,
+                               const std::vector<std::string>& names) {
+    std::string out;
+    {
+        const std::string id = "plot-arrivals", title = "Offered and achieved arrivals";
+        xy_plot p;
+        p.id = id;
+        p.title = title;
+        double hi = 0, n_hi = 1;
+        std::string table;
+        for (std::size_t i = 0; i < folders.size(); ++i) {
+            const auto& f = *folders[i];
+            series off;
+            off.name = (names[i].empty() ? "" : names[i]) + "offered (schedule)";
+            off.step = true;
+            off.dashed = true;
+            off.colour = 2 * i;
+            off.points.emplace_back(0, 0);
+            for (std::size_t k = 0; k < f.schedule_offsets_s.size(); ++k)
+                off.points.emplace_back(f.schedule_offsets_s[k], static_cast<double>(k + 1));
+            std::vector<double> achieved;
+            std::optional<double> origin;
+            if (!f.parts.empty())
+                origin = f.parts.front().clock_monotonic_s;
+            for (const auto& s : f.sessions)
+                if (s.session_start_s && origin && !s.packets.empty())
+                    achieved.push_back(*s.session_start_s - *origin);
+            std::sort(achieved.begin(), achieved.end());
+            series ach;
+            ach.name = (names[i].empty() ? "" : names[i]) + "achieved (first append)";
+            ach.step = true;
+            ach.colour = 2 * i + 1;
+            ach.points.emplace_back(0, 0);
+            for (std::size_t k = 0; k < achieved.size(); ++k)
+                ach.points.emplace_back(achieved[k], static_cast<double>(k + 1));
+            hi = std::max({hi, max_of(f.schedule_offsets_s), max_of(achieved)});
+            n_hi = std::max({n_hi, static_cast<double>(f.schedule_offsets_s.size()),
+                             static_cast<double>(achieved.size())});
+            // The table: arrivals per second of the schedule and of the run.
+            const double w =
+                bin_width(std::max(hi, 1.0), 30) < 1 ? 1.0 : bin_width(std::max(hi, 1.0), 30);
+            std::map<long, std::pair<int, int>> per;
+            for (double t : f.schedule_offsets_s)
+                ++per[static_cast<long>(t / w)].first;
+            for (double t : achieved)
+                ++per[static_cast<long>(std::max(0.0, t) / w)].second;
+            if (!names[i].empty())
+                table += "<p>" + escape(names[i]) + "</p>";
+            table += fmt::format("<table><tr><th>from (s)</th><th>offered</th><th>achieved</th>"
+                                 "</tr>\n");
+            for (const auto& [b, c] : per)
+                table += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+                                     "class=\"num\">{}</td></tr>\n",
+                                     format_number(static_cast<double>(b) * w), c.first, c.second);
+            table += "</table>\n";
+            table += figure_table(
+                f.summary, {{"scheduled", {"open_loop", "requests", "scheduled"}, unit::count},
+                            {"dispatched", {"open_loop", "requests", "dispatched"}, unit::count},
+                            {"completed", {"open_loop", "requests", "completed"}, unit::count},
+                            {"dropped", {"open_loop", "requests", "dropped"}, unit::count},
+                            {"rate (per s)", {"open_loop", "schedule", "rate"}, unit::count},
+                            {"arrival process", {"open_loop", "schedule", "arrival"}, unit::text}});
+            p.lines.push_back(std::move(off));
+            p.lines.push_back(std::move(ach));
+        }
+        p.x = linear_axis("seconds since the run started", 0, std::max(hi, 0.1));
+        p.y = linear_axis("arrivals so far", 0, n_hi);
+        out += section("arrivals", title,
+                       "Cumulative arrivals: offered by the seeded schedule, and achieved — the "
+                       "session's first append on the run's clock (connect and negotiation "
+                       "included; the run's clock is read just before the dispatcher starts). A "
+                       "gap that widens means the client or the cap held arrivals back.",
+                       render(p), table);
+    }
+    {
+        const std::string id = "plot-dispatch-lag", title = "Dispatch lag";
+        bar_chart c;
+        c.id = id;
+        c.title = title;
+        c.unit = "ms";
+        c.categories = {"p50", "p90", "p99", "p99.9", "max"};
+        double hi = 0;
+        std::string table;
+        for (std::size_t i = 0; i < folders.size(); ++i) {
+            std::vector<std::optional<double>> v;
+            for (const auto& k : c.categories) {
+                auto x = number_at(folders[i]->summary, {"open_loop", "dispatch_lag_s", k});
+                if (x)
+                    hi = std::max(hi, *x *= 1e3);
+                v.push_back(x);
+            }
+            c.values.emplace_back(names[i].empty() ? "dispatch lag" : names[i], std::move(v));
+            if (!names[i].empty())
+                table += "<p>" + escape(names[i]) + "</p>";
+            table += dist_table(folders[i]->summary, {"open_loop", "dispatch_lag_s"},
+                                {"n", "p50", "p90", "p99", "p99.9", "max"}, "dispatch lag");
+            table +=
+                figure_table(folders[i]->summary,
+                             {{"schedule kept", {"open_loop", "schedule_kept"}, unit::flag},
+                              {"threshold p99",
+                               {"open_loop", "schedule_kept_thresholds_s", "dispatch_lag_p99"},
+                               unit::seconds},
+                              {"threshold max",
+                               {"open_loop", "schedule_kept_thresholds_s", "dispatch_lag_max"},
+                               unit::seconds},
+                              {"deadline missed", {"open_loop", "deadline_missed"}, unit::count}});
+        }
+        const auto& s0 = folders.front()->summary;
+        const auto p99 =
+            number_at(s0, {"open_loop", "schedule_kept_thresholds_s", "dispatch_lag_p99"});
+        const auto mx =
+            number_at(s0, {"open_loop", "schedule_kept_thresholds_s", "dispatch_lag_max"});
+        c.y = linear_axis("dispatch lag (ms)", 0, std::max({hi, 0.001, p99 ? *p99 * 1e3 : 0.0}));
+        if (p99)
+            c.refs.push_back({*p99 * 1e3, fmt::format("p99 bound {} ms", format_number(*p99 * 1e3)),
+                              false, true});
+        if (mx && *mx * 1e3 <= c.y.hi)
+            c.refs.push_back(
+                {*mx * 1e3, fmt::format("max bound {} ms", format_number(*mx * 1e3)), false, true});
+        out += section("dispatch-lag", title,
+                       "Dispatched − scheduled (minus any cap delay): the load generator's own "
+                       "lateness. The schedule is kept when p99 and max stay under their bounds.",
+                       render(c), table);
+    }
+    {
+        const std::string id = "plot-latency", title = "Latency anchored to the schedule";
+        bar_chart c;
+        c.id = id;
+        c.title = title;
+        c.unit = "ms";
+        c.categories = {"p50", "p75", "p95", "p99", "max"};
+        double hi = 0;
+        std::string table;
+        for (std::size_t i = 0; i < folders.size(); ++i) {
+            for (const auto& [key, label] :
+                 {std::pair<const char*, const char*>{"latency_s", "from schedule"},
+                  {"uncorrected_latency_s", "uncorrected (from dispatch)"}}) {
+                std::vector<std::optional<double>> v;
+                for (const auto& k : c.categories) {
+                    auto x = number_at(folders[i]->summary, {"open_loop", key, k});
+                    if (x)
+                        hi = std::max(hi, *x *= 1e3);
+                    v.push_back(x);
+                }
+                c.values.emplace_back(names[i] + label, std::move(v));
+                if (!names[i].empty())
+                    table += "<p>" + escape(names[i]) + "</p>";
+                table += dist_table(folders[i]->summary, {"open_loop", key},
+                                    {"n", "p50", "p75", "p95", "p99", "max", "mean"}, label);
+            }
+        }
+        c.y = linear_axis("session latency (ms)", 0, std::max(hi, 0.001));
+        out += section("latency", title,
+                       "Completion − scheduled time (no coordinated omission) beside completion − "
+                       "dispatch time, which hides every wait before dispatch. A session's latency "
+                       "is its whole length: connect, stream, drain, close.",
+                       render(c), table);
+    }
+    {
+        std::string table;
+        for (std::size_t i = 0; i < folders.size(); ++i) {
+            const auto& s = folders[i]->summary;
+            const auto* binding = lookup(s, {"open_loop", "cap", "binding"});
+            if (!names[i].empty())
+                table += "<p>" + escape(names[i]) + "</p>";
+            table += std::string("<p><span class=\"verdict ") +
+                     (binding && binding->is_bool() && binding->as_bool()
+                          ? "bad\">the cap bound"
+                          : "good\">the cap never bound") +
+                     "</span></p>\n";
+            table += figure_table(
+                s, {{"max concurrency (0: none)",
+                     {"open_loop", "cap", "max_concurrency"},
+                     unit::count},
+                    {"policy", {"open_loop", "cap", "policy"}, unit::text},
+                    {"binding", {"open_loop", "cap", "binding"}, unit::flag},
+                    {"delayed arrivals", {"open_loop", "cap", "delayed"}, unit::count},
+                    {"cap delay p50", {"open_loop", "cap", "delay_s", "p50"}, unit::seconds},
+                    {"cap delay p99", {"open_loop", "cap", "delay_s", "p99"}, unit::seconds},
+                    {"cap delay max", {"open_loop", "cap", "delay_s", "max"}, unit::seconds},
+                    {"dropped arrivals", {"open_loop", "cap", "dropped"}, unit::count},
+                    {"peak in flight", {"open_loop", "cap", "peak_in_flight"}, unit::count}});
+        }
+        out += "<section id=\"cap\"><h2>Concurrency cap</h2>\n<p>A cap gates dispatch but never "
+               "moves the schedule; when it binds, its delay is counted here (and in the latency), "
+               "not in the dispatch lag.</p>\n" +
+               table + "</section>\n";
+    }
+    return out;
+}
+
+// ----------------------------------------------------------------------------- serve plots
+
+struct level_point {
+    std::size_t entry = 0; ///< index into summary.levels
+    double concurrency = 0;
+    bool valid = true, slo_met = true, second_try = false;
+    const json::object* aggregate = nullptr;
+};
+
+std::vector<level_point> level_points(const json::object& s) {
+    std::vector<level_point> out;
+    const auto* levels = s.if_contains("levels");
+    if (!levels || !levels->is_array())
+        return out;
+    for (std::size_t i = 0; i < levels->as_array().size(); ++i) {
+        const auto* l = levels->as_array()[i].if_object();
+        if (!l)
+            continue;
+        level_point p;
+        p.entry = i;
+        p.concurrency = number_at(*l, {"concurrency"}).value_or(0);
+        if (const auto* v = l->if_contains("client_timing_valid"); v && v->is_bool())
+            p.valid = v->as_bool();
+        if (const auto* v = lookup(*l, {"slo", "met"}); v && v->is_bool())
+            p.slo_met = v->as_bool();
+        if (const auto* v = l->if_contains("second_try"); v && v->is_bool())
+            p.second_try = v->as_bool();
+        if (const auto* a = l->if_contains("aggregate"))
+            p.aggregate = a->if_object();
+        out.push_back(p);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const level_point& a, const level_point& b) {
+        return a.concurrency < b.concurrency;
+    });
+    return out;
+}
+
+// The SLO bounds given to the sweep (name → bound), from the first level that checked them.
+std::map<std::string, double> slo_bounds(const json::object& s) {
+    std::map<std::string, double> out;
+    if (const auto* levels = s.if_contains("levels"); levels && levels->is_array())
+        for (const auto& l : levels->as_array())
+            if (const auto* checks =
+                    l.is_object() ? lookup(l.as_object(), {"slo", "checks"}) : nullptr;
+                checks && checks->is_array()) {
+                for (const auto& c : checks->as_array())
+                    if (const auto* o = c.if_object()) {
+                        const auto* n = o->if_contains("name");
+                        const auto b = number_at(*o, {"bound"});
+                        if (n && n->is_string() && b)
+                            out[std::string(n->as_string())] = *b;
+                    }
+                break;
+            }
+    return out;
+}
+
+std::optional<double> slo_value(const json::object* aggregate, const std::string& name) {
+    if (!aggregate)
+        return std::nullopt;
+    return metrics::slo_figure(metrics::slo_check{name, 0, false}, *aggregate);
+}
+
+std::string verdict_text(const level_point& p) {
+    return std::string(p.valid ? "valid" : "NOT VALID (the client missed its schedule)") +
+           (p.slo_met ? ", SLO met" : ", SLO missed");
+}
+
+struct level_metric {
+    const char* slo; ///< the SLO name whose figure this is
+    const char* label;
+};
+
+std::string level_plot(const std::string& id, const std::string& title, const std::string& ylabel,
+                       std::initializer_list<level_metric> metrics_, double scale,
+                       const std::vector<const result_folder*>& folders,
+                       const std::vector<std::string>& names) {
+    xy_plot p;
+    p.id = id;
+    p.title = title;
+    double cmin = 1e18, cmax = 0, hi = 0;
+    std::size_t colour = 0;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        const auto pts = level_points(folders[i]->summary);
+        for (const auto& m : metrics_) {
+            series s;
+            s.name = names[i] + m.label;
+            s.colour = colour++;
+            for (const auto& lp : pts) {
+                const auto v = slo_value(lp.aggregate, m.slo);
+                if (!v)
+                    continue;
+                s.points.emplace_back(lp.concurrency, *v * scale);
+                hi = std::max(hi, *v * scale);
+                cmin = std::min(cmin, lp.concurrency);
+                cmax = std::max(cmax, lp.concurrency);
+                p.markers.push_back(
+                    {lp.concurrency, *v * scale, lp.valid && lp.slo_met,
+                     fmt::format("{}{} at {} sessions{}: {}{} ({})", names[i], m.label,
+                                 format_number(lp.concurrency),
+                                 lp.second_try ? " (second try)" : "", format_number(*v * scale),
+                                 scale == 1e3 ? " ms" : "", verdict_text(lp))});
+            }
+            p.lines.push_back(std::move(s));
+        }
+        const auto bounds = slo_bounds(folders[i]->summary);
+        for (const auto& m : metrics_)
+            if (const auto b = bounds.find(m.slo); b != bounds.end()) {
+                p.refs.push_back({b->second * scale,
+                                  fmt::format("{}SLO {} ≤ {}", names[i], m.slo,
+                                              format_number(b->second * scale)),
+                                  false, true});
+                hi = std::max(hi, b->second * scale);
+            }
+        if (const auto cap = number_at(folders[i]->summary, {"capacity", "sessions"}))
+            p.refs.push_back(
+                {*cap, fmt::format("{}capacity {}", names[i], format_number(*cap)), true, false});
+    }
+    if (cmax <= 0)
+        return no_data(id, title, "no level has this figure");
+    p.x = cmax / std::max(cmin, 1.0) >= 8
+              ? log_axis("concurrent sessions (log)", std::max(cmin, 1.0), cmax)
+              : linear_axis("concurrent sessions", 0, cmax);
+    p.y = linear_axis(ylabel, 0, hi > 0 ? hi : (scale == 1e3 ? 1.0 : 0.01));
+    return render(p);
+}
+
+std::string level_table(const json::object& s, const std::string& prefix) {
+    std::string h = "<table class=\"levels\"><tr><th>level</th><th>client timing</th><th>SLO</th>"
+                    "<th>attempted</th><th>successful</th><th>rejected</th><th>TTFA p50</th>"
+                    "<th>TTFA p95</th><th>underrun ratio</th><th>unit miss rate</th>"
+                    "<th>gap excess p99</th><th>loop lag p99</th></tr>\n";
+    for (const auto& lp : level_points(s)) {
+        const std::string i = fmt::format("[{}]", lp.entry);
+        std::string missed;
+        if (const auto* checks = lookup(s, {"levels", i, "slo", "checks"});
+            checks && checks->is_array())
+            for (const auto& c : checks->as_array())
+                if (const auto* o = c.if_object();
+                    o && o->contains("met") && o->at("met").is_bool() && !o->at("met").as_bool())
+                    missed +=
+                        (missed.empty() ? "" : ", ") +
+                        std::string(o->at("name").is_string() ? o->at("name").as_string() : "");
+        h += fmt::format(
+            "<tr><td class=\"num\">{}{}</td><td class=\"verdict {}\">{}</td><td>{}</td>",
+            format_number(lp.concurrency), lp.second_try ? " (again)" : "",
+            lp.valid ? "good" : "bad", lp.valid ? "valid" : "NOT VALID",
+            lookup(s, {"levels", i, "slo"}) ? (lp.slo_met ? "met" : escape("missed: " + missed))
+                                            : "–");
+        const std::vector<std::string> a = {"levels", i, "aggregate"};
+        auto with = [&](std::initializer_list<const char*> more) {
+            auto p = a;
+            for (const char* m : more)
+                p.emplace_back(m);
+            return p;
+        };
+        h += figure_cell(s, with({"attempted_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"successful_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"rejected_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"ttfa_s", "p50"}), unit::seconds, prefix);
+        h += figure_cell(s, with({"ttfa_s", "p95"}), unit::seconds, prefix);
+        h += figure_cell(s, with({"underrun_ratio"}), unit::ratio, prefix);
+        h += figure_cell(s, with({"units", "unit_miss_rate"}), unit::ratio, prefix);
+        h += figure_cell(s, with({"output_gap_excess_s", "p99"}), unit::seconds, prefix);
+        h += figure_cell(s, {"levels", i, "loop_lag_p99_s"}, unit::seconds, prefix);
+        h += "</tr>\n";
+    }
+    return h + "</table>\n";
+}
+
+std::string capacity_line(const json::object& s) {
+    const auto* cap = s.if_contains("capacity");
+    if (!cap || !cap->is_object())
+        return {};
+    const auto& c = cap->as_object();
+    const auto* lim = c.if_contains("limited_by");
+    const std::string why = lim && lim->is_string() ? std::string(lim->as_string()) : "";
+    std::string h = "<table class=\"figures\"><tr><th>figure</th><th>value</th></tr>\n";
+    h += "<tr><th>capacity (sessions)</th>" +
+         figure_cell(s, {"capacity", "sessions"}, unit::count) + "</tr>\n";
+    h += "<tr><th>limited by</th>" + figure_cell(s, {"capacity", "limited_by"}, unit::text) +
+         "</tr>\n";
+    h += "<tr><th>first failing level</th>" +
+         figure_cell(s, {"capacity", "first_failing_level"}, unit::count) + "</tr>\n";
+    h += "<tr><th>SLO</th>" + figure_cell(s, {"capacity", "slo"}, unit::text) + "</tr>\n";
+    h += "</table>\n";
+    if (why == "client")
+        h += "<p class=\"verdict bad\">The client could not keep its schedule beyond this level: "
+             "the capacity is only a lower bound.</p>\n";
+    else if (why == "max-level")
+        h += "<p class=\"note\">Every probed level met the SLOs: the capacity is at least the "
+             "largest level probed.</p>\n";
+    return h;
+}
+
+std::string serve_sections(const std::vector<const result_folder*>& folders,
+                           const std::vector<std::string>& names) {
+    std::string out;
+    std::string tables;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        if (!names[i].empty())
+            tables += "<h3>" + escape(names[i]) + "</h3>\n";
+        tables += capacity_line(folders[i]->summary);
+        tables +=
+            level_table(folders[i]->summary, folders.size() > 1 ? names[i].substr(0, 1) + ":" : "");
+    }
+    out += "<section id=\"levels\"><h2>Levels</h2>\n<p>Per level (repeats pooled): whether the "
+           "client kept its schedule (a level that is not valid measures pacer, not the server), "
+           "the SLO verdict and the serving figures.</p>\n" +
+           tables + "</section>\n";
+    const std::string table_note =
+        "<p class=\"note\">The numbers are those of the Levels table above.</p>";
+    out += section("ttfa", "Time to first audio against concurrency",
+                   "TTFA p50 and p95 over every attempted session of a level; dashed red: the "
+                   "SLO bounds; dashed grey: the capacity found. Green dots: valid level meeting "
+                   "its SLOs; red: not valid or SLO missed.",
+                   level_plot("plot-ttfa", "TTFA against concurrency", "TTFA (ms)",
+                              {{"ttfa-p50", "TTFA p50"}, {"ttfa-p95", "TTFA p95"}}, 1e3, folders,
+                              names),
+                   table_note);
+    out +=
+        section("underrun", "Underrun ratio against concurrency",
+                "Playback underrun time / input time over every attempted session.",
+                level_plot("plot-underrun", "Underrun ratio against concurrency", "underrun ratio",
+                           {{"underrun-ratio", "underrun ratio"}}, 1, folders, names),
+                table_note);
+    out +=
+        section("unit-miss", "Unit miss rate against concurrency",
+                "Missed / expected output units (per-unit profiles; 0 when every unit came).",
+                level_plot("plot-unit-miss", "Unit miss rate against concurrency", "unit miss rate",
+                           {{"unit-miss-rate", "unit miss rate"}}, 1, folders, names),
+                table_note);
+    out += section("gaps", "Output gaps against concurrency",
+                   "p99 of the output gap beyond the previous audio packet's duration.",
+                   level_plot("plot-gap-excess", "Output gap excess against concurrency",
+                              "gap excess p99 (ms)", {{"gap-excess-p99", "gap excess p99"}}, 1e3,
+                              folders, names),
+                   table_note);
+    return out;
+}
+
+// The one-line verdict of a folder, as a coloured span.
+std::string verdict_span(const result_folder& f) {
+    if (f.kind == folder_kind::serve) {
+        const auto* v = f.summary.if_contains("client_timing_valid");
+        const bool ok = v && v->is_bool() && v->as_bool();
+        return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
+                           ok ? "every level valid: the client kept its schedule"
+                              : "some level NOT VALID: the client missed its schedule there");
+    }
+    const auto* q = f.summary.if_contains("pacing_qualified");
+    const bool ok = q && q->is_bool() && q->as_bool();
+    return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
+                       ok ? "PACING QUALIFIED: no packet more than 80 ms from its deadline"
+                          : "PACING UNQUALIFIED: some packet was more than 80 ms late");
+}
+
+bool run_family(folder_kind k) {
+    return k != folder_kind::serve;
+}
+
+} // namespace
+
+std::string render_report(const result_folder& f) {
+    const std::vector<const result_folder*> one = {&f};
+    const std::vector<std::string> no_name = {""};
+    std::string body =
+        fmt::format("<h1>pacer report: {}</h1>\n<p>{} · {} sessions · {} packets</p>\n",
+                    escape(f.dir.string()), to_string(f.kind), f.sessions.size(), f.packet_count());
+    body += "<p>" + verdict_span(f) + "</p>\n";
+    if (f.kind == folder_kind::serve) {
+        body += serve_sections(one, no_name);
+        body += deviation_cdf_section(one, no_name);
+        body += send_time_section(one, no_name);
+    } else {
+        body += "<section id=\"figures\"><h2>Summary figures</h2>\n" +
+                figure_table(f.summary, run_figures(f.summary)) + "</section>\n";
+        body += deviation_cdf_section(one, no_name);
+        body += over_time_sections(f);
+        body += loop_lag_section(one, no_name);
+        body += send_time_section(one, no_name);
+        if (f.kind == folder_kind::open_loop)
+            body += open_loop_sections(one, no_name);
+    }
+    body += environment(f);
+    body += notes(f);
+    return page("pacer report: " + f.dir.string(), body);
+}
+
+std::string render_comparison(const result_folder& a, const result_folder& b) {
+    if (run_family(a.kind) != run_family(b.kind))
+        throw folder_error(fmt::format("cannot compare a {} ({}) with a {} ({}): give two runs or "
+                                       "two serve sweeps",
+                                       to_string(a.kind), a.dir.string(), to_string(b.kind),
+                                       b.dir.string()));
+    const std::vector<const result_folder*> both = {&a, &b};
+    const std::vector<std::string> names = {"A ", "B "};
+    std::string body = fmt::format(
+        "<h1>pacer report: A against B</h1>\n<table><tr><th></th><th>folder</th><th>kind</th>"
+        "<th>sessions</th><th>packets</th></tr>\n<tr><th>A</th><td>{}</td><td>{}</td><td "
+        "class=\"num\">{}</td><td class=\"num\">{}</td></tr>\n<tr><th>B</th><td>{}</td><td>{}</td>"
+        "<td class=\"num\">{}</td><td class=\"num\">{}</td></tr></table>\n",
+        escape(a.dir.string()), to_string(a.kind), a.sessions.size(), a.packet_count(),
+        escape(b.dir.string()), to_string(b.kind), b.sessions.size(), b.packet_count());
+    body += "<p>A: " + verdict_span(a) + "</p>\n<p>B: " + verdict_span(b) + "</p>\n";
+    if (a.kind == folder_kind::serve) {
+        body += serve_sections(both, names);
+    } else {
+        // Every figure either summary has, A and B side by side.
+        auto figs = run_figures(a.summary);
+        for (auto& f : run_figures(b.summary))
+            if (std::none_of(figs.begin(), figs.end(),
+                             [&](const figure& x) { return x.path == f.path; }))
+                figs.push_back(std::move(f));
+        std::string t = "<table class=\"figures\"><tr><th>figure</th><th>A</th><th>B</th>"
+                        "<th>B − A</th></tr>\n";
+        for (const auto& f : figs) {
+            const auto va = number_at(a.summary, f.path), vb = number_at(b.summary, f.path);
+            std::string delta = "<td class=\"num\">–</td>";
+            if (va && vb &&
+                (f.u == unit::seconds || f.u == unit::count || f.u == unit::cores ||
+                 f.u == unit::ratio))
+                delta = fmt::format("<td class=\"num\">{}{}</td>",
+                                    format_number((*vb - *va) * (f.u == unit::seconds ? 1e3 : 1)),
+                                    f.u == unit::seconds ? " ms" : "");
+            t += fmt::format("<tr><th>{}</th>{}{}{}</tr>\n", escape(f.label),
+                             figure_cell(a.summary, f.path, f.u, "A:"),
+                             figure_cell(b.summary, f.path, f.u, "B:"), delta);
+        }
+        body += "<section id=\"figures\"><h2>Summary figures</h2>\n" + t + "</table></section>\n";
+        body += deviation_cdf_section(both, names);
+        body += loop_lag_section(both, names);
+        body += send_time_section(both, names);
+        if (a.kind == folder_kind::open_loop && b.kind == folder_kind::open_loop)
+            body += open_loop_sections(both, names);
+    }
+    if (a.kind == folder_kind::serve) {
+        body += deviation_cdf_section(both, names);
+        body += send_time_section(both, names);
+    }
+    body += environment(a, "A") + notes(a, "A");
+    body += environment(b, "B") + notes(b, "B");
+    return page("pacer report: " + a.dir.string() + " against " + b.dir.string(), body);
+}
+
+} // namespace pacer::report

@@ -1,0 +1,374 @@
+#include <pacer/metrics/serving.hpp>
+#include <pacer/report/result_folder.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <utility>
+
+namespace pacer::report {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+const char* to_string(folder_kind k) {
+    switch (k) {
+    case folder_kind::run:
+        return "run";
+    case folder_kind::open_loop:
+        return "open-loop run";
+    case folder_kind::merged:
+        return "merged run";
+    case folder_kind::serve:
+        return "serve sweep";
+    }
+    return "run";
+}
+
+std::size_t result_folder::packet_count() const {
+    std::size_t n = 0;
+    for (const auto& s : sessions)
+        n += s.packets.size();
+    return n;
+}
+
+namespace {
+
+std::optional<std::string> read_text(const fs::path& p) {
+    std::error_code ec;
+    if (!fs::is_regular_file(p, ec))
+        return std::nullopt;
+    std::ifstream in(p, std::ios::binary);
+    if (!in)
+        return std::nullopt;
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    return std::move(ss).str();
+}
+
+std::optional<json::value> read_json(const fs::path& p, std::string* why = nullptr) {
+    const auto text = read_text(p);
+    if (!text) {
+        if (why)
+            *why = "cannot be read";
+        return std::nullopt;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(*text, ec);
+    if (ec) {
+        if (why)
+            *why = "is not valid JSON: " + ec.message();
+        return std::nullopt;
+    }
+    return v;
+}
+
+std::optional<double> number(const json::value* v) {
+    if (v && v->is_number())
+        return v->to_number<double>();
+    return std::nullopt;
+}
+
+const json::value* find(const json::object& o, std::initializer_list<const char*> path) {
+    const json::object* cur = &o;
+    const json::value* v = nullptr;
+    for (const char* k : path) {
+        if (!cur)
+            return nullptr;
+        v = cur->if_contains(k);
+        if (!v)
+            return nullptr;
+        cur = v->if_object();
+    }
+    return v;
+}
+
+std::string session_dir_name(std::uint32_t index) {
+    return fmt::format("session-{:03}", index);
+}
+
+// The receipts of one session, as packets; false when the file is missing or unreadable.
+bool read_receipts(const fs::path& dir, session_record& s) {
+    const auto text = read_text(dir / session_dir_name(s.index) / "input-send-receipts.json");
+    if (!text)
+        return false;
+    metrics::send_receipts r;
+    try {
+        r = metrics::parse_receipts(*text);
+    } catch (const std::exception&) {
+        return false;
+    }
+    s.from_receipts = true;
+    if (r.session_start_s)
+        s.session_start_s = r.session_start_s;
+    if (r.admitted)
+        s.admitted = r.admitted;
+    s.packets.clear();
+    s.packets.reserve(r.appends.size());
+    for (const auto& a : r.appends) {
+        packet p;
+        p.seq = a.seq;
+        p.scheduled_s = a.scheduled_s;
+        p.start_s = a.start_s;
+        p.completed_s = a.completed_s;
+        // The grid's deviation, as metrics::packet_deviations defines it.
+        const auto origin =
+            s.session_start_s ? s.session_start_s
+            : a.scheduled_s
+                ? std::optional<double>(*a.scheduled_s - static_cast<double>(a.seq) * 0.080)
+                : std::nullopt;
+        p.deviation_s = origin ? a.start_s - (*origin + static_cast<double>(a.seq) * 0.080) : 0.0;
+        s.packets.push_back(p);
+    }
+    return true;
+}
+
+// Sessions of one run folder (a single run or a part): samples.json names them; the receipts
+// give the per-packet detail when they are there.
+void read_run_sessions(result_folder& f, std::size_t part) {
+    const fs::path dir = f.parts[part].dir;
+    std::vector<session_record> sessions;
+    std::string why;
+    if (const auto samples = read_json(dir / "samples.json", &why)) {
+        const auto* arr =
+            samples->is_object() ? samples->as_object().if_contains("sessions") : nullptr;
+        if (arr && arr->is_array()) {
+            std::uint32_t next = 0;
+            for (const auto& v : arr->as_array()) {
+                if (!v.is_object())
+                    continue;
+                const auto& o = v.as_object();
+                session_record s;
+                s.part = part;
+                const auto idx = number(o.if_contains("index"));
+                s.index = idx ? static_cast<std::uint32_t>(*idx) : next;
+                next = s.index + 1;
+                s.session_start_s = number(o.if_contains("session_start_s"));
+                if (const auto* d = o.if_contains("deviation_s"); d && d->is_array()) {
+                    std::int64_t seq = 0;
+                    for (const auto& x : d->as_array()) {
+                        packet p;
+                        p.seq = seq++;
+                        p.deviation_s = x.is_number() ? x.to_number<double>() : 0.0;
+                        p.start_s = s.session_start_s
+                                        ? *s.session_start_s + static_cast<double>(p.seq) * 0.080 +
+                                              p.deviation_s
+                                        : 0.0;
+                        s.packets.push_back(p);
+                    }
+                }
+                sessions.push_back(std::move(s));
+            }
+        }
+    } else {
+        f.notes.push_back(fmt::format("{} {}", (dir / "samples.json").string(), why));
+        // Without samples, every session folder that is there.
+        std::error_code ec;
+        std::vector<std::uint32_t> found;
+        for (const auto& e : fs::directory_iterator(dir, ec)) {
+            const auto name = e.path().filename().string();
+            if (name.rfind("session-", 0) == 0 && name.size() > 8 &&
+                std::all_of(name.begin() + 8, name.end(),
+                            [](char c) { return c >= '0' && c <= '9'; }))
+                found.push_back(static_cast<std::uint32_t>(std::stoul(name.substr(8))));
+        }
+        std::sort(found.begin(), found.end());
+        for (auto i : found) {
+            session_record s;
+            s.part = part;
+            s.index = i;
+            sessions.push_back(std::move(s));
+        }
+    }
+    std::size_t without_receipts = 0;
+    for (auto& s : sessions)
+        if (!read_receipts(dir, s))
+            ++without_receipts;
+    if (without_receipts > 0)
+        f.notes.push_back(fmt::format("{}: {} of {} sessions have no readable "
+                                      "input-send-receipts.json (send times unknown for them)",
+                                      dir.string(), without_receipts, sessions.size()));
+    for (auto& s : sessions)
+        f.sessions.push_back(std::move(s));
+}
+
+part_info make_part(fs::path dir, json::object summary) {
+    part_info p;
+    p.dir = std::move(dir);
+    p.summary = std::move(summary);
+    const auto mono = number(find(p.summary, {"clock", "monotonic_s"}));
+    const auto real = number(find(p.summary, {"clock", "realtime_s"}));
+    if (mono && real)
+        p.realtime_offset_s = *real - *mono;
+    p.clock_monotonic_s = mono;
+    return p;
+}
+
+// A part named in a merged summary: as recorded, else next to the folder (moved or copied).
+std::optional<fs::path> locate_part(const fs::path& dir, const fs::path& recorded) {
+    std::error_code ec;
+    const fs::path candidates[] = {recorded, dir / recorded, dir / recorded.filename(),
+                                   dir.parent_path() / recorded.filename()};
+    for (const auto& c : candidates)
+        if (!c.empty() && fs::is_regular_file(c / "summary.json", ec))
+            return c;
+    return std::nullopt;
+}
+
+void read_merged(result_folder& f) {
+    std::vector<fs::path> recorded;
+    if (const auto* workers = f.summary.if_contains("workers"); workers && workers->is_array()) {
+        for (const auto& w : workers->as_array())
+            if (const auto* o = w.if_object()) {
+                const auto* merged = o->if_contains("merged");
+                const auto* d = o->if_contains("dir");
+                if (d && d->is_string() && (!merged || (merged->is_bool() && merged->as_bool())))
+                    recorded.emplace_back(std::string(d->as_string()));
+            }
+    } else if (const auto* parts = f.summary.if_contains("parts"); parts && parts->is_array()) {
+        for (const auto& p : parts->as_array())
+            if (const auto* o = p.if_object())
+                if (const auto* d = o->if_contains("dir"); d && d->is_string())
+                    recorded.emplace_back(std::string(d->as_string()));
+    }
+    for (const auto& r : recorded) {
+        const auto where = locate_part(f.dir, r);
+        if (!where) {
+            f.notes.push_back(fmt::format(
+                "part {} was not found: its packets are missing from the plots", r.string()));
+            continue;
+        }
+        std::string why;
+        auto s = read_json(*where / "summary.json", &why);
+        f.parts.push_back(make_part(*where, s && s->is_object() ? s->as_object() : json::object{}));
+        read_run_sessions(f, f.parts.size() - 1);
+    }
+}
+
+void read_serve(result_folder& f) {
+    f.parts.push_back(make_part(f.dir, f.summary));
+    const auto* runs = f.summary.if_contains("runs");
+    if (!runs || !runs->is_array())
+        return;
+    const auto repeats = number(find(f.summary, {"config", "repeats"})).value_or(1);
+    // A level run twice by the capacity search (its client timing was not valid the first
+    // time) is in c<level>-again/ the second time.
+    std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
+    std::size_t without = 0, total = 0;
+    for (const auto& rv : runs->as_array()) {
+        const auto* run = rv.if_object();
+        if (!run)
+            continue;
+        if (const auto* w = run->if_contains("warmup"); w && w->is_bool() && w->as_bool())
+            continue;
+        const auto c =
+            static_cast<std::uint32_t>(number(run->if_contains("concurrency")).value_or(0));
+        const auto r = static_cast<std::uint32_t>(number(run->if_contains("repeat")).value_or(1));
+        const int nth = seen[{c, r}]++;
+        const std::string name = fmt::format("c{}{}", c, nth > 0 ? "-again" : "");
+        const fs::path dir =
+            repeats > 1 ? f.dir / fmt::format("repeat-{}", r) / name : f.dir / name;
+        const auto* sessions = run->if_contains("sessions");
+        if (!sessions || !sessions->is_array())
+            continue;
+        for (const auto& sv : sessions->as_array()) {
+            const auto* so = sv.if_object();
+            if (!so)
+                continue;
+            session_record s;
+            s.level = c;
+            s.repeat = r;
+            s.index = static_cast<std::uint32_t>(number(so->if_contains("index")).value_or(0));
+            if (const auto* a = so->if_contains("admitted"); a && a->is_bool())
+                s.admitted = a->as_bool();
+            s.serving = *so;
+            ++total;
+            if (!read_receipts(dir, s))
+                ++without;
+            f.sessions.push_back(std::move(s));
+        }
+    }
+    if (without > 0)
+        f.notes.push_back(fmt::format("{} of {} sessions have no readable input-send-receipts.json",
+                                      without, total));
+}
+
+void read_schedule(result_folder& f) {
+    std::string why;
+    const auto doc = read_json(f.dir / "schedule.json", &why);
+    if (!doc || !doc->is_object()) {
+        f.notes.push_back(fmt::format("{} {}: offered arrivals unknown",
+                                      (f.dir / "schedule.json").string(), why));
+        return;
+    }
+    // A shard of an open-loop run saves the whole schedule but runs arrivals I, I+N, ... of it
+    // (as runtime::shard_arrivals deals them): its session k is the shard's k-th arrival.
+    const auto index = number(find(f.summary, {"shard", "index"}));
+    const auto count = number(find(f.summary, {"shard", "count"}));
+    const std::size_t first = index && count && *count >= 1 ? static_cast<std::size_t>(*index) : 0;
+    const std::size_t step = index && count && *count >= 1 ? static_cast<std::size_t>(*count) : 1;
+    if (const auto* offs = doc->as_object().if_contains("offsets_ns"); offs && offs->is_array()) {
+        const auto& a = offs->as_array();
+        for (std::size_t i = first; i < a.size(); i += step)
+            if (a[i].is_number())
+                f.schedule_offsets_s.push_back(a[i].to_number<double>() / 1e9);
+    }
+}
+
+} // namespace
+
+result_folder read_result_folder(const fs::path& dir) {
+    std::error_code ec;
+    if (!fs::exists(dir, ec))
+        throw folder_error(fmt::format("{} does not exist", dir.string()));
+    if (!fs::is_directory(dir, ec))
+        throw folder_error(fmt::format("{} is not a folder", dir.string()));
+    if (!fs::exists(dir / "summary.json", ec))
+        throw folder_error(fmt::format(
+            "{} is not a pacer result folder (no summary.json): give the folder of a pacer run, "
+            "merge or serve",
+            dir.string()));
+    std::string why;
+    const auto summary = read_json(dir / "summary.json", &why);
+    if (!summary)
+        throw folder_error(fmt::format("{} {}", (dir / "summary.json").string(), why));
+    if (!summary->is_object())
+        throw folder_error(fmt::format("{} is not a pacer summary (not an object)",
+                                       (dir / "summary.json").string()));
+    result_folder f;
+    f.dir = dir;
+    f.summary = summary->as_object();
+    const auto* cmd = f.summary.if_contains("command");
+    const std::string command = cmd && cmd->is_string() ? std::string(cmd->as_string()) : "";
+    if (command == "serve") {
+        if (!f.summary.contains("levels"))
+            throw folder_error(fmt::format("{} has no levels: not a finished pacer serve",
+                                           (dir / "summary.json").string()));
+        f.kind = folder_kind::serve;
+        read_serve(f);
+    } else if ((command == "run" || command == "merge") && f.summary.contains("pacing")) {
+        if (command == "merge" || f.summary.contains("workers")) {
+            f.kind = folder_kind::merged;
+            read_merged(f);
+        } else {
+            f.kind = f.summary.contains("open_loop") ? folder_kind::open_loop : folder_kind::run;
+            f.parts.push_back(make_part(dir, f.summary));
+            read_run_sessions(f, 0);
+            if (f.kind == folder_kind::open_loop)
+                read_schedule(f);
+        }
+    } else {
+        throw folder_error(fmt::format(
+            "{} was not written by pacer run, merge or serve (command '{}'): pacer report "
+            "reads those",
+            (dir / "summary.json").string(), command));
+    }
+    return f;
+}
+
+} // namespace pacer::report

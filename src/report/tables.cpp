@@ -1,0 +1,318 @@
+#include <pacer/metrics/serving.hpp>
+#include <pacer/report/tables.hpp>
+
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace pacer::report {
+
+namespace json = boost::json;
+
+namespace {
+
+constexpr double late_s = metrics::pacing_tolerance_s; // one packet period
+
+cell opt(std::optional<double> v) {
+    return v ? cell(*v) : cell();
+}
+cell opt(std::optional<bool> v) {
+    return v ? cell(*v) : cell();
+}
+
+cell json_cell(const json::object& o, std::initializer_list<const char*> path) {
+    const json::object* cur = &o;
+    const json::value* v = nullptr;
+    for (const char* k : path) {
+        if (!cur)
+            return {};
+        v = cur->if_contains(k);
+        if (!v)
+            return {};
+        cur = v->if_object();
+    }
+    if (v->is_bool())
+        return v->as_bool();
+    if (v->is_int64())
+        return v->as_int64();
+    if (v->is_uint64())
+        return static_cast<std::int64_t>(v->as_uint64());
+    if (v->is_double())
+        return v->as_double();
+    if (v->is_string())
+        return std::string(v->as_string());
+    return {};
+}
+
+std::string joined(const json::object& o, const char* key) {
+    std::string s;
+    if (const auto* a = o.if_contains(key); a && a->is_array())
+        for (const auto& e : a->as_array())
+            if (e.is_string())
+                s += (s.empty() ? "" : "; ") + std::string(e.as_string());
+    return s;
+}
+
+struct packet_stats {
+    std::int64_t late = 0;
+    std::optional<double> max_abs_dev, max_send;
+};
+
+packet_stats stats_of(const session_record& s) {
+    packet_stats st;
+    for (const auto& p : s.packets) {
+        const double a = std::abs(p.deviation_s);
+        if (a > late_s)
+            ++st.late;
+        st.max_abs_dev = std::max(st.max_abs_dev.value_or(a), a);
+        if (const auto t = p.send_time_s())
+            st.max_send = std::max(st.max_send.value_or(*t), *t);
+    }
+    return st;
+}
+
+table packets_table(const result_folder& f) {
+    const bool serve = f.kind == folder_kind::serve;
+    const bool parts = f.kind == folder_kind::merged;
+    table t;
+    t.name = "packets";
+    if (serve)
+        t.columns = {"level", "repeat"};
+    if (parts)
+        t.columns.push_back("part");
+    for (const char* c : {"session", "seq", "scheduled_s", "start_s", "completed_s", "deviation_s",
+                          "send_time_s", "late"})
+        t.columns.push_back(c);
+    t.rows.reserve(f.packet_count());
+    for (const auto& s : f.sessions)
+        for (const auto& p : s.packets) {
+            std::vector<cell> r;
+            if (serve) {
+                r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
+                r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
+            }
+            if (parts)
+                r.push_back(static_cast<std::int64_t>(s.part));
+            r.push_back(static_cast<std::int64_t>(s.index));
+            r.push_back(p.seq);
+            r.push_back(opt(p.scheduled_s));
+            r.push_back(p.start_s);
+            r.push_back(opt(p.completed_s));
+            r.push_back(p.deviation_s);
+            r.push_back(opt(p.send_time_s()));
+            r.push_back(std::abs(p.deviation_s) > late_s);
+            t.rows.push_back(std::move(r));
+        }
+    return t;
+}
+
+table sessions_table(const result_folder& f) {
+    const bool serve = f.kind == folder_kind::serve;
+    const bool parts = f.kind == folder_kind::merged;
+    table t;
+    t.name = "sessions";
+    if (serve)
+        t.columns = {"level", "repeat"};
+    if (parts)
+        t.columns.push_back("part");
+    for (const char* c : {"session", "session_start_s", "admitted", "packets", "late_packets",
+                          "max_abs_deviation_s", "max_send_time_s"})
+        t.columns.push_back(c);
+    if (serve)
+        for (const char* c : {"status", "ttfa_s", "output_duration_s", "output_coverage",
+                              "underrun_ratio", "unit_miss_rate", "send_lateness_p99_s", "errors"})
+            t.columns.push_back(c);
+    for (const auto& s : f.sessions) {
+        const auto st = stats_of(s);
+        std::vector<cell> r;
+        if (serve) {
+            r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
+            r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
+        }
+        if (parts)
+            r.push_back(static_cast<std::int64_t>(s.part));
+        r.push_back(static_cast<std::int64_t>(s.index));
+        r.push_back(opt(s.session_start_s));
+        r.push_back(opt(s.admitted));
+        r.push_back(static_cast<std::int64_t>(s.packets.size()));
+        r.push_back(st.late);
+        r.push_back(opt(st.max_abs_dev));
+        r.push_back(opt(st.max_send));
+        if (serve) {
+            const auto& o = s.serving;
+            r.push_back(json_cell(o, {"status"}));
+            r.push_back(json_cell(o, {"ttfa_s"}));
+            r.push_back(json_cell(o, {"output_duration_s"}));
+            r.push_back(json_cell(o, {"output_coverage"}));
+            r.push_back(json_cell(o, {"underrun_ratio"}));
+            r.push_back(json_cell(o, {"units", "unit_miss_rate"}));
+            r.push_back(json_cell(o, {"send_lateness_p99_s"}));
+            r.push_back(joined(o, "errors"));
+        }
+        t.rows.push_back(std::move(r));
+    }
+    return t;
+}
+
+table levels_table(const result_folder& f) {
+    table t;
+    t.name = "levels";
+    t.columns = {"concurrency",
+                 "second_try",
+                 "repeats",
+                 "client_timing_valid",
+                 "slo_met",
+                 "attempted_sessions",
+                 "admitted_sessions",
+                 "successful_sessions",
+                 "rejected_sessions",
+                 "ttfa_p50_s",
+                 "ttfa_p95_s",
+                 "ttfa_p99_s",
+                 "underrun_ratio",
+                 "unit_miss_rate",
+                 "output_gap_excess_p99_s",
+                 "send_lateness_p99_s",
+                 "loop_lag_p99_s"};
+    if (const auto* levels = f.summary.if_contains("levels"); levels && levels->is_array())
+        for (const auto& lv : levels->as_array()) {
+            const auto* l = lv.if_object();
+            if (!l)
+                continue;
+            std::vector<cell> r;
+            r.push_back(json_cell(*l, {"concurrency"}));
+            r.push_back(json_cell(*l, {"second_try"}));
+            r.push_back(json_cell(*l, {"repeats"}));
+            r.push_back(json_cell(*l, {"client_timing_valid"}));
+            r.push_back(json_cell(*l, {"slo", "met"}));
+            for (const char* k : {"attempted_sessions", "admitted_sessions", "successful_sessions",
+                                  "rejected_sessions"})
+                r.push_back(json_cell(*l, {"aggregate", k}));
+            for (const char* p : {"p50", "p95", "p99"})
+                r.push_back(json_cell(*l, {"aggregate", "ttfa_s", p}));
+            r.push_back(json_cell(*l, {"aggregate", "underrun_ratio"}));
+            r.push_back(json_cell(*l, {"aggregate", "units", "unit_miss_rate"}));
+            r.push_back(json_cell(*l, {"aggregate", "output_gap_excess_s", "p99"}));
+            r.push_back(json_cell(*l, {"aggregate", "send_lateness_s", "p99"}));
+            r.push_back(json_cell(*l, {"loop_lag_p99_s"}));
+            t.rows.push_back(std::move(r));
+        }
+    return t;
+}
+
+// One row per arrival of the schedule. The run records no per-request timestamps, so the
+// achieved side is the session's first append (its grid origin), on the run's clock.
+table requests_table(const result_folder& f) {
+    table t;
+    t.name = "requests";
+    t.columns = {"request",        "scheduled_offset_s", "first_append_offset_s",
+                 "first_append_s", "admitted",           "packets",
+                 "late_packets"};
+    std::optional<double> origin;
+    if (!f.parts.empty())
+        origin = f.parts.front().clock_monotonic_s;
+    std::map<std::uint32_t, const session_record*> by_index;
+    for (const auto& x : f.sessions)
+        by_index.emplace(x.index, &x);
+    const std::size_t n = std::max<std::size_t>(f.schedule_offsets_s.size(), f.sessions.size());
+    for (std::size_t i = 0; i < n; ++i) {
+        const auto found = by_index.find(static_cast<std::uint32_t>(i));
+        const session_record* s = found == by_index.end() ? nullptr : found->second;
+        std::vector<cell> r;
+        r.push_back(static_cast<std::int64_t>(i));
+        r.push_back(i < f.schedule_offsets_s.size() ? cell(f.schedule_offsets_s[i]) : cell());
+        const auto start = s ? s->session_start_s : std::nullopt;
+        r.push_back(start && origin ? cell(*start - *origin) : cell());
+        r.push_back(opt(start));
+        r.push_back(s ? opt(s->admitted) : cell());
+        r.push_back(s ? cell(static_cast<std::int64_t>(s->packets.size())) : cell());
+        r.push_back(s ? cell(stats_of(*s).late) : cell());
+        t.rows.push_back(std::move(r));
+    }
+    return t;
+}
+
+std::string csv_field(const cell& c) {
+    switch (c.kind) {
+    case cell::type::null:
+        return "";
+    case cell::type::flag:
+        return c.flag ? "true" : "false";
+    case cell::type::count:
+        return fmt::format("{}", c.count);
+    case cell::type::number:
+        return std::isfinite(c.number) ? fmt::format("{}", c.number) : "";
+    case cell::type::text:
+        break;
+    }
+    if (c.text.find_first_of(",\"\r\n") == std::string::npos)
+        return c.text;
+    std::string q = "\"";
+    for (char ch : c.text)
+        q += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return q + "\"";
+}
+
+json::value json_cell_value(const cell& c) {
+    switch (c.kind) {
+    case cell::type::flag:
+        return c.flag;
+    case cell::type::count:
+        return c.count;
+    case cell::type::number:
+        return std::isfinite(c.number) ? json::value(c.number) : json::value(nullptr);
+    case cell::type::text:
+        return json::value(json::string(c.text));
+    case cell::type::null:
+        break;
+    }
+    return nullptr;
+}
+
+} // namespace
+
+std::vector<table> build_tables(const result_folder& f) {
+    std::vector<table> out;
+    out.push_back(packets_table(f));
+    out.push_back(sessions_table(f));
+    if (f.kind == folder_kind::serve)
+        out.push_back(levels_table(f));
+    if (f.kind == folder_kind::open_loop)
+        out.push_back(requests_table(f));
+    return out;
+}
+
+std::string to_csv(const table& t) {
+    std::string s;
+    for (std::size_t i = 0; i < t.columns.size(); ++i)
+        s += (i ? "," : "") + csv_field(cell(t.columns[i]));
+    s += "\n";
+    for (const auto& r : t.rows) {
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            if (i)
+                s += ',';
+            s += csv_field(r[i]);
+        }
+        s += "\n";
+    }
+    return s;
+}
+
+std::string to_jsonl(const table& t) {
+    std::string s;
+    for (const auto& r : t.rows) {
+        json::object o;
+        for (std::size_t i = 0; i < t.columns.size() && i < r.size(); ++i)
+            o[t.columns[i]] = json_cell_value(r[i]);
+        s += json::serialize(o);
+        s += '\n';
+    }
+    return s;
+}
+
+} // namespace pacer::report

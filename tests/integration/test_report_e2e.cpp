@@ -1,0 +1,100 @@
+// `pacer report` and `pacer export` as a user runs them: on the folder of a real `pacer run`,
+// and on bad input (one line, exit 2, nothing written).
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <algorithm>
+#include <cstdlib>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t lines_of(const std::string& text) {
+    return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
+}
+
+TEST(ReportE2E, ARunsFolderGetsItsReportAndTables) {
+    temp_dir t;
+    const auto out = t / "run";
+    // The built-in mock; the pacing verdict depends on the loaded CI machine: 0 or 3.
+    const auto r = run_pacer({"run", "-c", "3", "-d", "1s", "-o", out.string()});
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    const auto summary = read_json(out / "summary.json");
+
+    const auto rep = run_pacer({"report", out.string()});
+    ASSERT_EQ(rep.exit_code, 0) << rep.out;
+    const auto html = slurp(out / "report.html");
+    // The page prints the summary's p99 as written.
+    const auto& p99 = at(summary, {"pacing", "pacing_abs_deviation_s", "p99"});
+    const std::string key = "data-key=\"pacing.pacing_abs_deviation_s.p99\" data-value=\"";
+    const auto k = html.find(key);
+    ASSERT_NE(k, std::string::npos);
+    EXPECT_EQ(std::strtod(html.c_str() + k + key.size(), nullptr), p99.to_number<double>());
+    for (const char* id : {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time"})
+        EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
+    for (const char* banned : {"http://", "https://", "<script", "<link"})
+        EXPECT_EQ(html.find(banned), std::string::npos) << banned;
+
+    const auto ex =
+        run_pacer({"export", out.string(), "--format", "csv", "-o", (t / "csv").string()});
+    ASSERT_EQ(ex.exit_code, 0) << ex.out;
+    const auto sent = at(summary, {"pacing", "packets", "sent"}).to_number<std::uint64_t>();
+    EXPECT_EQ(lines_of(slurp(t / "csv" / "packets.csv")), 1 + sent);
+    EXPECT_EQ(lines_of(slurp(t / "csv" / "sessions.csv")), 1u + 3u);
+    const auto jl =
+        run_pacer({"export", out.string(), "--format", "jsonl", "-o", (t / "jl").string()});
+    ASSERT_EQ(jl.exit_code, 0) << jl.out;
+    EXPECT_EQ(lines_of(slurp(t / "jl" / "packets.jsonl")), sent);
+}
+
+// Every refusal is one "pacer: ..." line, exit 2, and leaves the file system as it was.
+void expect_refused(std::vector<std::string> args, const std::string& says) {
+    const auto r = run_pacer(args);
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(lines_of(r.out), 1u) << r.out;
+    EXPECT_EQ(r.out.rfind("pacer: ", 0), 0u) << r.out;
+    EXPECT_NE(r.out.find(says), std::string::npos) << r.out;
+}
+
+TEST(ReportE2E, BadInputIsOneLineExitTwoAndNothingWritten) {
+    temp_dir t;
+    fs::create_directories(t / "empty");
+    expect_refused({"report", (t / "missing").string()}, "does not exist");
+    expect_refused({"report", (t / "empty").string()}, "is not a pacer result folder");
+    expect_refused({"export", (t / "empty").string(), "-o", (t / "tables").string()},
+                   "is not a pacer result folder");
+    EXPECT_TRUE(fs::is_empty(t / "empty"));
+    EXPECT_FALSE(fs::exists(t / "tables"));
+    expect_refused({"export", (t / "empty").string(), "--format", "xlsx"}, "xlsx");
+
+    // A result folder (a summary is enough to be one) and an existing output.
+    fs::create_directories(t / "run");
+    {
+        std::ofstream(t / "run" / "summary.json")
+            << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
+        std::ofstream(t / "run" / "report.html") << "keep me";
+    }
+    expect_refused({"report", (t / "run").string()}, "already exists");
+    EXPECT_EQ(slurp(t / "run" / "report.html"), "keep me");
+    expect_refused({"report", (t / "run").string(), "-o", (t / "no" / "such" / "r.html").string()},
+                   "does not exist");
+    EXPECT_FALSE(fs::exists(t / "no"));
+    fs::create_directories(t / "out");
+    expect_refused({"export", (t / "run").string(), "-o", (t / "out").string()}, "already exists");
+    EXPECT_TRUE(fs::is_empty(t / "out"));
+    // A run compared with a serve sweep.
+    fs::create_directories(t / "sweep");
+    std::ofstream(t / "sweep" / "summary.json") << R"({"command":"serve","levels":[]})";
+    expect_refused(
+        {"report", (t / "run").string(), (t / "sweep").string(), "-o", (t / "cmp.html").string()},
+        "cannot compare");
+    EXPECT_FALSE(fs::exists(t / "cmp.html"));
+    expect_refused({"report", (t / "run").string(), (t / "sweep").string(), (t / "run").string()},
+                   "At Most 2");
+}
+
+} // namespace
+} // namespace pacer::test
