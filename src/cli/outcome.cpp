@@ -54,8 +54,15 @@ std::optional<std::string> connect_failure(std::string_view m) {
             return lower_first(rest);
         return lower_first(rest.substr(port_end + 2));
     }
-    if (starts_with(m, resolve))
-        return "cannot resolve " + lower_first(m.substr(resolve.size()));
+    if (starts_with(m, resolve)) {
+        // "OSError: cannot resolve HOST: REASON".
+        const auto rest = m.substr(resolve.size());
+        const auto host_end = rest.find(": ");
+        if (host_end == std::string_view::npos)
+            return "cannot resolve " + std::string(rest);
+        return fmt::format("cannot resolve {}: {}", rest.substr(0, host_end),
+                           lower_first(rest.substr(host_end + 2)));
+    }
     if (starts_with(m, handshake))
         return "WebSocket handshake failed: " + lower_first(m.substr(handshake.size()));
     if (starts_with(m, declined))

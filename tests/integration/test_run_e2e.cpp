@@ -297,14 +297,16 @@ TEST(RunE2E, TableShowsTimeToFirstAudioAndErrorsByKind) {
                          "p50 "),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("  errors     by kind: ConnectionClosedError 2 session(s)\n"),
+    EXPECT_NE(r.out.find("  errors     by kind: ConnectionClosedError 2 session(s)"),
               std::string::npos)
         << r.out;
     const auto summary = read_json(out / "summary.json");
     const auto& kinds = at(summary, {"server", "errors_by_kind"}).as_array();
-    ASSERT_EQ(kinds.size(), 1u);
+    ASSERT_FALSE(kinds.empty());
     EXPECT_EQ(at(kinds[0], {"kind"}).as_string(), "ConnectionClosedError");
     EXPECT_EQ(count(kinds[0], {"sessions"}), 2u);
+    for (const auto& k : kinds) // the vanished sessions' follow-up errors, if any
+        EXPECT_LE(count(k, {"sessions"}), 2u) << at(k, {"kind"}).as_string();
     // The probe mock answers every session with audio before its fault.
     const auto& ttfa = at(summary, {"server", "time_to_first_audio_s"});
     EXPECT_GE(count(ttfa, {"n"}), 2u);
