@@ -336,5 +336,19 @@ TEST(ServeE2E, PlanTheDiskCannotHoldIsRefusedBeforeAnythingIsCreated) {
     EXPECT_FALSE(fs::exists(out.path()));
 }
 
+// A capacity search drives the server past its capacity on purpose: the rejections of the
+// level beyond it are the evidence for the capacity it reports, not a failed command (exit 0).
+TEST(ServeE2E, CapacitySearchDoesNotExitFourForTheLevelsBeyondTheCapacity) {
+    mock_process mock({"--max-sessions", "1"}, "native-mock");
+    temp_dir out;
+    const auto r =
+        run_pacer(serve_args(mock, out, {"-d", "1s", "--find-capacity", "--max-level", "2"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1 rejected; most frequent error"), std::string::npos) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "slo");
+}
+
 } // namespace
 } // namespace pacer::test
