@@ -4,7 +4,9 @@
 #include <fmt/chrono.h>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <ctime>
@@ -12,6 +14,7 @@
 #include <fstream>
 #include <sstream>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 namespace pacer::cli {
@@ -74,6 +77,51 @@ void write_new_file(const fs::path& path, std::string_view content) {
     if (::close(fd) != 0)
         throw std::runtime_error(
             fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+}
+
+std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s) {
+    return static_cast<std::uint64_t>(
+        std::ceil(static_cast<double>(sessions) * std::max(input_duration_s, 0.0) *
+                  trace_bytes_per_session_second));
+}
+
+std::uint64_t receipt_bytes_estimate(std::size_t sessions, double input_duration_s) {
+    // One receipt an 80 ms packet (about 150 bytes of JSON), and a few kB of per-session files.
+    const double appends = std::ceil(std::max(input_duration_s, 0.0) / 0.080);
+    return static_cast<std::uint64_t>(static_cast<double>(sessions) * (appends * 150.0 + 4096.0));
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    const auto b = static_cast<double>(bytes);
+    if (b >= 1e12)
+        return fmt::format("{:.1f} TB", b / 1e12);
+    if (b >= 1e9)
+        return fmt::format("{:.1f} GB", b / 1e9);
+    if (b >= 1e6)
+        return fmt::format("{:.1f} MB", b / 1e6);
+    return fmt::format("{:.1f} kB", b / 1e3);
+}
+
+std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
+    // The nearest existing parent holds the folder once it is created.
+    fs::path existing = fs::absolute(path);
+    std::error_code ec;
+    while (!fs::exists(existing, ec) && existing.has_parent_path() &&
+           existing.parent_path() != existing)
+        existing = existing.parent_path();
+    struct statvfs st {};
+    if (::statvfs(existing.c_str(), &st) != 0)
+        throw usage_error(fmt::format("--output {}: cannot tell the free space of {}: {}",
+                                      path.string(), existing.string(), std::strerror(errno)));
+    const std::uint64_t free_bytes =
+        static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
+    if (free_bytes < bytes)
+        throw usage_error(fmt::format(
+            "--output {}: this run writes about {} (traces at about 110 kB/s a session, and "
+            "receipts) but {} has {} free: run fewer or shorter sessions, or choose another "
+            "disk",
+            path.string(), format_bytes(bytes), existing.string(), format_bytes(free_bytes)));
+    return free_bytes;
 }
 
 } // namespace pacer::cli

@@ -2,6 +2,7 @@
 
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
+#include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -98,13 +99,33 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
     const auto& send = dist("ws_send_time_s");
     const auto& lag = dist("loop_lag_s");
     const auto& res = summary.at("resources").as_object();
-    fmt::print("pacer run: {} sessions x {} against {}\n", s.concurrency,
-               s.audio.empty() ? s.duration + " of silence" : s.audio, url);
+    const std::string input = s.audio.empty() ? s.duration + " of silence" : s.audio;
+    if (const auto* ol = summary.if_contains("open_loop")) {
+        // Open loop: the plan is the schedule, not a batch of sessions.
+        const auto& plan = ol->at("schedule").as_object();
+        const std::string arrival(plan.at("arrival").as_string());
+        fmt::print("pacer run: open loop, {} sessions arriving {} at {:g}/s (seed {}{}), {} each, "
+                   "against {}\n",
+                   f.sessions, arrival, plan.at("rate").to_number<double>(),
+                   plan.at("seed").to_number<std::uint64_t>(),
+                   arrival == "gamma"
+                       ? fmt::format(", burstiness {:g}", plan.at("burstiness").to_number<double>())
+                       : std::string(),
+                   input, url);
+    } else {
+        fmt::print("pacer run: {} sessions x {} against {}\n", f.sessions, input, url);
+    }
+    const auto* unreachable = summary.at("server").as_object().if_contains("unreachable");
+    if (unreachable && unreachable->is_string())
+        fmt::print("  cannot connect to {}: {} (no session reached the server)\n", s.url,
+                   unreachable->as_string().c_str());
     fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete,
                f.sessions, f.rejected, f.sessions - f.complete);
     fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n",
                f.packets_sent, f.packets_expected, f.late_packets, f.sessions_with_late_packet,
-               f.pacing_qualified ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
+               f.pacing_qualified    ? "PACING QUALIFIED"
+               : f.packets_sent == 0 ? "nothing sent: pacing not measured"
+                                     : "PACING UNQUALIFIED");
     fmt::print("  deviation  p50 {}  p90 {}  p99 {}  p99.9 {}  max {}\n", ms(dev.at("p50")),
                ms(dev.at("p90")), ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
     fmt::print("  ws send    p50 {}  p99 {}  max {}\n", ms(send.at("p50")), ms(send.at("p99")),
@@ -124,8 +145,12 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
                                      pending, st.at("longest_pending_s").to_number<double>()));
     }
     const auto& trace = summary.at("trace").as_object();
-    fmt::print("  trace      {:.1f} MB written, channel waits {}\n",
+    const auto& disk = summary.at("disk").as_object();
+    fmt::print("  trace      {:.1f} MB written (estimated {} before the run, {} free), channel "
+               "waits {}\n",
                static_cast<double>(trace.at("bytes").as_uint64()) / 1e6,
+               format_bytes(disk.at("estimated_bytes").as_uint64()),
+               format_bytes(disk.at("free_bytes").as_uint64()),
                p.at("trace_channel").at("waits").as_uint64());
     std::string contexts;
     for (const auto& c : res.at("session_context_cpu_cores").as_array())
@@ -139,10 +164,62 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
             ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
             : std::string(),
         static_cast<double>(res.at("peak_rss_bytes").as_uint64()) / 1e6);
+    // What the server did: its time to first audio and the sessions' errors by kind.
+    const auto& server = summary.at("server").as_object();
+    const auto& ttfa = server.at("time_to_first_audio_s").as_object();
+    fmt::print("  server     time to first audio (stream start -> first audio delta) p50 {}  "
+               "p95 {}  p99 {}  ({} sessions)\n",
+               ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
+               ttfa.at("n").to_number<std::uint64_t>());
+    std::string kinds;
+    for (const auto& k : server.at("errors_by_kind").as_array())
+        kinds += fmt::format("{}{} {} session(s)", kinds.empty() ? "" : ", ",
+                             k.at("kind").as_string().c_str(), k.at("sessions").as_uint64());
+    if (!kinds.empty())
+        fmt::print("  errors     by kind: {}\n", kinds);
     for (const auto& e : p.at("errors").as_array())
         fmt::print("  error      {} session(s): {}\n", e.at("sessions").as_uint64(),
                    e.at("message").as_string().c_str());
     fmt::print("  results    {}\n", (out / "summary.json").string());
+}
+
+// The errors of each session as the server row counts them: its trace's error messages, a
+// 503 rejection, the writer's failure, and an incomplete session that recorded no error.
+std::vector<std::vector<std::string>>
+session_errors(const std::vector<session::session_result>& sessions) {
+    std::vector<std::vector<std::string>> out;
+    for (const auto& r : sessions) {
+        auto& e = out.emplace_back(r.errors);
+        if (r.rejected)
+            e.emplace_back("admission rejected: HTTP 503, retries exhausted");
+        if (!r.trace_error.empty())
+            e.push_back("trace: " + r.trace_error);
+        if (!r.complete && e.empty() && r.dispatched)
+            e.emplace_back("incomplete: no drain or no close from the server");
+    }
+    return out;
+}
+
+// The `server` part of summary.json: TTFA, errors by kind, and whether it could be reached.
+boost::json::object server_json(const metrics::pacing_figures& f,
+                                const std::vector<session::session_result>& sessions) {
+    boost::json::object o;
+    o["time_to_first_audio_s"] = f.json.at("time_to_first_audio_s");
+    o["time_to_first_audio_definition"] =
+        "first response.output_audio.delta receipt - the session's stream start (its packet "
+        "grid's origin)";
+    const auto errors = session_errors(sessions);
+    boost::json::array kinds;
+    for (const auto& k : count_errors(errors, true))
+        kinds.push_back({{"kind", k.what}, {"sessions", k.sessions}});
+    o["errors_by_kind"] = std::move(kinds);
+    std::vector<connect_outcome> attempts;
+    for (std::size_t i = 0; i < sessions.size(); ++i)
+        if (sessions[i].dispatched)
+            attempts.push_back({sessions[i].admitted, sessions[i].rejected, sessions[i].errors});
+    const auto reason = unreachable_reason(attempts);
+    o["unreachable"] = reason ? boost::json::value(*reason) : boost::json::value(nullptr);
+    return o;
 }
 
 // The argument list that makes worker `index` run its share of `s`: --concurrency sessions
@@ -278,7 +355,8 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
             w["error"] = e.what();
             all_ok = false;
         }
-        if (!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified))
+        if (!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified &&
+                        WEXITSTATUS(st) != exit_server_failed))
             all_ok = false;
         workers.push_back(std::move(w));
     }
@@ -351,12 +429,14 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
                    part.at("interrupted").as_bool() ? "interrupted, " : "",
                    part.at("sessions_incomplete").as_uint64(), part.at("sessions").as_uint64());
     fmt::print("  results    {}\n", (out / "summary.json").string());
-    if (interrupted)
-        return exit_interrupted;
-    if (!all_ok ||
-        p.at("sessions").at("complete").as_uint64() != p.at("sessions").at("requested").as_uint64())
-        return exit_failed;
-    return summary.at("pacing_qualified").as_bool() && schedule_kept ? exit_ok : exit_unqualified;
+    run_verdict v;
+    v.interrupted = interrupted;
+    // Nothing sent is not a client that fell behind: no packet was late, none was due.
+    v.client_fell_behind = p.at("packets").at("late").as_uint64() > 0 || !schedule_kept;
+    v.client_failed = !all_ok;
+    v.server_failed =
+        p.at("sessions").at("complete").as_uint64() != p.at("sessions").at("requested").as_uint64();
+    return exit_status(v);
 }
 
 int run(const run_settings& s) {
@@ -502,6 +582,12 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             out.string()));
+    // Disk: every session writes its trace while it streams, kept or not (--keep-traces only
+    // decides whether it stays), so the whole run must fit before anything is created.
+    const double input_s = to_seconds(input_length);
+    const std::uint64_t disk_estimate = trace_bytes_estimate(sessions * s.processes, input_s) +
+                                        receipt_bytes_estimate(sessions * s.processes, input_s);
+    const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
     // Each session holds a socket and two files; a local mock holds the other socket end.
     // (Open-loop workers share the one schedule: together they hold at most its sessions.)
     runtime::ensure_descriptors(sessions * (open_loop ? 1 : s.processes) * (s.url.empty() ? 4 : 3) +
@@ -585,6 +671,10 @@ int run(const run_settings& s) {
                                                          {"est_error_s", sync.est_error_s}}}};
     summary["pacing"] = figures.json;
     summary["pacing_qualified"] = figures.pacing_qualified;
+    summary["server"] = server_json(figures, outcome.sessions);
+    summary["disk"] = {{"estimated_bytes", disk_estimate},
+                       {"trace_bytes_per_session_second", trace_bytes_per_session_second},
+                       {"free_bytes", disk_free}};
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
     bool schedule_kept = true;
@@ -667,31 +757,51 @@ int run(const run_settings& s) {
         }
     }
     print_table(s, url, figures, summary, out);
-    if (outcome.interrupted) {
+    if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
-        return exit_interrupted;
-    }
     if (outcome.open_loop) {
         const auto& ol = summary.at("open_loop").as_object();
         const auto& lat = ol.at("latency_s").as_object();
         const auto& lag = ol.at("dispatch_lag_s").as_object();
         const auto& cap = ol.at("cap").as_object();
-        fmt::print(
-            "  open loop  {} arrivals, {} dropped by the cap; latency p50 {} p99 {}; dispatch lag "
-            "p99 {} max {} -> {}\n",
-            ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
-            ol.at("requests").at("dropped").to_number<std::uint64_t>(), ms(lat.at("p50")),
-            ms(lat.at("p99")), ms(lag.at("p99")), ms(lag.at("max")),
-            schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+        fmt::print("  open loop  {} arrivals, {} dropped by the cap; dispatch lag p99 {} max {} "
+                   "-> {}\n",
+                   ol.at("requests").at("scheduled").to_number<std::uint64_t>(),
+                   ol.at("requests").at("dropped").to_number<std::uint64_t>(), ms(lag.at("p99")),
+                   ms(lag.at("max")), schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+        // Latency is anchored to the scheduled start, so a queue anywhere counts in it.
+        auto from_schedule = [&](const char* key) -> const boost::json::object* {
+            const auto* v = figures.json.if_contains(key);
+            return v ? &v->as_object() : nullptr;
+        };
+        std::string to;
+        if (const auto* u = from_schedule("latency_to_session_updated_s"))
+            to +=
+                fmt::format("session.updated p50 {} p99 {}; ", ms(u->at("p50")), ms(u->at("p99")));
+        if (const auto* a = from_schedule("latency_to_first_audio_s"))
+            to += fmt::format("first audio p50 {} p99 {}; ", ms(a->at("p50")), ms(a->at("p99")));
+        fmt::print("  latency    scheduled start -> {}session end p50 {} p99 {}\n", to,
+                   ms(lat.at("p50")), ms(lat.at("p99")));
         if (cap.at("binding").as_bool())
             fmt::print("  cap        --max-concurrency {} bound: {} arrivals delayed, {} dropped\n",
                        cap.at("max_concurrency").to_number<std::uint64_t>(),
                        cap.at("delayed").to_number<std::uint64_t>(),
                        cap.at("dropped").to_number<std::uint64_t>());
     }
-    if (figures.complete != figures.sessions)
-        return exit_failed;
-    return figures.pacing_qualified && schedule_kept ? exit_ok : exit_unqualified;
+    run_verdict v;
+    v.interrupted = outcome.interrupted;
+    // Nothing sent is not a client that fell behind: no packet was late, none was due.
+    v.client_fell_behind = figures.late_packets > 0 || !schedule_kept;
+    for (const auto& r : outcome.sessions) {
+        if (r.complete || r.interrupted || !r.dispatched)
+            continue;
+        const bool internal = std::any_of(r.errors.begin(), r.errors.end(), [](const auto& e) {
+            return e.rfind("internal error", 0) == 0;
+        });
+        v.client_failed = v.client_failed || internal || !r.trace_error.empty();
+        v.server_failed = v.server_failed || r.rejected || r.trace_error.empty();
+    }
+    return exit_status(v);
 }
 
 } // namespace
@@ -701,10 +811,16 @@ command add_run_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "run", "Run N paced duplex sessions at once against --url, or against the built-in mock "
                "when no URL is given. Writes summary.json and samples.json to --output.\n"
-               "Exit status: 0 all sessions complete and paced; 1 some session incomplete; "
-               "2 bad input; 3 the client fell behind its 80 ms grid (pacing-unqualified); "
-               "130 interrupted by SIGINT/SIGTERM (sessions closed, files and a partial summary "
-               "written).");
+               "Every session writes a trace while it streams (about 110 kB/s a session, "
+               "deleted at the end unless --keep-traces): a run the output folder's disk cannot "
+               "hold is refused before it starts.\n"
+               "Exit status: 0 all sessions complete and paced; 1 pacer itself failed (a "
+               "session's files could not be written, a worker process died); 2 bad input "
+               "(nothing written); 3 the client fell behind its 80 ms grid or its open-loop "
+               "schedule (pacing-unqualified: the run measured the client); 4 the server failed "
+               "or rejected sessions, or could not be reached; 130 interrupted by SIGINT/SIGTERM "
+               "(sessions closed, files and a partial summary written). When several apply, the "
+               "first of 130, 3, 1, 4 wins.");
     s->concurrency_option = sub->add_option("-c,--concurrency", s->concurrency,
                                             "Sessions started at once (closed batch)")
                                 ->capture_default_str();

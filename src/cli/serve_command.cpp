@@ -3,6 +3,7 @@
 
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
+#include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -58,6 +59,7 @@ struct serve_settings {
     std::size_t max_level = 1024;
     std::size_t start_level = 1;
     double resolution = 0.05;
+    bool drop_traces = false;
 };
 
 // Everything a level needs that does not change between levels.
@@ -81,6 +83,13 @@ struct level_run {
     double loop_lag_p99_s = 0;
     bool valid = false;
     bool interrupted = false;
+    /// Some session was admitted and the client's timing was not valid: it fell behind.
+    bool client_fell_behind = false;
+    /// Some session failed or was rejected; `unreachable` when none reached the server.
+    bool server_failed = false;
+    std::optional<std::string> unreachable; ///< "cannot connect to URL: connection refused"
+    std::size_t failed = 0, rejected = 0;
+    std::vector<error_count> errors; ///< distinct messages, most frequent first
 };
 
 std::optional<double> p99_of(std::vector<double> v) {
@@ -172,6 +181,23 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     run.loop_lag_p99_s = lag_p99.value_or(0);
     const auto problems = validity_problems(s, lag_p99, run.sessions);
     run.valid = problems.empty() && !outcome.interrupted;
+    // What the server did: failures, rejections, the errors, and whether it could be reached.
+    std::vector<connect_outcome> attempts;
+    std::vector<std::vector<std::string>> session_errors;
+    bool any_admitted = false;
+    for (const auto& x : run.sessions) {
+        attempts.push_back({x.admitted.admitted, x.admitted.rejected, x.errors});
+        session_errors.push_back(x.errors);
+        any_admitted = any_admitted || x.admitted.admitted;
+        run.failed += x.status == metrics::session_status::failed;
+        run.rejected += x.status == metrics::session_status::rejected;
+    }
+    run.client_fell_behind = any_admitted && !problems.empty();
+    run.server_failed = run.failed + run.rejected > 0;
+    run.errors = count_errors(session_errors, false);
+    if (const auto reason = unreachable_reason(attempts))
+        run.unreachable =
+            fmt::format("cannot connect to {}: {}", s.url.empty() ? w.url : s.url, *reason);
 
     auto& o = run.summary;
     o["concurrency"] = concurrency;
@@ -197,6 +223,12 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (outcome.interrupted)
         reasons.emplace_back("interrupted by a signal");
     o["client_timing_problems"] = std::move(reasons);
+    o["unreachable"] = run.unreachable ? json::value(*run.unreachable) : json::value(nullptr);
+    json::array errors;
+    for (const auto& e : run.errors)
+        errors.push_back({{"message", e.what}, {"sessions", e.sessions}});
+    o["errors"] = std::move(errors); // distinct errors, most frequent first
+    o["traces_dropped"] = s.drop_traces;
     json::array sessions;
     for (const auto& x : run.sessions)
         sessions.push_back(x.to_json());
@@ -216,6 +248,16 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
                      {"trace_channel_waits", waits.waits},
                      {"trace_channel_wait_s", waits.wait_s}};
     write_new_file(dir / "summary.json", json::serialize(o) + "\n");
+    if (s.drop_traces) {
+        // Last: every file of the level that reads the traces is written. Receipts and the
+        // summaries stay.
+        for (std::size_t i = 0; i < concurrency; ++i) {
+            std::error_code ignored;
+            fs::remove(dir / trace::session_folder_name(static_cast<std::uint32_t>(i)) /
+                           "trace.jsonl",
+                       ignored);
+        }
+    }
     return run;
 }
 
@@ -260,7 +302,9 @@ void print_row(const level_run& r, bool color) {
         return v && v->is_number() ? v->to_number<std::uint64_t>() : std::uint64_t{0};
     };
     std::string verdict = r.valid ? "valid" : "NOT VALID";
-    if (!r.valid) {
+    if (r.unreachable) {
+        verdict = *r.unreachable; // not a client-timing verdict: nothing reached the server
+    } else if (!r.valid) {
         std::string why;
         for (const auto& p : r.summary.at("client_timing_problems").as_array())
             why += (why.empty() ? "" : "; ") + std::string(p.as_string());
@@ -279,6 +323,12 @@ void print_row(const level_run& r, bool color) {
         fmt::print("{}{}\n", line, fmt::format(fg(fmt::terminal_color::red), "{}", verdict));
     else
         fmt::print("{}{}\n", line, verdict);
+    if (r.server_failed && !r.unreachable && !r.errors.empty()) {
+        const auto& top = r.errors.front();
+        fmt::print("{:>10} {} failed, {} rejected; most frequent error ({} session(s), {} "
+                   "distinct): {}\n",
+                   "", r.failed, r.rejected, top.sessions, r.errors.size(), top.what);
+    }
     std::fflush(stdout);
 }
 
@@ -315,6 +365,9 @@ struct level_result {
     bool valid = true;
     bool slo_met = true;
     bool interrupted = false;
+    bool client_fell_behind = false;
+    bool server_failed = false;
+    bool unreachable = false;
     json::object entry;
 };
 
@@ -333,11 +386,14 @@ level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, 
         auto run = run_level(w, dir, c, r, false);
         print_row(run, color);
         lr.valid = lr.valid && run.valid;
+        lr.client_fell_behind = lr.client_fell_behind || run.client_fell_behind;
+        lr.server_failed = lr.server_failed || run.server_failed;
+        lr.unreachable = lr.unreachable || run.unreachable.has_value();
         lag_p99_max = std::max(lag_p99_max, run.loop_lag_p99_s);
         pooled.insert(pooled.end(), run.sessions.begin(), run.sessions.end());
         lr.interrupted = run.interrupted;
         lr.runs.push_back(std::move(run));
-        if (lr.interrupted)
+        if (lr.interrupted || lr.unreachable)
             break;
     }
     lr.entry["concurrency"] = c;
@@ -375,7 +431,8 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
                    {"threads", s.threads},
                    {"loop_lag_limit_ms", s.loop_lag_limit_ms},
                    {"send_lateness_limit_ms", s.send_lateness_limit_ms},
-                   {"start_lead_s", 0.2}};
+                   {"start_lead_s", 0.2},
+                   {"drop_traces", s.drop_traces}};
     if (s.audio.empty())
         c["silence"] = s.duration;
     if (s.find_capacity)
@@ -384,6 +441,36 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
                                           {"resolution", s.resolution},
                                           {"slo", s.slo}};
     return c;
+}
+
+// The bytes the plan writes: every level's traces and receipts (warm-ups included). With
+// --drop-traces, only the largest level's traces are on disk at once. A capacity search is
+// estimated by its doubling levels (bisection adds more): a lower bound.
+std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::size_t> levels,
+                                  std::span<const double> input_duration_s) {
+    std::vector<std::size_t> plan(levels.begin(), levels.end());
+    if (s.find_capacity)
+        for (std::size_t c = s.start_level; c <= s.max_level; c = c * 2) {
+            plan.push_back(c);
+            if (c > s.max_level / 2 && c != s.max_level) {
+                plan.push_back(s.max_level);
+                break;
+            }
+        }
+    const double longest = *std::max_element(input_duration_s.begin(), input_duration_s.end());
+    std::uint64_t traces = 0, largest = 0, receipts = 0;
+    auto add = [&](std::size_t sessions, double d) {
+        const auto t = trace_bytes_estimate(sessions, d);
+        traces += t;
+        largest = std::max(largest, t);
+        receipts += receipt_bytes_estimate(sessions, d);
+    };
+    for (std::size_t i = 0; i < s.warmup_runs; ++i)
+        add(1, input_duration_s.front());
+    for (std::size_t r = 0; r < s.repeats; ++r)
+        for (auto c : plan)
+            add(c, longest);
+    return receipts + (s.drop_traces ? largest : traces);
 }
 
 int serve(const serve_settings& s) {
@@ -468,6 +555,8 @@ int serve(const serve_settings& s) {
             out.string()));
     const std::size_t largest =
         s.find_capacity ? s.max_level : *std::max_element(levels.begin(), levels.end());
+    const auto disk = serve_disk_estimate(s, levels, w.input_duration_s);
+    const std::uint64_t disk_free = ensure_free_space(out, disk);
     try {
         runtime::ensure_descriptors(largest * 3 + 64);
     } catch (const std::runtime_error& e) {
@@ -489,8 +578,9 @@ int serve(const serve_settings& s) {
     create_output_dir(out);
 
     const bool color = use_color();
-    fmt::print("pacer serve: {} against {} (profile {}, {} pacing)\n",
-               s.find_capacity ? "capacity search" : "sweep", w.url, profile->name, s.pacing);
+    fmt::print("pacer serve: {} against {} (profile {}, {} pacing); writes about {}{} ({} free)\n",
+               s.find_capacity ? "capacity search" : "sweep", w.url, profile->name, s.pacing,
+               format_bytes(disk), s.find_capacity ? " or more" : "", format_bytes(disk_free));
     bool interrupted = false;
     json::array runs, level_entries;
     for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
@@ -524,6 +614,10 @@ int serve(const serve_settings& s) {
             probes.push_back(c);
             if (r.interrupted)
                 break;
+            if (r.unreachable) {
+                limited_by = "unreachable";
+                break;
+            }
             if (!r.valid) {
                 if (!second_try) {
                     second_try = true;
@@ -558,12 +652,22 @@ int serve(const serve_settings& s) {
         for (auto c : levels) {
             if (interrupted)
                 break;
-            probe(c);
+            if (probe(c).unreachable) {
+                fmt::print("stopped: the server cannot be reached\n");
+                break;
+            }
         }
     }
     bool all_valid = true;
+    run_verdict verdict;
+    verdict.interrupted = interrupted;
     for (auto& r : results) {
         all_valid = all_valid && r.valid;
+        verdict.client_fell_behind = verdict.client_fell_behind || r.client_fell_behind;
+        // A capacity search drives the server past its capacity on purpose: the failures of
+        // the levels beyond it are the search's evidence, not a failed command.
+        verdict.server_failed =
+            verdict.server_failed || (s.find_capacity ? r.unreachable : r.server_failed);
         for (auto& run : r.runs)
             runs.push_back(std::move(run.summary));
         level_entries.push_back(std::move(r.entry));
@@ -576,6 +680,12 @@ int serve(const serve_settings& s) {
     for (const auto& r : results)
         probed.push_back(r.concurrency);
     summary["config"] = config_json(w, s.find_capacity ? probed : levels);
+    summary["disk"] =
+        json::object{{"estimated_bytes", disk},
+                     {"estimate_is_lower_bound", s.find_capacity},
+                     {"trace_bytes_per_session_second", trace_bytes_per_session_second},
+                     {"free_bytes", disk_free},
+                     {"drop_traces", s.drop_traces}};
     summary["runs"] = std::move(runs);
     summary["levels"] = std::move(level_entries);
     if (s.find_capacity)
@@ -601,19 +711,18 @@ int serve(const serve_settings& s) {
         const auto& limited = capacity.at("limited_by").as_string();
         fmt::print("capacity   {} sessions{} ({})\n", capacity.at("sessions").as_uint64(),
                    limited == "max-level" ? " or more" : "",
-                   limited == "slo"         ? fmt::format("level {} missed the SLOs",
-                                                          capacity.at("first_failing_level").as_uint64())
-                   : limited == "client"    ? "the client could not keep its schedule beyond it: "
-                                              "add client cores or processes"
-                   : limited == "max-level" ? "every probed level met the SLOs; raise --max-level"
-                                            : "interrupted");
+                   limited == "slo"           ? fmt::format("level {} missed the SLOs",
+                                                            capacity.at("first_failing_level").as_uint64())
+                   : limited == "client"      ? "the client could not keep its schedule beyond it: "
+                                                "add client cores or processes"
+                   : limited == "max-level"   ? "every probed level met the SLOs; raise --max-level"
+                   : limited == "unreachable" ? "the server could not be reached"
+                                              : "interrupted");
     }
     fmt::print("results    {}\n", (out / "summary.json").string());
-    if (interrupted) {
+    if (interrupted)
         fmt::print("INTERRUPTED by a signal: the summary covers the levels that ran\n");
-        return exit_interrupted;
-    }
-    return all_valid ? exit_ok : exit_unqualified;
+    return exit_status(verdict);
 }
 
 } // namespace
@@ -628,8 +737,13 @@ command add_serve_command(CLI::App& app) {
         "input-send-receipts.json}, c<level>/summary.json and summary.json, and prints a table. "
         "A level is valid when the client kept its schedule: loop-lag p99 and every admitted "
         "session's send-lateness p99 within their limits, and at least one admission.\n"
-        "Exit status: 0 every level valid; 2 bad input; 3 some level not valid; 130 "
-        "interrupted.");
+        "A plan whose traces (about 110 kB/s a session) the output folder's disk cannot hold is "
+        "refused before it starts; --drop-traces keeps only one level's traces at a time.\n"
+        "Exit status: 0 every level valid and every session succeeded; 1 pacer itself failed; "
+        "2 bad input; 3 some level not valid (the client fell behind: it measured the client); "
+        "4 the server failed or rejected sessions, or could not be reached (each level prints "
+        "its most frequent error; with --find-capacity, only when the server could not be "
+        "reached); 130 interrupted. When several apply, the first of 130, 3, 1, 4 wins.");
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: the built-in native "
                     "mock of --profile, in this process (a try-out: it shares the client's "
@@ -672,6 +786,10 @@ command add_serve_command(CLI::App& app) {
                     "Result folder; must not exist. Default: pacer-results/serve-<UTC time>");
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
         ->capture_default_str();
+    sub->add_flag("--drop-traces", s->drop_traces,
+                  "Delete each level's trace.jsonl files once its metrics and summary.json are "
+                  "written (receipts and summaries stay; `pacer replay` then has nothing to "
+                  "check). A long sweep then needs room for one level's traces, not all");
     sub->add_option("--loop-lag-limit-ms", s->loop_lag_limit_ms,
                     "Validity: the session contexts' loop-lag p99 must not exceed this")
         ->capture_default_str();

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <optional>
+#include <set>
 #include <string_view>
 
 namespace pacer::metrics {
@@ -108,10 +109,14 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
             updated_from_scheduled.push_back(*s.updated_s - *s.scheduled_s);
         if (s.scheduled_s && s.first_audio_s)
             audio_from_scheduled.push_back(*s.first_audio_s - *s.scheduled_s);
+        // Each distinct message once per session: the count is of sessions, not of lines.
+        std::set<std::string> mine;
         for (const auto& e : s.errors)
-            ++errors[error_key(e)];
+            mine.insert(error_key(e));
         if (!s.trace_error.empty())
-            ++errors[s.trace_error];
+            mine.insert(s.trace_error);
+        for (const auto& e : mine)
+            ++errors[e];
     }
     std::vector<double> lags;
     for (const auto& l : loop_lag_s)

@@ -6,15 +6,18 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
+#include <netinet/in.h>
 #include <poll.h>
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <utility>
@@ -230,6 +233,26 @@ inline std::vector<std::string> sent_event_ids(const std::filesystem::path& trac
         if (at(l, {"direction"}).as_string() == "send")
             out.emplace_back(at(l, {"event", "event_id"}).as_string());
     return out;
+}
+
+/// The exit status of a run whose server failed or rejected sessions: 4, or 3 when this
+/// (possibly loaded) host also made the client fall behind, which takes precedence.
+inline bool server_failed_exit(int code) {
+    return code == 4 || code == 3;
+}
+
+/// A loopback port nothing listens on: bound to get a free one, then closed.
+inline std::string closed_port() {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 ||
+        ::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len) != 0)
+        throw std::runtime_error("cannot bind a loopback socket");
+    ::close(fd);
+    return std::to_string(ntohs(a.sin_port));
 }
 
 /// A fresh folder path under the system temp dir (not created), removed by the destructor.

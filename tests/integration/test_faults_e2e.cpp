@@ -6,6 +6,7 @@
 
 #include "integration/process.hpp"
 #include <cstring>
+#include <fstream>
 #include <sys/mount.h>
 
 namespace pacer::test {
@@ -55,7 +56,7 @@ std::pair<std::size_t, std::size_t> traced_and_receipted_appends(const fs::path&
 
 TEST(FaultsE2E, NaNInAFrameIsMalformed) {
     const auto f = run_fault("nonfinite");
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     // The receive loop fails on the bad frame: that is the session's one error (the driver is
     // stopped at once, with no grace and no second line), as the reference client does.
     ASSERT_EQ(f.errors.size(), 1u);
@@ -65,7 +66,7 @@ TEST(FaultsE2E, NaNInAFrameIsMalformed) {
 
 TEST(FaultsE2E, BinaryFrameIsMalformed) {
     const auto f = run_fault("binary");
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     ASSERT_EQ(f.errors.size(), 1u);
     EXPECT_EQ(f.errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << f.errors[0];
     EXPECT_NE(f.errors[0].find(": binary frame"), std::string::npos) << f.errors[0];
@@ -145,7 +146,7 @@ INSTANTIATE_TEST_SUITE_P(Faults, ReceiveFailureE2E, ::testing::ValuesIn(receive_
 
 TEST(FaultsE2E, FrameOverTheEightMebibyteLimitClosesTheSession) {
     const auto f = run_fault("huge_frame");
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     ASSERT_FALSE(f.errors.empty());
     EXPECT_EQ(f.errors[0].rfind("ConnectionClosedError: sent 1009 (message too big)", 0), 0u)
         << f.errors[0];
@@ -154,7 +155,7 @@ TEST(FaultsE2E, FrameOverTheEightMebibyteLimitClosesTheSession) {
 
 TEST(FaultsE2E, ServerThatNeverCreatesTheSessionTimesOut) {
     const auto f = run_fault("no_created", "2s");
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     ASSERT_EQ(f.errors.size(), 1u);
     // The seconds as the reference client prints its float timeout: 2.0, not 2.
     EXPECT_EQ(f.errors[0], "Session timeout after 2.0s");
@@ -179,7 +180,7 @@ TEST(FaultsE2E, ServerThatStopsReadingStallsTheSendUntilTheTimeout) {
     temp_dir out;
     const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "10s", "--timeout",
                               "11s", "-o", out.path().string(), "--keep-traces"});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
     EXPECT_NE(r.out.find("send stall"), std::string::npos) << r.out;
     const auto summary = read_json(out / "summary.json");
     EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 0);
@@ -213,7 +214,7 @@ TEST(FaultsE2E, StalledSendDoesNotHoldUpTheHealthySession) {
     temp_dir out;
     const auto r = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "10s", "--timeout",
                               "13s", "-o", out.path().string(), "--keep-traces"});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
     const auto summary = read_json(out / "summary.json");
     EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 1);
     EXPECT_EQ(at(summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 1);
@@ -261,7 +262,7 @@ TEST(FaultsE2E, ServerKilledMidRun) {
     ASSERT_TRUE(poll_until([&] { return finished() >= 2; }));
     mock->kill();
     run.read_all();
-    EXPECT_EQ(run.wait(), 1);
+    EXPECT_PRED1(server_failed_exit, run.wait());
     const auto summary = read_json(out / "summary.json");
     EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 2);
     EXPECT_EQ(at(summary, {"pacing", "sessions", "incomplete"}).to_number<int>(), 2);
@@ -314,21 +315,33 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
     EXPECT_EQ(mock.stop(), 0);
 }
 
-// The trace disk fills: a 256 kB tmpfs (root only; skipped with the reason otherwise). The
-// run ends with a clear error naming the file, no crash, and sessions that were written keep
-// parseable files.
+// The trace disk fills: a 16 MB tmpfs (root only; skipped with the reason otherwise), which
+// holds the run's estimate (8 sessions x 4 s, about 3.6 MB) when it starts, then is filled up
+// once the first trace bytes are on disk. The run ends with a clear error naming the file, no
+// crash, and sessions that were written keep parseable files.
 TEST(FaultsE2E, FullTraceDiskIsReportedNotCrashed) {
     temp_dir dir;
     fs::create_directories(dir.path());
-    if (::mount("pacer-test", dir.path().c_str(), "tmpfs", 0, "size=256k") != 0)
+    if (::mount("pacer-test", dir.path().c_str(), "tmpfs", 0, "size=16m") != 0)
         GTEST_SKIP() << "cannot mount a small tmpfs here (needs root): " << std::strerror(errno);
     struct unmount {
         fs::path p;
         ~unmount() { ::umount2(p.c_str(), MNT_DETACH); }
     } guard{dir.path()};
     mock_process mock;
-    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "8", "-d", "2s", "-o",
+    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "8", "-d", "4s", "-o",
                (dir / "run").string(), "--keep-traces"});
+    ASSERT_TRUE(poll_until([&] {
+        std::error_code ec;
+        return fs::file_size(dir / "run" / "session-000" / "trace.jsonl", ec) > 0 && !ec;
+    }));
+    {
+        // Fill what is left: the next trace batch meets a full disk.
+        std::ofstream filler(dir / "filler", std::ios::binary);
+        const std::string chunk(64 * 1024, 'x');
+        while (filler.write(chunk.data(), static_cast<std::streamsize>(chunk.size())))
+            ;
+    }
     const std::string printed = run.read_all();
     const int code = run.wait();
     EXPECT_TRUE(code == 1 || code == 3) << "a failed run, not a crash: " << code << "\n" << printed;

@@ -145,7 +145,7 @@ std::vector<std::string> error_lines(const std::vector<value>& trace) {
 
 TEST(RunE2E, FourDenialsRejectTheSession) {
     const auto f = run_against({"--reject-first", "4"});
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "rejected"}), 1u);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
     ASSERT_EQ(f.trace.size(), 4u);
@@ -166,7 +166,7 @@ TEST(RunE2E, ThreeDenialsThenAdmitted) {
 
 TEST(RunE2E, NonfatalServerErrorStopsStreamingAndClosesCleanly) {
     const auto f = run_against({"--fault", "server_error"});
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
     bool saw_error = false, sent_close = false, saw_closed = false, sent_eos = false;
     for (const auto& l : f.trace) {
@@ -188,7 +188,7 @@ TEST(RunE2E, NonfatalServerErrorStopsStreamingAndClosesCleanly) {
 
 TEST(RunE2E, MalformedFrameIsRecorded) {
     const auto f = run_against({"--fault", "malformed"});
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     const auto errors = error_lines(f.trace);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << errors[0];
@@ -196,7 +196,7 @@ TEST(RunE2E, MalformedFrameIsRecorded) {
 
 TEST(RunE2E, VanishingServerIsRecorded) {
     const auto f = run_against({"--fault", "vanish"});
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     const auto errors = error_lines(f.trace);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].rfind("ConnectionClosedError: ", 0), 0u) << errors[0];
@@ -205,14 +205,14 @@ TEST(RunE2E, VanishingServerIsRecorded) {
 
 TEST(RunE2E, StalledServerTimesOut) {
     const auto f = run_against({"--fault", "stall"}, 1, "1s", "2.5s");
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     const auto errors = error_lines(f.trace);
     EXPECT_EQ(errors, std::vector<std::string>{"Session timeout after 2.5s"});
 }
 
 TEST(RunE2E, FaultsHitOnlyTheirSessions) {
     const auto f = run_against({"--fault", "vanish", "--fault-every", "2"}, 4);
-    EXPECT_EQ(f.exit_code, 1);
+    EXPECT_PRED1(server_failed_exit, f.exit_code);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "complete"}), 2u);
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 2u);
 }
@@ -273,6 +273,94 @@ TEST(RunE2E, BuiltInMockNeedsNoServer) {
     EXPECT_FALSE(fs::exists(out / "session-000" / "trace.jsonl"))
         << "traces are removed without --keep-traces";
     EXPECT_TRUE(fs::exists(out / "session-000" / "input-send-receipts.json"));
+}
+
+// Nothing listens on the port: the run says so, as its headline, and exits 4 (the server could
+// not be reached), not "PACING UNQUALIFIED" (nothing was sent, so nothing was late).
+TEST(RunE2E, UnreachableServerIsSaidAsSuch) {
+    const std::string url = "ws://127.0.0.1:" + closed_port() + "/v1/realtime";
+    temp_dir out;
+    const auto r =
+        run_pacer({"run", "--url", url, "-c", "2", "-d", "1s", "-o", out.path().string()});
+    EXPECT_EQ(r.exit_code, 4) << r.out;
+    EXPECT_NE(r.out.find("cannot connect to " + url + ": connection refused"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("PACING UNQUALIFIED"), std::string::npos) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(at(summary, {"server", "unreachable"}).as_string(), "connection refused");
+}
+
+// The table says what the server did: time to first audio, and the errors grouped by kind.
+TEST(RunE2E, TableShowsTimeToFirstAudioAndErrorsByKind) {
+    mock_process mock({"--fault", "vanish", "--fault-every", "2"});
+    temp_dir out;
+    const auto r =
+        run_pacer({"run", "--url", mock.url(), "-c", "4", "-d", "1s", "-o", out.path().string()});
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
+    EXPECT_NE(r.out.find("  server     time to first audio (stream start -> first audio delta) "
+                         "p50 "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("  errors     by kind: ConnectionClosedError 2 session(s)"),
+              std::string::npos)
+        << r.out;
+    const auto summary = read_json(out / "summary.json");
+    const auto& kinds = at(summary, {"server", "errors_by_kind"}).as_array();
+    ASSERT_FALSE(kinds.empty());
+    EXPECT_EQ(at(kinds[0], {"kind"}).as_string(), "ConnectionClosedError");
+    EXPECT_EQ(count(kinds[0], {"sessions"}), 2u);
+    for (const auto& k : kinds) // the vanished sessions' follow-up errors, if any
+        EXPECT_LE(count(k, {"sessions"}), 2u) << at(k, {"kind"}).as_string();
+    // The probe mock answers every session with audio before its fault.
+    const auto& ttfa = at(summary, {"server", "time_to_first_audio_s"});
+    EXPECT_GE(count(ttfa, {"n"}), 2u);
+    EXPECT_GT(at(ttfa, {"p50"}).to_number<double>(), 0.0);
+    EXPECT_TRUE(at(summary, {"server", "unreachable"}).is_null());
+}
+
+// Open loop: the header states the plan (rate, sessions, arrival, seed) and the latency row
+// names what it measures from the scheduled start.
+TEST(RunE2E, OpenLoopHeaderStatesThePlan) {
+    temp_dir out;
+    const auto r = run_pacer({"run", "--rate", "50", "--sessions", "3", "--seed", "7", "-d", "1s",
+                              "-o", out.path().string()});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    EXPECT_EQ(r.out.rfind("pacer run: open loop, 3 sessions arriving poisson at 50/s (seed 7), 1s "
+                          "of silence each, against ",
+                          0),
+              0u)
+        << r.out;
+    EXPECT_NE(r.out.find("  latency    scheduled start -> session.updated p50 "), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("session end p50 "), std::string::npos) << r.out;
+}
+
+// A run the disk cannot hold (a million sessions x 10 minutes: about 66 TB of traces) is
+// refused with one line before anything is created, and the estimate is named.
+TEST(RunE2E, RunTheDiskCannotHoldIsRefusedBeforeAnythingIsCreated) {
+    temp_dir out;
+    const auto dir = out / "run";
+    const auto r =
+        run_pacer({"run", "-c", "1000000", "-d", "10m", "--timeout", "20m", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("pacer: --output " + dir.string() + ": this run writes about ", 0), 0u)
+        << r.out;
+    EXPECT_NE(r.out.find(" TB (traces at about 110 kB/s a session"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" free"), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out.path()));
+}
+
+// The summary records the estimate the run was checked against.
+TEST(RunE2E, SummaryRecordsTheDiskEstimate) {
+    temp_dir out;
+    const auto r = run_pacer({"run", "-c", "2", "-d", "1s", "-o", out.path().string()});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    // 2 sessions x 1 s x 110 kB/s of traces, and 2 x (13 receipts x 150 B + 4 kB).
+    EXPECT_EQ(count(summary, {"disk", "estimated_bytes"}), 220'000u + 2u * (13u * 150u + 4096u));
+    EXPECT_GT(count(summary, {"disk", "free_bytes"}), 0u);
+    EXPECT_NE(r.out.find("(estimated 232.1 kB before the run, "), std::string::npos) << r.out;
 }
 
 } // namespace

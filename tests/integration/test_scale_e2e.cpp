@@ -130,7 +130,8 @@ TEST(ScaleE2E, AWorkerThatDiesIsReportedAndTheOthersKept) {
     const auto r =
         run_pacer({"run", "--processes", "2", "-c", "2", "-d", "1s", "-o", out.path().string()});
     ::unsetenv("PACER_TEST_ABORT_WORKER");
-    EXPECT_EQ(r.exit_code, 1) << r.out;
+    // 1: pacer itself failed (3 takes precedence when this host also made the client late).
+    EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 3) << r.out;
     const auto s = read_json(out / "summary.json");
     const auto& workers = s.at("workers").as_array();
     ASSERT_EQ(workers.size(), 2u);

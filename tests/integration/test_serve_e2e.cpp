@@ -126,7 +126,11 @@ TEST(ServeE2E, RejectedSessionsStayInTheAttemptedCount) {
     mock_process mock({"--max-sessions", "1"}, "native-mock");
     temp_dir out;
     const auto r = run_pacer(serve_args(mock, out, {"-c", "2", "-d", "1s"}));
-    ASSERT_EQ(r.exit_code, 0) << r.out;
+    ASSERT_EQ(r.exit_code, 4) << r.out; // the server rejected a session
+    EXPECT_NE(r.out.find("0 failed, 1 rejected; most frequent error (1 session(s), 1 distinct): "
+                         "admission rejected: HTTP 503, retries exhausted"),
+              std::string::npos)
+        << r.out;
     const auto level = read_json(out / "c2" / "summary.json");
     const auto& agg = at(level, {"aggregate"});
     EXPECT_EQ(at(agg, {"attempted_sessions"}).to_number<std::uint64_t>(), 2u);
@@ -255,6 +259,95 @@ TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     }
     EXPECT_TRUE(fs::is_empty(out.path())); // the existing folder was not touched
+}
+
+// Nothing listens on the port: the level says so instead of "NOT VALID (no session was
+// admitted)", the sweep stops there, and the exit status is 4.
+TEST(ServeE2E, UnreachableServerIsSaidAsSuch) {
+    const std::string url = "ws://127.0.0.1:" + closed_port() + "/v1/realtime";
+    temp_dir out;
+    const auto r = run_pacer(
+        {"serve", "--url", url, "--concurrencies", "1,2", "-d", "1s", "-o", out.path().string()});
+    EXPECT_EQ(r.exit_code, 4) << r.out;
+    EXPECT_NE(r.out.find("cannot connect to " + url + ": connection refused"), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("NOT VALID"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("stopped: the server cannot be reached"), std::string::npos) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"levels"}).as_array().size(), 1u) << "the sweep stops at the first level";
+    const auto level = read_json(out / "c1" / "summary.json");
+    EXPECT_EQ(at(level, {"unreachable"}).as_string(),
+              "cannot connect to " + url + ": connection refused");
+}
+
+// Failed sessions: the level prints its most frequent error with its session count, the level
+// summary lists the errors, and the exit status is 4.
+TEST(ServeE2E, FailedSessionsPrintTheMostFrequentErrorAndExitFour) {
+    mock_process mock({"--fault", "disconnect", "--fault-sessions", "0,1"}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(serve_args(mock, out, {"-c", "3", "-d", "1s"}));
+    EXPECT_EQ(r.exit_code, 4) << r.out;
+    EXPECT_NE(r.out.find("2 failed, 0 rejected; most frequent error (2 session(s), "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find("ConnectionClosedError: received 1011 deliberate disconnect"),
+              std::string::npos)
+        << r.out;
+    const auto level = read_json(out / "c3" / "summary.json");
+    const auto& errors = at(level, {"errors"}).as_array();
+    ASSERT_FALSE(errors.empty());
+    EXPECT_EQ(at(errors[0], {"sessions"}).to_number<std::uint64_t>(), 2u);
+}
+
+// --drop-traces: each level's traces go once its metrics and summary are written; the
+// receipts and summaries stay, and the metrics were computed from the traces.
+TEST(ServeE2E, DropTracesDeletesEachLevelsTracesOnceItsFilesAreWritten) {
+    temp_dir out;
+    std::vector<std::string> args{"serve", "--concurrencies", "1,2", "-d",
+                                  "1s",    "--drop-traces",   "-o",  out.path().string()};
+    args.insert(args.end(), relaxed_limits.begin(), relaxed_limits.end());
+    const auto r = run_pacer(args);
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    for (std::size_t c : {1u, 2u}) {
+        const fs::path dir = out / ("c" + std::to_string(c));
+        const auto level = read_json(dir / "summary.json");
+        EXPECT_TRUE(at(level, {"traces_dropped"}).as_bool());
+        EXPECT_EQ(at(level, {"aggregate", "successful_sessions"}).to_number<std::uint64_t>(), c);
+        for (std::size_t i = 0; i < c; ++i) {
+            char name[32];
+            std::snprintf(name, sizeof name, "session-%03zu", i);
+            EXPECT_FALSE(fs::exists(dir / name / "trace.jsonl")) << dir / name;
+            EXPECT_TRUE(fs::exists(dir / name / "input-send-receipts.json")) << dir / name;
+        }
+    }
+    EXPECT_TRUE(at(read_json(out / "summary.json"), {"disk", "drop_traces"}).as_bool());
+}
+
+// A plan the disk cannot hold is refused with one line before anything is created.
+TEST(ServeE2E, PlanTheDiskCannotHoldIsRefusedBeforeAnythingIsCreated) {
+    temp_dir out;
+    const auto dir = out / "sweep";
+    const auto r = run_pacer({"serve", "--url", "ws://127.0.0.1:9/v1/realtime", "-c", "1000000",
+                              "-d", "10m", "--timeout", "20m", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(r.out.rfind("pacer: --output " + dir.string() + ": this run writes about ", 0), 0u)
+        << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_FALSE(fs::exists(out.path()));
+}
+
+// A capacity search drives the server past its capacity on purpose: the rejections of the
+// level beyond it are the evidence for the capacity it reports, not a failed command (exit 0).
+TEST(ServeE2E, CapacitySearchDoesNotExitFourForTheLevelsBeyondTheCapacity) {
+    mock_process mock({"--max-sessions", "1"}, "native-mock");
+    temp_dir out;
+    const auto r =
+        run_pacer(serve_args(mock, out, {"-d", "1s", "--find-capacity", "--max-level", "2"}));
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    EXPECT_NE(r.out.find("1 rejected; most frequent error"), std::string::npos) << r.out;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 1u);
+    EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "slo");
 }
 
 } // namespace

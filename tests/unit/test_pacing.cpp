@@ -61,4 +61,15 @@ TEST(pacing, a_run_within_the_period_qualifies_and_one_that_sent_nothing_does_no
     EXPECT_FALSE(nothing.pacing_qualified);
 }
 
+TEST(pacing, an_error_counts_once_per_session_that_had_it) {
+    auto twice = sent_off_grid(0, {0.0});
+    twice.errors = {"OSError: Operation canceled", "OSError: Operation canceled"};
+    auto once = sent_off_grid(1, {0.0});
+    once.errors = {"OSError: Operation canceled"};
+    const auto f = metrics::summarize_pacing({twice, once}, {});
+    const auto& errors = f.json.at("errors").as_array();
+    ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].at("sessions").as_uint64(), 2u);
+}
+
 } // namespace

@@ -1,0 +1,125 @@
+// What `pacer run` and `pacer serve` conclude once a run is over: the exit status when several
+// findings apply, an unreachable server named as such, errors grouped by kind, and the disk
+// estimate checked before anything is created.
+
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/outcome.hpp>
+#include <pacer/cli/output.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace {
+
+using namespace pacer::cli;
+
+TEST(exit_status, interrupted_then_client_behind_then_pacer_failure_then_server) {
+    EXPECT_EQ(exit_status({}), exit_ok);
+    EXPECT_EQ(exit_status({.server_failed = true}), 4);
+    EXPECT_EQ(exit_status({.client_failed = true, .server_failed = true}), 1);
+    EXPECT_EQ(exit_status({.client_fell_behind = true, .server_failed = true}), 3);
+    EXPECT_EQ(exit_status({.client_fell_behind = true, .client_failed = true}), 3);
+    EXPECT_EQ(exit_status({.interrupted = true, .client_fell_behind = true, .server_failed = true}),
+              130);
+    EXPECT_NE(exit_server_failed, exit_failed);
+    EXPECT_NE(exit_server_failed, exit_unqualified);
+    EXPECT_NE(exit_server_failed, exit_usage);
+}
+
+TEST(connect_failure, names_the_real_reason) {
+    EXPECT_EQ(connect_failure("OSError: connect to 127.0.0.1:4567: Connection refused"),
+              "connection refused");
+    EXPECT_EQ(connect_failure("OSError: connect to ::1:4567: Connection refused"),
+              "connection refused");
+    EXPECT_EQ(connect_failure("OSError: cannot resolve nohost.invalid: Host not found "
+                              "(authoritative)"),
+              "cannot resolve nohost.invalid: host not found (authoritative)");
+    EXPECT_EQ(connect_failure("InvalidStatus: server rejected WebSocket connection: HTTP 404"),
+              "the server declined the WebSocket upgrade: HTTP 404");
+    EXPECT_EQ(connect_failure("OSError: handshake: End of file"),
+              "WebSocket handshake failed: end of file");
+    EXPECT_EQ(connect_failure("Session timeout after 2s"),
+              "no connection within the 2s session timeout");
+    EXPECT_EQ(connect_failure("ConnectionClosedError: received 1011"), std::nullopt);
+}
+
+TEST(unreachable_reason, only_when_no_session_reached_the_server) {
+    const std::vector<std::string> refused{"OSError: connect to 127.0.0.1:1: Connection refused"};
+    const std::vector<std::string> closed{"ConnectionClosedError: sent 1000"};
+    const std::vector<std::string> none;
+    EXPECT_EQ(unreachable_reason(
+                  std::vector<connect_outcome>{{false, false, refused}, {false, false, refused}}),
+              "connection refused");
+    // One admitted session: the server was there.
+    EXPECT_EQ(unreachable_reason(
+                  std::vector<connect_outcome>{{false, false, refused}, {true, false, closed}}),
+              std::nullopt);
+    // A 503 is an answer: the server was reached and rejected the session.
+    EXPECT_EQ(unreachable_reason(
+                  std::vector<connect_outcome>{{false, false, refused}, {false, true, none}}),
+              std::nullopt);
+    // A session that failed for another reason.
+    EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{{false, false, closed}}),
+              std::nullopt);
+    EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{}), std::nullopt);
+}
+
+TEST(error_kind, the_exception_type_or_a_named_kind) {
+    EXPECT_EQ(error_kind("ConnectionClosedError: received 1011 deliberate disconnect"),
+              "ConnectionClosedError");
+    EXPECT_EQ(error_kind("ValueError: malformed server frame at 3: binary frame"), "ValueError");
+    EXPECT_EQ(error_kind("Session timeout after 2s (a send was pending for 1.00 s: x)"), "Timeout");
+    EXPECT_EQ(error_kind("admission rejected: HTTP 503, retries exhausted"), "admission rejected");
+    EXPECT_EQ(error_kind("appends sent 3 != expected 13"), "other");
+}
+
+TEST(count_errors, one_count_per_session_most_frequent_first) {
+    const std::vector<std::vector<std::string>> sessions{
+        {"ValueError: a", "ValueError: b"},
+        {"OSError: x"},
+        {"OSError: x", "OSError: x"},
+        {},
+    };
+    const auto by_message = count_errors(sessions, false);
+    ASSERT_EQ(by_message.size(), 3u);
+    EXPECT_EQ(by_message[0].what, "OSError: x");
+    EXPECT_EQ(by_message[0].sessions, 2u);
+    const auto by_kind = count_errors(sessions, true);
+    ASSERT_EQ(by_kind.size(), 2u);
+    EXPECT_EQ(by_kind[0].what, "OSError");
+    EXPECT_EQ(by_kind[0].sessions, 2u);
+    EXPECT_EQ(by_kind[1].what, "ValueError");
+    EXPECT_EQ(by_kind[1].sessions, 1u) << "one session with two ValueErrors counts once";
+}
+
+TEST(disk_estimate, about_110_kB_per_second_and_session_plus_receipts) {
+    EXPECT_EQ(trace_bytes_estimate(10, 2.0), 2'200'000u);
+    EXPECT_EQ(trace_bytes_estimate(0, 2.0), 0u);
+    // 25 appends of about 150 bytes, and 4 kB of other files.
+    EXPECT_EQ(receipt_bytes_estimate(2, 2.0), 2u * (25u * 150u + 4096u));
+    EXPECT_EQ(format_bytes(6'600'000'000'000), "6.6 TB");
+    EXPECT_EQ(format_bytes(2'200'000), "2.2 MB");
+}
+
+TEST(ensure_free_space, measures_the_nearest_existing_parent_and_refuses_what_cannot_fit) {
+    const auto missing = std::filesystem::temp_directory_path() / "pacer-no-such" / "run";
+    ASSERT_FALSE(std::filesystem::exists(missing));
+    const auto free_bytes = ensure_free_space(missing, 1);
+    EXPECT_GT(free_bytes, 0u);
+    EXPECT_FALSE(std::filesystem::exists(missing)) << "nothing is created";
+    try {
+        ensure_free_space(missing, std::numeric_limits<std::uint64_t>::max());
+        FAIL() << "an impossible size was accepted";
+    } catch (const usage_error& e) {
+        const std::string m = e.what();
+        EXPECT_NE(m.find("free"), std::string::npos) << m;
+        EXPECT_NE(m.find(missing.string()), std::string::npos) << m;
+        EXPECT_EQ(m.find('\n'), std::string::npos) << "one line";
+    }
+}
+
+} // namespace
