@@ -1,5 +1,6 @@
 // `pacer merge`: pools the raw samples of runs that streamed at the same time.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -8,6 +9,8 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <span>
 
 namespace pacer::cli {
 
@@ -20,7 +23,18 @@ struct merge_settings {
     std::string output;
     bool allow_clock_skew = false;
     double max_clock_error_ms = 10;
+    bool dry_run = false;
 };
+
+// What `merge` would do, as checked: `--dry-run` prints it instead of writing.
+void print_merge_plan(const merge_settings& s, std::span<const metrics::run_part> parts) {
+    fmt::print("pacer merge --dry-run: checked; nothing written\n");
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        fmt::print("  part       {}\n", s.inputs[i]);
+    fmt::print("  clocks     agree within {:g} ms{}\n", s.max_clock_error_ms,
+               s.allow_clock_skew ? " (or skew allowed)" : "");
+    fmt::print("  output     {}/summary.json\n", s.output);
+}
 
 int run_merge(const merge_settings& s) {
     if (s.inputs.empty())
@@ -41,6 +55,10 @@ int run_merge(const merge_settings& s) {
         metrics::check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
     } catch (const std::runtime_error& e) {
         throw usage_error(e.what());
+    }
+    if (s.dry_run) {
+        print_merge_plan(s, parts);
+        return exit_ok;
     }
     auto merged = metrics::merge_parts(parts);
     merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
@@ -84,9 +102,11 @@ command add_merge_command(CLI::App& app) {
     sub->add_option("--max-clock-error-ms", s->max_clock_error_ms,
                     "Parts from several hosts: each host's realtime clock must be NTP-synchronised "
                     "with at most this maximum error (as recorded by adjtimex at its run)")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_flag("--allow-clock-skew", s->allow_clock_skew,
                   "Merge parts from several hosts even when their clocks are not known to agree");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_merge(*s); }};
 }
 
