@@ -36,12 +36,16 @@
 // its name starts with session-) and to `pacer merge` (copies of a real run's folder). Every
 // --start-at is moved to one hour from now (a date written in a doc is soon in the past).
 // Absolute paths are used as they are.
+//
+// PACER_DOC_COMMANDS_VERBOSE=1 prints every command as it ran.
 
 #include <gtest/gtest.h>
 
 #include "integration/cli_process.hpp"
 #include <algorithm>
 #include <cctype>
+#include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <fstream>
 #include <map>
@@ -266,8 +270,8 @@ std::string substitute(const std::string& word, std::set<std::string>& unknown,
         {"SLO", "ttfa-p95=1.5s"},
     };
     std::string w = word;
-    if (w == "<command>")
-        return "run";
+    if (w == "T")
+        return future_unix_seconds();
     // `a|b`: the first alternative; `WORD...`: one of them.
     if (const auto bar = w.find('|'); bar != std::string::npos)
         w = w.substr(0, bar);
@@ -428,7 +432,10 @@ TEST_F(DocCommands, EveryDocumentedCommandPassesItsDryRun) {
     const auto commands = documented_commands();
     ASSERT_FALSE(commands.empty());
     for (const auto& c : commands) {
-        for (const auto& variant : synopsis_variants(c.text)) {
+        std::string text = c.text;
+        for (std::size_t at; (at = text.find("<command>")) != std::string::npos;)
+            text.replace(at, 9, "run"); // before the shell words: `<` and `>` would cut them
+        for (const auto& variant : synopsis_variants(text)) {
             std::set<std::string> unknown;
             std::map<std::string, std::string> env;
             std::vector<std::string> args;
@@ -461,6 +468,8 @@ TEST_F(DocCommands, EveryDocumentedCommandPassesItsDryRun) {
             std::string ran = "pacer";
             for (const auto& a : argv)
                 ran += " " + a;
+            if (std::getenv("PACER_DOC_COMMANDS_VERBOSE"))
+                std::printf("%s: %s -> exit %d\n", c.where.c_str(), ran.c_str(), r.exit_code);
             EXPECT_EQ(r.exit_code, 0)
                 << c.where << ": the documented command\n    " << c.text << "\nran as\n    " << ran
                 << "\nand exited " << r.exit_code << ":\n"
