@@ -106,8 +106,7 @@ command add_schedule_command(CLI::App& app) {
     sub->add_option("--rate", o->rate,
                     "Mean arrivals per second (a finite number > 0, at most 1e9); the mean gap "
                     "is 1/rate")
-        ->check(number_in(0, 1e9, true))
-        ->required();
+        ->required(); // checked with the schedule's own messages
     o->burstiness_opt =
         sub->add_option("--burstiness", o->burstiness,
                         "Gamma only (an error with other processes): B, the target coefficient "
