@@ -66,8 +66,9 @@ void check_mock_process(const server::host_options& host, const std::string& sta
 void print_mock_process_plan(std::string_view command, const server::host_options& host,
                              const std::string& stats_output) {
     fmt::print("pacer {} --dry-run: checked; nothing started, nothing written\n", command);
-    fmt::print("  listen     {}:{} (not bound by a dry run)\n", host.host,
-               host.port == 0 ? std::string("any free port") : std::to_string(host.port));
+    fmt::print("  listen     {} (not bound by a dry run)\n",
+               host.port == 0 ? host.host + ", any free port"
+                              : fmt::format("{}:{}", host.host, host.port));
     fmt::print("  admission  {}; {} first handshake(s) answered HTTP 503\n",
                host.max_sessions == 0 ? std::string("no session limit")
                                       : fmt::format("at most {} open sessions", host.max_sessions),

@@ -28,9 +28,9 @@ struct native_mock_settings {
 void print_native_mock_plan(const native_mock_settings& s) {
     const auto& o = s.options;
     print_mock_process_plan("native-mock", o, s.stats_output);
-    fmt::print("  profile    {}, output {} Hz, bursts of {} unit(s){}\n", o.profile->name,
+    fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
                o.output_sample_rate == 0 ? std::string("at the profile's rate")
-                                         : std::to_string(o.output_sample_rate),
+                                         : fmt::format("{} Hz", o.output_sample_rate),
                o.burst_units,
                o.profile->continuous
                    ? std::string()

@@ -745,7 +745,8 @@ command add_run_command(CLI::App& app) {
            "Open loop: replay a saved schedule.json (as written next to every open-loop run)")
         ->group("Open loop");
     sub->add_option("-d,--duration", s->duration,
-                    "Length of silent input per session when no --audio is given (e.g. 30s, 90s)")
+                    "Length of silent input per session when no --audio is given (e.g. 30s, 90s, "
+                    "2m30s)")
         ->capture_default_str();
     sub->add_option("--audio", s->audio,
                     "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
