@@ -1,10 +1,13 @@
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/runtime/resources.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
 
 #include <cstdio>
 #include <exception>
+#include <string_view>
 #include <vector>
 
 namespace pacer::cli {
@@ -20,6 +23,29 @@ int main(int argc, char** argv) {
         add_run_command(app),      add_mock_command(app),   add_native_mock_command(app),
         add_schedule_command(app), add_merge_command(app),  add_replay_command(app),
         add_serve_command(app),    add_report_command(app), add_export_command(app)};
+
+    // A mistyped subcommand gets its nearest name, not CLI11's "unexpected argument". The
+    // application's own options (--help, --version) take no value, so the first word that is
+    // not an option is the subcommand.
+    for (int i = 1; i < argc; ++i) {
+        const std::string_view word = argv[i];
+        if (word.empty() || word.front() == '-')
+            continue;
+        const auto known = app.get_subcommands(
+            [&](const CLI::App* sub) { return sub->check_name(std::string(word)); });
+        if (known.empty()) {
+            const std::string near = nearest_command(app, std::string(word));
+            if (near.empty())
+                fmt::print(stderr,
+                           "pacer: unknown command '{}'; the commands are run, serve, replay, "
+                           "merge, schedule, mock and native-mock (pacer --help)\n",
+                           word);
+            else
+                fmt::print(stderr, "pacer: unknown command '{}'; did you mean '{}'?\n", word, near);
+            return exit_usage;
+        }
+        break;
+    }
 
     try {
         app.parse(argc, argv);
@@ -40,6 +66,10 @@ int main(int argc, char** argv) {
             if (c.app->parsed())
                 return c.run();
     } catch (const usage_error& e) {
+        fmt::print(stderr, "pacer: {}\n", e.what());
+        return exit_usage;
+    } catch (const runtime::descriptor_limit_error& e) {
+        // The request cannot be met as asked, in every command alike: nothing was written.
         fmt::print(stderr, "pacer: {}\n", e.what());
         return exit_usage;
     } catch (const std::exception& e) {

@@ -1,5 +1,6 @@
 // `pacer merge`: pools the raw samples of runs that streamed at the same time.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -10,6 +11,7 @@
 #include <fmt/format.h>
 
 #include <optional>
+#include <span>
 #include <string>
 
 namespace pacer::cli {
@@ -24,7 +26,18 @@ struct merge_settings {
     bool allow_clock_skew = false;
     bool allow_disjoint = false;
     double max_clock_error_ms = 10;
+    bool dry_run = false;
 };
+
+// What `merge` would do, as checked: `--dry-run` prints it instead of writing.
+void print_merge_plan(const merge_settings& s, std::span<const metrics::run_part> parts) {
+    fmt::print("pacer merge --dry-run: checked; nothing written\n");
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        fmt::print("  part       {}\n", s.inputs[i]);
+    fmt::print("  clocks     agree within {:g} ms{}\n", s.max_clock_error_ms,
+               s.allow_clock_skew ? " (or skew allowed)" : "");
+    fmt::print("  output     {}/summary.json\n", s.output);
+}
 
 int run_merge(const merge_settings& s) {
     if (s.inputs.empty())
@@ -49,6 +62,10 @@ int run_merge(const merge_settings& s) {
         disjoint = metrics::check_overlap(parts, s.allow_disjoint);
     } catch (const std::runtime_error& e) {
         throw usage_error(e.what());
+    }
+    if (s.dry_run) {
+        print_merge_plan(s, parts);
+        return exit_ok;
     }
     auto merged = metrics::merge_parts(parts);
     merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
@@ -130,12 +147,14 @@ command add_merge_command(CLI::App& app) {
     sub->add_option("--max-clock-error-ms", s->max_clock_error_ms,
                     "Parts from several hosts: each host's realtime clock must be NTP-synchronised "
                     "with at most this maximum error (as recorded by adjtimex at its run)")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_flag("--allow-clock-skew", s->allow_clock_skew,
                   "Merge parts from several hosts even when their clocks are not known to agree");
     sub->add_flag("--allow-disjoint", s->allow_disjoint,
                   "Merge parts that did not stream at the same time (their runs do not overlap on "
                   "the wall clock) anyway; the summary records a warning");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_merge(*s); }};
 }
 

@@ -1,10 +1,12 @@
 // `pacer mock`: the probe mock server as its own process.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/server/probe_mock.hpp>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 namespace pacer::cli {
 
@@ -14,7 +16,18 @@ struct mock_settings {
     server::mock_options options;
     std::string fault = "none";
     std::string stats_output;
+    bool dry_run = false;
 };
+
+// What `mock` would serve, as checked: `--dry-run` prints it instead of serving.
+void print_mock_plan(const mock_settings& s) {
+    print_mock_process_plan("mock", s.options, s.stats_output);
+    fmt::print("  replies    {} event(s) per append\n", s.options.replies_per_append);
+    fmt::print("  fault      {}\n", s.fault == "none"
+                                        ? std::string("none")
+                                        : fmt::format("{} in every {}-th session (accept order)",
+                                                      s.fault, s.options.fault_every));
+}
 
 int run_mock(mock_settings& s) {
     try {
@@ -22,9 +35,15 @@ int run_mock(mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    return run_mock_process(s.options, s.stats_output, [&](boost::asio::io_context& io) {
+    const mock_factory make = [&](boost::asio::io_context& io) {
         return std::make_unique<server::probe_mock>(io, s.options);
-    });
+    };
+    if (s.dry_run) {
+        check_mock_process(s.options, s.stats_output, make);
+        print_mock_plan(s);
+        return exit_ok;
+    }
+    return run_mock_process(s.options, s.stats_output, make);
 }
 
 } // namespace
@@ -41,6 +60,7 @@ command add_mock_command(CLI::App& app) {
     sub->add_option("--replies-per-append", o.replies_per_append,
                     "Events per append: audio delta (80 ms at 22.05 kHz), transcript delta, "
                     "sglang.unit.done, in turn")
+        ->check(whole_number(0, 1000))
         ->capture_default_str();
     sub->add_option("--fault", s->fault,
                     "Inject a fault: after the 5th append server_error (nonfatal error event), "
@@ -53,7 +73,9 @@ command add_mock_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--fault-every", o.fault_every,
                     "The fault hits every K-th session in accept order (1: all)")
+        ->check(whole_number(1, 1'000'000'000))
         ->capture_default_str();
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_mock(*s); }};
 }
 

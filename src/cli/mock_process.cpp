@@ -1,3 +1,4 @@
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
@@ -24,23 +25,62 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host,
     host.port = 8097;
     sub.add_option("--host", host.host, "Address to listen on")->capture_default_str();
     sub.add_option("--port", host.port, "Port to listen on (0: any free port)")
+        ->check(whole_number(0, 65535))
         ->capture_default_str();
     sub.add_option("--max-sessions", host.max_sessions,
                    "Open sessions before handshakes get HTTP 503 \"connection capacity "
                    "exhausted\" (0: no limit)")
+        ->check(whole_number(0, max_sessions))
         ->capture_default_str();
     sub.add_option("--reject-first", host.reject_first,
                    "Answer the first N handshakes with HTTP 503")
+        ->check(whole_number(0, 1'000'000'000))
         ->capture_default_str();
     sub.add_option("--stats-output", stats_output,
                    "Where to write the stats JSON on exit (new file)");
 }
 
-int run_mock_process(const server::host_options& host, const std::string& stats_output,
-                     const mock_factory& make) {
+namespace {
+
+void check_stats_output(const std::string& stats_output) {
     if (!stats_output.empty() && std::filesystem::exists(stats_output))
         throw usage_error(
             fmt::format("--stats-output {} already exists; choose a new file", stats_output));
+}
+
+} // namespace
+
+void check_mock_process(const server::host_options& host, const std::string& stats_output,
+                        const mock_factory& make) {
+    (void)host;
+    check_stats_output(stats_output);
+    runtime::ensure_descriptors(64);
+    asio::io_context io{1};
+    try {
+        (void)make(io); // builds it (checking the options), never listens
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+}
+
+void print_mock_process_plan(std::string_view command, const server::host_options& host,
+                             const std::string& stats_output) {
+    fmt::print("pacer {} --dry-run: checked; nothing started, nothing written\n", command);
+    fmt::print("  listen     {} (not bound by a dry run)\n",
+               host.port == 0 ? host.host + ", any free port"
+                              : fmt::format("{}:{}", host.host, host.port));
+    fmt::print("  admission  {}; {} first handshake(s) answered HTTP 503\n",
+               host.max_sessions == 0 ? std::string("no session limit")
+                                      : fmt::format("at most {} open sessions", host.max_sessions),
+               host.reject_first);
+    fmt::print("  stats      {}\n", stats_output.empty()
+                                        ? std::string("not written (no --stats-output)")
+                                        : stats_output + " on SIGINT/SIGTERM");
+}
+
+int run_mock_process(const server::host_options& host, const std::string& stats_output,
+                     const mock_factory& make) {
+    check_stats_output(stats_output);
     runtime::ensure_descriptors(64);
     asio::io_context io{1};
     std::unique_ptr<server::mock_server> mock;

@@ -1,6 +1,7 @@
 // `pacer native-mock`: the native realtime mock (VoiceChat- or MiniCPM-o-like, bursts, a
 // capacity model, fault modes) as its own process. docs/native-mock.md describes it.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/server/native_mock.hpp>
@@ -20,7 +21,27 @@ struct native_mock_settings {
     std::string fault = "none";
     std::string fault_sessions;
     std::string stats_output;
+    bool dry_run = false;
 };
+
+// What `native-mock` would serve, as checked: `--dry-run` prints it instead of serving.
+void print_native_mock_plan(const native_mock_settings& s) {
+    const auto& o = s.options;
+    print_mock_process_plan("native-mock", o, s.stats_output);
+    fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
+               o.output_sample_rate == 0 ? std::string("at the profile's rate")
+                                         : fmt::format("{} Hz", o.output_sample_rate),
+               o.burst_units,
+               o.profile->continuous
+                   ? std::string()
+                   : fmt::format(", a question every {} unit(s)", o.question_every));
+    fmt::print("  capacity   unit latency {:g} ms + {:g} ms per other open session\n",
+               s.unit_latency_ms, s.per_session_cost_ms);
+    fmt::print("  fault      {}{}\n", s.fault,
+               s.fault == "none" ? std::string()
+                                 : " in sessions " + (s.fault_sessions.empty() ? std::string("all")
+                                                                               : s.fault_sessions));
+}
 
 int run_native_mock(native_mock_settings& s) {
     auto& o = s.options;
@@ -37,9 +58,15 @@ int run_native_mock(native_mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    return run_mock_process(o, s.stats_output, [&](boost::asio::io_context& io) {
+    const mock_factory make = [&](boost::asio::io_context& io) {
         return std::make_unique<server::native_mock>(io, o);
-    });
+    };
+    if (s.dry_run) {
+        check_mock_process(o, s.stats_output, make);
+        print_native_mock_plan(s);
+        return exit_ok;
+    }
+    return run_mock_process(o, s.stats_output, make);
 }
 
 } // namespace
@@ -65,21 +92,26 @@ command add_native_mock_command(CLI::App& app) {
     sub->add_option("--output-sample-rate", o.output_sample_rate,
                     "Hz of the output PCM16 (0: the profile's rate; another rate than the "
                     "profile's fails the oracle's output_audio_format check)")
+        ->check(whole_number(0, 1'000'000))
         ->capture_default_str();
     sub->add_option("--burst-units", o.burst_units,
                     "Hold unit output and release it this many units at a time, back to back, "
                     "like a server that decodes in chunks")
+        ->check(whole_number(1, 1'000'000))
         ->capture_default_str();
     sub->add_option("--question-every", o.question_every,
                     "minicpmo: unit k ends a question, and gets a reply (its own response, one "
                     "unit of audio), when k+1 is a multiple of N")
+        ->check(whole_number(1, 1'000'000))
         ->capture_default_str();
     sub->add_option("--unit-latency-ms", s->unit_latency_ms,
                     "Capacity model L: a unit's output leaves L + P x (open sessions - 1) ms "
                     "after its last input byte arrived, never before the previous unit's")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--per-session-cost-ms", s->per_session_cost_ms,
                     "Capacity model P: extra latency per other open session, in ms")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option(
            "--fault", s->fault,
@@ -94,6 +126,7 @@ command add_native_mock_command(CLI::App& app) {
     sub->add_option("--fault-sessions", s->fault_sessions,
                     "Sessions the fault hits, by accept order from 0, e.g. 0,2,5-7 (default: "
                     "all); the others stay healthy");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_native_mock(*s); }};
 }
 

@@ -2,6 +2,7 @@
 // the serving metrics (PROTOCOL.md 4) and check every session against the native protocol
 // oracle (PROTOCOL.md 4.5). Writes `report.json`; never touches the network.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/metrics/oracle.hpp>
@@ -23,6 +24,7 @@
 #include <fstream>
 #include <memory>
 #include <optional>
+#include <span>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -39,6 +41,7 @@ struct replay_settings {
     std::string profile = "nemotron";
     double startup_reserve_ms = 80;
     std::string output;
+    bool dry_run = false;
 };
 
 // The whole file, or usage_error naming it (missing or unreadable input is bad input).
@@ -178,6 +181,21 @@ case_outcome replay_session(const fs::path& dir, const std::string& id,
     return out;
 }
 
+// What `replay` would do, as checked: `--dry-run` prints it instead of reading the traces.
+void print_replay_plan(const replay_settings& s, const protocol::profile& profile,
+                       std::span<const std::pair<std::string, fs::path>> sessions,
+                       std::optional<double> input_duration, const fs::path& output) {
+    fmt::print("pacer replay --dry-run: checked; nothing read past the folder list, nothing "
+               "written\n");
+    fmt::print("  source     {} ({} session(s): {}{})\n", s.dir, sessions.size(),
+               sessions.front().first, sessions.size() > 1 ? " ... " + sessions.back().first : "");
+    fmt::print("  profile    {}, startup reserve {:g} ms, input {}\n", profile.name,
+               s.startup_reserve_ms,
+               input_duration ? fmt::format("{:.2f} s (from summary.json)", *input_duration)
+                              : std::string("length unknown (no summary.json)"));
+    fmt::print("  output     {}\n", output.string());
+}
+
 int run(const replay_settings& s) {
     const fs::path dir(s.dir);
     std::error_code ec;
@@ -218,6 +236,10 @@ int run(const replay_settings& s) {
         input_duration = recorded_input_duration(dir);
     }
 
+    if (s.dry_run) {
+        print_replay_plan(s, *profile, sessions, input_duration, output);
+        return exit_ok;
+    }
     metrics::session_context context;
     context.input_duration_s = input_duration;
     context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
@@ -284,8 +306,10 @@ command add_replay_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
                     "Playback startup reserve of the underrun simulation")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--output", s->output, "Report file; must not exist. Default: DIR/report.json");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run(*s); }};
 }
 

@@ -1,6 +1,7 @@
 // `pacer report`: a self-contained report.html for a result folder (or two, compared);
 // `pacer export`: the folder's flat tables as CSV or JSONL.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/report/html_report.hpp>
@@ -21,6 +22,7 @@ namespace {
 struct report_settings {
     std::vector<std::string> inputs;
     std::string output;
+    bool dry_run = false;
 };
 
 report::result_folder read_folder(const std::string& dir) {
@@ -56,6 +58,14 @@ int run_report(const report_settings& s) {
     if (out.has_parent_path() && !fs::is_directory(out.parent_path(), ec))
         throw usage_error(fmt::format("--output {}: folder {} does not exist", out.string(),
                                       out.parent_path().string()));
+    if (s.dry_run) {
+        fmt::print(
+            "pacer report --dry-run: checked; nothing written\n  input      {}\n  report     "
+            "{}\n",
+            folders.size() == 1 ? s.inputs[0] : s.inputs[0] + " against " + s.inputs[1],
+            out.string());
+        return exit_ok;
+    }
     std::string html;
     try {
         html = folders.size() == 1 ? report::render_report(folders[0])
@@ -78,6 +88,7 @@ struct export_settings {
     std::string input;
     std::string format = "csv";
     std::string output;
+    bool dry_run = false;
 };
 
 int run_export(const export_settings& s) {
@@ -85,6 +96,16 @@ int run_export(const export_settings& s) {
     const fs::path out = s.output.empty() ? fs::path(s.input) / fmt::format("tables-{}", s.format)
                                           : fs::path(s.output);
     const auto tables = report::build_tables(folder);
+    if (fs::exists(out))
+        throw usage_error(fmt::format(
+            "--output {} already exists; pacer never overwrites results: choose a new folder",
+            out.string()));
+    if (s.dry_run) {
+        fmt::print("pacer export --dry-run: checked; nothing written\n  input      {} ({})\n"
+                   "  tables     {} as {} in {}\n",
+                   s.input, to_string(folder.kind), tables.size(), s.format, out.string());
+        return exit_ok;
+    }
     create_output_dir(out); // refuses an existing folder
     fmt::print("pacer export: {} as {}\n", to_string(folder.kind), s.format);
     for (const auto& t : tables) {
@@ -115,6 +136,7 @@ command add_report_command(CLI::App& app) {
     sub->add_option("-o,--output", s->output,
                     "The new HTML file (default: DIR/report.html; comparing: "
                     "A/report-vs-<B>.html); never overwritten");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_report(*s); }};
 }
 
@@ -132,6 +154,7 @@ command add_export_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("-o,--output", s->output,
                     "New folder for the tables (default: DIR/tables-<format>); never overwritten");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_export(*s); }};
 }
 

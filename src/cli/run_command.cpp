@@ -1,5 +1,6 @@
 // `pacer run`: N paced duplex sessions against --url, or against the built-in mock.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
@@ -32,6 +33,7 @@
 #include <fcntl.h>
 #include <future>
 #include <random>
+#include <span>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
@@ -55,7 +57,7 @@ struct run_settings {
     std::string output;
     bool keep_traces = false;
     double inject_stall_ms = 0;
-    std::string timeout = "90s";
+    std::string timeout; // default: the input + 60 s
     double stagger_ms = 80;
     std::size_t processes = 1;
     std::string shard;
@@ -73,6 +75,7 @@ struct run_settings {
     std::string schedule_file;
     CLI::Option* concurrency_option = nullptr;
     int worker_index = -1; // hidden: which worker of `--processes` this is
+    bool dry_run = false;
 };
 
 std::string ms(const boost::json::value& v) {
@@ -237,9 +240,11 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
             a.insert(a.end(), {"--max-concurrency", std::to_string(s.max_concurrency)});
     }
     a.insert(a.end(),
-             {"--threads", std::to_string(s.threads), "--timeout", s.timeout, "--stagger-ms",
+             {"--threads", std::to_string(s.threads), "--stagger-ms",
               fmt::format("{}", s.stagger_ms), "-o", out.string(), "--start-at-monotonic",
               fmt::format("{:.9f}", start_at_monotonic), "--worker-index", std::to_string(index)});
+    if (!s.timeout.empty()) // otherwise each worker takes the same default from the same input
+        a.insert(a.end(), {"--timeout", s.timeout});
     if (!s.audio.empty()) {
         a.push_back("--audio");
         a.push_back(s.audio);
@@ -439,16 +444,85 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     return exit_status(v);
 }
 
+// What `run` would do, as checked: `--dry-run` prints it instead of running.
+struct run_plan {
+    const run_settings& s;
+    std::size_t sessions = 0;
+    std::chrono::nanoseconds input{};
+    std::chrono::nanoseconds timeout{};
+    fs::path out;
+    std::optional<runtime::shard> shard;
+    const schedule::schedule_document* open_loop = nullptr;
+    std::span<const std::chrono::nanoseconds> arrivals;
+    std::optional<double> start_monotonic;
+    std::size_t descriptors = 0;
+    std::uint64_t disk = 0;
+    std::uint64_t disk_free = 0;
+};
+
+void print_run_plan(const run_plan& p) {
+    const auto& s = p.s;
+    fmt::print("pacer run --dry-run: checked; nothing started, nothing written\n");
+    fmt::print("  target     {}\n", s.url.empty() ? std::string("the built-in probe mock (in this "
+                                                                "process, any free loopback port)")
+                                                  : s.url);
+    if (p.open_loop) {
+        const auto& spec = p.open_loop->spec;
+        fmt::print("  open loop  {} arrivals{} ({} at {:g}/s, burstiness {:g}, seed {}, sha256 {}"
+                   "{})\n",
+                   p.arrivals.size(),
+                   p.arrivals.empty()
+                       ? std::string()
+                       : fmt::format(" from {:.3f} s to {:.3f} s", to_seconds(p.arrivals.front()),
+                                     to_seconds(p.arrivals.back())),
+                   schedule::to_string(spec.process), spec.rate, spec.burstiness, spec.seed,
+                   p.open_loop->sha256, s.schedule_file.empty() ? "" : ", from " + s.schedule_file);
+        fmt::print("  cap        {}\n", s.max_concurrency == 0
+                                            ? std::string("none")
+                                            : fmt::format("{} sessions in flight, then {}",
+                                                          s.max_concurrency, s.cap_policy));
+    } else {
+        fmt::print("  sessions   {} at once (closed batch){}\n", p.sessions,
+                   s.processes > 1 ? fmt::format(" in each of {} worker processes ({} in all)",
+                                                 s.processes, p.sessions * s.processes)
+                                   : std::string());
+    }
+    if (p.shard)
+        fmt::print("  shard      {}/{} (from {}): {} of --concurrency {} sessions\n",
+                   p.shard->index, p.shard->count, p.shard->source, p.sessions, s.concurrency);
+    fmt::print("  input      {} ({:.2f} s per session)\n",
+               s.audio.empty() ? std::string("silence") : s.audio, to_seconds(p.input));
+    fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(p.timeout),
+               s.timeout.empty() ? " (default: the input + 60 s)" : "");
+    fmt::print("  threads    {} session context(s), stagger {:g} ms{}\n", s.threads, s.stagger_ms,
+               s.inject_stall_ms > 0 ? fmt::format(", injected stall {:g} ms", s.inject_stall_ms)
+                                     : std::string());
+    if (p.start_monotonic)
+        fmt::print("  start      in {:.1f} s (--start-at {})\n",
+                   *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
+    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{})\n", p.out.string(),
+               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "");
+    fmt::print("  descriptors about {} needed, limit {}\n", p.descriptors,
+               runtime::descriptor_limit());
+    fmt::print("  disk       about {} of traces and receipts (written while streaming{}), {} "
+               "free\n",
+               format_bytes(p.disk), s.keep_traces ? "" : ", traces deleted at the end",
+               format_bytes(p.disk_free));
+}
+
 int run(const run_settings& s) {
     // Validate everything before anything is created.
     if (s.concurrency == 0)
         throw usage_error("--concurrency must be at least 1");
     if (s.threads == 0)
         throw usage_error("--threads must be at least 1");
-    const auto timeout = parse_duration(s.timeout);
-    if (!timeout || timeout->count() == 0)
-        throw usage_error(
-            fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    std::optional<std::chrono::nanoseconds> timeout;
+    if (!s.timeout.empty()) {
+        timeout = parse_duration(s.timeout);
+        if (!timeout || timeout->count() == 0)
+            throw usage_error(
+                fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    }
     if (s.inject_stall_ms < 0)
         throw usage_error("--inject-stall-ms must be >= 0");
     if (!(s.stagger_ms >= 0))
@@ -566,7 +640,10 @@ int run(const run_settings& s) {
         pcm = runtime::silence(*d);
     }
     const auto input_length = schedule::input_duration(pcm.size());
-    if (*timeout <= input_length)
+    if (!timeout)
+        timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(input_length) +
+                  default_timeout_margin;
+    else if (*timeout <= input_length)
         throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
                                       s.timeout, to_seconds(input_length)));
     transport::ws_endpoint endpoint;
@@ -584,14 +661,22 @@ int run(const run_settings& s) {
             out.string()));
     // Disk: every session writes its trace while it streams, kept or not (--keep-traces only
     // decides whether it stays), so the whole run must fit before anything is created.
+    // (Open-loop workers share the one schedule: together they run its sessions once.)
     const double input_s = to_seconds(input_length);
-    const std::uint64_t disk_estimate = trace_bytes_estimate(sessions * s.processes, input_s) +
-                                        receipt_bytes_estimate(sessions * s.processes, input_s);
+    const std::size_t all_sessions = sessions * (open_loop ? 1 : s.processes);
+    const std::uint64_t disk_estimate =
+        trace_bytes_estimate(all_sessions, input_s) + receipt_bytes_estimate(all_sessions, input_s);
     const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
     // Each session holds a socket and two files; a local mock holds the other socket end.
-    // (Open-loop workers share the one schedule: together they hold at most its sessions.)
-    runtime::ensure_descriptors(sessions * (open_loop ? 1 : s.processes) * (s.url.empty() ? 4 : 3) +
-                                64);
+    const std::size_t descriptors = all_sessions * (s.url.empty() ? 4 : 3) + 64;
+    runtime::ensure_descriptors(descriptors);
+    if (s.dry_run) {
+        print_run_plan({s, sessions,
+                        std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
+                        *timeout, out, shard, open_loop ? &*open_loop : nullptr, arrivals,
+                        start_monotonic, descriptors, disk_estimate, disk_free});
+        return exit_ok;
+    }
     create_output_dir(out);
 
     std::unique_ptr<local_mock> mock;
@@ -823,24 +908,31 @@ command add_run_command(CLI::App& app) {
                "first of 130, 3, 1, 4 wins.");
     s->concurrency_option = sub->add_option("-c,--concurrency", s->concurrency,
                                             "Sessions started at once (closed batch)")
+                                ->check(whole_number(1, max_sessions))
                                 ->capture_default_str();
     sub->add_option("--arrival", s->arrival,
                     "Open loop: start sessions on a seeded schedule instead of all at once: "
                     "poisson (default), gamma (with --burstiness) or constant")
         ->group("Open loop");
-    sub->add_option("--rate", s->rate, "Open loop: arrivals per second")->group("Open loop");
+    sub->add_option("--rate", s->rate, "Open loop: arrivals per second")
+        ->check(number_in(0, 1e9, true))
+        ->group("Open loop");
     sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")
+        ->check(whole_number(1, max_sessions))
         ->group("Open loop");
     sub->add_option("--burstiness", s->burstiness,
                     "Open loop, gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
                     "--burstiness is 1/B^2)")
+        ->check(number_in(0.001, 1000))
         ->group("Open loop");
     sub->add_option("--seed", s->seed, "Open loop: schedule seed")
+        ->check(whole_number(0, UINT64_MAX))
         ->capture_default_str()
         ->group("Open loop");
     sub->add_option("--max-concurrency", s->max_concurrency,
                     "Open loop: sessions in flight at most; gates dispatch, never moves the "
                     "schedule (0: no cap)")
+        ->check(whole_number(0, max_sessions))
         ->group("Open loop");
     sub->add_option("--cap-policy", s->cap_policy,
                     "Open loop: when the cap binds, queue (wait; counted in latency) or drop")
@@ -851,7 +943,8 @@ command add_run_command(CLI::App& app) {
            "Open loop: replay a saved schedule.json (as written next to every open-loop run)")
         ->group("Open loop");
     sub->add_option("-d,--duration", s->duration,
-                    "Length of silent input per session when no --audio is given (e.g. 30s, 90s)")
+                    "Length of silent input per session when no --audio is given (e.g. 30s, 90s, "
+                    "2m30s)")
         ->capture_default_str();
     sub->add_option("--audio", s->audio,
                     "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
@@ -860,6 +953,7 @@ command add_run_command(CLI::App& app) {
                     "probe mock in this process on its own thread");
     sub->add_option("-t,--threads", s->threads,
                     "Session contexts: single-threaded io_contexts, one thread each")
+        ->check(whole_number(1, max_threads))
         ->capture_default_str();
     sub->add_option("-o,--output", s->output,
                     "Result folder; must not exist. Default: pacer-results/run-<UTC time>");
@@ -869,30 +963,37 @@ command add_run_command(CLI::App& app) {
                     "Fault injection: block each session context once, half-way, for this long, "
                     "starting 10 ms before a packet deadline, to show that the lateness detector "
                     "fires (over 160 makes every session late, whatever its grid's phase; "
-                    "under 80 alone makes none late)");
+                    "under 80 alone makes none late)")
+        ->check(number_in(0, max_ms));
     sub->add_option("--stagger-ms", s->stagger_ms,
                     "Session i starts streaming i/N x this after negotiating, spreading the "
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--processes", s->processes,
                     "Worker processes of --concurrency sessions each (P x S in all), sharing one "
                     "start deadline; their raw samples are pooled into one summary.json and each "
                     "keeps its part under worker-K/. Open loop: the workers split the one "
                     "schedule as --shard K/P would (--max-concurrency caps each worker)")
+        ->check(whole_number(1, max_threads))
         ->capture_default_str();
     sub->add_option("--shard", s->shard,
                     "Run shard I of N (I/N) of --concurrency sessions (sessions I, I+N, ...). "
                     "Without it, the shard comes from OMPI_COMM_WORLD_RANK/SIZE, PMI_RANK/SIZE, "
                     "SLURM_PROCID/NTASKS or JOB_COMPLETION_INDEX (with --shards) when set");
     sub->add_option("--shards", s->shards,
-                    "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)");
+                    "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)")
+        ->check(whole_number(1, max_sessions));
     sub->add_option("--start-at", s->start_at,
                     "Start at this wall-clock instant (RFC 3339 UTC or Unix seconds): every shard "
                     "begins together");
     sub->add_option("--start-at-monotonic", s->start_at_monotonic)->group("");
     sub->add_option("--worker-index", s->worker_index)->group("");
-    sub->add_option("--timeout", s->timeout, "Per-session deadline: admission, exchange and close")
-        ->capture_default_str();
+    sub->add_option("--timeout", s->timeout,
+                    "Per-session deadline: admission, exchange and close, e.g. 90s or 2m30s. "
+                    "Default: the input's length + 60 s; a timeout not longer than the input is "
+                    "refused");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run(*s); }};
 }
 

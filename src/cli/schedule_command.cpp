@@ -1,5 +1,6 @@
 // `pacer schedule`: prints an open-loop arrival schedule (DESIGN.md "Subcommands").
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <span>
 #include <stdexcept>
 #include <string>
 
@@ -29,7 +31,20 @@ struct schedule_options {
     CLI::Option* burstiness_opt = nullptr;
     CLI::Option* count_opt = nullptr;
     CLI::Option* duration_opt = nullptr;
+    bool dry_run = false;
 };
+
+// What `schedule` would print, as checked: `--dry-run` prints this instead of the schedule.
+void print_schedule_plan(const schedule_options& o, const schedule::schedule_spec& spec,
+                         std::span<const std::chrono::nanoseconds> offsets) {
+    fmt::print("pacer schedule --dry-run: checked; the schedule is not printed\n");
+    fmt::print("  arrivals   {} ({} at {:g}/s, burstiness {:g}, seed {}){}\n", offsets.size(),
+               o.arrival, spec.rate, spec.burstiness, spec.seed,
+               offsets.empty() ? std::string()
+                               : fmt::format(", last at {:.3f} s",
+                                             static_cast<double>(offsets.back().count()) / 1e9));
+    fmt::print("  format     {}, sha256 {}\n", o.format, schedule::schedule_sha256(offsets));
+}
 
 int run_schedule(const schedule_options& o) {
     schedule::schedule_spec spec;
@@ -61,6 +76,10 @@ int run_schedule(const schedule_options& o) {
         throw usage_error(e.what());
     }
 
+    if (o.dry_run) {
+        print_schedule_plan(o, spec, offsets);
+        return exit_ok;
+    }
     const std::string text =
         o.format == "json" ? schedule::to_json(spec, offsets) : schedule::to_csv(offsets);
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout))
@@ -87,7 +106,7 @@ command add_schedule_command(CLI::App& app) {
     sub->add_option("--rate", o->rate,
                     "Mean arrivals per second (a finite number > 0, at most 1e9); the mean gap "
                     "is 1/rate")
-        ->required();
+        ->required(); // checked with the schedule's own messages
     o->burstiness_opt =
         sub->add_option("--burstiness", o->burstiness,
                         "Gamma only (an error with other processes): B, the target coefficient "
@@ -98,6 +117,7 @@ command add_schedule_command(CLI::App& app) {
             ->capture_default_str();
     sub->add_option("--seed", o->seed,
                     "Seed of the generator (0 to 2^64-1): splitmix64 seeding xoshiro256**")
+        ->check(whole_number(0, UINT64_MAX))
         ->capture_default_str();
     o->count_opt = sub->add_option("--count", o->count, "Number of arrivals (> 0)");
     o->duration_opt = sub->add_option(
@@ -110,6 +130,7 @@ command add_schedule_command(CLI::App& app) {
                     "duration_s, offsets_ns, sha256}, readable by --schedule FILE")
         ->check(CLI::IsMember({"csv", "json"}))
         ->capture_default_str();
+    add_dry_run_flag(*sub, o->dry_run);
     sub->footer(
         "The first arrival is at the first gap, not at 0. sha256 is the SHA-256 of the "
         "offsets written as decimal nanoseconds, one per line, each ending with '\\n': it is "

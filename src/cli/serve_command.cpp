@@ -1,6 +1,7 @@
 // `pacer serve`: concurrency sweeps with the serving metrics of PROTOCOL.md 4-5, level
 // validity (did the client keep its schedule?) and a capacity search against SLOs.
 
+#include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
@@ -49,7 +50,7 @@ struct serve_settings {
     double stagger_ms = 0;
     std::string pacing = "realtime";
     double startup_reserve_ms = 80;
-    std::string timeout = "90s";
+    std::string timeout; // default: the longest input + 60 s
     std::string output;
     std::size_t threads = 1;
     double loop_lag_limit_ms = 20;
@@ -60,6 +61,7 @@ struct serve_settings {
     std::size_t start_level = 1;
     double resolution = 0.05;
     bool drop_traces = false;
+    bool dry_run = false;
 };
 
 // Everything a level needs that does not change between levels.
@@ -344,10 +346,10 @@ std::vector<std::size_t> parse_levels(const serve_settings& s) {
         rest.remove_prefix(comma == std::string_view::npos ? rest.size() : comma + 1);
         std::size_t v = 0;
         const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
-        if (ec != std::errc() || p != item.data() + item.size() || v == 0)
-            throw usage_error(fmt::format(
-                "--concurrencies '{}': each level must be a whole number >= 1 (e.g. 1,2,4,8)",
-                s.concurrencies));
+        if (ec != std::errc() || p != item.data() + item.size() || v == 0 || v > max_sessions)
+            throw usage_error(fmt::format("--concurrencies '{}': each level must be a whole "
+                                          "number from 1 to {} (e.g. 1,2,4,8)",
+                                          s.concurrencies, max_sessions));
         if (std::find(levels.begin(), levels.end(), v) != levels.end())
             throw usage_error(
                 fmt::format("--concurrencies '{}': level {} appears twice", s.concurrencies, v));
@@ -473,6 +475,49 @@ std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::
     return receipts + (s.drop_traces ? largest : traces);
 }
 
+// What `serve` would do, as checked: `--dry-run` prints it instead of running.
+void print_serve_plan(const sweep& w, std::span<const std::size_t> levels, const fs::path& out,
+                      std::size_t descriptors, std::uint64_t disk, std::uint64_t disk_free) {
+    const auto& s = w.s;
+    fmt::print("pacer serve --dry-run: checked; nothing started, nothing written\n");
+    fmt::print("  target     {}\n",
+               s.url.empty() ? fmt::format("the built-in native mock of profile {} (in this "
+                                           "process, any free loopback port)",
+                                           w.profile.name)
+                             : s.url);
+    fmt::print("  profile    {}, {} pacing\n", w.profile.name, s.pacing);
+    if (s.find_capacity) {
+        std::string slos;
+        for (const auto& c : w.slos)
+            slos += fmt::format("{}{}{}{:g}", slos.empty() ? "" : ", ", c.name,
+                                c.at_least ? ">=" : "<=", c.bound);
+        fmt::print("  search     capacity from level {} up to {} (doubling, then bisection to "
+                   "{:g}); SLOs: {}\n",
+                   s.start_level, s.max_level, s.resolution, slos);
+    } else {
+        std::string list;
+        for (auto c : levels)
+            list += fmt::format("{}{}", list.empty() ? "" : ", ", c);
+        fmt::print("  levels     {}\n", list);
+    }
+    fmt::print("  runs       {} repeat(s) per level, {} warmup run(s)\n", s.repeats, s.warmup_runs);
+    std::string inputs;
+    for (std::size_t i = 0; i < w.inputs.size(); ++i)
+        inputs += fmt::format("{}{} ({:.2f} s)", i ? ", " : "",
+                              s.audio.empty() ? std::string("silence") : s.audio[i],
+                              w.input_duration_s[i]);
+    fmt::print("  input      {}\n", inputs);
+    fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(w.timeout),
+               s.timeout.empty() ? " (default: the longest input + 60 s)" : "");
+    fmt::print("  threads    {} session context(s), stagger {:g} ms\n", s.threads, s.stagger_ms);
+    fmt::print("  output     {} (c<level>/, summary.json)\n", out.string());
+    fmt::print("  descriptors about {} needed, limit {}\n", descriptors,
+               runtime::descriptor_limit());
+    fmt::print("  disk       about {} of traces and receipts{}, {} free\n", format_bytes(disk),
+               s.drop_traces ? " (--drop-traces: one level's traces at a time)" : "",
+               format_bytes(disk_free));
+}
+
 int serve(const serve_settings& s) {
     // Validate everything before anything is created.
     const auto* profile = protocol::find_profile(s.profile);
@@ -503,11 +548,13 @@ int serve(const serve_settings& s) {
         throw usage_error("--stagger-ms and --startup-reserve-ms must be >= 0");
     if (!(s.loop_lag_limit_ms > 0) || !(s.send_lateness_limit_ms > 0))
         throw usage_error("--loop-lag-limit-ms and --send-lateness-limit-ms must be > 0");
-    const auto timeout = parse_duration(s.timeout);
-    if (!timeout || timeout->count() == 0)
-        throw usage_error(
-            fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
-    w.timeout = std::chrono::duration_cast<duration>(*timeout);
+    if (!s.timeout.empty()) {
+        const auto timeout = parse_duration(s.timeout);
+        if (!timeout || timeout->count() == 0)
+            throw usage_error(
+                fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+        w.timeout = std::chrono::duration_cast<duration>(*timeout);
+    }
     std::vector<std::size_t> levels;
     if (s.find_capacity) {
         if (s.start_level == 0 || s.max_level < s.start_level)
@@ -541,6 +588,13 @@ int serve(const serve_settings& s) {
             throw usage_error(e.what());
         }
     }
+    if (s.timeout.empty()) {
+        std::size_t longest = 0;
+        for (const auto& in : w.inputs)
+            longest = std::max(longest, in->size());
+        w.timeout = schedule::input_duration(longest) +
+                    std::chrono::duration_cast<duration>(default_timeout_margin);
+    }
     for (const auto& in : w.inputs) {
         const double d = to_seconds(schedule::input_duration(in->size()));
         if (to_seconds(w.timeout) <= d)
@@ -557,10 +611,10 @@ int serve(const serve_settings& s) {
         s.find_capacity ? s.max_level : *std::max_element(levels.begin(), levels.end());
     const auto disk = serve_disk_estimate(s, levels, w.input_duration_s);
     const std::uint64_t disk_free = ensure_free_space(out, disk);
-    try {
-        runtime::ensure_descriptors(largest * 3 + 64);
-    } catch (const std::runtime_error& e) {
-        throw usage_error(e.what());
+    runtime::ensure_descriptors(largest * 3 + 64);
+    if (s.dry_run) {
+        print_serve_plan(w, levels, out, largest * 3 + 64, disk, disk_free);
+        return exit_ok;
     }
     // Without --url: the native mock of this profile, in this process on a thread of its own
     // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,
@@ -759,17 +813,21 @@ command add_serve_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
         ->capture_default_str();
-    sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)");
+    sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)")
+        ->check(whole_number(1, max_sessions));
     sub->add_option("--warmup-runs", s->warmup_runs,
                     "Single-session runs before the levels (first input, real time, no stagger), "
                     "kept under warmup-<i>/ and left out of the levels")
+        ->check(whole_number(0, 1000))
         ->capture_default_str();
     sub->add_option("--repeats", s->repeats,
                     "Run every level this many times (repeat-<r>/c<level>/); a level is valid "
                     "only if all its runs are")
+        ->check(whole_number(1, 1000))
         ->capture_default_str();
     sub->add_option("--stagger-ms", s->stagger_ms,
                     "Session i of C starts stagger x i/C after the common start (0: one grid)")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--pacing", s->pacing,
                     "realtime (the 80 ms grid) or lockstep (per-unit profiles: wait for each "
@@ -778,13 +836,16 @@ command add_serve_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
                     "Playback buffer before the simulated player starts (underrun metric)")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--timeout", s->timeout,
-                    "Per-session deadline: admission, negotiation, exchange and close")
-        ->capture_default_str();
+                    "Per-session deadline: admission, negotiation, exchange and close, e.g. 90s "
+                    "or 2m30s. Default: the longest input + 60 s; a timeout not longer than an "
+                    "input is refused");
     sub->add_option("-o,--output", s->output,
                     "Result folder; must not exist. Default: pacer-results/serve-<UTC time>");
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
+        ->check(whole_number(1, max_threads))
         ->capture_default_str();
     sub->add_flag("--drop-traces", s->drop_traces,
                   "Delete each level's trace.jsonl files once its metrics and summary.json are "
@@ -792,9 +853,11 @@ command add_serve_command(CLI::App& app) {
                   "check). A long sweep then needs room for one level's traces, not all");
     sub->add_option("--loop-lag-limit-ms", s->loop_lag_limit_ms,
                     "Validity: the session contexts' loop-lag p99 must not exceed this")
+        ->check(number_in(0, max_ms, true))
         ->capture_default_str();
     sub->add_option("--send-lateness-limit-ms", s->send_lateness_limit_ms,
                     "Validity: every admitted session's send-lateness p99 must not exceed this")
+        ->check(number_in(0, max_ms, true))
         ->capture_default_str();
     sub->add_flag("--find-capacity", s->find_capacity,
                   "Search levels (doubling from --start-level, then bisection) for the highest "
@@ -803,15 +866,19 @@ command add_serve_command(CLI::App& app) {
         ->group("Capacity search");
     sub->add_option("--slo", s->slo, metrics::slo_help())->group("Capacity search");
     sub->add_option("--start-level", s->start_level, "First level of the search")
+        ->check(whole_number(1, max_sessions))
         ->capture_default_str()
         ->group("Capacity search");
     sub->add_option("--max-level", s->max_level, "Highest level the search may try")
+        ->check(whole_number(1, max_sessions))
         ->capture_default_str()
         ->group("Capacity search");
     sub->add_option("--resolution", s->resolution,
                     "Stop bisecting when first-bad - last-good <= max(1, this x last-good)")
+        ->check(number_in(0, 1))
         ->capture_default_str()
         ->group("Capacity search");
+    add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return serve(*s); }};
 }
 

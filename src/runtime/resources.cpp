@@ -35,7 +35,7 @@ void ensure_descriptors(std::size_t needed) {
     }
     const std::size_t have = descriptor_limit();
     if (have < needed)
-        throw std::runtime_error(fmt::format(
+        throw descriptor_limit_error(fmt::format(
             "this run needs about {} file descriptors but the limit is {}; raise it with "
             "`ulimit -n {}` (or the hard limit in /etc/security/limits.conf) and retry",
             needed, have, needed));

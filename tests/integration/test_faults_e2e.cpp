@@ -128,7 +128,7 @@ TEST_P(ReceiveFailureE2E, OneErrorAndNothingSentAfterIt) {
     temp_dir out;
     const auto r = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "2s", "--timeout", "10s",
                               "-o", out.path().string(), "--keep-traces"});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
     const auto dir = out / "session-000";
     const auto errors = error_lines(dir / "trace.jsonl");
     ASSERT_EQ(errors.size(), 1u) << r.out;

@@ -392,7 +392,7 @@ TEST(ScaleE2E, MergeNamesInterruptedAndIncompleteParts) {
     }));
     const auto r = run_pacer(
         {"run", "--url", faulty.url(), "-c", "1", "-d", "1s", "--timeout", "5s", "-o", b.string()});
-    EXPECT_EQ(r.exit_code, 1) << r.out;
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
     long_run.signal(SIGINT);
     const std::string printed = long_run.read_all();
     EXPECT_EQ(long_run.wait(), 130) << printed;

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <thread>
 
 namespace CLI {
@@ -33,6 +34,15 @@ using mock_factory = std::function<std::unique_ptr<server::mock_server>(boost::a
 /// when given. A bad option value or an address that cannot be used is a usage_error.
 int run_mock_process(const server::host_options& host, const std::string& stats_output,
                      const mock_factory& make);
+
+/// What run_mock_process checks before it listens (the stats file, the descriptors, the options
+/// by building the mock), without listening: `--dry-run` of the mock subcommands.
+void check_mock_process(const server::host_options& host, const std::string& stats_output,
+                        const mock_factory& make);
+
+/// The lines of a mock's plan that every mock shares (address, admission limits, stats file).
+void print_mock_process_plan(std::string_view command, const server::host_options& host,
+                             const std::string& stats_output);
 
 /// A mock inside the client's process, on a thread of its own: what `pacer run` and
 /// `pacer serve` talk to when no `--url` is given. It listens on 127.0.0.1 (any free port) as

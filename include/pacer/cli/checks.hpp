@@ -1,0 +1,38 @@
+#pragma once
+// Range checks of numeric options, shared by every subcommand: a negative, wrapped-around or
+// absurd number is refused by the parser with one line ("--threads: must be a whole number from
+// 1 to 1024, got '-2'"), before anything runs.
+
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace pacer::cli {
+
+/// Sessions one command may run or one level may hold (`-c`, `--sessions`, levels...).
+inline constexpr std::uint64_t max_sessions = 1'000'000;
+/// Session contexts (`--threads`) and worker processes (`--processes`).
+inline constexpr std::uint64_t max_threads = 1024;
+/// Millisecond options (stagger, stalls, limits, latencies): at most one hour.
+inline constexpr double max_ms = 3'600'000;
+
+/// A session timeout not given on the command line is the input's length plus this.
+inline constexpr std::chrono::seconds default_timeout_margin{60};
+
+/// Decimal digits only (no sign, no hex or octal, no exponent), from `lo` to `hi`.
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
+
+/// A finite decimal number in [lo, hi], or in (lo, hi] when `lo_open`.
+CLI::Validator number_in(double lo, double hi, bool lo_open = false);
+
+/// Adds `--dry-run` to a subcommand: validate everything as the real command would, print the
+/// plan, create and write nothing, exit 0.
+void add_dry_run_flag(CLI::App& sub, bool& dry_run);
+
+/// The nearest subcommand name to a mistyped one, or "" when none is close.
+std::string nearest_command(const CLI::App& app, const std::string& typed);
+
+} // namespace pacer::cli

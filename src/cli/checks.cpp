@@ -1,0 +1,92 @@
+#include <pacer/cli/checks.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <vector>
+
+namespace pacer::cli {
+
+CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
+    return CLI::Validator(
+        [lo, hi](std::string& input) -> std::string {
+            std::uint64_t v = 0;
+            const char* first = input.data();
+            const char* last = first + input.size();
+            const auto [end, ec] = std::from_chars(first, last, v);
+            const bool digits =
+                !input.empty() && std::all_of(input.begin(), input.end(),
+                                              [](char c) { return c >= '0' && c <= '9'; });
+            if (!digits || ec != std::errc() || end != last || v < lo || v > hi)
+                return fmt::format("must be a whole number from {} to {}, got '{}'", lo, hi, input);
+            return {};
+        },
+        fmt::format("{}..{}", lo, hi), "whole_number");
+}
+
+CLI::Validator number_in(double lo, double hi, bool lo_open) {
+    return CLI::Validator(
+        [lo, hi, lo_open](std::string& input) -> std::string {
+            double v = 0;
+            const char* first = input.data();
+            const char* last = first + input.size();
+            const auto [end, ec] = std::from_chars(first, last, v, std::chars_format::fixed);
+            const bool in_range = std::isfinite(v) && (lo_open ? v > lo : v >= lo) && v <= hi;
+            if (input.empty() || ec != std::errc() || end != last || !in_range)
+                return fmt::format("must be a number {} {:g} and <= {:g}, got '{}'",
+                                   lo_open ? ">" : ">=", lo, hi, input);
+            return {};
+        },
+        fmt::format("{}{:g}..{:g}]", lo_open ? "(" : "[", lo, hi), "number_in");
+}
+
+void add_dry_run_flag(CLI::App& sub, bool& dry_run) {
+    sub.add_flag("--dry-run", dry_run,
+                 "Check every option and input exactly as a real run would (bad input: exit 2), "
+                 "print the plan, create and write nothing, exit 0");
+}
+
+namespace {
+
+// Levenshtein distance where swapping two neighbouring letters is one edit (optimal string
+// alignment), so "rnu" is one edit from "run".
+std::size_t typo_distance(const std::string& a, const std::string& b) {
+    std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+    for (std::size_t i = 0; i <= a.size(); ++i)
+        d[i][0] = i;
+    for (std::size_t j = 0; j <= b.size(); ++j)
+        d[0][j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i)
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            d[i][j] = std::min(
+                {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] != b[j - 1])});
+            if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+                d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+        }
+    return d[a.size()][b.size()];
+}
+
+} // namespace
+
+std::string nearest_command(const CLI::App& app, const std::string& typed) {
+    std::string best;
+    std::size_t best_distance = 0;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
+        const std::string& name = sub->get_name();
+        const std::size_t d = typo_distance(typed, name);
+        if (best.empty() || d < best_distance) {
+            best = name;
+            best_distance = d;
+        }
+    }
+    // Close enough to be a typo: at most 2 edits, and fewer than half the letters typed.
+    if (best.empty() || best_distance > 2 ||
+        best_distance * 2 > std::max<std::size_t>(typed.size(), 2))
+        return {};
+    return best;
+}
+
+} // namespace pacer::cli

@@ -1,0 +1,179 @@
+// The command line as a user meets it: bad numbers, default timeouts, --dry-run, the
+// descriptor limit and mistyped subcommands. Every refusal is one line on stderr, exit 2, and
+// nothing created.
+
+#include <gtest/gtest.h>
+
+#include "integration/cli_process.hpp"
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+// Bad input: exit 2, exactly one stderr line "pacer: ...", and the working folder (where the
+// default output folder, or a level folder such as c18446744073709551615, would appear) left
+// empty.
+void expect_refused(const std::vector<std::string>& args, const std::string& mentions = "") {
+    std::string line = "pacer";
+    for (const auto& a : args)
+        line += " " + a;
+    scratch_dir cwd;
+    auto with_output = args;
+    with_output.insert(with_output.end(), {"-o", "out"});
+    const bool takes_o = args.front() == "run" || args.front() == "serve";
+    const auto r = run_cli(takes_o ? with_output : args, in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 2) << line << "\nstdout: " << r.out << "\nstderr: " << r.err;
+    const auto lines = r.err_lines();
+    ASSERT_EQ(lines.size(), 1u) << line << " printed on stderr:\n" << r.err;
+    EXPECT_EQ(lines[0].rfind("pacer: ", 0), 0u) << line << ": " << lines[0];
+    if (!mentions.empty()) {
+        EXPECT_NE(lines[0].find(mentions), std::string::npos) << line << ": " << lines[0];
+    }
+    EXPECT_EQ(cwd.listing(), "") << line << " created files";
+}
+
+TEST(CliNumbers, NegativeWrappedAndAbsurdCountsAreRefusedInOneLine) {
+    expect_refused({"run", "-c", "-1"}, "--concurrency");
+    expect_refused({"run", "-t", "-2"}, "--threads");
+    expect_refused({"run", "-c", "4294967297"}, "--concurrency");
+    expect_refused({"run", "-c", "18446744073709551615"}, "--concurrency");
+    expect_refused({"run", "-c", "0x10"}, "--concurrency"); // no hex, no octal
+    expect_refused({"run", "-t", "5000"}, "--threads");
+    expect_refused({"run", "--processes", "-1"}, "--processes");
+    expect_refused({"run", "--stagger-ms", "-5"}, "--stagger-ms");
+    expect_refused({"run", "--rate", "-1", "--sessions", "5"}, "--rate");
+    expect_refused({"run", "--rate", "20", "--sessions", "-5"}, "--sessions");
+    expect_refused({"run", "--rate", "20", "--sessions", "5", "--seed", "-1"}, "--seed");
+    expect_refused({"serve", "--concurrencies", "0,-1"}, "--concurrencies");
+    expect_refused({"serve", "--concurrencies", "1,2000000"}, "--concurrencies");
+    expect_refused({"serve", "-c", "-1"}, "--concurrency");
+    expect_refused({"serve", "-t", "-2"}, "--threads");
+    expect_refused({"serve", "--repeats", "-1"}, "--repeats");
+    expect_refused({"mock", "--port", "-1"}, "--port");
+    expect_refused({"native-mock", "--port", "0", "--burst-units", "-1"}, "--burst-units");
+    expect_refused({"schedule", "--rate", "-1", "--count", "3"}, "--rate");
+    expect_refused({"schedule", "--rate", "1", "--count", "3", "--seed", "-1"}, "--seed");
+}
+
+TEST(CliTimeout, DefaultIsTheInputPlusSixtySeconds) {
+    scratch_dir cwd;
+    // The README's headline run: 90 s of input used to be refused by a fixed 90 s timeout.
+    auto r = run_cli({"run", "--url", "ws://127.0.0.1:9/v1/realtime", "--concurrency", "1024",
+                      "--duration", "90s", "-o", "c1024", "--dry-run"},
+                     in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("timeout    150.00 s per session (default"), std::string::npos) << r.out;
+    r = run_cli({"serve", "-d", "2m30s", "-c", "2", "-o", "sweep", "--dry-run"},
+                in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("timeout    210.00 s per session (default"), std::string::npos) << r.out;
+    EXPECT_EQ(cwd.listing(), "");
+}
+
+TEST(CliTimeout, AnExplicitTimeoutNotLongerThanTheInputIsStillRefused) {
+    expect_refused({"run", "-d", "90s", "--timeout", "90s"}, "must be longer than the input");
+    expect_refused({"serve", "-d", "1m30s", "--timeout", "1m"}, "must be longer than the input");
+}
+
+TEST(CliDuration, CompoundFormsReachTheCommands) {
+    scratch_dir cwd;
+    const auto r = run_cli({"run", "-c", "2", "-d", "2m30s", "--timeout", "1h", "--dry-run"},
+                           in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("(150.00 s per session)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("timeout    3600.00 s per session\n"), std::string::npos) << r.out;
+    expect_refused({"run", "-d", "1s2"}, "--duration");
+}
+
+TEST(CliDryRun, PrintsThePlanAndCreatesNothing) {
+    scratch_dir cwd;
+    struct expectation {
+        std::vector<std::string> args;
+        std::string plan_line;
+    };
+    const std::vector<expectation> cases = {
+        {{"run", "-c", "3", "--threads", "2"}, "sessions   3 at once"},
+        {{"run", "--rate", "20", "--sessions", "50", "--seed", "7", "--max-concurrency", "8"},
+         "open loop  50 arrivals"},
+        {{"run", "--processes", "2", "-c", "4"}, "in each of 2 worker processes (8 in all)"},
+        {{"run", "--shard", "1/4", "-c", "10"}, "shard      1/4"},
+        {{"serve", "--concurrencies", "1,2,4"}, "levels     1, 2, 4"},
+        {{"serve", "--find-capacity", "--slo", "ttfa-p95=1.5s"}, "search     capacity"},
+        {{"mock", "--port", "0", "--stats-output", "stats.json"}, "stats      stats.json"},
+        {{"native-mock", "--port", "0", "--profile", "minicpmo"}, "profile    minicpmo"},
+        {{"schedule", "--rate", "10", "--count", "5"}, "arrivals   5"},
+    };
+    for (const auto& c : cases) {
+        auto args = c.args;
+        args.push_back("--dry-run");
+        const auto r = run_cli(args, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 0) << c.args.front() << ":\n" << r.out << r.err;
+        EXPECT_NE(r.out.find(c.plan_line), std::string::npos) << r.out;
+        EXPECT_EQ(r.err, "");
+        EXPECT_EQ(cwd.listing(), "") << c.args.front() << " --dry-run created files";
+    }
+}
+
+TEST(CliDryRun, StillRefusesAnExistingOutputAndBadInput) {
+    scratch_dir cwd;
+    fs::create_directory(cwd.path() / "taken");
+    for (const std::string command : {"run", "serve"}) {
+        const auto r = run_cli({command, "-o", "taken", "--dry-run"}, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+        EXPECT_NE(r.err.find("already exists"), std::string::npos) << r.err;
+    }
+    auto r = run_cli({"run", "--audio", "missing.wav", "--dry-run"}, in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    r = run_cli({"replay", "nothing-here", "--dry-run"}, in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    r = run_cli({"merge", "nothing-here", "-o", "merged", "--dry-run"}, in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    r = run_cli({"native-mock", "--fault", "no-such-fault", "--dry-run"}, in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_EQ(cwd.listing(), "taken ");
+}
+
+TEST(CliDescriptors, TooLowALimitIsExitTwoInEveryCommand) {
+    // 40 descriptors, soft and hard: pacer cannot raise it, and every command that needs more
+    // refuses alike before it creates anything.
+    const std::vector<std::vector<std::string>> commands = {
+        {"run", "-c", "100", "-d", "1s", "-o", "out"},
+        {"run", "-c", "100", "-d", "1s", "-o", "out", "--dry-run"},
+        {"serve", "-c", "100", "-d", "1s", "-o", "out"},
+        {"mock", "--port", "0"},
+        {"native-mock", "--port", "0"},
+    };
+    for (const auto& args : commands) {
+        scratch_dir cwd;
+        auto o = in_dir(cwd.path());
+        o.nofile = 40;
+        const auto r = run_cli(args, o);
+        EXPECT_EQ(r.exit_code, 2) << args.front() << ":\n" << r.out << r.err;
+        const auto lines = r.err_lines();
+        ASSERT_EQ(lines.size(), 1u) << r.err;
+        EXPECT_NE(lines[0].find("file descriptors"), std::string::npos) << lines[0];
+        EXPECT_EQ(cwd.listing(), "");
+    }
+}
+
+TEST(CliTypo, AMistypedCommandNamesTheNearestOne) {
+    auto r = run_cli({"rnu", "-c", "2"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "pacer: unknown command 'rnu'; did you mean 'run'?\n");
+    r = run_cli({"serv"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "pacer: unknown command 'serv'; did you mean 'serve'?\n");
+    r = run_cli({"native-mok", "--port", "0"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err, "pacer: unknown command 'native-mok'; did you mean 'native-mock'?\n");
+    r = run_cli({"xyzzy"});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("unknown command 'xyzzy'; the commands are"), std::string::npos) << r.err;
+}
+
+} // namespace
+} // namespace pacer::test
