@@ -131,6 +131,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     ro.start_gate_lead = std::chrono::milliseconds(200);
     if (s.pacing == "lockstep" && !warmup)
         ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
+    ro.profile = &w.profile;
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
     const auto usage = runtime::read_process_usage();
