@@ -268,6 +268,7 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
+    summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
     if (mock)
         summary["mock"] = std::move(mock_stats);
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");

@@ -146,6 +146,28 @@ TEST(ReplayE2E, RunRefusesAProfileItCannotNegotiate) {
     }
 }
 
+TEST(ReplayE2E, WorkersOfAMultiProcessRunNegotiateAndRecordTheProfile) {
+    // `--processes`: each worker gets the profile, negotiates it and records it; the parent's
+    // pooled summary.json records it too. A worker's folder replays as MiniCPM-o unprompted.
+    mock_process mock({"--profile", "minicpmo"}, "native-mock");
+    temp_dir dir;
+    const auto run =
+        run_pacer({"run", "--url", mock.url(), "--profile", "minicpmo", "--processes", "2", "-c",
+                   "1", "-d", "1.5s", "--keep-traces", "-o", dir.path().string()});
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.out; // 3: a loaded CI host
+    EXPECT_EQ(read_json(dir / "summary.json").at("profile").as_string(), "minicpmo-native-pr2377");
+    const auto worker = dir / "worker-1";
+    EXPECT_EQ(at(read_json(worker / "summary.json"), {"config", "profile"}).as_string(),
+              "minicpmo-native-pr2377");
+    const auto replay = run_pacer({"replay", worker.string()});
+    EXPECT_TRUE(replay.exit_code == 0 || replay.exit_code == 1) << replay.out;
+    const auto report = read_json(worker / "report.json");
+    EXPECT_EQ(report.at("profile").as_string(), "minicpmo-native-pr2377");
+    for (const auto& c : report.at("cases").as_array())
+        EXPECT_EQ(strings(c.at("violations")), std::vector<std::string>{})
+            << boost::json::serialize(c);
+}
+
 TEST(ReplayE2E, MissingFolderIsBadInput) {
     temp_dir dir;
     const auto r = run_pacer({"replay", (dir / "nope").string()});
