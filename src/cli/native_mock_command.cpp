@@ -85,9 +85,9 @@ command add_native_mock_command(CLI::App& app) {
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
     sub->add_option("--profile", s->profile,
-                    "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously) or "
-                    "minicpmo (1000 ms units, 24000 Hz, silent while listening, replies to "
-                    "questions)")
+                    "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously, grants "
+                    "output audio) or minicpmo (1000 ms units, 24000 Hz, silent while listening, "
+                    "replies to questions, grants output audio and text)")
         ->capture_default_str();
     sub->add_option("--output-sample-rate", o.output_sample_rate,
                     "Hz of the output PCM16 (0: the profile's rate; another rate than the "

@@ -38,7 +38,7 @@ namespace json = boost::json;
 
 struct replay_settings {
     std::string dir;
-    std::string profile = "nemotron";
+    std::string profile; // empty: the profile the run recorded, else the default
     double startup_reserve_ms = 80;
     std::string output;
     bool dry_run = false;
@@ -84,6 +84,33 @@ std::optional<double> recorded_input_duration(const fs::path& run_dir) {
     if (!d || !d->is_number())
         return std::nullopt;
     return d->to_number<double>();
+}
+
+// The profile a run or serving level recorded in its summary.json (in `run_dir`): `profile`
+// (a level of `pacer serve`) or `config.profile` (`pacer run`). Nullptr: none recorded (an
+// older run, or no readable summary). A recorded name pacer does not know is bad input.
+const protocol::profile* recorded_profile(const fs::path& run_dir) {
+    std::error_code ec;
+    const fs::path summary = run_dir / "summary.json";
+    if (!fs::is_regular_file(summary, ec))
+        return nullptr;
+    std::ifstream in(summary, std::ios::binary);
+    std::ostringstream ss;
+    ss << in.rdbuf();
+    const json::value v = json::parse(ss.str(), ec);
+    if (ec || !v.is_object())
+        return nullptr;
+    const auto& o = v.get_object();
+    const json::value* name = o.if_contains("profile");
+    if (const auto* config = o.if_contains("config"); !name && config && config->is_object())
+        name = config->get_object().if_contains("profile");
+    if (!name)
+        return nullptr;
+    const auto* p = name->is_string() ? protocol::find_profile(name->get_string()) : nullptr;
+    if (!p || p->name == "qwen3-omni-half-duplex")
+        throw usage_error(fmt::format("{} records the profile {}, which replay does not check",
+                                      summary.string(), json::serialize(*name)));
+    return p;
 }
 
 // The reference export checks of PROTOCOL.md 3.2 between the receipts and the traced appends.
@@ -201,11 +228,28 @@ int run(const replay_settings& s) {
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
         throw usage_error(fmt::format("cannot read {}: no such folder", dir.string()));
-    const auto* profile = protocol::find_profile(s.profile);
-    if (!profile)
-        throw usage_error(fmt::format("--profile '{}' is unknown", s.profile));
-    if (profile->name == "qwen3-omni-half-duplex")
-        throw usage_error("--profile qwen3 uses the legacy protocol, which replay does not check");
+    // The profile: the one the run recorded; --profile may only repeat it (judging a session
+    // by another profile than the one its client negotiated would be meaningless).
+    const bool single_session = is_session_folder(dir);
+    fs::path folder = fs::absolute(dir).lexically_normal();
+    if (folder.filename().empty()) // `DIR/`: the folder itself, not an empty last name
+        folder = folder.parent_path();
+    const fs::path run_dir = single_session ? folder.parent_path() : dir;
+    const auto* recorded = recorded_profile(run_dir);
+    const protocol::profile* profile = recorded ? recorded : &protocol::default_profile();
+    if (!s.profile.empty()) {
+        profile = protocol::find_profile(s.profile);
+        if (!profile)
+            throw usage_error(fmt::format("--profile '{}' is unknown", s.profile));
+        if (profile->name == "qwen3-omni-half-duplex")
+            throw usage_error(
+                "--profile qwen3 uses the legacy protocol, which replay does not check");
+        if (recorded && recorded != profile)
+            throw usage_error(fmt::format(
+                "--profile {} contradicts the profile {} recorded in {}: drop --profile",
+                profile->name, recorded->name, (run_dir / "summary.json").string()));
+    }
+    const char* profile_source = recorded ? "recorded" : s.profile.empty() ? "default" : "flag";
     if (!(s.startup_reserve_ms >= 0))
         throw usage_error("--startup-reserve-ms must be >= 0");
     const fs::path output = s.output.empty() ? dir / "report.json" : fs::path(s.output);
@@ -216,11 +260,10 @@ int run(const replay_settings& s) {
 
     std::vector<std::pair<std::string, fs::path>> sessions;
     std::optional<double> input_duration;
-    if (is_session_folder(dir)) {
-        const auto name = fs::absolute(dir).lexically_normal().filename().string();
+    if (single_session) {
+        const auto name = folder.filename().string();
         sessions.emplace_back(name.empty() ? std::string("session") : name, dir);
-        input_duration =
-            recorded_input_duration(fs::absolute(dir).lexically_normal().parent_path());
+        input_duration = recorded_input_duration(run_dir);
     } else {
         for (const auto& entry : fs::directory_iterator(dir, ec))
             if (entry.is_directory() && is_session_name(entry.path().filename().string()))
@@ -263,6 +306,7 @@ int run(const replay_settings& s) {
     report["schema_version"] = 1;
     report["command"] = "replay";
     report["profile"] = profile->name;
+    report["profile_source"] = profile_source;
     report["source"] = dir.string();
     report["config"] = {
         {"startup_reserve_s", context.startup_reserve_s},
@@ -278,6 +322,10 @@ int run(const replay_settings& s) {
                          {"not_exercised", not_exercised}};
     write_new_file(output, json::serialize(report) + "\n");
 
+    fmt::print("profile {} ({})\n", profile->name,
+               recorded            ? "recorded in " + (run_dir / "summary.json").string()
+               : s.profile.empty() ? std::string("the default: no profile recorded")
+                                   : std::string("--profile"));
     for (const auto& [id, row] : rows)
         fmt::print("{:<12} {}\n", id, row);
     fmt::print("{} of {} cases passed ({} failed, {} not exercised); report: {}\n", passed,
@@ -302,8 +350,9 @@ command add_replay_command(CLI::App& app) {
         ->required();
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (nemotron-voicechat-pr2188) or minicpmo "
-                    "(minicpmo-native-pr2377)")
-        ->capture_default_str();
+                    "(minicpmo-native-pr2377). Default: the profile the run recorded in its "
+                    "summary.json, or nemotron when it recorded none. A --profile that "
+                    "contradicts the recorded one is refused");
     sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
                     "Playback startup reserve of the underrun simulation")
         ->check(number_in(0, max_ms))

@@ -8,6 +8,7 @@
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/protocol/events.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
@@ -53,6 +54,7 @@ struct run_settings {
     std::string duration = "30s";
     std::string audio;
     std::string url;
+    std::string profile = "nemotron";
     std::size_t threads = 1;
     std::string output;
     bool keep_traces = false;
@@ -254,6 +256,8 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
     }
     if (s.keep_traces)
         a.push_back("--keep-traces");
+    a.push_back("--profile");
+    a.push_back(s.profile);
     if (s.inject_stall_ms > 0) {
         a.push_back("--inject-stall-ms");
         a.push_back(fmt::format("{}", s.inject_stall_ms));
@@ -384,6 +388,7 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
+    summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
     if (mock)
         summary["mock"] = std::move(mock_stats);
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
@@ -529,6 +534,16 @@ int run(const run_settings& s) {
         throw usage_error("--stagger-ms must be >= 0");
     if (s.processes == 0)
         throw usage_error("--processes must be at least 1");
+    const auto* profile = protocol::find_profile(s.profile);
+    if (!profile || profile->name == "qwen3-omni-half-duplex")
+        throw usage_error(
+            fmt::format("--profile '{}' is not known: use nemotron or minicpmo (or their full "
+                        "names; the legacy qwen3 protocol is not spoken)",
+                        s.profile));
+    if (s.url.empty() && profile != &protocol::default_profile())
+        throw usage_error(fmt::format("--profile {} needs --url: the built-in probe mock serves "
+                                      "the nemotron profile only",
+                                      s.profile));
     // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
     std::optional<runtime::shard> shard;
     try {
@@ -720,6 +735,7 @@ int run(const run_settings& s) {
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
     ro.timeout = std::chrono::duration_cast<duration>(*timeout);
     ro.trace_root = out;
+    ro.profile = profile;
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
@@ -741,6 +757,7 @@ int run(const run_settings& s) {
                          {"input", s.audio.empty() ? "silence" : s.audio},
                          {"input_duration_s", to_seconds(input_length)},
                          {"url", url},
+                         {"profile", profile->name},
                          {"timeout_s", to_seconds(ro.timeout)},
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
@@ -951,6 +968,11 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
                     "probe mock in this process on its own thread");
+    sub->add_option("--profile", s->profile,
+                    "Server profile the sessions negotiate (the output modalities of "
+                    "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "
+                    "and text; needs --url). Recorded in summary.json for pacer replay")
+        ->capture_default_str();
     sub->add_option("-t,--threads", s->threads,
                     "Session contexts: single-threaded io_contexts, one thread each")
         ->check(whole_number(1, max_threads))

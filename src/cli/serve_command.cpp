@@ -142,6 +142,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     ro.start_gate_lead = std::chrono::milliseconds(200);
     if (s.pacing == "lockstep" && !warmup)
         ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
+    ro.profile = &w.profile;
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
     const auto usage = runtime::read_process_usage();
@@ -808,8 +809,9 @@ command add_serve_command(CLI::App& app) {
     sub->add_option("-d,--duration", s->duration, "Silent input per session when no --audio")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
-                    "Server profile: nemotron (VoiceChat, 80 ms units, 22.05 kHz, continuous) "
-                    "or minicpmo (1000 ms units, 24 kHz, replies per question)")
+                    "Server profile: nemotron (VoiceChat, 80 ms units, 22.05 kHz, continuous, "
+                    "output audio) or minicpmo (1000 ms units, 24 kHz, replies per question, "
+                    "output audio and text). The sessions negotiate it; the levels record it")
         ->capture_default_str();
     sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
         ->capture_default_str();

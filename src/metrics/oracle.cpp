@@ -152,6 +152,13 @@ json::object required_capabilities(const protocol::profile& p) {
     c["supports_truncate"] = false;
     c["native_unit_ms"] = p.unit_ms;
     c["output_audio_format"] = json::object{{"type", "audio/pcm"}, {"rate", p.output_sample_rate}};
+    // Exactly the profile's list, in its order (the strictest reference rule: VoiceChat
+    // `["audio"]`, MiniCPM-o `["audio","text"]`). A grant that passes it also passes the
+    // later, looser references (a list of strings holding "audio").
+    json::array modalities;
+    for (const auto m : p.output_modalities)
+        modalities.emplace_back(m);
+    c["output_modalities"] = std::move(modalities);
     return c;
 }
 
@@ -389,15 +396,6 @@ private:
                 check(same_typed(granted->if_contains(name), kv.value()),
                       fmt::format("unsupported capability: {}", name));
             }
-            const auto* mods = granted->if_contains("output_modalities");
-            bool ok = mods && mods->is_array();
-            bool has_audio = false;
-            if (ok)
-                for (const auto& m : mods->get_array()) {
-                    ok = ok && m.is_string();
-                    has_audio = has_audio || (m.is_string() && m.get_string() == "audio");
-                }
-            check(ok && has_audio, "unsupported capability: output_modalities");
         }
         updated_ = true;
     }

@@ -15,10 +15,15 @@ namespace pacer::protocol {
 
 namespace {
 
+// The output modalities of the reference profiles: VoiceChat speaks audio only; MiniCPM-o
+// asks for audio and text, and its session is granted both.
+constexpr std::array<std::string_view, 1> audio_only{"audio"};
+constexpr std::array<std::string_view, 2> audio_and_text{"audio", "text"};
+
 constexpr std::array<profile, 3> profiles{{
-    {"nemotron-voicechat-pr2188", "nemotron", 80, 22050, true, true},
-    {"minicpmo-native-pr2377", "minicpmo", 1000, 24000, false, false},
-    {"qwen3-omni-half-duplex", "qwen3", 20, 24000, false, false},
+    {"nemotron-voicechat-pr2188", "nemotron", 80, 22050, true, true, audio_only},
+    {"minicpmo-native-pr2377", "minicpmo", 1000, 24000, false, false, audio_and_text},
+    {"qwen3-omni-half-duplex", "qwen3", 20, 24000, false, false, audio_only},
 }};
 
 std::uint64_t splitmix64(std::uint64_t& state) {
@@ -94,10 +99,25 @@ std::uint64_t unique_id_seed(std::uint64_t salt) {
     return splitmix64(state);
 }
 
-std::string session_update(std::string_view event_id) {
+std::string output_modalities_json(const profile& p) {
+    std::string out = "[";
+    for (const auto m : p.output_modalities) {
+        if (out.size() > 1)
+            out += ',';
+        out += '"';
+        out += m; // plain lowercase words: nothing to escape
+        out += '"';
+    }
+    out += ']';
+    return out;
+}
+
+std::string session_update(std::string_view event_id, const profile& p) {
     std::string out = R"({"type":"session.update",)";
     append_event_id(out, event_id);
-    out += R"(,"session":{"output_modalities":["audio"]}})";
+    out += R"(,"session":{"output_modalities":)";
+    out += output_modalities_json(p);
+    out += "}}";
     return out;
 }
 

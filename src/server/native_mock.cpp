@@ -11,6 +11,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <deque>
@@ -140,7 +142,12 @@ public:
                      : peer_fault::none),
           unit_ms_(static_cast<std::uint64_t>(options_.profile->unit_ms)),
           unit_bytes_(unit_ms_ * input_bytes_per_ms),
-          rate_(static_cast<std::uint64_t>(options_.output_sample_rate)) {}
+          rate_(static_cast<std::uint64_t>(options_.output_sample_rate)),
+          text_(std::ranges::equal(options_.profile->output_modalities,
+                                   std::array<std::string_view, 1>{"audio"})
+                    ? "output_audio_transcript"
+                    : "output_text"),
+          text_field_(text_ == "output_text" ? "text" : "transcript") {}
 
     asio::awaitable<void> run() {
         using namespace asio::experimental::awaitable_operators;
@@ -246,8 +253,9 @@ private:
         event(immediate_,
               R"("type":"session.updated","client_event_id":"{}","session":{{"id":"{}",)"
               R"("object":"realtime.session","type":"realtime","model":"pacer-native-mock",)"
-              R"("output_modalities":["audio"],"sglang":{{"granted":{}}}}})",
-              client_id, session_id_, mock_.granted);
+              R"("output_modalities":{},"sglang":{{"granted":{}}}}})",
+              client_id, session_id_, protocol::output_modalities_json(*options_.profile),
+              mock_.granted);
     }
 
     void on_append(const boost::json::object& e, const std::string& client_id, time_point now) {
@@ -457,9 +465,9 @@ private:
                         static_cast<double>(unit_ms_));
         const std::string text = fmt::format("answer {} ", replies_);
         event(out,
-              R"("type":"response.output_audio_transcript.delta","response_id":"{}",)"
+              R"("type":"response.{}.delta","response_id":"{}",)"
               R"("item_id":"{}","output_index":0,"content_index":0,"delta":"{}")",
-              id, item, text);
+              text_, id, item, text);
         finish_response(out, id, item, text);
     }
 
@@ -482,9 +490,9 @@ private:
         const std::string text = fmt::format("w{} ", unit);
         transcript_ += text;
         event(out,
-              R"("type":"response.output_audio_transcript.delta","response_id":"{}",)"
+              R"("type":"response.{}.delta","response_id":"{}",)"
               R"("item_id":"{}","output_index":0,"content_index":0,"delta":"{}")",
-              response, item, text);
+              text_, response, item, text);
     }
 
     // output_audio.done, transcript.done, response.done completed/stop.
@@ -495,15 +503,19 @@ private:
               R"("output_index":0,"content_index":0)",
               id, item);
         event(out,
-              R"("type":"response.output_audio_transcript.done","response_id":"{}",)"
-              R"("item_id":"{}","output_index":0,"content_index":0,"transcript":"{}")",
-              id, item, transcript);
+              R"("type":"response.{}.done","response_id":"{}",)"
+              R"("item_id":"{}","output_index":0,"content_index":0,"{}":"{}")",
+              text_, id, item, text_field_, transcript);
+        const std::string text_part =
+            text_ == "output_text"
+                ? fmt::format(R"({{"type":"output_text","text":"{}"}},)", transcript)
+                : std::string();
         event(out,
               R"("type":"response.done","response":{{"id":"{}","object":"realtime.response",)"
               R"("status":"completed","status_details":{{"reason":"stop"}},"output":[{{"id":)"
               R"("{}","object":"realtime.item","type":"message","role":"assistant","content":)"
-              R"([{{"type":"output_audio","transcript":"{}"}}]}}],"usage":{{}}}})",
-              id, item, transcript);
+              R"([{}{{"type":"output_audio","transcript":"{}"}}]}}],"usage":{{}}}})",
+              id, item, text_part, transcript);
         ++mock_.responses;
     }
 
@@ -540,6 +552,9 @@ private:
     const std::string session_id_;
     const peer_fault fault_;
     const std::uint64_t unit_ms_, unit_bytes_, rate_;
+    // As the real server names its text events: audio transcripts when the session was granted
+    // audio alone, text output when it was granted text as well.
+    const std::string_view text_, text_field_;
 
     std::string immediate_;          // acknowledgements: out at the next write
     std::deque<output_job> pending_; // unit output and what must stay behind it
@@ -559,11 +574,15 @@ private:
     std::vector<std::uint8_t> pcm_;
 };
 
+} // namespace
+
 std::string granted_capabilities(const native_mock_options& o) {
+    // The profile's output modalities, exactly: the reference oracle of the MiniCPM-o profile
+    // that asks for audio and text fails a grant of audio alone.
     return fmt::format(
         R"({{"interaction":"native","native_full_duplex":true,"proactive_output":false,)"
         R"("turn_control":[null],"client_commit":false,"input_modalities":["audio"],)"
-        R"("output_modalities":["audio"],"input_audio_format":{{"type":"audio/pcm","rate":16000}},)"
+        R"("output_modalities":{},"input_audio_format":{{"type":"audio/pcm","rate":16000}},)"
         R"("output_audio_format":{{"type":"audio/pcm","rate":{}}},"native_unit_ms":{},)"
         R"("first_unit_ms":{},"microturn_ms":null,"tail_policy":"pad",)"
         R"("supports_server_interrupt":false,"supports_truncate":false,"supports_resume":false,)"
@@ -572,8 +591,11 @@ std::string granted_capabilities(const native_mock_options& o) {
         R"("max_output_bytes":4194304,"max_output_events":256,"max_responses":128,)"
         R"("max_segments":256,"max_history_chars":65536,"session_timeout_s":240,)"
         R"("cleanup_timeout_s":30}}}})",
-        o.output_sample_rate, o.profile->unit_ms, o.profile->unit_ms);
+        protocol::output_modalities_json(*o.profile), o.output_sample_rate, o.profile->unit_ms,
+        o.profile->unit_ms);
 }
+
+namespace {
 
 asio::awaitable<void> native_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
     native_session session(*this, ws, index);

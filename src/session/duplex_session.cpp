@@ -313,7 +313,8 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
     auto& c = *ctx;
     auto& r = c.result;
     if (co_await c.settle(server_event::session_created)) {
-        if (!co_await c.send(protocol::session_update(c.ids.next())))
+        const auto& profile = c.options.profile ? *c.options.profile : protocol::default_profile();
+        if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
             co_return;
     }
     if (co_await c.settle(server_event::session_updated)) {

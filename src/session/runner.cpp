@@ -136,6 +136,7 @@ run_outcome run_duplex(const run_options& options) {
             so.start_delay = offset;
         }
         so.lockstep_unit_bytes = options.lockstep_unit_bytes;
+        so.profile = options.profile;
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         return so;

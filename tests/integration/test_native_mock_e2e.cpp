@@ -52,15 +52,19 @@ struct mock_run {
 std::unique_ptr<mock_run> run_and_replay(std::vector<std::string> mock_flags, int sessions,
                                          const std::string& input,
                                          std::vector<std::string> replay_flags = {},
-                                         const std::string& timeout = "10s") {
+                                         const std::string& timeout = "10s",
+                                         const std::vector<std::string>& run_flags = {}) {
     auto r = std::make_unique<mock_run>();
     fs::create_directories(r->out.path());
     const auto stats = r->out / "mock-stats.json";
     mock_flags.insert(mock_flags.end(), {"--stats-output", stats.string()});
     mock_process mock(mock_flags, "native-mock");
     const auto run_dir = r->out / "run";
-    r->run = run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", input,
-                        "--timeout", timeout, "--keep-traces", "-o", run_dir.string()});
+    std::vector<std::string> run_args{
+        "run",       "--url", mock.url(),      "-c", std::to_string(sessions), "-d", input,
+        "--timeout", timeout, "--keep-traces", "-o", run_dir.string()};
+    run_args.insert(run_args.end(), run_flags.begin(), run_flags.end());
+    r->run = run_pacer(run_args);
     EXPECT_EQ(mock.stop(), 0);
     r->mock_stats = read_json(stats);
     replay_flags.insert(replay_flags.begin(), {"replay", run_dir.string()});
@@ -120,6 +124,14 @@ TEST(NativeMockE2E, NemotronSessionsPassTheOracle) {
     EXPECT_EQ(r->mock_stats.at("sessions_completed").to_number<int>(), 3);
     EXPECT_EQ(r->mock_stats.at("units").to_number<int>(), 75);
     EXPECT_EQ(r->mock_stats.at("profile").as_string(), "nemotron-voicechat-pr2188");
+    // The run recorded its (default) profile; the replay took it from there.
+    EXPECT_EQ(r->report.at("profile").as_string(), "nemotron-voicechat-pr2188");
+    EXPECT_EQ(r->report.at("profile_source").as_string(), "recorded");
+    for (const auto& l : read_jsonl(r->trace(r->cases()[0])))
+        if (at(l, {"event", "type"}).as_string() == "session.update") {
+            EXPECT_EQ(boost::json::serialize(at(l, {"event", "session"})),
+                      R"({"output_modalities":["audio"]})");
+        }
 }
 
 TEST(NativeMockE2E, BurstsReleaseUnitsTogetherAndPass) {
@@ -166,14 +178,34 @@ TEST(NativeMockE2E, HeldBurstAndTailLeaveWithTheEndOfInput) {
 TEST(NativeMockE2E, MiniCpmRepliesToQuestionsAndPasses) {
     // 3.5 s of 1000 ms units: units 0-2 whole, unit 3 a 500 ms tail. Every second unit ends a
     // question: a reply after unit 1 (mid-stream) and after unit 3 (at the end of input).
-    const auto r = run_and_replay({"--profile", "minicpmo", "--question-every", "2"}, 2, "3.5s",
-                                  {"--profile", "minicpmo"});
+    // The run negotiates the profile and records it; the replay, without --profile, judges
+    // the sessions as MiniCPM-o.
+    const auto r = run_and_replay({"--profile", "minicpmo", "--question-every", "2"}, 2, "3.5s", {},
+                                  "10s", {"--profile", "minicpmo"});
     expect_run_complete(*r);
     ASSERT_EQ(r->cases().size(), 2u);
     expect_every_case_passes(*r);
     EXPECT_EQ(r->report.at("profile").as_string(), "minicpmo-native-pr2377");
+    EXPECT_EQ(r->report.at("profile_source").as_string(), "recorded");
     for (const auto& c : r->cases()) {
+        // The client asked for audio and text, the mock granted both, and named its text
+        // events as a session granted text does.
+        for (const auto& l : read_jsonl(r->trace(c))) {
+            const auto type = at(l, {"event", "type"}).as_string();
+            if (type == "session.update") {
+                EXPECT_EQ(boost::json::serialize(at(l, {"event", "session"})),
+                          R"({"output_modalities":["audio","text"]})");
+            }
+            if (type == "session.updated") {
+                EXPECT_EQ(boost::json::serialize(at(
+                              l, {"event", "session", "sglang", "granted", "output_modalities"})),
+                          R"(["audio","text"])");
+            }
+        }
         const auto received = types(r->trace(c), "receive");
+        EXPECT_EQ(count(received, "response.output_text.delta"), 2u);
+        EXPECT_EQ(count(received, "response.output_text.done"), 2u);
+        EXPECT_EQ(count(received, "response.output_audio_transcript.delta"), 0u);
         EXPECT_EQ(count(received, "sglang.unit.done"), 4u);
         EXPECT_EQ(count(received, "response.created"), 2u);
         EXPECT_EQ(count(received, "response.done"), 2u);

@@ -3,9 +3,13 @@
 // `accepted`, no response.created/done, unit.done without media_time), so the oracle must fail
 // each of its sessions with exactly these violations.
 
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -48,6 +52,7 @@ TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
     ASSERT_TRUE(fs::exists(dir / "report.json")) << replay.out;
     const auto report = read_json(dir / "report.json").as_object();
     EXPECT_EQ(report.at("profile").as_string(), "nemotron-voicechat-pr2188");
+    EXPECT_EQ(report.at("profile_source").as_string(), "recorded"); // run's config.profile
     EXPECT_DOUBLE_EQ(report.at("config").at("input_duration_s").to_number<double>(), 1.0);
     const auto& cases = report.at("cases").as_array();
     ASSERT_EQ(cases.size(), 2u);
@@ -94,6 +99,27 @@ TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
     ASSERT_EQ(one_report.at("cases").as_array().size(), 1u);
     EXPECT_EQ(strings(one_report.at("cases").as_array()[0].at("violations")), expected);
 
+    // An older run recorded no profile: the default judges it, and replay says so. Nothing
+    // recorded, nothing to contradict: --profile is then free.
+    auto run_summary = read_json(dir / "summary.json");
+    run_summary.as_object()["config"].as_object().erase("profile");
+    std::ofstream(dir / "summary.json", std::ios::trunc) << boost::json::serialize(run_summary);
+    const auto older = dir / "older.json";
+    const auto unrecorded = run_pacer({"replay", dir.path().string(), "--output", older.string()});
+    EXPECT_EQ(unrecorded.exit_code, 1) << unrecorded.out;
+    EXPECT_NE(unrecorded.out.find("profile nemotron-voicechat-pr2188 (the default: no profile "
+                                  "recorded)"),
+              std::string::npos)
+        << unrecorded.out;
+    EXPECT_EQ(read_json(older).at("profile_source").as_string(), "default");
+    const auto flagged = dir / "flagged.json";
+    EXPECT_EQ(run_pacer({"replay", dir.path().string(), "--profile", "minicpmo", "--output",
+                         flagged.string()})
+                  .exit_code,
+              1);
+    EXPECT_EQ(read_json(flagged).at("profile").as_string(), "minicpmo-native-pr2377");
+    EXPECT_EQ(read_json(flagged).at("profile_source").as_string(), "flag");
+
     // A session without its receipts is bad input: exit 2, nothing written.
     fs::remove(dir / "session-000" / "input-send-receipts.json");
     const auto missing_receipts = dir / "missing.json";
@@ -101,6 +127,45 @@ TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
         run_pacer({"replay", dir.path().string(), "--output", missing_receipts.string()}).exit_code,
         2);
     EXPECT_FALSE(fs::exists(missing_receipts));
+}
+
+TEST(ReplayE2E, RunRefusesAProfileItCannotNegotiate) {
+    // The built-in probe mock serves the nemotron profile only; qwen3 is not the native
+    // protocol; a bogus name is bad input. Each: one line, exit 2, no output folder.
+    temp_dir dir;
+    for (const std::vector<std::string>& extra : {std::vector<std::string>{"--profile", "minicpmo"},
+                                                  std::vector<std::string>{"--profile", "qwen3"},
+                                                  std::vector<std::string>{"--profile", "bogus"}}) {
+        std::vector<std::string> args{"run", "-c", "1", "-d", "1s", "-o", dir.path().string()};
+        args.insert(args.end(), extra.begin(), extra.end());
+        const auto r = run_pacer(args);
+        EXPECT_EQ(r.exit_code, 2) << r.out;
+        EXPECT_EQ(r.out.rfind("pacer: --profile ", 0), 0u) << r.out;
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+        EXPECT_FALSE(fs::exists(dir.path()));
+    }
+}
+
+TEST(ReplayE2E, WorkersOfAMultiProcessRunNegotiateAndRecordTheProfile) {
+    // `--processes`: each worker gets the profile, negotiates it and records it; the parent's
+    // pooled summary.json records it too. A worker's folder replays as MiniCPM-o unprompted.
+    mock_process mock({"--profile", "minicpmo"}, "native-mock");
+    temp_dir dir;
+    const auto run =
+        run_pacer({"run", "--url", mock.url(), "--profile", "minicpmo", "--processes", "2", "-c",
+                   "1", "-d", "1.5s", "--keep-traces", "-o", dir.path().string()});
+    ASSERT_TRUE(run.exit_code == 0 || run.exit_code == 3) << run.out; // 3: a loaded CI host
+    EXPECT_EQ(read_json(dir / "summary.json").at("profile").as_string(), "minicpmo-native-pr2377");
+    const auto worker = dir / "worker-1";
+    EXPECT_EQ(at(read_json(worker / "summary.json"), {"config", "profile"}).as_string(),
+              "minicpmo-native-pr2377");
+    const auto replay = run_pacer({"replay", worker.string()});
+    EXPECT_TRUE(replay.exit_code == 0 || replay.exit_code == 1) << replay.out;
+    const auto report = read_json(worker / "report.json");
+    EXPECT_EQ(report.at("profile").as_string(), "minicpmo-native-pr2377");
+    for (const auto& c : report.at("cases").as_array())
+        EXPECT_EQ(strings(c.at("violations")), std::vector<std::string>{})
+            << boost::json::serialize(c);
 }
 
 TEST(ReplayE2E, MissingFolderIsBadInput) {

@@ -92,6 +92,8 @@ TEST(ServeE2E, SmallSweepWritesEveryFieldAndReplaysAsPass) {
     // reason only, and then its input timing says so and the exit status follows the verdicts.
     const auto replay = run_pacer({"replay", (out / "c4").string()});
     const auto report = read_json(out / "c4" / "report.json");
+    EXPECT_EQ(at(report, {"profile"}).as_string(), "nemotron-voicechat-pr2188");
+    EXPECT_EQ(at(report, {"profile_source"}).as_string(), "recorded");
     bool all_pass = true;
     for (const auto& c : at(report, {"cases"}).as_array()) {
         SCOPED_TRACE(json::serialize(c));
@@ -215,6 +217,84 @@ TEST(ServeE2E, LockstepWaitsForEveryUnitOfAPerUnitProfile) {
     ASSERT_GE(unit_done.size(), 2u);
     EXPECT_GE(append_start[13], unit_done[0]); // unit 0 ends with packet 12 (1000 ms / 80)
     EXPECT_GE(append_start[25], unit_done[1]); // unit 1 ends with packet 24
+}
+
+// Every case's protocol verdict is clean; a case may fail only for the client's own input
+// timing on a loaded host (see SmallSweep).
+void expect_no_violation(const json::value& report) {
+    for (const auto& c : at(report, {"cases"}).as_array()) {
+        SCOPED_TRACE(json::serialize(c));
+        EXPECT_TRUE(at(c, {"violations"}).as_array().empty());
+        if (at(c, {"status"}).as_string() == "pass")
+            continue;
+        for (const auto& e : at(c, {"errors"}).as_array())
+            EXPECT_EQ(std::string(e.as_string()).rfind("input pacing deviation ", 0), 0u);
+    }
+}
+
+TEST(ServeE2E, MiniCpmLevelReplaysAsMiniCpmWithoutProfile) {
+    // `pacer native-mock --profile minicpmo` as its own process; the level's traces are kept.
+    mock_process mock({"--profile", "minicpmo"}, "native-mock");
+    temp_dir out;
+    const auto r =
+        run_pacer(serve_args(mock, out, {"--profile", "minicpmo", "-c", "2", "-d", "2.5s"}));
+    ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out; // 3: a loaded CI host
+    const fs::path level = out / "c2";
+    EXPECT_EQ(at(read_json(level / "summary.json"), {"profile"}).as_string(),
+              "minicpmo-native-pr2377");
+    // What the client asked for and the mock granted: the profile's audio and text.
+    for (const auto& l : read_jsonl(level / "session-000" / "trace.jsonl")) {
+        const auto type = at(l, {"event", "type"}).as_string();
+        if (type == "session.update") {
+            EXPECT_EQ(json::serialize(at(l, {"event", "session"})),
+                      R"({"output_modalities":["audio","text"]})");
+        }
+        if (type == "session.updated") {
+            EXPECT_EQ(json::serialize(
+                          at(l, {"event", "session", "sglang", "granted", "output_modalities"})),
+                      R"(["audio","text"])");
+        }
+    }
+
+    // No --profile: the level's recorded profile judges it, and the oracle finds nothing.
+    const auto replay = run_pacer({"replay", level.string()});
+    EXPECT_TRUE(replay.exit_code == 0 || replay.exit_code == 1) << replay.out;
+    EXPECT_NE(replay.out.find("profile minicpmo-native-pr2377 (recorded in "), std::string::npos)
+        << replay.out;
+    const auto report = read_json(level / "report.json");
+    EXPECT_EQ(at(report, {"profile"}).as_string(), "minicpmo-native-pr2377");
+    EXPECT_EQ(at(report, {"profile_source"}).as_string(), "recorded");
+    ASSERT_EQ(at(report, {"cases"}).as_array().size(), 2u);
+    expect_no_violation(report);
+    for (const auto& c : at(report, {"cases"}).as_array())
+        EXPECT_TRUE(c.as_object().contains("units")) << json::serialize(c); // per-unit metrics
+
+    // One session folder (named with a trailing slash): the profile comes from its level's
+    // summary.json.
+    const auto single = out / "single.json";
+    const auto one =
+        run_pacer({"replay", (level / "session-001").string() + "/", "--output", single.string()});
+    EXPECT_TRUE(one.exit_code == 0 || one.exit_code == 1) << one.out;
+    EXPECT_EQ(at(read_json(single), {"profile"}).as_string(), "minicpmo-native-pr2377");
+    EXPECT_EQ(at(read_json(single), {"cases"}).as_array()[0].at("id").as_string(), "session-001");
+    expect_no_violation(read_json(single));
+
+    // --profile may repeat the recorded profile (alias or full name), never contradict it.
+    const auto same = out / "same.json";
+    const auto agreed =
+        run_pacer({"replay", level.string(), "--profile", "minicpmo", "--output", same.string()});
+    EXPECT_TRUE(agreed.exit_code == 0 || agreed.exit_code == 1) << agreed.out;
+    EXPECT_EQ(at(read_json(same), {"profile"}).as_string(), "minicpmo-native-pr2377");
+    const auto other = out / "other.json";
+    const auto refused =
+        run_pacer({"replay", level.string(), "--profile", "nemotron", "--output", other.string()});
+    EXPECT_EQ(refused.exit_code, 2) << refused.out;
+    EXPECT_NE(refused.out.find("pacer: --profile nemotron-voicechat-pr2188 contradicts the "
+                               "profile minicpmo-native-pr2377 recorded in "),
+              std::string::npos)
+        << refused.out;
+    EXPECT_EQ(std::count(refused.out.begin(), refused.out.end(), '\n'), 1) << refused.out;
+    EXPECT_FALSE(fs::exists(other));
 }
 
 TEST(ServeE2E, WithoutUrlTheBuiltInNativeMockOfTheProfileServes) {

@@ -4,6 +4,7 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/server/native_mock.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -542,6 +543,156 @@ TEST(Oracle, MissingGrantedCapability) {
     const std::vector<std::string> expected{"unsupported capability: native_unit_ms",
                                             "unsupported capability: output_modalities"};
     EXPECT_EQ(r.violations, expected) << all(r);
+}
+
+// --- profile capabilities ---------------------------------------------------------------
+//
+// The granted `output_modalities` must be the profile's list exactly (the reference rule that
+// is strictest): `["audio"]` for VoiceChat, `["audio","text"]` for MiniCPM-o.
+
+// The granted capabilities pacer's native mock sends for `profile` (at its output rate).
+json::object mock_grant(const protocol::profile& profile) {
+    server::native_mock_options o;
+    o.profile = &profile;
+    o.output_sample_rate = profile.output_sample_rate;
+    return json::parse(server::granted_capabilities(o)).as_object();
+}
+
+// A MiniCPM-o session that never speaks, as pacer's client and native mock record it: the
+// client's own `session.update`, the mock's grant, 8 appends (640 ms) and one tail unit of
+// 640 ms (padded to the 1000 ms unit) at the end of input.
+std::vector<trace_line> silent_per_unit_session(const protocol::profile& profile,
+                                                const json::object& grant) {
+    std::vector<trace_line> t;
+    double now = 10.0;
+    std::size_t client = 0, server = 0;
+    auto add = [&](std::string dir, json::object e) {
+        now += 0.0005;
+        trace_line l;
+        l.direction = std::move(dir);
+        l.time_s = now;
+        l.event = std::move(e);
+        l.line = t.size() + 1;
+        t.push_back(std::move(l));
+    };
+    auto send = [&](json::object e) {
+        const auto id = fmt::format("{:032x}", ++client);
+        e["event_id"] = id;
+        add("send", std::move(e));
+        return id;
+    };
+    auto receive = [&](json::object e) {
+        e["event_id"] = fmt::format("server_{}", server++);
+        add("receive", std::move(e));
+    };
+    const json::object session{{"id", "sess_0"},
+                               {"object", "realtime.session"},
+                               {"type", "realtime"},
+                               {"model", "pacer-native-mock"}};
+    auto created = session;
+    created["sglang"] = {{"granted", nullptr}};
+    receive({{"type", "session.created"}, {"session", created}});
+    auto update = json::parse(protocol::session_update(fmt::format("{:032x}", ++client), profile))
+                      .as_object();
+    const std::string update_id(update.at("event_id").as_string());
+    add("send", std::move(update));
+    auto updated = session;
+    updated["output_modalities"] = grant.at("output_modalities");
+    updated["sglang"] = {{"granted", grant}};
+    receive({{"type", "session.updated"}, {"client_event_id", update_id}, {"session", updated}});
+    std::size_t pcm = 0;
+    for (std::int64_t seq = 0; seq < 8; ++seq) {
+        now = 11.0 + 0.08 * static_cast<double>(seq);
+        const auto id =
+            send({{"type", "input_audio_buffer.append"},
+                  {"audio", pcm_b64(unit_bytes / 2)},
+                  {"sglang", {{"seq", seq}, {"t_start_ms", static_cast<double>(pcm) / 32.0}}}});
+        pcm += unit_bytes;
+        receive({{"type", "sglang.input_audio.accepted"},
+                 {"seq", seq},
+                 {"accepted_end_ms", static_cast<double>(pcm) / 32.0},
+                 {"client_event_id", id}});
+    }
+    const auto eos = send({{"type", "sglang.input_audio.end"}});
+    receive({{"type", "sglang.input_audio.ended"},
+             {"accepted_end_ms", 640.0},
+             {"tail_policy", "pad"},
+             {"client_event_id", eos}});
+    receive(
+        {{"type", "sglang.unit.done"},
+         {"unit_id", "unit_0"},
+         {"sglang",
+          {{"unit_id", "unit_0"}, {"media_time", {{"t_start_ms", 0}, {"duration_ms", 640.0}}}}}});
+    receive({{"type", "sglang.input_audio.drained"},
+             {"accepted_end_ms", 640.0},
+             {"consumed_ms", 640.0},
+             {"discarded_ms", 0},
+             {"padding_ms", 360.0},
+             {"client_event_id", eos}});
+    const auto close = send({{"type", "session.close"}});
+    receive({{"type", "session.closed"}, {"reason", "client_closed"}, {"client_event_id", close}});
+    return t;
+}
+
+const protocol::profile& minicpmo() {
+    return *protocol::find_profile("minicpmo");
+}
+
+TEST(Oracle, MiniCpmTraceWithTheNativeMocksGrantPasses) {
+    const auto grant = mock_grant(minicpmo());
+    EXPECT_EQ(json::serialize(grant.at("output_modalities")), R"(["audio","text"])");
+    const auto t = silent_per_unit_session(minicpmo(), grant);
+    // The client asked for what the profile grants.
+    EXPECT_EQ(json::serialize(t[1].event.at("session")),
+              R"({"output_modalities":["audio","text"]})");
+    const auto r = evaluate_trace(t, minicpmo());
+    EXPECT_EQ(r.verdict, "pass") << all(r); // not continuous: no overlap needed
+    EXPECT_TRUE(r.violations.empty()) << all(r);
+}
+
+TEST(Oracle, MiniCpmGrantWithoutTextFailsOnOutputModalities) {
+    // What pacer's mock granted before: audio alone. The reference oracle of the MiniCPM-o
+    // profile fails it, and so does pacer's; so does any other list than the profile's.
+    for (const char* wrong : {R"(["audio"])", R"(["text","audio"])", R"(["audio","text","x"])",
+                              R"(["audio",1])", R"("audio")", R"([])"}) {
+        auto grant = mock_grant(minicpmo());
+        grant["output_modalities"] = json::parse(wrong);
+        const auto r = evaluate_trace(silent_per_unit_session(minicpmo(), grant), minicpmo());
+        EXPECT_EQ(r.verdict, "fail") << wrong;
+        EXPECT_EQ(r.violations,
+                  std::vector<std::string>{"unsupported capability: output_modalities"})
+            << wrong << ": " << all(r);
+    }
+}
+
+TEST(Oracle, VoiceChatGrantMustBeAudioAlone) {
+    // The mock's VoiceChat grant passes; one that adds text does not.
+    auto t = conforming();
+    auto& g = t[find(t, "receive", "session.updated")]
+                  .event["session"]
+                  .as_object()["sglang"]
+                  .as_object()["granted"]
+                  .as_object();
+    g = mock_grant(voicechat());
+    EXPECT_EQ(json::serialize(g.at("output_modalities")), R"(["audio"])");
+    EXPECT_EQ(evaluate_trace(t, voicechat()).verdict, "pass")
+        << all(evaluate_trace(t, voicechat()));
+    g["output_modalities"] = json::array{"audio", "text"};
+    const auto r = evaluate_trace(t, voicechat());
+    EXPECT_EQ(r.violations, std::vector<std::string>{"unsupported capability: output_modalities"})
+        << all(r);
+}
+
+TEST(Oracle, AVoiceChatTraceJudgedAsMiniCpmFailsItsCapabilities) {
+    // Judged by the wrong profile, a trace fails on the capabilities that differ: this is why
+    // `pacer replay` takes the profile the run recorded.
+    const auto r = evaluate_trace(conforming(), minicpmo());
+    EXPECT_TRUE(has(r, "unsupported capability: native_unit_ms")) << all(r);
+    EXPECT_TRUE(has(r, "unsupported capability: output_audio_format")) << all(r);
+    EXPECT_TRUE(has(r, "unsupported capability: output_modalities")) << all(r);
+    const auto m =
+        evaluate_trace(silent_per_unit_session(minicpmo(), mock_grant(minicpmo())), voicechat());
+    EXPECT_TRUE(has(m, "unsupported capability: output_modalities")) << all(m);
 }
 
 TEST(Oracle, UnreadableAudioIsReportedWithItsRecord) {

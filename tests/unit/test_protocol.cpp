@@ -185,6 +185,23 @@ TEST(protocol_events, session_update_shape) {
     EXPECT_EQ(json::serialize(o.at("session")), R"({"output_modalities":["audio"]})");
 }
 
+TEST(protocol_events, session_update_asks_for_the_profiles_output_modalities) {
+    // The reference profiles: VoiceChat asks for audio, MiniCPM-o for audio and text.
+    const std::string id = "00112233445566778899aabbccddeeff";
+    const auto session_of = [&](std::string_view name) {
+        const auto* p = protocol::find_profile(name);
+        EXPECT_NE(p, nullptr) << name;
+        return json::serialize(
+            json::parse(protocol::session_update(id, *p)).as_object().at("session"));
+    };
+    EXPECT_EQ(session_of("nemotron"), R"({"output_modalities":["audio"]})");
+    EXPECT_EQ(session_of("nemotron-voicechat-pr2188"), R"({"output_modalities":["audio"]})");
+    EXPECT_EQ(session_of("minicpmo"), R"({"output_modalities":["audio","text"]})");
+    EXPECT_EQ(session_of("minicpmo-native-pr2377"), R"({"output_modalities":["audio","text"]})");
+    EXPECT_EQ(protocol::output_modalities_json(*protocol::find_profile("minicpmo")),
+              R"(["audio","text"])");
+}
+
 TEST(protocol_events, input_audio_end_and_session_close_shapes) {
     const std::string id = "ffeeddccbbaa99887766554433221100";
     for (const auto& [text, type] :

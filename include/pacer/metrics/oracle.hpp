@@ -35,8 +35,9 @@ struct oracle_result {
     boost::json::object metrics_json() const;
 };
 
-/// Checks `trace` (in file order) against the native protocol rules for `profile`:
-/// counts, order, input accounting, units, responses, output conservation (continuous
+/// Checks `trace` (in file order) against the native protocol rules for `profile`: the
+/// granted capabilities (the profile's unit, output rate and exact output modalities), counts,
+/// order, input accounting, units, responses, output conservation (continuous
 /// profiles), event types, client-side contiguity, clock monotonicity and unique event ids.
 /// Verdict: `fail` with any violation; else `pass` when the profile is not continuous or some
 /// append was sent between the first and the last audio receipt; else `not_exercised`.

@@ -24,7 +24,13 @@ struct profile {
     int output_sample_rate; ///< Hz of output PCM16
     bool continuous;        ///< speaks continuously (VoiceChat) or only when answering
     bool stop_requires_eos; ///< a `stop` terminal is valid only after the client's EOS
+    /// What the client asks for in `session.update` and the server must grant, exactly:
+    /// `audio` for VoiceChat, `audio` and `text` for MiniCPM-o.
+    std::span<const std::string_view> output_modalities;
 };
+
+/// The profile's `output_modalities` as a compact JSON array, e.g. `["audio","text"]`.
+std::string output_modalities_json(const profile& p);
 
 /// The VoiceChat profile, pacer's default.
 const profile& default_profile();
@@ -61,8 +67,9 @@ std::uint64_t process_nonce();
 /// processes share one only by chance (odds about 2^-64). Thread-safe.
 std::uint64_t unique_id_seed(std::uint64_t salt = 0);
 
-/// `{"type":"session.update","event_id":…,"session":{"output_modalities":["audio"]}}`
-std::string session_update(std::string_view event_id);
+/// `{"type":"session.update","event_id":…,"session":{"output_modalities":[…]}}` with the
+/// profile's output modalities (`["audio"]` for the default VoiceChat profile).
+std::string session_update(std::string_view event_id, const profile& p = default_profile());
 
 /// Writes `input_audio_buffer.append` for packet `seq` carrying `pcm` (PCM16 LE mono 16 kHz)
 /// into `out`, reusing its capacity: `t_start_ms` is the media offset `seq * 80.0`.

@@ -70,6 +70,11 @@ struct native_mock_options : host_options {
     std::optional<session_set> fault_sessions;
 };
 
+/// The granted capabilities the mock sends in every `session.updated` of `options` (the
+/// normalised ones: an output rate of 0 is the profile's): the full set of the reference
+/// mock, with the profile's unit, output rate and output modalities.
+std::string granted_capabilities(const native_mock_options& options);
+
 /// The native mock on one io_context (run it on one thread: no strand, no lock).
 ///
 /// @par Per session

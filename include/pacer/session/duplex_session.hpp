@@ -23,6 +23,10 @@
 #include <string_view>
 #include <vector>
 
+namespace pacer::protocol {
+struct profile;
+} // namespace pacer::protocol
+
 namespace pacer::session {
 
 /// Ends sessions early (SIGINT/SIGTERM). One per session context, used on its thread only:
@@ -62,6 +66,9 @@ struct session_options {
     /// completes unit k (of this many input bytes), wait for the k-th `sglang.unit.done`; EOS
     /// right after the last append. Nullopt: real-time pacing on the 80 ms grid.
     std::optional<std::size_t> lockstep_unit_bytes;
+    /// The server profile, whose output modalities `session.update` asks for; nullptr: the
+    /// default (VoiceChat) profile. Must outlive the session (the profiles are static).
+    const protocol::profile* profile = nullptr;
     std::uint64_t seed = 0; ///< event ids (the runner gives each session a unique seed)
     int admission_retries = 3;
     duration admission_backoff = std::chrono::milliseconds(250);

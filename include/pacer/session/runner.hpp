@@ -49,6 +49,8 @@ struct run_options {
     std::optional<duration> start_gate_lead;
     /// Lockstep pacing with units of this many input bytes (see session_options).
     std::optional<std::size_t> lockstep_unit_bytes;
+    /// The server profile every session negotiates (see session_options); nullptr: default.
+    const protocol::profile* profile = nullptr;
 };
 
 struct run_outcome {
