@@ -76,7 +76,7 @@ command add_native_mock_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "native-mock",
         "Mock of the native full-duplex realtime server on ws://HOST:PORT/v1/realtime "
-        "(PROTOCOL.md 1.4 and the section 6 recipe): healthy sessions pass `pacer replay`. "
+        "(docs/protocol.md §1.4 and the section 6 recipe): healthy sessions pass `pacer replay`. "
         "VoiceChat-like (continuous audio) or MiniCPM-o-like (replies to questions), unit output "
         "in bursts, a capacity model whose unit latency grows with open sessions, HTTP 503 "
         "admission limits, and the reference peer's fault modes for chosen sessions. Prints "

@@ -1,6 +1,6 @@
 // `pacer replay DIR`: offline, from the kept artifacts of `pacer run --keep-traces`, recompute
-// the serving metrics (PROTOCOL.md 4) and check every session against the native protocol
-// oracle (PROTOCOL.md 4.5). Writes `report.json`; never touches the network.
+// the serving metrics (docs/protocol.md §4) and check every session against the native protocol
+// oracle (docs/protocol.md §4.5). Writes `report.json`; never touches the network.
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
@@ -113,7 +113,7 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
     return p;
 }
 
-// The reference export checks of PROTOCOL.md 3.2 between the receipts and the traced appends.
+// The reference export checks of docs/protocol.md §3.2 between the receipts and the traced appends.
 std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& trace,
                                         const metrics::send_receipts& receipts) {
     std::vector<std::string> errors;

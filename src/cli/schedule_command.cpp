@@ -1,4 +1,4 @@
-// `pacer schedule`: prints an open-loop arrival schedule (DESIGN.md "Subcommands").
+// `pacer schedule`: prints an open-loop arrival schedule (README.md).
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>

@@ -1,4 +1,4 @@
-// `pacer serve`: concurrency sweeps with the serving metrics of PROTOCOL.md 4-5, level
+// `pacer serve`: concurrency sweeps with the serving metrics of docs/protocol.md §4-5, level
 // validity (did the client keep its schedule?) and a capacity search against SLOs.
 
 #include <pacer/cli/checks.hpp>
@@ -98,7 +98,7 @@ std::optional<double> p99_of(std::vector<double> v) {
     return percentile(v, 0.99);
 }
 
-// Client timing validity (S-W, PROTOCOL.md 5): the loop ticker has samples and its p99 is
+// Client timing validity (S-W, docs/protocol.md §5): the loop ticker has samples and its p99 is
 // within the limit, every admitted session's send-lateness p99 is known and within the limit,
 // and at least one session was admitted. Returns the reasons it does not hold.
 std::vector<std::string> validity_problems(const serve_settings& s,
@@ -786,7 +786,7 @@ command add_serve_command(CLI::App& app) {
     auto s = std::make_shared<serve_settings>();
     auto* sub = app.add_subcommand(
         "serve",
-        "Concurrency sweep against a realtime speech server (PROTOCOL.md 4-5). Levels run one "
+        "Concurrency sweep against a realtime speech server (docs/protocol.md §4-5). Levels run one "
         "after another; in each, every session negotiates first, then all stream from one "
         "common start 0.2 s after the last is ready. Writes c<level>/session-NNN/{trace.jsonl,"
         "input-send-receipts.json}, c<level>/summary.json and summary.json, and prints a table. "

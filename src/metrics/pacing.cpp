@@ -159,7 +159,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     auto opt = [](const std::optional<double>& v) -> boost::json::value {
         return v ? boost::json::value(*v) : boost::json::value(nullptr);
     };
-    // Writes the server's full TCP window held up (PROTOCOL.md: missing figures are null).
+    // Writes the server's full TCP window held up (docs/protocol.md: missing figures are null).
     j["send_stalls"] = {{"threshold_s", stall_s},
                         {"sessions", sessions_stalled},
                         {"stalled_sends", stalled_sends},

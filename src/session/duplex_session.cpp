@@ -119,7 +119,7 @@ struct session_ctx {
         co_return done();
     }
 
-    // settle(X) of PROTOCOL.md 1.5: X seen, or aborted.
+    // settle(X) of docs/protocol.md §1.5: X seen, or aborted.
     asio::awaitable<bool> settle(server_event e) {
         co_await wait_for([&] { return seen[static_cast<std::size_t>(e)] || aborted; });
         co_return seen[static_cast<std::size_t>(e)];
@@ -335,7 +335,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
         if (c.stopping)
             co_return;
         if (!c.aborted && r.appends_sent == r.expected_appends && r.appends_sent > 0) {
-            // End of input (PROTOCOL.md 2.4): not before the grid's end, nor before the last
+            // End of input (docs/protocol.md §2.4): not before the grid's end, nor before the last
             // packet has had its own duration on the wire. Lockstep sends it at once.
             if (!c.options.lockstep_unit_bytes) {
                 const auto& pcm = *c.options.pcm;
@@ -472,7 +472,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             });
     }
 
-    // Admission (PROTOCOL.md 1.2): a 503 is a denial, retried `admission_retries` times.
+    // Admission (docs/protocol.md §1.2): a 503 is a denial, retried `admission_retries` times.
     r.connect_start_s = to_seconds(clock::now());
     for (int attempt = 1; !c.stopping; ++attempt) {
         c.ws = std::make_unique<transport::ws_connection>(ex);
@@ -507,7 +507,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done,
                    &session_ctx::receiver_done_at);
         start_task(ctx, drive(ctx), &session_ctx::driver_done, &session_ctx::driver_done_at);
-        // Supervise (PROTOCOL.md 1.5 step 4): a task that fails has already stopped the other
+        // Supervise (docs/protocol.md §1.5 step 4): a task that fails has already stopped the other
         // (`fail`). Whichever task ends normally first, the other gets `post_close` to finish:
         // a driver that does not is reported as stalled, a receiver that does not is cancelled
         // silently. The watchdog stops both at the session deadline.
@@ -534,7 +534,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
     if (c.timed_out) {
-        // PROTOCOL.md 1.5 step 5 wording, the seconds as the reference prints its float
+        // docs/protocol.md §1.5 step 5 wording, the seconds as the reference prints its float
         // (`90.0`, `4.5`); a send stalled at the deadline is named after it.
         auto message = fmt::format("Session timeout after {}s",
                                    python_float_repr(to_seconds(c.options.timeout)));

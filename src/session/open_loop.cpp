@@ -128,7 +128,7 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
         case kind::drop:
             break;
         case kind::wait_until: {
-            // Absolute deadline (STYLE.md rule 19): a late wake never shifts later arrivals.
+            // Absolute deadline (absolute deadlines): a late wake never shifts later arrivals.
             deadline.expires_at(a.scheduled);
             co_await deadline.async_wait(use_tuple);
             const auto cs = co_await asio::this_coro::cancellation_state;

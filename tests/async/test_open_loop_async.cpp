@@ -30,7 +30,7 @@ namespace session = pacer::session;
 
 constexpr auto watchdog = 60s;
 
-// STYLE.md rule 23: co_spawn with a handler that keeps the exception, run, rethrow, and fail
+// one run_coro helper: co_spawn with a handler that keeps the exception, run, rethrow, and fail
 // if the coroutine never finished.
 template <class T>
 T run_coro(asio::io_context& ctx, asio::awaitable<T> a) {

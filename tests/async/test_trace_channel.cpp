@@ -1,4 +1,4 @@
-// End-to-end test of the trace path on real io_contexts (STYLE.md rules 11 and 12): sessions on
+// End-to-end test of the trace path on real io_contexts (one executor per session, lossless tracing off the hot path): sessions on
 // two producer threads emit lines through `trace::sink` into a small strand-free channel, and
 // `run_writer` drains it on its own thread into the session folders.
 //

@@ -1,5 +1,5 @@
 // End to end: `pacer native-mock` and `pacer run --keep-traces` as real processes on loopback,
-// then `pacer replay`. Healthy sessions must pass the protocol oracle (PROTOCOL.md 4.5) in every
+// then `pacer replay`. Healthy sessions must pass the protocol oracle (docs/protocol.md §4.5) in every
 // mode of the mock; a fault hits only the sessions chosen, which fail with the documented
 // error line or violation while the others pass. Nothing here asserts a speed.
 
@@ -386,7 +386,7 @@ INSTANTIATE_TEST_SUITE_P(Modes, NativeMockFaultE2E, ::testing::ValuesIn(fault_ca
                          [](const auto& info) { return std::string(info.param.mode); });
 
 // Linger: the server keeps the socket open after session.closed. The client stops listening
-// after its 0.2 s window and the session still passes (PROTOCOL.md 6).
+// after its 0.2 s window and the session still passes (docs/protocol.md §6).
 TEST(NativeMockE2E, LingeringServerStillPasses) {
     const auto r = run_and_replay({"--fault", "linger", "--fault-sessions", "0"}, 2, "1s");
     expect_run_complete(*r);

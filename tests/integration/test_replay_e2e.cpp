@@ -1,5 +1,5 @@
 // End to end: `pacer run --keep-traces` against the built-in probe mock, then `pacer replay`.
-// The probe mock is deliberately simpler than the VoiceChat mock of PROTOCOL.md 6 (no
+// The probe mock is deliberately simpler than the VoiceChat mock of docs/protocol.md §6 (no
 // `accepted`, no response.created/done, unit.done without media_time), so the oracle must fail
 // each of its sessions with exactly these violations.
 

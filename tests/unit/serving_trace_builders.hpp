@@ -1,5 +1,5 @@
 #pragma once
-// Builders of hand-made traces and receipts for the serving metrics tests (PROTOCOL.md 3.1,
+// Builders of hand-made traces and receipts for the serving metrics tests (docs/protocol.md §3.1,
 // 3.2): one line or one file at a time, in memory or as the files' text.
 
 #include <pacer/core/base64.hpp>

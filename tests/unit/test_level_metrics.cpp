@@ -1,4 +1,4 @@
-// The serving evaluation of one level (PROTOCOL.md 4.2-4.4): admission, per-response and
+// The serving evaluation of one level (docs/protocol.md §4.2-4.4): admission, per-response and
 // timeline metrics, one session from its files' text, and the level's aggregate. Every
 // expected number is worked out by hand in a comment next to it.
 

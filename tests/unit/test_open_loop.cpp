@@ -1,4 +1,4 @@
-// The sans-io open-loop dispatcher (STYLE.md rule 21), driven with explicit time points: no
+// The sans-io open-loop dispatcher (a sans-io core), driven with explicit time points: no
 // io_context, no sleeping. Each test narrates the run as the driver would see it: ask
 // `next(now)`, act, report `dispatched`/`completed` with the time it happened.
 

@@ -1,5 +1,5 @@
-// The native protocol oracle (PROTOCOL.md 4.5) against a conforming trace built with the
-// mock server recipe of PROTOCOL.md 6, and against traces that each break one rule.
+// The native protocol oracle (docs/protocol.md §4.5) against a conforming trace built with the
+// mock server recipe of docs/protocol.md §6, and against traces that each break one rule.
 
 #include <pacer/core/base64.hpp>
 #include <pacer/metrics/oracle.hpp>

@@ -1,4 +1,4 @@
-// Unit tests of the sans-io packet grid (PROTOCOL.md section 2, STYLE.md rule 21): every test
+// Unit tests of the sans-io packet grid (docs/protocol.md §2, a sans-io core): every test
 // drives `basic_packet_grid` by hand with explicit time points. No io_context, no real time.
 
 #include <pacer/schedule/packet_grid.hpp>
@@ -26,7 +26,7 @@ using action = pacing_action::kind;
 // An arbitrary, fixed point of pacer's clock: the tests never read the real time.
 const pacer::time_point t_base = pacer::time_point{} + 1000s;
 
-// A tiny manual clock (STYLE.md rule 22): `now()` is whatever the test says it is.
+// A tiny manual clock (a manual clock): `now()` is whatever the test says it is.
 struct manual_clock {
     using rep = std::int64_t;
     using period = std::nano;
@@ -39,7 +39,7 @@ struct manual_clock {
 using manual_time_point = manual_clock::time_point;
 
 // ---------------------------------------------------------------------------------------------
-// Packetization (PROTOCOL.md 2.1)
+// Packetization (docs/protocol.md §2.1)
 
 TEST(packet_grid, packet_count_is_the_ceiling_of_2560_byte_packets) {
     EXPECT_EQ(packet_bytes, 2560u);
@@ -87,7 +87,7 @@ TEST(packet_grid, input_duration_is_bytes_over_32000) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Origin and deadlines (PROTOCOL.md 2.2, 2.3)
+// Origin and deadlines (docs/protocol.md §2.2, 2.3)
 
 TEST(packet_grid, anchors_to_the_actual_send_of_packet_0) {
     packet_grid grid(3);
@@ -149,7 +149,7 @@ TEST(packet_grid, on_time_sender_waits_for_each_deadline) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Catch-up (PROTOCOL.md 2.3): overdue packets go at once, later deadlines do not move.
+// Catch-up (docs/protocol.md §2.3): overdue packets go at once, later deadlines do not move.
 
 TEST(packet_grid, late_sender_catches_up_and_returns_to_the_grid) {
     const auto origin = t_base;
@@ -243,7 +243,7 @@ TEST(packet_grid, done_after_count) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// End-of-input timing (PROTOCOL.md 2.4)
+// End-of-input timing (docs/protocol.md §2.4)
 
 TEST(packet_grid, end_of_input_on_time_is_the_grid_end) {
     // 10.5 packets: 26880 bytes = 840 ms. The tail (packet 10, 1280 bytes = 40 ms) starts on
@@ -288,7 +288,7 @@ TEST(packet_grid, end_of_input_with_a_manual_time_point) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The Clock seam (STYLE.md rules 3 and 22): the grid is a template on its time point so that a
+// The Clock seam (the Clock seam): the grid is a template on its time point so that a
 // session can be driven by a manual clock. Its actions must then speak that time point too.
 
 template <class TimePoint>

@@ -1,4 +1,4 @@
-// Unit tests of the client event builders, the frame parser and base64 (PROTOCOL.md 1.3, 1.4,
+// Unit tests of the client event builders, the frame parser and base64 (docs/protocol.md §1.3, 1.4,
 // 1.5 and 6).
 
 #include <pacer/core/base64.hpp>
@@ -82,7 +82,7 @@ std::vector<std::uint8_t> test_pcm(std::size_t size) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Client events (PROTOCOL.md 1.3)
+// Client events (docs/protocol.md §1.3)
 
 TEST(protocol_events, append_event_has_exactly_the_reference_fields) {
     const auto pcm = test_pcm(2561);
@@ -233,7 +233,7 @@ TEST(protocol_events, profiles) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Server events (PROTOCOL.md 1.4)
+// Server events (docs/protocol.md §1.4)
 
 TEST(protocol_events, classify_every_known_server_event) {
     const std::pair<std::string_view, server_event> known[] = {
@@ -285,7 +285,7 @@ TEST(protocol_events, is_fatal_error) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// frame_parser (PROTOCOL.md 1.5 step 2)
+// frame_parser (docs/protocol.md §1.5 step 2)
 
 TEST(frame_parser, parses_an_object_with_a_string_type) {
     protocol::frame_parser p;
@@ -372,7 +372,7 @@ TEST(frame_parser, is_reusable_many_times) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Error messages (PROTOCOL.md 6)
+// Error messages (docs/protocol.md §6)
 
 TEST(malformed_frame_message, format) {
     EXPECT_EQ(protocol::malformed_frame_message("{bad", "expected a JSON object"),

@@ -1,4 +1,4 @@
-// Serving metrics of PROTOCOL.md section 4, with the worked checks of the spec.
+// Serving metrics of docs/protocol.md §4, with the worked checks of the spec.
 
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>

@@ -1,4 +1,4 @@
-// Unit tests of percentiles and distributions (PROTOCOL.md section 4, "Percentiles").
+// Unit tests of percentiles and distributions (docs/protocol.md §4, "Percentiles").
 
 #include <pacer/core/stats.hpp>
 

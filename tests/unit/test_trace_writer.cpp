@@ -1,4 +1,4 @@
-// Unit tests of the trace writer's sans-io core (PROTOCOL.md 3.1, 3.2; STYLE.md rule 21):
+// Unit tests of the trace writer's sans-io core (docs/protocol.md §3.1, 3.2; a sans-io core):
 // `writer_core` is driven by hand with explicit time points. There is no io_context running
 // and no sleep; the only real effect is the files, in a fresh temporary directory.
 

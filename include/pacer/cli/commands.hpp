@@ -1,5 +1,5 @@
 #pragma once
-// The `pacer` command line: one binary, one subcommand per job (DESIGN.md "Subcommands").
+// The `pacer` command line: one binary, one subcommand per job (README.md).
 //
 // Each `add_*_command` adds its subcommand and its flags to the application and returns the
 // function that runs it once the command line has been parsed. Exit codes are shared:

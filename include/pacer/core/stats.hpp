@@ -1,5 +1,5 @@
 #pragma once
-// Percentiles and distributions exactly as PROTOCOL.md section 4 defines them: linear
+// Percentiles and distributions exactly as docs/protocol.md §4 defines them: linear
 // interpolation between closest ranks (NumPy's default); an empty sample has no percentile.
 
 #include <boost/json/value.hpp>
@@ -28,7 +28,7 @@ struct distribution {
     std::optional<double> at(double f) const;
 };
 
-/// The fractions of PROTOCOL.md's `distribution`: p50, p75, p95, p99.
+/// The fractions of docs/protocol.md's `distribution`: p50, p75, p95, p99.
 inline constexpr double protocol_fractions[] = {0.50, 0.75, 0.95, 0.99};
 /// The fractions of the pacing summary: p50, p90, p99, p99.9.
 inline constexpr double pacing_fractions[] = {0.50, 0.90, 0.99, 0.999};

@@ -1,5 +1,5 @@
 #pragma once
-// The serving evaluation of one concurrency level (PROTOCOL.md 4.2-4.4, S-J + S-W): every
+// The serving evaluation of one concurrency level (docs/protocol.md §4.2-4.4, S-J + S-W): every
 // session's recorded files → its status and metrics; the sessions → the level's aggregate.
 // Pure functions of the files' text, like serving.hpp: `pacer serve` and `pacer replay` read
 // the files.

@@ -1,5 +1,5 @@
 #pragma once
-// The offline native protocol oracle (PROTOCOL.md 4.5): replays one session's trace, lists
+// The offline native protocol oracle (docs/protocol.md §4.5): replays one session's trace, lists
 // every protocol violation and computes the oracle metrics of `report.json`.
 
 #include <pacer/metrics/serving.hpp>

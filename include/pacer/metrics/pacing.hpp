@@ -13,7 +13,7 @@
 namespace pacer::metrics {
 
 /// One packet further than this from its deadline is late; any late packet makes the run
-/// pacing-unqualified (DESIGN.md "Timing rules").
+/// pacing-unqualified (docs/architecture.md, "Time").
 inline constexpr double late_threshold_s = 0.080;
 
 /// Deviation of each append of one session: start_s - (session_start_s + seq * 0.080).

@@ -1,5 +1,5 @@
 #pragma once
-// Serving metrics of one recorded session (PROTOCOL.md section 4), computed offline from its
+// Serving metrics of one recorded session (docs/protocol.md §4), computed offline from its
 // trace and its input-send receipts. Pure functions: no files, no sockets. Parsing takes the
 // files' text; `pacer replay` reads the files.
 
@@ -27,7 +27,7 @@ inline constexpr double playback_epsilon_s = 1e-9;
 inline constexpr double input_bytes_per_s = 32000.0;
 inline constexpr std::size_t input_packet_bytes = 2560;
 
-/// One line of `trace.jsonl` (PROTOCOL.md 3.1).
+/// One line of `trace.jsonl` (docs/protocol.md §3.1).
 struct trace_line {
     std::string direction; ///< "send", "receive", "error" or "admission"
     double time_s = 0;
@@ -45,7 +45,7 @@ struct parsed_trace {
 /// a finite number `time_s` and an object `event`; anything else is reported in `errors`.
 parsed_trace parse_trace(std::string_view jsonl);
 
-/// One append of `input-send-receipts.json` (PROTOCOL.md 3.2).
+/// One append of `input-send-receipts.json` (docs/protocol.md §3.2).
 struct send_receipt {
     std::string event_id;
     std::int64_t seq = 0;
@@ -82,7 +82,7 @@ struct underrun_result {
     double worst_s = 0;
 };
 
-/// The playback underrun simulation of PROTOCOL.md 4.2: playback starts `reserve_s` after the
+/// The playback underrun simulation of docs/protocol.md §4.2: playback starts `reserve_s` after the
 /// first packet; the packets (in order) and a sentinel (end_s, 0) are walked up to the first
 /// arrival after `end_s`. `packets` must not be empty.
 underrun_result playback_underruns(std::span<const audio_packet> packets, double end_s,
@@ -115,7 +115,7 @@ struct session_context {
     double startup_reserve_s = 0.080;
 };
 
-/// Continuous-output session metrics (PROTOCOL.md 4.2). For a non-continuous profile the
+/// Continuous-output session metrics (docs/protocol.md §4.2). For a non-continuous profile the
 /// session-wide continuous fields (TTFA, gaps, drift, coverage, underrun) are null (4.4) and
 /// "no output audio" is not an error.
 struct session_metrics {
@@ -144,10 +144,10 @@ session_metrics compute_session_metrics(std::span<const trace_line> trace,
                                         const protocol::profile& profile,
                                         const session_context& context);
 
-/// The aggregate over sessions (PROTOCOL.md 4.2 "Aggregate").
+/// The aggregate over sessions (docs/protocol.md §4.2 "Aggregate").
 boost::json::object aggregate_sessions(std::span<const session_metrics> sessions);
 
-/// Per-unit metrics (PROTOCOL.md 4.3, MiniCPM-o style; computed for any profile).
+/// Per-unit metrics (docs/protocol.md §4.3, MiniCPM-o style; computed for any profile).
 struct unit_metrics {
     double unit_s = 0;
     std::size_t expected_units = 0, completed_units = 0, missed_units = 0;

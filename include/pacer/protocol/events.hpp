@@ -1,5 +1,5 @@
 #pragma once
-// The native full-duplex realtime protocol (PROTOCOL.md section 1): builders of the four client
+// The native full-duplex realtime protocol (docs/protocol.md §1): builders of the four client
 // events pacer sends, a reusable parser of incoming frames, and the profiles.
 //
 // Builders write compact JSON by hand: an append is built once per packet on the hot path,
@@ -16,7 +16,7 @@
 
 namespace pacer::protocol {
 
-/// A server profile (PROTOCOL.md 1.4 "Profiles").
+/// A server profile (docs/protocol.md §1.4 "Profiles").
 struct profile {
     std::string_view name;
     std::string_view alias;
@@ -133,7 +133,7 @@ private:
     std::string_view type_;
 };
 
-/// `ValueError: malformed server frame "<first 200 characters>": <reason>` (PROTOCOL.md 6): the
+/// `ValueError: malformed server frame "<first 200 characters>": <reason>` (docs/protocol.md §6): the
 /// excerpt is a JSON string, so the message is one printable, valid UTF-8 line.
 std::string malformed_frame_message(std::string_view frame, std::string_view reason);
 

@@ -2,7 +2,7 @@
 // Open-loop arrival schedules: when each request of an open-loop run is due.
 //
 // A schedule is a pure function of (process, rate, burstiness, seed, count or duration)
-// (DESIGN.md "Timing rules"): the same arguments give the same offsets, byte for byte, on
+// (docs/architecture.md, "Time"): the same arguments give the same offsets, byte for byte, on
 // every machine. Offsets are integer nanoseconds from the schedule's origin; the dispatcher
 // turns offset i into the absolute deadline `start + offsets[i]`.
 //

@@ -1,5 +1,5 @@
 #pragma once
-// The packet grid of a duplex session (PROTOCOL.md section 2), as a sans-io state machine.
+// The packet grid of a duplex session (docs/protocol.md §2), as a sans-io state machine.
 //
 // Packet i is due at origin + i * 80 ms. The origin is either given (a common start gate) or
 // anchored to the actual send start of packet 0. A late sender sends its overdue packets at
@@ -99,7 +99,7 @@ private:
 
 using packet_grid = basic_packet_grid<>;
 
-/// When `sglang.input_audio.end` is due (PROTOCOL.md 2.4): the later of origin + the input's
+/// When `sglang.input_audio.end` is due (docs/protocol.md §2.4): the later of origin + the input's
 /// unpadded duration and the last append's start + min(80 ms, its own duration).
 template <class TimePoint>
 TimePoint end_of_input_at(TimePoint origin, std::size_t pcm_bytes, TimePoint last_append_start,

@@ -2,7 +2,7 @@
 // The portable pseudo-random generator of pacer's schedules.
 //
 // A schedule must be byte-identical on every machine for the same arguments and seed
-// (DESIGN.md "Timing rules"), so the bits come from generators defined by their reference
+// (docs/architecture.md, "Time"), so the bits come from generators defined by their reference
 // C code, not from `std::mt19937_64` plus a `std::*_distribution` (whose algorithms differ
 // between standard libraries):
 //

@@ -12,7 +12,7 @@
 
 namespace pacer::server {
 
-/// Where a mock listens and whom it admits (PROTOCOL.md 1.2, server side).
+/// Where a mock listens and whom it admits (docs/protocol.md §1.2, server side).
 struct host_options {
     std::string host = "127.0.0.1";
     std::uint16_t port = 0;       ///< 0: any free port

@@ -1,5 +1,5 @@
 #pragma once
-// `pacer native-mock`: a mock of the native full-duplex realtime server (PROTOCOL.md 1.4, the
+// `pacer native-mock`: a mock of the native full-duplex realtime server (docs/protocol.md §1.4, the
 // DuplexPeer recipe of section 6) whose healthy sessions pass the protocol oracle (4.5). It
 // speaks like VoiceChat (continuous output, a 256-sample codec holdback) or like MiniCPM-o
 // (silent while listening, one reply per question), releases unit output in bursts, models a
@@ -21,7 +21,7 @@
 
 namespace pacer::server {
 
-/// The reference peer's failure modes (PROTOCOL.md 6; DuplexPeer). Those tied to audio fire on
+/// The reference peer's failure modes (docs/protocol.md §6; DuplexPeer). Those tied to audio fire on
 /// the session's first append, as the reference's do.
 enum class peer_fault {
     none,

@@ -1,5 +1,5 @@
 #pragma once
-// One duplex session (PROTOCOL.md 1.5): admission with 503 retries, negotiation, appends paced
+// One duplex session (docs/protocol.md §1.5): admission with 503 retries, negotiation, appends paced
 // on the absolute 80 ms grid while the server's events are received, end of input, drain,
 // close. Failures are data: they become trace `error` lines and an incomplete result; only a
 // broken invariant throws. A failing task (receive loop, or a send) records the session's one
@@ -57,12 +57,12 @@ struct session_options {
     std::optional<time_point> origin;
     /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
     duration start_delay{};
-    /// A serving level's common start (PROTOCOL.md 2.2): the session reports to the gate once
+    /// A serving level's common start (docs/protocol.md §2.2): the session reports to the gate once
     /// negotiated (or once it has ended without negotiating), and its grid's origin is the
     /// gate's common start + `start_offset`. Must outlive the session.
     start_gate* gate = nullptr;
     duration start_offset{};
-    /// Lockstep pacing (PROTOCOL.md 2.3, per-unit profiles): no sleeps; after the packet that
+    /// Lockstep pacing (docs/protocol.md §2.3, per-unit profiles): no sleeps; after the packet that
     /// completes unit k (of this many input bytes), wait for the k-th `sglang.unit.done`; EOS
     /// right after the last append. Nullopt: real-time pacing on the 80 ms grid.
     std::optional<std::size_t> lockstep_unit_bytes;

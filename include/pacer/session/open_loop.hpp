@@ -14,7 +14,7 @@
 //   Policy `drop` skips an arrival that finds C requests in flight and counts it (k6's
 //   "dropped iterations"). When the cap binds, the summary discloses it.
 //
-// `basic_dispatcher` is the sans-io core (STYLE.md rule 21): the caller asks `next(now)` and
+// `basic_dispatcher` is the sans-io core (a sans-io core): the caller asks `next(now)` and
 // acts. `run_open_loop` is the Asio driver; tests drive the core with explicit time points.
 // See docs/open-loop.md.
 

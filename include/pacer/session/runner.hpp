@@ -43,7 +43,7 @@ struct run_options {
     /// the dispatcher starts. Workers and shards that share a start pass it, so that they all
     /// run one schedule from one instant.
     std::optional<time_point> open_loop_start;
-    /// A serving level (PROTOCOL.md 2.2): every session negotiates, then all start streaming
+    /// A serving level (docs/protocol.md §2.2): every session negotiates, then all start streaming
     /// from one common start this long after the last is ready; session i's grid is offset
     /// by stagger x i/N (S-W `--stagger-ms`). Nullopt: each session starts on its own.
     std::optional<duration> start_gate_lead;

@@ -1,5 +1,5 @@
 #pragma once
-// The common start of a serving level (PROTOCOL.md 2.2): every session negotiates first, then
+// The common start of a serving level (docs/protocol.md §2.2): every session negotiates first, then
 // they all stream from one instant. Each session reports once, ready (`session.updated`
 // received) or not (it failed or ended first); when the last one has reported, the common
 // start is fixed `lead` after that moment and every ready session is resumed with it.

@@ -11,7 +11,7 @@
 
 namespace pacer::trace {
 
-/// The `direction` of a trace line (PROTOCOL.md 3.1).
+/// The `direction` of a trace line (docs/protocol.md §3.1).
 enum class direction : std::uint8_t { send, receive, error, admission };
 
 std::string_view to_string(direction d);
