@@ -150,6 +150,7 @@ struct scan_handler {
 struct event_scanner::impl {
     json::basic_parser<scan_handler> parser{json::parse_options{}};
     std::string reason;
+    std::size_t error_offset = 0;
 };
 
 event_scanner::event_scanner() : impl_(std::make_unique<impl>()) {}
@@ -161,6 +162,7 @@ const char* event_scanner::scan(std::string_view frame) {
     p.handler().reset();
     error_code ec;
     const std::size_t n = p.write_some(false, frame.data(), frame.size(), ec);
+    impl_->error_offset = n;
     if (!ec && n != frame.size())
         ec = json::error::extra_data;
     if (ec) {
@@ -173,6 +175,10 @@ const char* event_scanner::scan(std::string_view frame) {
     if (!h.type_ok)
         return "missing string 'type'";
     return nullptr;
+}
+
+std::size_t event_scanner::error_offset() const {
+    return impl_->error_offset;
 }
 
 std::string_view event_scanner::type() const {

@@ -1,8 +1,12 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/protocol/events.hpp>
 
+#include <boost/json/error.hpp>
 #include <boost/json/serialize.hpp>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <charconv>
@@ -262,11 +266,73 @@ std::string malformed_frame_message(std::string_view frame, std::string_view rea
             ++i;
         }
     }
+    // Python's repr: single quotes, unless the text holds one and no double quote.
+    const char quote =
+        excerpt.find('\'') != std::string::npos && excerpt.find('"') == std::string::npos ? '"'
+                                                                                          : '\'';
     std::string out = "ValueError: malformed server frame ";
-    out += boost::json::serialize(boost::json::string_view(excerpt));
+    out += quote;
+    for (std::size_t k = 0; k < excerpt.size(); ++k) {
+        const auto c = static_cast<unsigned char>(excerpt[k]);
+        if (c == '\\' || c == static_cast<unsigned char>(quote)) {
+            out += '\\';
+            out += static_cast<char>(c);
+        } else if (c == '\n') {
+            out += "\\n";
+        } else if (c == '\r') {
+            out += "\\r";
+        } else if (c == '\t') {
+            out += "\\t";
+        } else if (c < 0x20 || c == 0x7f) {
+            out += fmt::format("\\x{:02x}", c);
+        } else if (c == 0xc2 && k + 1 < excerpt.size() &&
+                   static_cast<unsigned char>(excerpt[k + 1]) <= 0x9f) {
+            // U+0080..U+009F, the C1 controls: not printable, so Python writes \x80..\x9f.
+            out += fmt::format("\\x{:02x}", static_cast<unsigned char>(excerpt[++k]));
+        } else {
+            out += static_cast<char>(c);
+        }
+    }
+    out += quote;
     out += ": ";
     out += reason;
     return out;
+}
+
+std::string reference_decode_error(std::string_view frame, std::string_view scan_reason,
+                                   std::size_t error_offset) {
+    if (scan_reason == "expected a JSON object")
+        return "ValueError: server event must be a JSON object";
+    if (scan_reason == "missing string 'type'")
+        return "ValueError: server event type must be a string";
+    std::size_t at = std::min(error_offset, frame.size());
+    // Python's json accepts NaN, Infinity and -Infinity as tokens and hands them to the
+    // client's parse_constant, which refuses them.
+    for (std::size_t from : {at > 0 ? at - 1 : at, at})
+        for (const std::string_view token : {"-Infinity", "NaN", "Infinity"})
+            if (frame.substr(from, token.size()) == token)
+                return fmt::format("ValueError: nonfinite JSON number: {}", token);
+    const bool extra =
+        scan_reason == boost::json::make_error_code(boost::json::error::extra_data).message();
+    if (extra) // Python reports extra data where it starts, after the whitespace
+        while (at < frame.size() &&
+               (frame[at] == ' ' || frame[at] == '\t' || frame[at] == '\n' || frame[at] == '\r'))
+            ++at;
+    // Python counts characters (code points), lines from 1 and columns from 1.
+    std::size_t chars = 0, line = 1, line_start = 0;
+    for (std::size_t k = 0; k < at; ++k) {
+        const auto c = static_cast<unsigned char>(frame[k]);
+        if ((c & 0xc0) == 0x80)
+            continue; // a continuation byte: same character
+        ++chars;
+        if (c == '\n') {
+            ++line;
+            line_start = chars;
+        }
+    }
+    return fmt::format("JSONDecodeError: {}: line {} column {} (char {})",
+                       extra ? "Extra data" : "Expecting value", line, chars - line_start + 1,
+                       chars);
 }
 
 bool is_fatal_error(const boost::json::object& event) {

@@ -174,11 +174,15 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         ++r.frames_received;
         r.bytes_received += frame.size();
         if (ctx->ws->last_was_binary()) {
-            co_await ctx->fail(protocol::malformed_frame_message(frame, "binary frame"));
+            // The reference decodes a binary frame as text; the protocol forbids it, so pacer
+            // refuses it (the reason is pacer's own words).
+            co_await ctx->fail(protocol::malformed_frame_message(
+                frame, "ValueError: binary frame (the protocol's frames are text)"));
             co_return;
         }
         if (const char* reason = scanner.scan(frame)) {
-            co_await ctx->fail(protocol::malformed_frame_message(frame, reason));
+            co_await ctx->fail(protocol::malformed_frame_message(
+                frame, protocol::reference_decode_error(frame, reason, scanner.error_offset())));
             co_return;
         }
         const auto kind = protocol::classify_server_event(scanner.type());

@@ -18,6 +18,9 @@ public:
     /// Scans one frame. Returns nullptr when it is a JSON object with a string `type`, else the
     /// reason (the same words as `frame_parser::parse`). NaN and Infinity are rejected.
     const char* scan(std::string_view frame);
+    /// After a failed `scan`: the byte offset where the parser stopped (for
+    /// `reference_decode_error`).
+    std::size_t error_offset() const;
 
     /// The frame's `type` (valid until the next `scan`).
     std::string_view type() const;

@@ -133,9 +133,23 @@ private:
     std::string_view type_;
 };
 
-/// `ValueError: malformed server frame "<first 200 characters>": <reason>` (docs/protocol.md §6): the
-/// excerpt is a JSON string, so the message is one printable, valid UTF-8 line.
+/// `ValueError: malformed server frame '<first 200 characters>': <reason>`, worded as the
+/// reference client words it (docs/protocol.md §1.5): the excerpt is written as Python's `repr`
+/// of a string writes it (single quotes unless the text holds one and no double quote;
+/// backslash escapes for the quote, `\\`, `\t`, `\n`, `\r` and other control characters), so
+/// the message is one printable, valid UTF-8 line (a byte that is not UTF-8 becomes U+FFFD).
 std::string malformed_frame_message(std::string_view frame, std::string_view reason);
+
+/// The `<reason>` of `malformed_frame_message` for a frame the scanner (or `frame_parser`)
+/// refused with `scan_reason`, the parser having stopped at byte `error_offset`, in the words
+/// of the reference client (Python's `json` module and its own checks):
+/// `ValueError: server event must be a JSON object`, `ValueError: server event type must be a
+/// string`, `ValueError: nonfinite JSON number: NaN` (also `Infinity`, `-Infinity`), and for a
+/// syntax error `JSONDecodeError: Expecting value: line L column C (char P)` (or `Extra data:
+/// …` after a complete value), P counted in characters. Python words a few syntax errors more
+/// precisely (an unterminated string, a missing delimiter); pacer says `Expecting value` there.
+std::string reference_decode_error(std::string_view frame, std::string_view scan_reason,
+                                   std::size_t error_offset);
 
 /// Whether an `error` event's `sglang.fatal` is truthy, as Python's `bool()` judges it.
 bool is_fatal_error(const boost::json::object& event);
