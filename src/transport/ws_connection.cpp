@@ -151,14 +151,80 @@ bool ws_connection::closed_by_peer(boost::system::error_code ec) const {
     return ec == websocket::error::closed;
 }
 
+namespace {
+
+// A close frame as the Python `websockets` library prints it: `1011 (internal error) reason`.
+std::string close_frame_text(unsigned code, std::string_view reason) {
+    std::string_view why = "unknown";
+    switch (code) {
+    case 1000:
+        why = "OK";
+        break;
+    case 1001:
+        why = "going away";
+        break;
+    case 1002:
+        why = "protocol error";
+        break;
+    case 1003:
+        why = "unsupported data";
+        break;
+    case 1005:
+        why = "no status received [internal]";
+        break;
+    case 1006:
+        why = "connection closed abnormally [internal]";
+        break;
+    case 1007:
+        why = "invalid frame payload data";
+        break;
+    case 1008:
+        why = "policy violation";
+        break;
+    case 1009:
+        why = "message too big";
+        break;
+    case 1010:
+        why = "extension is required";
+        break;
+    case 1011:
+        why = "internal error";
+        break;
+    case 1012:
+        why = "service restart";
+        break;
+    case 1013:
+        why = "try again later";
+        break;
+    case 1014:
+        why = "bad gateway";
+        break;
+    case 1015:
+        why = "TLS handshake failure [internal]";
+        break;
+    default:
+        if (code >= 3000 && code < 4000)
+            why = "registered";
+        else if (code >= 4000 && code < 5000)
+            why = "private use";
+    }
+    return reason.empty() ? fmt::format("{} ({})", code, why)
+                          : fmt::format("{} ({}) {}", code, why, reason);
+}
+
+} // namespace
+
 std::string ws_connection::describe(boost::system::error_code ec) const {
     if (ec == websocket::error::closed) {
+        // The server closed first and Beast echoed its close frame, as `websockets` does:
+        // "received X; then sent X" (ConnectionClosedOK for 1000, ConnectionClosedError else).
         const auto& reason = impl_->ws.reason();
         const auto code = static_cast<unsigned>(reason.code);
-        if (code == websocket::close_code::normal)
-            return fmt::format("ConnectionClosedOK: received {} ({}) {}", code, "OK",
-                               reason.reason.c_str());
-        return fmt::format("ConnectionClosedError: received {} {}", code, reason.reason.c_str());
+        const auto frame = close_frame_text(code, reason.reason.c_str());
+        return fmt::format("{}: received {}; then sent {}",
+                           code == websocket::close_code::normal ? "ConnectionClosedOK"
+                                                                 : "ConnectionClosedError",
+                           frame, frame);
     }
     if (ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::broken_pipe)

@@ -1,6 +1,6 @@
 // End to end: `pacer native-mock` and `pacer run --keep-traces` as real processes on loopback,
-// then `pacer replay`. Healthy sessions must pass the protocol oracle (docs/protocol.md §4.5) in every
-// mode of the mock; a fault hits only the sessions chosen, which fail with the documented
+// then `pacer replay`. Healthy sessions must pass the protocol oracle (docs/protocol.md §4.5) in
+// every mode of the mock; a fault hits only the sessions chosen, which fail with the documented
 // error line or violation while the others pass. Nothing here asserts a speed.
 
 #include <boost/json/serialize.hpp>
@@ -345,7 +345,8 @@ const fault_case fault_cases[] = {
          // append, no session.close).
          EXPECT_EQ(error_lines(trace),
                    std::vector<std::string>{
-                       "ConnectionClosedError: received 1011 deliberate disconnect"});
+                       "ConnectionClosedError: received 1011 (internal error) deliberate "
+                       "disconnect; then sent 1011 (internal error) deliberate disconnect"});
          EXPECT_EQ(sends_after_first_error(trace), 0u);
          EXPECT_EQ(count(types(trace, "send"), "session.close"), 0u);
      }},

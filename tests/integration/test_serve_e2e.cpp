@@ -370,7 +370,8 @@ TEST(ServeE2E, FailedSessionsPrintTheMostFrequentErrorAndExitFour) {
     EXPECT_NE(r.out.find("2 failed, 0 rejected; most frequent error (2 session(s), "),
               std::string::npos)
         << r.out;
-    EXPECT_NE(r.out.find("ConnectionClosedError: received 1011 deliberate disconnect"),
+    EXPECT_NE(r.out.find("ConnectionClosedError: received 1011 (internal error) deliberate "
+                         "disconnect; then sent 1011 (internal error) deliberate disconnect"),
               std::string::npos)
         << r.out;
     const auto level = read_json(out / "c3" / "summary.json");

@@ -69,7 +69,8 @@ TEST(unreachable_reason, only_when_no_session_reached_the_server) {
 }
 
 TEST(error_kind, the_exception_type_or_a_named_kind) {
-    EXPECT_EQ(error_kind("ConnectionClosedError: received 1011 deliberate disconnect"),
+    EXPECT_EQ(error_kind("ConnectionClosedError: received 1011 (internal error) x; then sent 1011 "
+                         "(internal error) x"),
               "ConnectionClosedError");
     EXPECT_EQ(error_kind("ValueError: malformed server frame at 3: binary frame"), "ValueError");
     EXPECT_EQ(error_kind("Session timeout after 2s (a send was pending for 1.00 s: x)"), "Timeout");
