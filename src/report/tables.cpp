@@ -76,29 +76,41 @@ packet_stats stats_of(const session_record& s) {
     return st;
 }
 
+// The columns that say which session a row belongs to: its level and repeat (a sweep), its
+// part (a merged run), and its index. `session_key` gives the matching cells.
+std::vector<std::string> session_key_columns(const result_folder& f) {
+    std::vector<std::string> c;
+    if (f.kind == folder_kind::serve)
+        c = {"level", "repeat"};
+    if (f.kind == folder_kind::merged)
+        c.push_back("part");
+    c.push_back("session");
+    return c;
+}
+
+std::vector<cell> session_key(const result_folder& f, const session_record& s) {
+    std::vector<cell> r;
+    if (f.kind == folder_kind::serve) {
+        r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
+        r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
+    }
+    if (f.kind == folder_kind::merged)
+        r.push_back(static_cast<std::int64_t>(s.part));
+    r.push_back(static_cast<std::int64_t>(s.index));
+    return r;
+}
+
 table packets_table(const result_folder& f) {
-    const bool serve = f.kind == folder_kind::serve;
-    const bool parts = f.kind == folder_kind::merged;
     table t;
     t.name = "packets";
-    if (serve)
-        t.columns = {"level", "repeat"};
-    if (parts)
-        t.columns.push_back("part");
-    for (const char* c : {"session", "seq", "scheduled_s", "start_s", "completed_s", "deviation_s",
-                          "send_time_s", "late"})
+    t.columns = session_key_columns(f);
+    for (const char* c :
+         {"seq", "scheduled_s", "start_s", "completed_s", "deviation_s", "send_time_s", "late"})
         t.columns.push_back(c);
     t.rows.reserve(f.packet_count());
     for (const auto& s : f.sessions)
         for (const auto& p : s.packets) {
-            std::vector<cell> r;
-            if (serve) {
-                r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
-                r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
-            }
-            if (parts)
-                r.push_back(static_cast<std::int64_t>(s.part));
-            r.push_back(static_cast<std::int64_t>(s.index));
+            auto r = session_key(f, s);
             r.push_back(p.seq);
             r.push_back(opt(p.scheduled_s));
             r.push_back(p.start_s);
@@ -113,14 +125,10 @@ table packets_table(const result_folder& f) {
 
 table sessions_table(const result_folder& f) {
     const bool serve = f.kind == folder_kind::serve;
-    const bool parts = f.kind == folder_kind::merged;
     table t;
     t.name = "sessions";
-    if (serve)
-        t.columns = {"level", "repeat"};
-    if (parts)
-        t.columns.push_back("part");
-    for (const char* c : {"session", "session_start_s", "admitted", "packets", "late_packets",
+    t.columns = session_key_columns(f);
+    for (const char* c : {"session_start_s", "admitted", "packets", "late_packets",
                           "max_abs_deviation_s", "max_send_time_s"})
         t.columns.push_back(c);
     if (serve)
@@ -129,14 +137,7 @@ table sessions_table(const result_folder& f) {
             t.columns.push_back(c);
     for (const auto& s : f.sessions) {
         const auto st = stats_of(s);
-        std::vector<cell> r;
-        if (serve) {
-            r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
-            r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
-        }
-        if (parts)
-            r.push_back(static_cast<std::int64_t>(s.part));
-        r.push_back(static_cast<std::int64_t>(s.index));
+        auto r = session_key(f, s);
         r.push_back(opt(s.session_start_s));
         r.push_back(opt(s.admitted));
         r.push_back(static_cast<std::int64_t>(s.packets.size()));

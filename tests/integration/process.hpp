@@ -255,6 +255,19 @@ inline std::string closed_port() {
     return std::to_string(ntohs(a.sin_port));
 }
 
+/// Polls a predicate (a file appearing, a size growing) until it holds; the 60 s bound only guards
+/// against a hang.
+template <class Pred>
+bool poll_until(Pred pred) {
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!pred()) {
+        if (std::chrono::steady_clock::now() > give_up)
+            return false;
+        ::usleep(10'000); // polling interval of a condition, not a synchronisation by sleep
+    }
+    return true;
+}
+
 /// A fresh folder path under the system temp dir (not created), removed by the destructor.
 class temp_dir {
 public:

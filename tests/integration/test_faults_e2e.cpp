@@ -15,18 +15,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-// Polls a filesystem predicate until it holds; the 60 s bound only guards against a hang.
-template <class Pred>
-bool poll_until(Pred pred) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > give_up)
-            return false;
-        ::usleep(10'000); // polling interval of a condition, not a synchronisation by sleep
-    }
-    return true;
-}
-
 struct single_fault {
     int exit_code;
     std::vector<std::string> errors;

@@ -35,18 +35,6 @@ std::string start_at_from_now(double seconds) {
     return std::to_string(std::chrono::duration<double>(now).count() + seconds);
 }
 
-// Polls a filesystem predicate until it holds; the 60 s bound only guards against a hang.
-template <class Pred>
-bool poll_until(Pred pred) {
-    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!pred()) {
-        if (std::chrono::steady_clock::now() > give_up)
-            return false;
-        ::usleep(10'000); // polling interval of a condition, not a synchronisation by sleep
-    }
-    return true;
-}
-
 // The lines of `text` (stdout and stderr of a run).
 std::size_t count_lines(const std::string& text) {
     return static_cast<std::size_t>(std::count(text.begin(), text.end(), '\n'));
