@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <pthread.h>
+#include <sys/ioctl.h>
 
 namespace pacer::cli {
 
@@ -46,17 +47,20 @@ std::string short_duration(double s) {
 
 } // namespace
 
-std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal) {
+std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
+                            std::size_t width) {
     const std::uint64_t ended = s.done + s.failed;
     const std::uint64_t active = s.started > ended ? s.started - ended : 0;
     std::string eta;
     if (v.expected_s && *v.expected_s > v.elapsed_s)
         eta = fmt::format(" (ETA {})", short_duration(*v.expected_s - v.elapsed_s + 0.999));
-    const std::string text = fmt::format(
+    std::string text = fmt::format(
         "progress {}{}{}  sessions {} active, {} done, {} failed  packets {} sent, {} late  loop "
         "lag max {:.1f} ms  errors {}",
         v.label.empty() ? "" : v.label + "  ", short_duration(v.elapsed_s), eta, active, s.done,
         s.failed, s.packets_sent, s.late_packets, s.loop_lag_max_s * 1e3, s.errors);
+    if (terminal && width > 1 && text.size() > width - 1)
+        text.resize(width - 1); // ASCII: one column a character
     return terminal ? "\r\033[K" + text : text + "\n";
 }
 
@@ -126,8 +130,12 @@ void progress_reporter::end() {
 
 void progress_reporter::print_locked(double now_s) {
     view_.elapsed_s = now_s;
+    std::size_t width = 0;
+    if (winsize ws{};
+        mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
+        width = ws.ws_col;
     const auto line =
-        format_progress(take_snapshot(counters_), view_, mode_ == progress_mode::terminal);
+        format_progress(take_snapshot(counters_), view_, mode_ == progress_mode::terminal, width);
     std::fputs(line.c_str(), out_);
     std::fflush(out_);
     last_printed_s_ = now_s;

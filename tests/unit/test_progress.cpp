@@ -37,6 +37,13 @@ TEST(ProgressLine, TerminalFormRewritesTheLineInPlace) {
     EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
+TEST(ProgressLine, TerminalFormFitsTheTerminalWidth) {
+    const auto line = format_progress(some_figures(), {5.0, std::nullopt, ""}, true, 21);
+    EXPECT_EQ(line, "\r\033[Kprogress 5s  session"); // 20 columns
+    // Plain lines are never cut.
+    EXPECT_EQ(format_progress(some_figures(), {5.0, std::nullopt, ""}, false, 21).back(), '\n');
+}
+
 TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
     progress_snapshot s; // a torn read: ends counted before their starts
     s.started = 2;

@@ -44,8 +44,11 @@ struct progress_view {
     std::string label;                ///< e.g. "level c8 (2 of 4)"; may be empty
 };
 
-/// The line: terminal form ("\r\033[K" + text, no newline) or plain form (text + "\n").
-std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal);
+/// The line: terminal form ("\r\033[K" + text, no newline; cut to `width` - 1 columns when
+/// `width` is known, since a wrapped line could not be rewritten in place) or plain form
+/// (text + "\n").
+std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
+                            std::size_t width = 0);
 
 /// The periods between two lines.
 inline constexpr double terminal_period_s = 0.25;
