@@ -59,6 +59,21 @@ TEST(ProgressE2E, RunNeverPrintsNoProgressAndNoReportWritesNone) {
     EXPECT_TRUE(fs::exists(t / "auto" / "report.html"));
 }
 
+// --processes: the parent writes the pooled folder's report; its workers (whose stderr is their
+// log) write none, and the parent shows no progress line.
+TEST(ProgressE2E, ProcessesParentWritesThePooledReportOnly) {
+    temp_dir t;
+    const auto out = t / "pooled";
+    const auto r = run_pacer({"run", "--processes", "2", "-c", "1", "-d", "0.4s", "--progress",
+                              "always", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_TRUE(fs::exists(out / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "worker-0" / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "worker-1" / "report.html"));
+    EXPECT_TRUE(progress_lines(r.out).empty()) << r.out;
+    EXPECT_TRUE(progress_lines(slurp(out / "worker-0.log")).empty());
+}
+
 // A report that cannot be made costs one warning line: the results and the exit status stay.
 TEST(ProgressE2E, AReportFailureKeepsTheRun) {
     temp_dir t;
