@@ -517,8 +517,9 @@ void print_run_plan(const run_plan& p) {
     if (p.start_monotonic)
         fmt::print("  start      in {:.1f} s (--start-at {})\n",
                    *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
-    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{})\n", p.out.string(),
-               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "");
+    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{})\n", p.out.string(),
+               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "",
+               s.no_report ? "" : ", report.html");
     fmt::print("  descriptors about {} needed, limit {}\n", p.descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts (written while streaming{}), {} "
@@ -755,7 +756,8 @@ int run(const run_settings& s) {
     // the input (after the last arrival, open loop) and the stagger; negotiation comes on top.
     const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     progress_reporter progress(worker ? progress_mode::off : *progress_mode);
-    ro.live = &progress.counters();
+    if (progress.on())
+        ro.live = &progress.counters();
     const double expected_s =
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     const auto clocks = read_clock_pair();

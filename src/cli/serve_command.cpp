@@ -148,7 +148,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (s.pacing == "lockstep" && !warmup)
         ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
     ro.profile = &w.profile;
-    if (w.progress) {
+    if (w.progress && w.progress->on()) {
         // ETA: the longest input after the common start (0.2 s after the last is ready).
         double longest = 0;
         for (std::size_t i = 0; i < (warmup ? 1 : w.input_duration_s.size()); ++i)
@@ -162,7 +162,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     }
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
-    if (w.progress)
+    if (ro.live)
         w.progress->end(); // the terminal line is cleared before the level's row
     const auto usage = runtime::read_process_usage();
 
@@ -530,7 +530,8 @@ void print_serve_plan(const sweep& w, std::span<const std::size_t> levels, const
     fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(w.timeout),
                s.timeout.empty() ? " (default: the longest input + 60 s)" : "");
     fmt::print("  threads    {} session context(s), stagger {:g} ms\n", s.threads, s.stagger_ms);
-    fmt::print("  output     {} (c<level>/, summary.json)\n", out.string());
+    fmt::print("  output     {} (c<level>/, summary.json{})\n", out.string(),
+               w.s.no_report ? "" : ", report.html");
     fmt::print("  descriptors about {} needed, limit {}\n", descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts{}, {} free\n", format_bytes(disk),

@@ -69,6 +69,9 @@ public:
     progress_reporter(const progress_reporter&) = delete;
     progress_reporter& operator=(const progress_reporter&) = delete;
 
+    /// Whether lines are printed at all (not `progress_mode::off`).
+    bool on() const { return mode_ != progress_mode::off; }
+
     /// The totals the run updates (pass to session::run_options::live).
     session::live_counters& counters() { return counters_; }
 
