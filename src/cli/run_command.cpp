@@ -1,10 +1,12 @@
 // `pacer run`: N paced duplex sessions against --url, or against the built-in mock.
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/progress.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -78,6 +80,8 @@ struct run_settings {
     CLI::Option* concurrency_option = nullptr;
     int worker_index = -1; // hidden: which worker of `--processes` this is
     bool dry_run = false;
+    std::string progress = "auto";
+    bool no_report = false;
 };
 
 std::string ms(const boost::json::value& v) {
@@ -95,7 +99,8 @@ std::string new_run_id() {
 }
 
 void print_table(const run_settings& s, const std::string& url, const metrics::pacing_figures& f,
-                 const boost::json::object& summary, const fs::path& out) {
+                 const boost::json::object& summary, const fs::path& out,
+                 const std::optional<fs::path>& report) {
     const auto& p = f.json;
     auto dist = [&](const char* key) -> const boost::json::object& {
         return p.at(key).as_object();
@@ -185,7 +190,8 @@ void print_table(const run_settings& s, const std::string& url, const metrics::p
     for (const auto& e : p.at("errors").as_array())
         fmt::print("  error      {} session(s): {}\n", e.at("sessions").as_uint64(),
                    e.at("message").as_string().c_str());
-    fmt::print("  results    {}\n", (out / "summary.json").string());
+    fmt::print("  results    {}{}\n", (out / "summary.json").string(),
+               report ? ", " + report->string() : std::string());
 }
 
 // The errors of each session as the server row counts them: its trace's error messages, a
@@ -256,6 +262,8 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
     }
     if (s.keep_traces)
         a.push_back("--keep-traces");
+    // The parent writes the pooled report; a worker's stderr is its log file.
+    a.insert(a.end(), {"--no-report", "--progress", "never"});
     a.push_back("--profile");
     a.push_back(s.profile);
     if (s.inject_stall_ms > 0) {
@@ -438,7 +446,11 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
                    part.at("dir").as_string().c_str(),
                    part.at("interrupted").as_bool() ? "interrupted, " : "",
                    part.at("sessions_incomplete").as_uint64(), part.at("sessions").as_uint64());
-    fmt::print("  results    {}\n", (out / "summary.json").string());
+    std::optional<fs::path> report;
+    if (!s.no_report)
+        report = write_end_report(out);
+    fmt::print("  results    {}{}\n", (out / "summary.json").string(),
+               report ? ", " + report->string() : std::string());
     run_verdict v;
     v.interrupted = interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
@@ -505,8 +517,9 @@ void print_run_plan(const run_plan& p) {
     if (p.start_monotonic)
         fmt::print("  start      in {:.1f} s (--start-at {})\n",
                    *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
-    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{})\n", p.out.string(),
-               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "");
+    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{})\n", p.out.string(),
+               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "",
+               s.no_report ? "" : ", report.html");
     fmt::print("  descriptors about {} needed, limit {}\n", p.descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts (written while streaming{}), {} "
@@ -739,9 +752,19 @@ int run(const run_settings& s) {
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    // The live line: on its own thread, fed by the sessions' relaxed atomic totals. Its ETA is
+    // the input (after the last arrival, open loop) and the stagger; negotiation comes on top.
+    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    progress_reporter progress(worker ? progress_mode::off : *progress_mode);
+    if (progress.on())
+        ro.live = &progress.counters();
+    const double expected_s =
+        to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
+    progress.begin("", expected_s);
     auto outcome = session::run_duplex(ro);
+    progress.end(); // the terminal line is cleared before the table
     const auto usage = runtime::read_process_usage();
     boost::json::object mock_stats;
     if (mock)
@@ -858,7 +881,10 @@ int run(const run_settings& s) {
             fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
         }
     }
-    print_table(s, url, figures, summary, out);
+    std::optional<fs::path> report;
+    if (!s.no_report)
+        report = write_end_report(out);
+    print_table(s, url, figures, summary, out, report);
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {
@@ -912,7 +938,8 @@ command add_run_command(CLI::App& app) {
     auto s = std::make_shared<run_settings>();
     auto* sub = app.add_subcommand(
         "run", "Run N paced duplex sessions at once against --url, or against the built-in mock "
-               "when no URL is given. Writes summary.json and samples.json to --output.\n"
+               "when no URL is given. Writes summary.json, samples.json and report.html (unless "
+               "--no-report) to --output, with a live progress line on stderr (--progress).\n"
                "Every session writes a trace while it streams (about 110 kB/s a session, "
                "deleted at the end unless --keep-traces): a run the output folder's disk cannot "
                "hold is refused before it starts.\n"
@@ -1015,6 +1042,16 @@ command add_run_command(CLI::App& app) {
                     "Per-session deadline: admission, exchange and close, e.g. 90s or 2m30s. "
                     "Default: the input's length + 60 s; a timeout not longer than the input is "
                     "refused");
+    sub->add_option("--progress", s->progress,
+                    "Live progress on stderr: elapsed and ETA, sessions active/done/failed, "
+                    "packets sent and late, loop lag max and errors so far. auto: on when stderr "
+                    "is a terminal (one line refreshed 4 times a second); always: also into a "
+                    "pipe or file (a line every 10 s and one at the end); never. Not shown by the "
+                    "parent of --processes")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    sub->add_flag("--no-report", s->no_report,
+                  "Do not write report.html (see pacer report) into the result folder at the end");
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run(*s); }};
 }

@@ -1,11 +1,13 @@
 // `pacer serve`: concurrency sweeps with the serving metrics of docs/protocol.md §4-5, level
 // validity (did the client keep its schedule?) and a capacity search against SLOs.
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/progress.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/level.hpp>
@@ -62,6 +64,8 @@ struct serve_settings {
     double resolution = 0.05;
     bool drop_traces = false;
     bool dry_run = false;
+    std::string progress = "auto";
+    bool no_report = false;
 };
 
 // Everything a level needs that does not change between levels.
@@ -73,7 +77,8 @@ struct sweep {
     std::vector<double> input_duration_s; ///< per input
     duration timeout{};
     std::vector<metrics::slo_check> slos;
-    std::string url; ///< `--url`, or the built-in mock's address and name
+    std::string url;                       ///< `--url`, or the built-in mock's address and name
+    progress_reporter* progress = nullptr; ///< the live line (--progress), one phase per level
 };
 
 // One run of one level: its summary (as written to its folder) and its sessions.
@@ -143,8 +148,22 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (s.pacing == "lockstep" && !warmup)
         ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
     ro.profile = &w.profile;
+    if (w.progress && w.progress->on()) {
+        // ETA: the longest input after the common start (0.2 s after the last is ready).
+        double longest = 0;
+        for (std::size_t i = 0; i < (warmup ? 1 : w.input_duration_s.size()); ++i)
+            longest = std::max(longest, w.input_duration_s[i]);
+        w.progress->begin(warmup ? std::string("warmup")
+                          : s.repeats > 1
+                              ? fmt::format("level c{} (repeat {})", concurrency, repeat)
+                              : fmt::format("level c{}", concurrency),
+                          longest + 0.2 + to_seconds(ro.stagger));
+        ro.live = &w.progress->counters();
+    }
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
+    if (ro.live)
+        w.progress->end(); // the terminal line is cleared before the level's row
     const auto usage = runtime::read_process_usage();
 
     level_run run;
@@ -511,7 +530,8 @@ void print_serve_plan(const sweep& w, std::span<const std::size_t> levels, const
     fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(w.timeout),
                s.timeout.empty() ? " (default: the longest input + 60 s)" : "");
     fmt::print("  threads    {} session context(s), stagger {:g} ms\n", s.threads, s.stagger_ms);
-    fmt::print("  output     {} (c<level>/, summary.json)\n", out.string());
+    fmt::print("  output     {} (c<level>/, summary.json{})\n", out.string(),
+               w.s.no_report ? "" : ", report.html");
     fmt::print("  descriptors about {} needed, limit {}\n", descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts{}, {} free\n", format_bytes(disk),
@@ -633,6 +653,8 @@ int serve(const serve_settings& s) {
     create_output_dir(out);
 
     const bool color = use_color();
+    progress_reporter progress(*resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
+    w.progress = &progress;
     fmt::print("pacer serve: {} against {} (profile {}, {} pacing); writes about {}{} ({} free)\n",
                s.find_capacity ? "capacity search" : "sweep", w.url, profile->name, s.pacing,
                format_bytes(disk), s.find_capacity ? " or more" : "", format_bytes(disk_free));
@@ -761,6 +783,9 @@ int serve(const serve_settings& s) {
     summary["resources"] =
         json::object{{"client_cpu_s", usage.cpu_s}, {"peak_rss_bytes", usage.peak_rss_bytes}};
     write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    std::optional<fs::path> report; // once, for the whole sweep
+    if (!s.no_report)
+        report = write_end_report(out);
 
     if (s.find_capacity) {
         const auto& limited = capacity.at("limited_by").as_string();
@@ -774,7 +799,8 @@ int serve(const serve_settings& s) {
                    : limited == "unreachable" ? "the server could not be reached"
                                               : "interrupted");
     }
-    fmt::print("results    {}\n", (out / "summary.json").string());
+    fmt::print("results    {}{}\n", (out / "summary.json").string(),
+               report ? ", " + report->string() : std::string());
     if (interrupted)
         fmt::print("INTERRUPTED by a signal: the summary covers the levels that ran\n");
     return exit_status(verdict);
@@ -786,10 +812,12 @@ command add_serve_command(CLI::App& app) {
     auto s = std::make_shared<serve_settings>();
     auto* sub = app.add_subcommand(
         "serve",
-        "Concurrency sweep against a realtime speech server (docs/protocol.md §4-5). Levels run one "
+        "Concurrency sweep against a realtime speech server (docs/protocol.md §4-5). Levels run "
+        "one "
         "after another; in each, every session negotiates first, then all stream from one "
         "common start 0.2 s after the last is ready. Writes c<level>/session-NNN/{trace.jsonl,"
-        "input-send-receipts.json}, c<level>/summary.json and summary.json, and prints a table. "
+        "input-send-receipts.json}, c<level>/summary.json, summary.json and report.html (unless "
+        "--no-report), and prints a table (with a live progress line on stderr: --progress). "
         "A level is valid when the client kept its schedule: loop-lag p99 and every admitted "
         "session's send-lateness p99 within their limits, and at least one admission.\n"
         "A plan whose traces (about 110 kB/s a session) the output folder's disk cannot hold is "
@@ -880,6 +908,16 @@ command add_serve_command(CLI::App& app) {
         ->check(number_in(0, 1))
         ->capture_default_str()
         ->group("Capacity search");
+    sub->add_option("--progress", s->progress,
+                    "Live progress on stderr: the level, elapsed and ETA, sessions "
+                    "active/done/failed, packets sent and late, loop lag max and errors so far. "
+                    "auto: on when stderr is a terminal (one line refreshed 4 times a second); "
+                    "always: also into a pipe or file (a line every 10 s and one at each level's "
+                    "end); never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    sub->add_flag("--no-report", s->no_report,
+                  "Do not write report.html (see pacer report) into the result folder at the end");
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return serve(*s); }};
 }

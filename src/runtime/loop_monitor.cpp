@@ -18,6 +18,14 @@ asio::awaitable<void> loop_monitor::run() {
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
         const auto woke = clock::now();
         lags_s_.push_back(woke > deadline ? to_seconds(woke - deadline) : 0.0);
+        if (max_sink_ && woke > deadline) {
+            const std::int64_t lag =
+                std::chrono::duration_cast<std::chrono::nanoseconds>(woke - deadline).count();
+            auto seen = max_sink_->load(std::memory_order_relaxed);
+            while (lag > seen &&
+                   !max_sink_->compare_exchange_weak(seen, lag, std::memory_order_relaxed)) {
+            }
+        }
         deadline = woke + period_;
     }
 }

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <bitset>
+#include <cmath>
 #include <cstring>
 #include <fstream>
 #include <sstream>
@@ -91,8 +92,15 @@ struct session_ctx {
             ws->cancel();
     }
 
+    // Adds one to a live total of the run, if it keeps them.
+    void count(std::atomic<std::uint64_t> live_counters::*field) {
+        if (options.live)
+            options.live->bump(field);
+    }
+
     asio::awaitable<void> record_error(std::string message) {
         result.errors.push_back(message);
+        count(&live_counters::errors);
         co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
                             error_event(message));
     }
@@ -279,6 +287,9 @@ asio::awaitable<void> stream_audio(session_ctx& ctx) {
         piece += receipt_json(receipt);
         co_await ctx.trace.receipt(std::move(piece));
         ++r.appends_sent;
+        ctx.count(&live_counters::packets_sent);
+        if (std::abs(receipt.start_s - receipt.scheduled_s) > 0.080) // late, as the summary counts
+            ctx.count(&live_counters::late_packets);
         if (seq == 0 && ctx.options.on_streaming)
             ctx.options.on_streaming();
         if (!ok)
@@ -451,6 +462,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     r.index = c.options.index;
     if (!c.options.pcm || c.options.pcm->empty() || c.options.pcm->size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
+    c.count(&live_counters::started);
     r.expected_appends = schedule::packet_count(c.options.pcm->size());
 
     // The watchdog bounds the whole session, admission included.
@@ -559,6 +571,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         r.complete = false;
     r.trace_waits = c.trace.waits();
     r.trace_wait_s = c.trace.wait_s();
+    c.count(r.complete ? &live_counters::done : &live_counters::failed);
     co_return std::move(r);
 }
 

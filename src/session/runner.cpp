@@ -113,6 +113,8 @@ run_outcome run_duplex(const run_options& options) {
         auto c = std::make_unique<session_context>();
         c->stall = options.inject_stall;
         c->input_length = schedule::input_duration(input_of(0)->size());
+        if (options.live)
+            c->monitor.report_max_to(&options.live->loop_lag_max_ns);
         contexts.push_back(std::move(c));
     }
     if (options.arrivals && options.arrivals->size() != options.sessions)
@@ -139,6 +141,7 @@ run_outcome run_duplex(const run_options& options) {
         so.profile = options.profile;
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
+        so.live = options.live;
         return so;
     };
     asio::cancellation_signal stop_dispatch; // used on context 0 only

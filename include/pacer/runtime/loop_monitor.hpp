@@ -23,6 +23,10 @@ public:
     /// Asks `run()` to return at its next tick. Thread safety: callable from any thread.
     void stop() { stopping_.store(true, std::memory_order_relaxed); }
 
+    /// Also keeps `*sink` at least the largest lag seen, in ns (a relaxed atomic maximum, for
+    /// the live progress line; several monitors may share one). Set before `run()`.
+    void report_max_to(std::atomic<std::int64_t>* sink) { max_sink_ = sink; }
+
     /// The lags recorded; read after `run()` has returned.
     const std::vector<double>& lags_s() const { return lags_s_; }
 
@@ -30,6 +34,7 @@ private:
     duration period_;
     std::atomic<bool> stopping_{false};
     std::vector<double> lags_s_;
+    std::atomic<std::int64_t>* max_sink_ = nullptr;
 };
 
 } // namespace pacer::runtime

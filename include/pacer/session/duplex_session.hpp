@@ -6,6 +6,7 @@
 // error and stops the other task at once; nothing is sent after it.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
@@ -77,6 +78,9 @@ struct session_options {
     std::function<void()> on_streaming;
     /// Optional: lets the runner end the session early; must outlive the session.
     interrupt_source* interrupt = nullptr;
+    /// Optional: the run's live totals (sessions, packets, late packets, errors), bumped with
+    /// relaxed atomic adds as the session goes; must outlive the session.
+    live_counters* live = nullptr;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's

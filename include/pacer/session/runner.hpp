@@ -51,6 +51,9 @@ struct run_options {
     std::optional<std::size_t> lockstep_unit_bytes;
     /// The server profile every session negotiates (see session_options); nullptr: default.
     const protocol::profile* profile = nullptr;
+    /// Optional: live totals for a progress line (see live_counters); the sessions and the
+    /// loop monitors update it while the run goes. Must outlive `run_duplex`.
+    live_counters* live = nullptr;
 };
 
 struct run_outcome {

@@ -1,0 +1,117 @@
+// The live progress line (--progress) and the report.html that run and serve leave at the end
+// (--no-report), as a user sees them. Here stderr is a pipe: `always` prints the plain form.
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <cstdlib>
+#include <sstream>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::vector<std::string> progress_lines(const std::string& out) {
+    std::vector<std::string> lines;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.rfind("progress ", 0) == 0)
+            lines.push_back(line);
+    return lines;
+}
+
+TEST(ProgressE2E, RunAlwaysPrintsTheLastPlainLineBeforeTheTableAndLeavesAReport) {
+    temp_dir t;
+    const auto out = t / "run";
+    const auto r =
+        run_pacer({"run", "-c", "4", "-d", "2s", "--progress", "always", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto lines = progress_lines(r.out);
+    ASSERT_FALSE(lines.empty()) << r.out;
+    // The last line comes when the run ends: every session has ended, 25 packets each.
+    EXPECT_NE(lines.back().find("sessions 0 active, 4 done, 0 failed  packets 100 sent"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no terminal control into a pipe";
+    EXPECT_LT(r.out.find(lines.back()), r.out.find("pacer run: 4 sessions")) << r.out;
+    // report.html beside summary.json, named in the results line.
+    EXPECT_TRUE(fs::exists(out / "summary.json"));
+    const auto html = slurp(out / "report.html");
+    EXPECT_NE(html.find("<svg id=\"plot-deviation-cdf\""), std::string::npos);
+    EXPECT_NE(r.out.find((out / "report.html").string()), std::string::npos) << r.out;
+}
+
+TEST(ProgressE2E, RunNeverPrintsNoProgressAndNoReportWritesNone) {
+    temp_dir t;
+    const auto out = t / "run";
+    const auto r = run_pacer(
+        {"run", "-c", "2", "-d", "1s", "--progress", "never", "--no-report", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_TRUE(progress_lines(r.out).empty()) << r.out;
+    EXPECT_TRUE(fs::exists(out / "summary.json"));
+    EXPECT_FALSE(fs::exists(out / "report.html"));
+    EXPECT_EQ(r.out.find("report.html"), std::string::npos) << r.out;
+    // auto with stderr a pipe: no progress either.
+    const auto a = run_pacer({"run", "-c", "1", "-d", "0.4s", "-o", (t / "auto").string()});
+    ASSERT_TRUE(finished(a.exit_code)) << a.out;
+    EXPECT_TRUE(progress_lines(a.out).empty()) << a.out;
+    EXPECT_TRUE(fs::exists(t / "auto" / "report.html"));
+}
+
+// --processes: the parent writes the pooled folder's report; its workers (whose stderr is their
+// log) write none, and the parent shows no progress line.
+TEST(ProgressE2E, ProcessesParentWritesThePooledReportOnly) {
+    temp_dir t;
+    const auto out = t / "pooled";
+    const auto r = run_pacer({"run", "--processes", "2", "-c", "1", "-d", "0.4s", "--progress",
+                              "always", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_TRUE(fs::exists(out / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "worker-0" / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "worker-1" / "report.html"));
+    EXPECT_TRUE(progress_lines(r.out).empty()) << r.out;
+    EXPECT_TRUE(progress_lines(slurp(out / "worker-0.log")).empty());
+}
+
+// A report that cannot be made costs one warning line: the results and the exit status stay.
+TEST(ProgressE2E, AReportFailureKeepsTheRun) {
+    temp_dir t;
+    const auto out = t / "run";
+    ::setenv("PACER_TEST_FAIL_REPORT", "1", 1);
+    const auto r = run_pacer({"run", "-c", "1", "-d", "0.4s", "-o", out.string()});
+    ::unsetenv("PACER_TEST_FAIL_REPORT");
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_TRUE(fs::exists(out / "summary.json"));
+    EXPECT_FALSE(fs::exists(out / "report.html"));
+    EXPECT_NE(r.out.find("pacer: warning: report.html not written"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("  results    " + (out / "summary.json").string() + "\n"),
+              std::string::npos)
+        << r.out;
+}
+
+TEST(ProgressE2E, ServeLeavesOneReportForTheSweepAndShowsTheLevel) {
+    temp_dir t;
+    const auto out = t / "sweep";
+    const auto r = run_pacer({"serve", "--concurrencies", "1,2", "-d", "1s", "--progress", "always",
+                              "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto lines = progress_lines(r.out);
+    ASSERT_EQ(lines.size() >= 2, true) << r.out; // at least the last line of each level
+    EXPECT_NE(r.out.find("progress level c1 "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("progress level c2 "), std::string::npos) << r.out;
+    EXPECT_TRUE(fs::exists(out / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "c1" / "report.html"));
+    EXPECT_FALSE(fs::exists(out / "c2" / "report.html"));
+    EXPECT_NE(r.out.find((out / "report.html").string()), std::string::npos) << r.out;
+
+    const auto n =
+        run_pacer({"serve", "-c", "1", "-d", "0.4s", "--no-report", "-o", (t / "none").string()});
+    ASSERT_TRUE(finished(n.exit_code)) << n.out;
+    EXPECT_TRUE(fs::exists(t / "none" / "summary.json"));
+    EXPECT_FALSE(fs::exists(t / "none" / "report.html"));
+    EXPECT_TRUE(progress_lines(n.out).empty()) << n.out;
+}
+
+} // namespace
+} // namespace pacer::test

@@ -1,0 +1,155 @@
+// The live progress line of run and serve: its text (terminal and plain forms), when a line is
+// due, and the reporter's last plain line, all without a clock of their own.
+
+#include <pacer/cli/progress.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+
+namespace pacer::cli {
+namespace {
+
+progress_snapshot some_figures() {
+    progress_snapshot s;
+    s.started = 10;
+    s.done = 3;
+    s.failed = 1;
+    s.packets_sent = 1234;
+    s.late_packets = 5;
+    s.errors = 2;
+    s.loop_lag_max_s = 0.0123;
+    return s;
+}
+
+TEST(ProgressLine, PlainFormIsOneLineWithEveryFigure) {
+    const auto line = format_progress(some_figures(), {65.4, 90.0, ""}, false);
+    EXPECT_EQ(line, "progress 1m05s (ETA 25s)  sessions 6 active, 3 done, 1 failed  packets 1234 "
+                    "sent, 5 late  loop lag max 12.3 ms  errors 2\n");
+}
+
+TEST(ProgressLine, TerminalFormRewritesTheLineInPlace) {
+    const auto line = format_progress(some_figures(), {5.0, std::nullopt, "level c8"}, true);
+    EXPECT_EQ(line, "\r\033[Kprogress level c8  5s  sessions 6 active, 3 done, 1 failed  packets "
+                    "1234 sent, 5 late  loop lag max 12.3 ms  errors 2");
+    EXPECT_EQ(line.find('\n'), std::string::npos);
+}
+
+TEST(ProgressLine, TerminalFormFitsTheTerminalWidth) {
+    const auto line = format_progress(some_figures(), {5.0, std::nullopt, ""}, true, 21);
+    EXPECT_EQ(line, "\r\033[Kprogress 5s  session"); // 20 columns
+    // Plain lines are never cut.
+    EXPECT_EQ(format_progress(some_figures(), {5.0, std::nullopt, ""}, false, 21).back(), '\n');
+}
+
+TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
+    progress_snapshot s; // a torn read: ends counted before their starts
+    s.started = 2;
+    s.done = 3;
+    const auto line = format_progress(s, {3725.0, 60.0, ""}, false);
+    EXPECT_EQ(line.rfind("progress 1h02m05s  sessions 0 active, 3 done", 0), 0u) << line;
+    EXPECT_EQ(line.find("ETA"), std::string::npos) << line;
+}
+
+TEST(ProgressLine, SnapshotReadsTheCounters) {
+    session::live_counters c;
+    c.bump(&session::live_counters::started);
+    c.bump(&session::live_counters::started);
+    c.bump(&session::live_counters::failed);
+    c.bump(&session::live_counters::packets_sent);
+    c.loop_lag_max_ns = 2'500'000;
+    const auto s = take_snapshot(c);
+    EXPECT_EQ(s.started, 2u);
+    EXPECT_EQ(s.failed, 1u);
+    EXPECT_EQ(s.done, 0u);
+    EXPECT_EQ(s.packets_sent, 1u);
+    EXPECT_DOUBLE_EQ(s.loop_lag_max_s, 0.0025);
+    c.reset();
+    EXPECT_EQ(take_snapshot(c).started, 0u);
+}
+
+TEST(ProgressPolicy, ModeFromTheOptionAndTheTerminal) {
+    EXPECT_EQ(resolve_progress("auto", true), progress_mode::terminal);
+    EXPECT_EQ(resolve_progress("auto", false), progress_mode::off);
+    EXPECT_EQ(resolve_progress("always", true), progress_mode::terminal);
+    EXPECT_EQ(resolve_progress("always", false), progress_mode::plain);
+    EXPECT_EQ(resolve_progress("never", true), progress_mode::off);
+    EXPECT_EQ(resolve_progress("sometimes", true), std::nullopt);
+}
+
+TEST(ProgressPolicy, TerminalAtOnceThenAtMostFourTimesASecond) {
+    EXPECT_TRUE(progress_due(progress_mode::terminal, std::nullopt, 0.0));
+    EXPECT_FALSE(progress_due(progress_mode::terminal, 1.0, 1.1));
+    EXPECT_FALSE(progress_due(progress_mode::terminal, 1.0, 1.249));
+    EXPECT_TRUE(progress_due(progress_mode::terminal, 1.0, 1.25));
+    EXPECT_TRUE(progress_due(progress_mode::terminal, 1.0, 7.0));
+}
+
+TEST(ProgressPolicy, PlainEveryTenSecondsAndOffNever) {
+    EXPECT_FALSE(progress_due(progress_mode::plain, std::nullopt, 0.0));
+    EXPECT_FALSE(progress_due(progress_mode::plain, std::nullopt, 9.99));
+    EXPECT_TRUE(progress_due(progress_mode::plain, std::nullopt, 10.0));
+    EXPECT_FALSE(progress_due(progress_mode::plain, 10.0, 19.9));
+    EXPECT_TRUE(progress_due(progress_mode::plain, 10.0, 20.0));
+    EXPECT_FALSE(progress_due(progress_mode::off, std::nullopt, 100.0));
+    EXPECT_FALSE(progress_due(progress_mode::off, 0.0, 100.0));
+}
+
+std::string contents(std::FILE* f) {
+    std::fflush(f);
+    std::rewind(f);
+    std::string s;
+    for (int c; (c = std::fgetc(f)) != EOF;)
+        s += static_cast<char>(c);
+    return s;
+}
+
+// A phase shorter than the 10 s period still leaves its last plain line, with the totals.
+TEST(ProgressReporter, PlainModePrintsALastLineWhenThePhaseEnds) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    {
+        progress_reporter r(progress_mode::plain, f);
+        r.begin("level c2", std::nullopt);
+        r.counters().bump(&session::live_counters::started);
+        r.counters().bump(&session::live_counters::packets_sent);
+        r.end();
+    }
+    const auto text = contents(f);
+    std::fclose(f);
+    EXPECT_EQ(text.rfind("progress level c2  0s  sessions 1 active, 0 done, 0 failed  packets 1 "
+                         "sent",
+                         0),
+              0u)
+        << text;
+    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
+}
+
+TEST(ProgressReporter, TerminalModeLeavesACleanLineAndOffPrintsNothing) {
+    std::FILE* f = std::tmpfile();
+    ASSERT_NE(f, nullptr);
+    {
+        progress_reporter r(progress_mode::terminal, f);
+        r.begin("", 1.0);
+        r.end();
+    }
+    const auto text = contents(f);
+    // Whether the thread drew a line before the end is timing; the end leaves none on screen.
+    EXPECT_TRUE(text.empty() || text.ends_with("\r\033[K")) << text;
+    EXPECT_EQ(text.find('\n'), std::string::npos);
+    std::rewind(f);
+    std::FILE* g = std::tmpfile();
+    {
+        progress_reporter r(progress_mode::off, g);
+        r.begin("", 1.0);
+        r.end();
+    }
+    EXPECT_EQ(contents(g), "");
+    std::fclose(f);
+    std::fclose(g);
+}
+
+} // namespace
+} // namespace pacer::cli
