@@ -17,9 +17,6 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
     try {
-        // Test seam: a report that cannot be made, to check that the run survives it.
-        if (std::getenv("PACER_TEST_FAIL_REPORT"))
-            throw std::runtime_error("PACER_TEST_FAIL_REPORT is set");
         write_new_file(file, report::render_report(report::read_result_folder(dir)));
         return file;
     } catch (const std::exception& e) {

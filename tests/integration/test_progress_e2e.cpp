@@ -74,22 +74,6 @@ TEST(ProgressE2E, ProcessesParentWritesThePooledReportOnly) {
     EXPECT_TRUE(progress_lines(slurp(out / "worker-0.log")).empty());
 }
 
-// A report that cannot be made costs one warning line: the results and the exit status stay.
-TEST(ProgressE2E, AReportFailureKeepsTheRun) {
-    temp_dir t;
-    const auto out = t / "run";
-    ::setenv("PACER_TEST_FAIL_REPORT", "1", 1);
-    const auto r = run_pacer({"run", "-c", "1", "-d", "0.4s", "-o", out.string()});
-    ::unsetenv("PACER_TEST_FAIL_REPORT");
-    ASSERT_TRUE(finished(r.exit_code)) << r.out;
-    EXPECT_TRUE(fs::exists(out / "summary.json"));
-    EXPECT_FALSE(fs::exists(out / "report.html"));
-    EXPECT_NE(r.out.find("pacer: warning: report.html not written"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("  results    " + (out / "summary.json").string() + "\n"),
-              std::string::npos)
-        << r.out;
-}
-
 TEST(ProgressE2E, ServeLeavesOneReportForTheSweepAndShowsTheLevel) {
     temp_dir t;
     const auto out = t / "sweep";

@@ -1,0 +1,48 @@
+// The report written at the end of `pacer run` and `pacer serve`: a report that cannot be made
+// costs one warning line and leaves the run's files as they were (no half-written page).
+
+#include <pacer/cli/auto_report.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct scratch {
+    fs::path path = fs::temp_directory_path() /
+                    ("pacer-auto-report-" + std::to_string(::getpid()) + "-" +
+                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    scratch() { fs::create_directories(path); }
+    ~scratch() {
+        std::error_code ec;
+        fs::remove_all(path, ec);
+    }
+};
+
+TEST(auto_report, a_folder_it_cannot_read_gets_no_page_and_keeps_its_files) {
+    scratch dir;
+    // A summary that is not JSON (a run cut short while writing it, say).
+    std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
+    const auto written = pacer::cli::write_end_report(dir.path);
+    EXPECT_FALSE(written.has_value());
+    EXPECT_FALSE(fs::exists(dir.path / "report.html"));
+    EXPECT_TRUE(fs::exists(dir.path / "summary.json"));
+}
+
+TEST(auto_report, an_existing_page_is_never_overwritten_nor_removed) {
+    scratch dir;
+    std::ofstream(dir.path / "summary.json") << "not json";
+    std::ofstream(dir.path / "report.html") << "<p>kept</p>";
+    EXPECT_FALSE(pacer::cli::write_end_report(dir.path).has_value());
+    std::ifstream in(dir.path / "report.html");
+    std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    EXPECT_EQ(text, "<p>kept</p>");
+}
+
+} // namespace
