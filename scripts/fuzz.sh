@@ -25,7 +25,12 @@ targets=${FUZZ_TARGETS:-"server_event wav duration schedule_json ws_url base64 r
 # The whole of pacer_core gets coverage instrumentation and sanitizers from CMAKE_CXX_FLAGS;
 # the fuzz targets add libFuzzer's main (fuzz/CMakeLists.txt). -fno-sanitize=function: clang 14
 # cannot compile Asio coroutines with it (llvm/llvm-project#49689). -O1 keeps the build short.
-CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+launcher=() # ccache, when installed: as in scripts/build.sh
+if command -v ccache >/dev/null 2>&1; then
+    export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=1
+    launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
+CC=clang CXX=clang++ cmake -S . -B "$build_dir" -G Ninja "${launcher[@]}" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
     -DPACER_BUILD_FUZZERS=ON -DPACER_BUILD_TESTS=OFF -DPACER_BUILD_MICROBENCH=OFF \
     -DCMAKE_CXX_FLAGS_RELWITHDEBINFO='-O1 -gline-tables-only' \
     -DCMAKE_CXX_FLAGS='-fsanitize=fuzzer-no-link,address,undefined -fno-sanitize=function -fno-omit-frame-pointer' \
