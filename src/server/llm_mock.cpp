@@ -73,6 +73,7 @@ struct llm_mock::state : std::enable_shared_from_this<state> {
     llm_mock_options options;
     tcp::acceptor acceptor;
     std::size_t requests = 0, completed = 0, rejected = 0, faulted = 0, bad_requests = 0;
+    std::size_t bearer = 0; // generation requests with an `Authorization: Bearer` header
     std::size_t in_flight = 0, peak_in_flight = 0, connections = 0;
     std::uint64_t tokens = 0;
 
@@ -165,6 +166,8 @@ asio::awaitable<bool> llm_mock::state::handle(beast::tcp_stream& stream,
             error_body("the body is not a JSON object", "BadRequestError", 400));
     }
     const std::size_t k = requests++;
+    if (req[http::field::authorization].starts_with("Bearer "))
+        ++bearer;
     if (options.max_concurrency > 0 && in_flight >= options.max_concurrency) {
         ++rejected;
         co_return co_await send(http::status::service_unavailable,
@@ -424,7 +427,8 @@ json::object llm_mock::stats() const {
             {"peak_in_flight", s.peak_in_flight},
             {"connections", s.connections},
             {"tokens", s.tokens},
-            {"fault", to_string(s.options.fault)}};
+            {"fault", to_string(s.options.fault)},
+            {"with_bearer_token", s.bearer}};
 }
 
 } // namespace pacer::server

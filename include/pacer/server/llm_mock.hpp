@@ -66,7 +66,9 @@ public:
     boost::asio::awaitable<void> serve();
     /// Stops accepting (open connections end with the io_context).
     void stop();
-    /// requests, completed, rejected (503), faulted, bad_requests, peak_in_flight, tokens.
+    /// requests, completed, rejected (503), faulted, bad_requests, peak_in_flight, connections,
+    /// tokens, fault, with_bearer_token (requests that carried `Authorization: Bearer`; the
+    /// token itself is never kept).
     boost::json::object stats() const;
 
 private:
