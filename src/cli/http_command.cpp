@@ -386,8 +386,6 @@ int run_http(const http_settings& s) {
         std::min<std::size_t>(plan.offsets.size(),
                               s.max_concurrency ? s.max_concurrency : plan.offsets.size()) +
         64);
-    create_output_dir(plan.output);
-
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
         records[i].index = plan.indices[i];
@@ -400,7 +398,9 @@ int run_http(const http_settings& s) {
     session::open_loop_result result;
     std::exception_ptr failure;
     asio::cancellation_signal cancel;
+    // Signals are caught before the folder appears: a SIGINT from then on ends the run cleanly.
     asio::signal_set signals(io, SIGINT, SIGTERM);
+    create_output_dir(plan.output);
     bool interrupted = false;
     signals.async_wait([&](boost::system::error_code ec, int) {
         if (ec)

@@ -198,6 +198,25 @@ TEST(HttpE2e, DropPolicySkipsArrivalsThatFindTheCapFull) {
     EXPECT_EQ(count(r->summary, {"completed"}) + dropped, 4u);
 }
 
+TEST(HttpE2e, SigintStopsDispatchWritesTheFilesAndExits130) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    mock_process mock({"--ttft-ms", "1", "--itl-ms", "1"}, "llm-mock");
+    const auto out = dir / "run";
+    child c({PACER_BINARY, "http", "--base-url", base_url(mock), "--model", "m", "--arrival",
+             "constant", "--rate", "10", "--requests", "1000", "--output-len", "1", "-o",
+             out.string()});
+    ASSERT_TRUE(poll_until([&] { return fs::exists(out); }));
+    c.signal(SIGINT);
+    const std::string text = c.read_all();
+    EXPECT_EQ(c.wait(), 130) << text;
+    const auto s = read_json(out / "summary.json");
+    EXPECT_TRUE(at(s, {"interrupted"}).as_bool());
+    EXPECT_LT(count(s, {"open_loop", "requests", "dispatched"}), 1000u);
+    EXPECT_EQ(read_jsonl(out / "requests.jsonl").size(), 1000u);
+    EXPECT_EQ(mock.stop(), 0);
+}
+
 TEST(HttpE2e, AShardRunsItsArrivalsOfTheOneSchedule) {
     auto r = run_http({"--ttft-ms", "1", "--itl-ms", "1"},
                       {"--rate", "50", "--requests", "6", "--output-len", "1", "--shard", "1/2"});
