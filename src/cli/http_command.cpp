@@ -66,6 +66,9 @@ struct http_settings {
     std::string timeout = "5m";
     std::string goodput;
     std::string output;
+    bool find_capacity = false;
+    double goodput_fraction = 0.95;
+    std::size_t capacity_steps = 4;
     bool dry_run = false;
 };
 
@@ -96,6 +99,20 @@ bool valid_header_name(std::string_view name) {
               std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos))
             return false;
     return true;
+}
+
+// The plan's own arrivals of its schedule: all, or those of its shard.
+void take_arrivals(http_plan& p) {
+    p.indices.clear();
+    p.offsets.clear();
+    const std::size_t first = p.shard ? p.shard->index : 0, step = p.shard ? p.shard->count : 1;
+    for (std::size_t i = first; i < p.schedule.offsets.size(); i += step) {
+        p.indices.push_back(i);
+        p.offsets.push_back(p.schedule.offsets[i]);
+    }
+    if (p.indices.empty())
+        throw usage_error(fmt::format("shard {}/{} gets no arrival of the schedule's {}", first,
+                                      step, p.schedule.offsets.size()));
 }
 
 http_plan check(const http_settings& s) {
@@ -170,20 +187,8 @@ http_plan check(const http_settings& s) {
         p.shard = runtime::parse_shard(s.shard);
         if (!p.shard)
             throw usage_error(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
-        for (std::size_t i = p.shard->index; i < p.schedule.offsets.size(); i += p.shard->count) {
-            p.indices.push_back(i);
-            p.offsets.push_back(p.schedule.offsets[i]);
-        }
-        if (p.indices.empty())
-            throw usage_error(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
-                                          p.shard->index, p.shard->count,
-                                          p.schedule.offsets.size()));
-    } else {
-        p.offsets = p.schedule.offsets;
-        p.indices.resize(p.offsets.size());
-        for (std::size_t i = 0; i < p.indices.size(); ++i)
-            p.indices[i] = i;
     }
+    take_arrivals(p);
     const auto policy = session::parse_cap_policy(s.cap_policy);
     if (!policy)
         throw usage_error(
@@ -244,6 +249,12 @@ http_plan check(const http_settings& s) {
             throw usage_error(e.what());
         }
     }
+    if (s.find_capacity && p.slo.empty())
+        throw usage_error("--find-capacity searches for the highest rate meeting --goodput: give "
+                          "--goodput ttft:...,tpot:...,e2el:...");
+    if (s.find_capacity && !s.schedule_file.empty())
+        throw usage_error("--find-capacity varies the rate: it takes --rate and --requests or "
+                          "--duration, not --schedule");
     p.output = s.output.empty() ? default_output_dir("http") : std::filesystem::path(s.output);
     if (std::filesystem::exists(p.output))
         throw usage_error(
@@ -376,12 +387,18 @@ asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& p
     }
 }
 
-int run_http(const http_settings& s) {
-    const http_plan plan = check(s);
-    if (s.dry_run) {
-        print_plan(s, plan);
-        return exit_ok;
-    }
+// What one run found.
+struct run_outcome {
+    bool kept = false;
+    bool interrupted = false;
+    std::uint64_t failed = 0;
+    std::uint64_t good = 0; // requests meeting every SLO
+    std::size_t scheduled = 0;
+};
+
+// Runs the plan's arrivals once and writes the result folder `out` (created here).
+run_outcome execute(const http_settings& s, const http_plan& plan,
+                    const std::filesystem::path& out) {
     runtime::ensure_descriptors(
         std::min<std::size_t>(plan.offsets.size(),
                               s.max_concurrency ? s.max_concurrency : plan.offsets.size()) +
@@ -400,7 +417,7 @@ int run_http(const http_settings& s) {
     asio::cancellation_signal cancel;
     // Signals are caught before the folder appears: a SIGINT from then on ends the run cleanly.
     asio::signal_set signals(io, SIGINT, SIGTERM);
-    create_output_dir(plan.output);
+    create_output_dir(out);
     bool interrupted = false;
     signals.async_wait([&](boost::system::error_code ec, int) {
         if (ec)
@@ -469,10 +486,10 @@ int run_http(const http_settings& s) {
     std::string lines;
     for (const auto& r : records)
         lines += json::serialize(metrics::llm_request_json(r, result.start)) + "\n";
-    write_new_file(plan.output / "requests.jsonl", lines);
-    write_new_file(plan.output / "schedule.json",
+    write_new_file(out / "requests.jsonl", lines);
+    write_new_file(out / "schedule.json",
                    schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
-    write_new_file(plan.output / "summary.json", json::serialize(summary) + "\n");
+    write_new_file(out / "summary.json", json::serialize(summary) + "\n");
 
     const auto num = [&](const char* k) { return summary.at(k).to_number<double>(); };
     const auto failed = summary.at("failed").to_number<std::uint64_t>();
@@ -491,12 +508,111 @@ int run_http(const http_settings& s) {
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
     fmt::print("  schedule {}\n", kept ? "kept (dispatch lag within bounds)"
                                        : "NOT kept: the client fell behind (exit 3)");
-    fmt::print("  results  {}\n", plan.output.string());
+    fmt::print("  results  {}\n", out.string());
 
+    run_outcome o;
+    o.kept = kept;
+    o.interrupted = interrupted || result.interrupted;
+    o.failed = failed;
+    o.good = summary.contains("goodput_requests")
+                 ? summary.at("goodput_requests").to_number<std::uint64_t>()
+                 : 0;
+    o.scheduled = records.size();
+    return o;
+}
+
+// --find-capacity: the highest rate whose run keeps its schedule and meets the SLOs for
+// `goodput_fraction` of its requests. From --rate, double while probes pass (or halve while they
+// fail), then bisect `capacity_steps` times. Each probe is a whole run of its own folder.
+int find_capacity(const http_settings& s, http_plan plan) {
+    create_output_dir(plan.output);
+    json::array probes;
+    std::optional<double> pass, fail;
+    bool client_limited = false, interrupted = false;
+    const auto probe = [&](double rate) {
+        auto spec = plan.schedule.spec;
+        spec.rate = rate;
+        try {
+            schedule::validate(spec);
+            plan.schedule = {spec, schedule::make_schedule(spec), {}};
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        plan.schedule.sha256 = schedule::schedule_sha256(plan.schedule.offsets);
+        take_arrivals(plan);
+        const auto dir =
+            plan.output / fmt::format("probe-{:02}-rate-{:g}", probes.size() + 1, rate);
+        fmt::print("probe {}: {:g} requests/s\n", probes.size() + 1, rate);
+        const run_outcome o = execute(s, plan, dir);
+        const double fraction =
+            o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
+        const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
+        client_limited = client_limited || !o.kept;
+        interrupted = interrupted || o.interrupted;
+        probes.push_back(json::object{{"rate", rate},
+                                      {"schedule_kept", o.kept},
+                                      {"goodput_fraction", fraction},
+                                      {"failed", o.failed},
+                                      {"passed", ok},
+                                      {"folder", dir.filename().string()}});
+        if (ok)
+            pass = pass ? std::max(*pass, rate) : rate;
+        else
+            fail = fail ? std::min(*fail, rate) : rate;
+        return ok;
+    };
+    double rate = plan.schedule.spec.rate;
+    const bool first = probe(rate);
+    for (int i = 0; i < 10 && !interrupted; ++i) {
+        if ((first && fail) || (!first && pass))
+            break;
+        rate = first ? rate * 2 : rate / 2;
+        if (rate > schedule::max_rate)
+            break;
+        probe(rate);
+    }
+    for (std::size_t i = 0; i < s.capacity_steps && pass && fail && !interrupted; ++i)
+        probe((*pass + *fail) / 2);
+
+    json::object doc;
+    doc["capacity_rps"] = pass ? json::value(*pass) : json::value(nullptr);
+    doc["first_failing_rps"] = fail ? json::value(*fail) : json::value(nullptr);
+    doc["criterion"] = json::object{
+        {"goodput", s.goodput}, {"goodput_fraction", s.goodput_fraction}, {"schedule_kept", true}};
+    doc["client_limited"] = client_limited;
+    doc["interrupted"] = interrupted;
+    doc["probes"] = std::move(probes);
+    write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    fmt::print("pacer http --find-capacity: {}{}\n",
+               pass ? fmt::format("{:g} requests/s meet the SLOs", *pass)
+                    : std::string("no probed rate meets the SLOs"),
+               client_limited ? "; a probe did not keep its schedule (the client fell behind, "
+                                "exit 3): its rate was not measurable"
+                              : "");
     run_verdict v;
-    v.interrupted = interrupted || result.interrupted;
-    v.client_fell_behind = !kept;
-    v.server_failed = failed > 0;
+    v.interrupted = interrupted;
+    v.client_fell_behind = client_limited;
+    return exit_status(v);
+}
+
+int run_http(const http_settings& s) {
+    const http_plan plan = check(s);
+    if (s.dry_run) {
+        print_plan(s, plan);
+        if (s.find_capacity)
+            fmt::print("  capacity   search from {:g}/s: double (or halve) then {} bisection(s); a "
+                       "probe passes when it keeps its schedule and {:g} of its requests meet "
+                       "--goodput; one folder per probe and capacity.json\n",
+                       plan.schedule.spec.rate, s.capacity_steps, s.goodput_fraction);
+        return exit_ok;
+    }
+    if (s.find_capacity)
+        return find_capacity(s, plan);
+    const run_outcome o = execute(s, plan, plan.output);
+    run_verdict v;
+    v.interrupted = o.interrupted;
+    v.client_fell_behind = !o.kept;
+    v.server_failed = o.failed > 0;
     return exit_status(v);
 }
 
@@ -587,6 +703,21 @@ command add_http_command(CLI::App& app) {
                     "E2EL from the schedule)");
     sub->add_option("-o,--output", s->output,
                     "Result folder; must not exist. Default: pacer-results/http-<UTC time>");
+    sub->add_flag("--find-capacity", s->find_capacity,
+                  "Search the highest rate that keeps its schedule and meets --goodput for "
+                  "--goodput-fraction of its requests: from --rate, double (or halve), then "
+                  "bisect; one result folder per probe and capacity.json")
+        ->group("Capacity");
+    sub->add_option("--goodput-fraction", s->goodput_fraction,
+                    "--find-capacity: the share of requests that must meet --goodput")
+        ->check(number_in(0, 1, true))
+        ->capture_default_str()
+        ->group("Capacity");
+    sub->add_option("--capacity-steps", s->capacity_steps,
+                    "--find-capacity: bisection steps after the bracket is found")
+        ->check(whole_number(0, 20))
+        ->capture_default_str()
+        ->group("Capacity");
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_http(*s); }};
 }

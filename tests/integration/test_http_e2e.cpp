@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <fstream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -217,6 +218,35 @@ TEST(HttpE2e, SigintStopsDispatchWritesTheFilesAndExits130) {
     EXPECT_EQ(mock.stop(), 0);
 }
 
+TEST(HttpE2e, FindCapacityProbesRatesEachInItsOwnFolder) {
+    // One slot and a 30 ms first token: a rate far above 30/s gets 503s, so the search stops.
+    auto r = run_http({"--ttft-ms", "30", "--itl-ms", "1", "--max-concurrency", "1"},
+                      {"--rate", "10", "--duration", "1s", "--output-len", "2", "--goodput",
+                       "e2el:5000", "--find-capacity", "--capacity-steps", "1"});
+    ASSERT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    const auto doc = read_json(r->dir / "run" / "capacity.json");
+    const auto& probes = at(doc, {"probes"}).as_array();
+    ASSERT_FALSE(probes.empty());
+    std::optional<double> best;
+    bool any_unkept = false;
+    for (const auto& p : probes) {
+        const auto folder = r->dir / "run" / std::string(at(p, {"folder"}).as_string());
+        const auto s = read_json(folder / "summary.json");
+        EXPECT_EQ(at(s, {"schedule_kept"}).as_bool(), at(p, {"schedule_kept"}).as_bool());
+        const bool pass = at(p, {"schedule_kept"}).as_bool() &&
+                          at(p, {"goodput_fraction"}).to_number<double>() >= 0.95;
+        EXPECT_EQ(at(p, {"passed"}).as_bool(), pass);
+        any_unkept = any_unkept || !at(p, {"schedule_kept"}).as_bool();
+        if (pass)
+            best = std::max(best.value_or(0), at(p, {"rate"}).to_number<double>());
+    }
+    if (best)
+        EXPECT_EQ(at(doc, {"capacity_rps"}).to_number<double>(), *best);
+    else
+        EXPECT_TRUE(at(doc, {"capacity_rps"}).is_null());
+    EXPECT_EQ(r->run.exit_code, any_unkept ? 3 : 0);
+}
+
 TEST(HttpE2e, AShardRunsItsArrivalsOfTheOneSchedule) {
     auto r = run_http({"--ttft-ms", "1", "--itl-ms", "1"},
                       {"--rate", "50", "--requests", "6", "--output-len", "1", "--shard", "1/2"});
@@ -256,6 +286,8 @@ TEST(HttpE2e, BadInputIsOneLineExitTwoAndNothingWritten) {
          "no colon"},
         {"--base-url", "http://127.0.0.1:8000", "--rate", "1", "--requests", "1", "--prompts",
          (dir / "missing.jsonl").string()},
+        {"--base-url", "http://127.0.0.1:8000", "--rate", "1", "--requests", "1",
+         "--find-capacity"},
     };
     for (auto args : cases) {
         args.insert(args.begin(), {"http", "--model", "m", "-o", out.string()});
