@@ -144,7 +144,8 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
     req.keep_alive(true);
 
     http_exchange out;
-    for (int attempt = 0; attempt < 2; ++attempt) {
+    // Each retry uses up one pooled connection; a new connection is never retried.
+    for (;;) {
         std::unique_ptr<beast::tcp_stream> stream;
         const bool reused = !idle_->streams.empty();
         if (reused) {
@@ -187,9 +188,9 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
         if (!ec)
             std::tie(ec, std::ignore) =
                 co_await http::async_read_header(*stream, buffer, parser, use_tuple);
-        if (ec && reused && attempt == 0 && !parser.got_some() && ec != beast::error::timeout &&
+        if (ec && reused && !parser.got_some() && ec != beast::error::timeout &&
             (is_disconnect(ec) || ec == asio::error::not_connected)) {
-            continue; // the server closed the idle connection: once more on a new one
+            continue; // the server closed the idle connection: try the next one, or a new one
         }
         if (reused)
             ++reused_;
@@ -251,7 +252,6 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
         }
         co_return out;
     }
-    co_return out; // not reached: the second attempt always returns
 }
 
 } // namespace pacer::transport

@@ -130,6 +130,34 @@ TEST(HttpPool, RetriesOnceWhenThePooledConnectionWasClosedByTheServer) {
     EXPECT_EQ(pool.connections_opened(), 2u);
 }
 
+TEST(HttpPool, SkipsEveryStalePooledConnectionBeforeOpeningANewOne) {
+    asio::io_context io{1};
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    asio::co_spawn(io, answer_once_then_close(acceptor, 3, http::status::ok, "data: [DONE]\n\n"),
+                   asio::detached);
+    http_pool pool(io.get_executor(),
+                   {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""});
+    collected c;
+    std::vector<http_exchange> out;
+    const auto one = [&]() -> asio::awaitable<void> {
+        out.push_back(co_await pool.post_stream("/v1/completions", body, {},
+                                                clock::now() + std::chrono::seconds(30), c.sink));
+    };
+    // Two at once (two connections, both pooled then closed by the server), then a third.
+    int done = 0;
+    const auto count_done = [&](std::exception_ptr) {
+        if (++done == 2)
+            asio::co_spawn(io, one(), [&](std::exception_ptr) { io.stop(); });
+    };
+    asio::co_spawn(io, one(), count_done);
+    asio::co_spawn(io, one(), count_done);
+    io.run();
+    ASSERT_EQ(out.size(), 3u);
+    for (const auto& x : out)
+        EXPECT_EQ(x.error, http_error::none) << x.message;
+    EXPECT_EQ(pool.connections_opened(), 3u);
+}
+
 TEST(HttpPool, ANon2xxAnswerIsAStatusErrorWithTheStartOfItsBody) {
     asio::io_context io{1};
     tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});

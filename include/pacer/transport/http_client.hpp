@@ -5,8 +5,9 @@
 // `http_pool::post_stream` POSTs one body and hands the response body to the caller as it
 // arrives (chunked or not), stamping each piece with the clock; the caller parses it (SSE).
 // A connection whose response ended cleanly and allows keep-alive goes back to the pool; any
-// other is closed. A reused connection that the server had already closed (the race of every
-// keep-alive client) is retried once on a new connection, before a byte of the answer came.
+// other is closed. A request whose pooled connection the server had already closed (the race of
+// every keep-alive client: nothing of the answer arrived) is sent again on the next pooled
+// connection, or on a new one; a new connection is never retried.
 // Errors are data (`http_exchange::error`), never exceptions.
 
 #include <pacer/core/clock.hpp>
