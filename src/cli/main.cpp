@@ -20,9 +20,10 @@ int main(int argc, char** argv) {
     app.require_subcommand(1, 1);
     app.set_version_flag("--version", "pacer 0.1.0");
     const std::vector<command> commands = {
-        add_run_command(app),      add_mock_command(app),   add_native_mock_command(app),
-        add_schedule_command(app), add_merge_command(app),  add_replay_command(app),
-        add_serve_command(app),    add_report_command(app), add_export_command(app)};
+        add_run_command(app),      add_mock_command(app),    add_native_mock_command(app),
+        add_schedule_command(app), add_merge_command(app),   add_replay_command(app),
+        add_serve_command(app),    add_report_command(app),  add_export_command(app),
+        add_http_command(app),     add_llm_mock_command(app)};
 
     // A mistyped subcommand gets its nearest name, not CLI11's "unexpected argument". The
     // application's own options (--help, --version) take no value, so the first word that is
@@ -38,7 +39,7 @@ int main(int argc, char** argv) {
             if (near.empty())
                 fmt::print(stderr,
                            "pacer: unknown command '{}'; the commands are run, serve, replay, "
-                           "merge, schedule, mock and native-mock (pacer --help)\n",
+                           "merge, schedule, mock, native-mock, http and llm-mock (pacer --help)\n",
                            word);
             else
                 fmt::print(stderr, "pacer: unknown command '{}'; did you mean '{}'?\n", word, near);

@@ -1,0 +1,107 @@
+#pragma once
+// A streaming HTTP/1.1 client on Beast with a keep-alive connection pool: what `pacer http`
+// sends its requests through. Plain `http://` only for now (an `https://` base URL is refused).
+//
+// `http_pool::post_stream` POSTs one body and hands the response body to the caller as it
+// arrives (chunked or not), stamping each piece with the clock; the caller parses it (SSE).
+// A connection whose response ended cleanly and allows keep-alive goes back to the pool; any
+// other is closed. A request whose pooled connection the server had already closed (the race of
+// every keep-alive client: nothing of the answer arrived) is sent again on the next pooled
+// connection, or on a new one; a new connection is never retried.
+// Errors are data (`http_exchange::error`), never exceptions.
+
+#include <pacer/core/clock.hpp>
+
+#include <boost/asio/any_io_executor.hpp>
+#include <boost/asio/awaitable.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pacer::transport {
+
+/// Where requests go: `http://HOST[:PORT][/PREFIX]`.
+struct http_endpoint {
+    std::string host;
+    std::string port = "80";
+    std::string base_path; ///< the prefix without a trailing '/', e.g. "" or "/api"
+};
+
+/// Parses a base URL. Throws std::invalid_argument with one line for anything but
+/// `http://host[:port][/prefix]` (an `https://` URL: TLS is not supported by this client yet;
+/// a query or fragment; an empty host; a port that is not 1..65535).
+http_endpoint parse_http_url(std::string_view url);
+
+/// How an exchange ended.
+enum class http_error {
+    none,       ///< a 2xx answer read to its end
+    connect,    ///< the connection could not be made
+    status,     ///< the server answered with a status that is not 2xx
+    timeout,    ///< the deadline passed first
+    disconnect, ///< the connection ended before the answer did
+    aborted,    ///< the caller's sink stopped reading (a malformed stream)
+};
+
+/// "none", "connect", "status", "timeout", "disconnect", "aborted".
+std::string_view to_string(http_error e) noexcept;
+
+struct http_exchange {
+    http_error error = http_error::none;
+    unsigned status = 0; ///< the HTTP status, 0 when none was read
+    std::string message; ///< what went wrong (for `status`: the start of the body)
+    bool reused = false; ///< it went over a pooled keep-alive connection
+};
+
+/// Receives a response as it arrives. Both callbacks run on the pool's executor.
+struct http_body_sink {
+    /// The status line and headers were read at `t` (any status).
+    std::function<void(unsigned status, time_point t)> on_head;
+    /// A piece of a 2xx body was read at `t`; return false to stop (the exchange then ends
+    /// with `aborted` and its connection is closed).
+    std::function<bool(std::string_view bytes, time_point t)> on_data;
+};
+
+using header_list = std::vector<std::pair<std::string, std::string>>;
+
+/// Keep-alive connections to one endpoint.
+///
+/// @par Thread safety
+/// None: use from one thread (the executor of a single-threaded io_context).
+class http_pool {
+public:
+    http_pool(boost::asio::any_io_executor ex, http_endpoint endpoint);
+    ~http_pool();
+    http_pool(const http_pool&) = delete;
+    http_pool& operator=(const http_pool&) = delete;
+
+    /// POSTs `body` (JSON) to `target` with `headers` and streams the answer to `sink`, within
+    /// `deadline` for the whole exchange (connect included).
+    boost::asio::awaitable<http_exchange> post_stream(std::string target, std::string body,
+                                                      const header_list& headers,
+                                                      time_point deadline, http_body_sink& sink);
+
+    /// Closes every idle connection.
+    void close_idle();
+
+    const http_endpoint& endpoint() const noexcept { return endpoint_; }
+    std::size_t connections_opened() const noexcept { return opened_; }
+    std::size_t connections_reused() const noexcept { return reused_; }
+    std::size_t idle() const noexcept;
+
+private:
+    struct idle_set;
+    boost::asio::any_io_executor ex_;
+    http_endpoint endpoint_;
+    std::unique_ptr<idle_set> idle_;
+    std::vector<boost::asio::ip::tcp::endpoint> resolved_;
+    std::size_t opened_ = 0, reused_ = 0;
+};
+
+} // namespace pacer::transport

@@ -1,0 +1,725 @@
+// `pacer http`: open-loop streaming requests to an OpenAI-compatible LLM server
+// (docs/http.md). The schedule, the concurrency cap and the dispatch-lag verdict are those of
+// the open-loop module (docs/open-loop.md); each request streams SSE over a keep-alive pool.
+
+#include <pacer/cli/checks.hpp>
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/llm.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/schedule_file.hpp>
+#include <pacer/session/llm_prompts.hpp>
+#include <pacer/session/open_loop.hpp>
+#include <pacer/transport/http_client.hpp>
+#include <pacer/transport/openai_stream.hpp>
+#include <pacer/transport/sse.hpp>
+
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/json/serialize.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace pacer::cli {
+
+namespace {
+
+namespace asio = boost::asio;
+namespace json = boost::json;
+
+struct http_settings {
+    std::string base_url;
+    std::string endpoint = "/v1/completions";
+    std::string model;
+    std::string arrival;
+    double rate = 0;
+    std::optional<double> burstiness;
+    std::uint64_t seed = 0;
+    std::uint64_t requests = 0;
+    std::string duration;
+    std::size_t max_concurrency = 0;
+    std::string cap_policy = "queue";
+    std::string schedule_file;
+    std::string shard;
+    std::uint64_t input_len = 128;
+    std::uint64_t output_len = 128;
+    double range_ratio = 0;
+    std::string prompts_file;
+    bool ignore_eos = false;
+    std::optional<double> temperature;
+    std::vector<std::string> headers;
+    std::string api_key_env;
+    std::string timeout = "5m";
+    std::string goodput;
+    std::string output;
+    bool find_capacity = false;
+    double goodput_fraction = 0.95;
+    std::size_t capacity_steps = 4;
+    bool dry_run = false;
+};
+
+// Everything checked, ready to run.
+struct http_plan {
+    transport::http_endpoint endpoint;
+    std::string target;
+    session::request_options request;
+    schedule::schedule_document schedule;
+    std::optional<runtime::shard> shard;
+    std::vector<std::size_t> indices; // global arrival index of each local arrival
+    std::vector<std::chrono::nanoseconds> offsets;
+    session::cap_policy policy = session::cap_policy::queue;
+    std::optional<std::vector<session::prompt_file_entry>> prompt_file;
+    session::synthetic_prompts synthetic;
+    transport::header_list headers;
+    std::vector<std::string> header_names; // for the record: never the values
+    std::chrono::nanoseconds timeout{};
+    metrics::goodput_slo slo;
+    std::filesystem::path output;
+};
+
+bool valid_header_name(std::string_view name) {
+    if (name.empty())
+        return false;
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+              std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos))
+            return false;
+    return true;
+}
+
+// The plan's own arrivals of its schedule: all, or those of its shard.
+void take_arrivals(http_plan& p) {
+    p.indices.clear();
+    p.offsets.clear();
+    const std::size_t first = p.shard ? p.shard->index : 0, step = p.shard ? p.shard->count : 1;
+    for (std::size_t i = first; i < p.schedule.offsets.size(); i += step) {
+        p.indices.push_back(i);
+        p.offsets.push_back(p.schedule.offsets[i]);
+    }
+    if (p.indices.empty())
+        throw usage_error(fmt::format("shard {}/{} gets no arrival of the schedule's {}", first,
+                                      step, p.schedule.offsets.size()));
+}
+
+http_plan check(const http_settings& s) {
+    http_plan p;
+    try {
+        p.endpoint = transport::parse_http_url(s.base_url);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (s.endpoint != "/v1/completions" && s.endpoint != "/v1/chat/completions")
+        throw usage_error(fmt::format(
+            "--endpoint must be /v1/completions or /v1/chat/completions (got '{}')", s.endpoint));
+    if (s.model.empty())
+        throw usage_error("--model must not be empty");
+    p.target = p.endpoint.base_path + s.endpoint;
+    p.request.model = s.model;
+    p.request.chat = s.endpoint == "/v1/chat/completions";
+    p.request.ignore_eos = s.ignore_eos;
+    p.request.temperature = s.temperature;
+
+    // The schedule: a saved one, or (process, rate, burstiness, seed, requests/duration).
+    const bool asked =
+        s.rate > 0 || !s.arrival.empty() || s.requests > 0 || !s.duration.empty() || s.burstiness;
+    if (!s.schedule_file.empty()) {
+        if (asked)
+            throw usage_error("--schedule replays a saved schedule: drop "
+                              "--arrival/--rate/--burstiness/--requests/--duration");
+        try {
+            p.schedule = schedule::read_schedule_file(s.schedule_file);
+        } catch (const std::exception& e) {
+            throw usage_error(e.what());
+        }
+    } else {
+        schedule::schedule_spec spec;
+        const auto process =
+            schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
+        if (!process)
+            throw usage_error(
+                fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
+        if (s.rate <= 0)
+            throw usage_error("pacer http needs --rate R (requests per second) or --schedule FILE");
+        if (s.requests == 0 && s.duration.empty())
+            throw usage_error("pacer http needs --requests N or --duration D (or both)");
+        if (s.burstiness && *process != schedule::arrival_process::gamma)
+            throw usage_error(
+                fmt::format("--burstiness applies only to --arrival gamma (got --arrival {})",
+                            to_string(*process)));
+        spec.process = *process;
+        spec.rate = s.rate;
+        spec.burstiness = s.burstiness.value_or(1);
+        spec.seed = s.seed;
+        if (s.requests > 0)
+            spec.count = s.requests;
+        if (!s.duration.empty()) {
+            const auto d = parse_duration(s.duration);
+            if (!d || d->count() <= 0)
+                throw usage_error(fmt::format(
+                    "--duration '{}' is not a positive duration such as 30s or 2m", s.duration));
+            spec.duration = *d;
+        }
+        try {
+            schedule::validate(spec);
+            p.schedule = {spec, schedule::make_schedule(spec), {}};
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        p.schedule.sha256 = schedule::schedule_sha256(p.schedule.offsets);
+    }
+    if (p.schedule.offsets.empty())
+        throw usage_error("the schedule has no arrivals");
+    if (!s.shard.empty()) {
+        p.shard = runtime::parse_shard(s.shard);
+        if (!p.shard)
+            throw usage_error(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
+    }
+    take_arrivals(p);
+    const auto policy = session::parse_cap_policy(s.cap_policy);
+    if (!policy)
+        throw usage_error(
+            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+    p.policy = *policy;
+
+    // Prompts.
+    p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.seed};
+    if (!s.prompts_file.empty()) {
+        std::optional<std::string> text;
+        try {
+            text = read_file_if_exists(s.prompts_file);
+        } catch (const std::exception& e) {
+            throw usage_error(e.what());
+        }
+        if (!text)
+            throw usage_error(fmt::format("--prompts {} does not exist", s.prompts_file));
+        try {
+            p.prompt_file = session::parse_prompt_jsonl(*text, s.prompts_file);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+
+    // Headers: the API key comes from the environment and is never printed nor written.
+    for (const auto& h : s.headers) {
+        const auto colon = h.find(':');
+        const std::string name = h.substr(0, colon);
+        if (colon == std::string::npos || !valid_header_name(name))
+            throw usage_error(fmt::format("--header '{}' must be 'Name: value'", name));
+        std::string value = h.substr(colon + 1);
+        value.erase(0, value.find_first_not_of(" \t"));
+        if (value.find_first_of("\r\n") != std::string::npos)
+            throw usage_error(fmt::format("--header {} must be on one line", name));
+        p.headers.emplace_back(name, value);
+        p.header_names.push_back(name);
+    }
+    if (!s.api_key_env.empty()) {
+        const char* key = std::getenv(s.api_key_env.c_str());
+        if (!key || !*key)
+            throw usage_error(
+                fmt::format("--api-key-env {}: the variable is not set or empty", s.api_key_env));
+        if (std::string_view(key).find_first_of("\r\n") != std::string_view::npos)
+            throw usage_error(
+                fmt::format("--api-key-env {}: the key must be on one line", s.api_key_env));
+        p.headers.emplace_back("Authorization", std::string("Bearer ") + key);
+        p.header_names.push_back("Authorization");
+    }
+    const auto timeout = parse_duration(s.timeout);
+    if (!timeout || timeout->count() <= 0)
+        throw usage_error(
+            fmt::format("--timeout '{}' is not a positive duration such as 60s", s.timeout));
+    p.timeout = *timeout;
+    if (!s.goodput.empty()) {
+        try {
+            p.slo = metrics::parse_goodput(s.goodput);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+    if (s.find_capacity && p.slo.empty())
+        throw usage_error("--find-capacity searches for the highest rate meeting --goodput: give "
+                          "--goodput ttft:...,tpot:...,e2el:...");
+    if (s.find_capacity && !s.schedule_file.empty())
+        throw usage_error("--find-capacity varies the rate: it takes --rate and --requests or "
+                          "--duration, not --schedule");
+    p.output = s.output.empty() ? default_output_dir("http") : std::filesystem::path(s.output);
+    if (std::filesystem::exists(p.output))
+        throw usage_error(
+            fmt::format("--output {} already exists; choose a new folder", p.output.string()));
+    return p;
+}
+
+session::prompt prompt_for(const http_plan& p, std::size_t global_index) {
+    return p.prompt_file
+               ? session::make_file_prompt(*p.prompt_file, global_index, p.synthetic.output_len)
+               : session::make_synthetic_prompt(p.synthetic, global_index);
+}
+
+void print_plan(const http_settings& s, const http_plan& p) {
+    const auto& spec = p.schedule.spec;
+    fmt::print("pacer http --dry-run: checked; nothing sent, nothing written\n");
+    fmt::print("  server     POST http://{}:{}{} (model {}), streaming, timeout {:g} s\n",
+               p.endpoint.host, p.endpoint.port, p.target, s.model,
+               std::chrono::duration<double>(p.timeout).count());
+    fmt::print("  schedule   {} arrivals ({} at {:g}/s, seed {}), sha256 {}\n",
+               p.schedule.offsets.size(), to_string(spec.process), spec.rate, spec.seed,
+               p.schedule.sha256);
+    if (p.shard)
+        fmt::print("  shard      {}/{}: {} arrivals\n", p.shard->index, p.shard->count,
+                   p.offsets.size());
+    fmt::print("  cap        {}\n",
+               s.max_concurrency == 0
+                   ? std::string("none")
+                   : fmt::format("{} in flight, policy {}", s.max_concurrency, s.cap_policy));
+    if (p.prompt_file)
+        fmt::print("  prompts    {} ({} lines), output {} tokens unless a line says\n",
+                   s.prompts_file, p.prompt_file->size(), s.output_len);
+    else
+        fmt::print("  prompts    synthetic, input {} and output {} tokens (range ratio {:g}, "
+                   "seed {}; 1 word = 1 token)\n",
+                   s.input_len, s.output_len, s.range_ratio, s.seed);
+    std::string names;
+    for (const auto& n : p.header_names)
+        names += (names.empty() ? "" : ", ") + n;
+    fmt::print("  headers    {}{}\n", names.empty() ? std::string("none") : names,
+               s.api_key_env.empty() ? std::string()
+                                     : fmt::format(" (Authorization from ${})", s.api_key_env));
+    if (!p.slo.empty())
+        fmt::print("  goodput    {}\n", s.goodput);
+    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json)\n",
+               p.output.string());
+}
+
+// One request: streams the answer, records every moment and any error as data.
+asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& plan,
+                                  metrics::llm_request& r) {
+    const auto pr = prompt_for(plan, r.index);
+    r.input_len = pr.input_len;
+    r.output_len = pr.output_len;
+    std::string body = session::request_body(plan.request, pr);
+    transport::sse_parser parser;
+    std::vector<transport::sse_event> events;
+    bool done = false;
+    transport::http_body_sink sink;
+    sink.on_head = [&](unsigned status, time_point t) {
+        r.first_byte = t;
+        r.status = status;
+    };
+    sink.on_data = [&](std::string_view bytes, time_point t) {
+        events.clear();
+        const bool fed = parser.feed(bytes, events);
+        for (const auto& e : events) {
+            if (done)
+                break; // anything after [DONE] is ignored
+            const auto c = transport::read_openai_chunk(e.data);
+            if (!c.malformed.empty()) {
+                r.error = "malformed_sse";
+                r.error_message = c.malformed;
+                return false;
+            }
+            if (!c.server_error.empty()) {
+                r.error = "server_error";
+                r.error_message = c.server_error;
+                return false;
+            }
+            if (c.done) {
+                done = true;
+                continue;
+            }
+            if (c.has_text) {
+                if (!r.first_token)
+                    r.first_token = t;
+                r.token_times.push_back(t);
+            }
+            if (c.usage) {
+                r.usage_prompt_tokens = c.usage->prompt_tokens;
+                r.usage_completion_tokens = c.usage->completion_tokens;
+            }
+        }
+        if (!fed) {
+            r.error = "malformed_sse";
+            r.error_message = parser.error();
+            return false;
+        }
+        return true;
+    };
+    const auto ex = co_await pool.post_stream(plan.target, std::move(body), plan.headers,
+                                              clock::now() + plan.timeout, sink);
+    r.completed = clock::now();
+    switch (ex.error) {
+    case transport::http_error::none:
+        if (!done) {
+            r.error = "malformed_sse";
+            r.error_message = "the stream ended without data: [DONE]";
+        }
+        break;
+    case transport::http_error::connect:
+        r.error = "connect";
+        r.error_message = ex.message;
+        break;
+    case transport::http_error::status:
+        r.error = "http_status";
+        r.error_message = ex.message;
+        break;
+    case transport::http_error::timeout:
+        r.error = "timeout";
+        r.error_message = "no complete answer within --timeout";
+        break;
+    case transport::http_error::disconnect:
+        r.error = "disconnect";
+        r.error_message = ex.message;
+        break;
+    case transport::http_error::aborted:
+        break; // the sink said why
+    }
+}
+
+// What one run found.
+struct run_outcome {
+    bool kept = false;
+    bool interrupted = false;
+    std::uint64_t failed = 0;
+    std::uint64_t good = 0; // requests meeting every SLO
+    std::size_t scheduled = 0;
+};
+
+// Runs the plan's arrivals once and writes the result folder `out` (created here).
+run_outcome execute(const http_settings& s, const http_plan& plan,
+                    const std::filesystem::path& out) {
+    runtime::ensure_descriptors(
+        std::min<std::size_t>(plan.offsets.size(),
+                              s.max_concurrency ? s.max_concurrency : plan.offsets.size()) +
+        64);
+    std::vector<metrics::llm_request> records(plan.offsets.size());
+    for (std::size_t i = 0; i < records.size(); ++i)
+        records[i].index = plan.indices[i];
+
+    asio::io_context io{1};
+    transport::http_pool pool(io.get_executor(), plan.endpoint);
+    session::open_loop_options options;
+    options.max_concurrency = s.max_concurrency;
+    options.policy = plan.policy;
+    session::open_loop_result result;
+    std::exception_ptr failure;
+    asio::cancellation_signal cancel;
+    // Signals are caught before the folder appears: a SIGINT from then on ends the run cleanly.
+    asio::signal_set signals(io, SIGINT, SIGTERM);
+    create_output_dir(out);
+    bool interrupted = false;
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (ec)
+            return;
+        interrupted = true;
+        cancel.emit(asio::cancellation_type::terminal);
+    });
+    asio::co_spawn(io,
+                   session::run_open_loop(plan.offsets, options,
+                                          [&](std::size_t i, time_point) -> asio::awaitable<void> {
+                                              return one_request(pool, plan, records[i]);
+                                          }),
+                   asio::bind_cancellation_slot(
+                       cancel.slot(), [&](std::exception_ptr e, session::open_loop_result r) {
+                           failure = e;
+                           result = std::move(r);
+                           signals.cancel();
+                           pool.close_idle();
+                       }));
+    io.run();
+    if (failure)
+        std::rethrow_exception(failure);
+
+    for (std::size_t i = 0; i < records.size() && i < result.records.size(); ++i) {
+        const auto& o = result.records[i];
+        records[i].scheduled = o.scheduled;
+        records[i].dispatched = o.dispatched;
+        records[i].dropped = o.dropped;
+    }
+    json::object summary = metrics::llm_summary(records, result.start, plan.slo);
+    json::object open_loop = session::open_loop_summary(result);
+    const bool kept = open_loop["schedule_kept"].as_bool();
+    summary["schedule_kept"] = kept;
+    summary["open_loop"] = std::move(open_loop);
+    const auto& spec = plan.schedule.spec;
+    summary["schedule"] = json::object{
+        {"arrival", to_string(spec.process)},
+        {"rate", spec.rate},
+        {"burstiness", spec.burstiness},
+        {"seed", spec.seed},
+        {"arrivals", plan.schedule.offsets.size()},
+        {"sha256", plan.schedule.sha256},
+        {"shard", plan.shard
+                      ? json::value(fmt::format("{}/{}", plan.shard->index, plan.shard->count))
+                      : json::value(nullptr)}};
+    json::array header_names;
+    for (const auto& n : plan.header_names)
+        header_names.emplace_back(n);
+    summary["config"] = json::object{
+        {"base_url", fmt::format("http://{}:{}{}", plan.endpoint.host, plan.endpoint.port,
+                                 plan.endpoint.base_path)},
+        {"endpoint", s.endpoint},
+        {"model", s.model},
+        {"prompts", plan.prompt_file ? json::value(s.prompts_file) : json::value("synthetic")},
+        {"input_len", s.input_len},
+        {"output_len", s.output_len},
+        {"range_ratio", s.range_ratio},
+        {"ignore_eos", s.ignore_eos},
+        {"temperature", s.temperature ? json::value(*s.temperature) : json::value(nullptr)},
+        {"timeout_s", std::chrono::duration<double>(plan.timeout).count()},
+        {"header_names", std::move(header_names)}};
+    summary["connections"] =
+        json::object{{"opened", pool.connections_opened()}, {"reused", pool.connections_reused()}};
+    summary["interrupted"] = interrupted || result.interrupted;
+
+    std::string lines;
+    for (const auto& r : records)
+        lines += json::serialize(metrics::llm_request_json(r, result.start)) + "\n";
+    write_new_file(out / "requests.jsonl", lines);
+    write_new_file(out / "schedule.json",
+                   schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
+    write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+
+    const auto num = [&](const char* k) { return summary.at(k).to_number<double>(); };
+    const auto failed = summary.at("failed").to_number<std::uint64_t>();
+    fmt::print("pacer http: {} requests, {} completed, {} failed, {} dropped in {:.3f} s\n",
+               records.size(), summary.at("completed").to_number<std::uint64_t>(), failed,
+               summary.at("dropped").to_number<std::uint64_t>(), num("duration"));
+    fmt::print("  request throughput {:.2f}/s, output {:.1f} tok/s\n", num("request_throughput"),
+               num("output_throughput"));
+    fmt::print("  TTFT ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
+               num("mean_ttft_ms"), num("median_ttft_ms"), num("p99_ttft_ms"));
+    fmt::print("  TPOT ms  mean {:.2f} median {:.2f} p99 {:.2f}\n", num("mean_tpot_ms"),
+               num("median_tpot_ms"), num("p99_tpot_ms"));
+    fmt::print("  E2EL ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
+               num("mean_e2el_ms"), num("median_e2el_ms"), num("p99_e2el_ms"));
+    if (!plan.slo.empty())
+        fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
+    fmt::print("  schedule {}\n", kept ? "kept (dispatch lag within bounds)"
+                                       : "NOT kept: the client fell behind (exit 3)");
+    fmt::print("  results  {}\n", out.string());
+
+    run_outcome o;
+    o.kept = kept;
+    o.interrupted = interrupted || result.interrupted;
+    o.failed = failed;
+    o.good = summary.contains("goodput_requests")
+                 ? summary.at("goodput_requests").to_number<std::uint64_t>()
+                 : 0;
+    o.scheduled = records.size();
+    return o;
+}
+
+// --find-capacity: the highest rate whose run keeps its schedule and meets the SLOs for
+// `goodput_fraction` of its requests. From --rate, double while probes pass (or halve while they
+// fail), then bisect `capacity_steps` times. Each probe is a whole run of its own folder.
+int find_capacity(const http_settings& s, http_plan plan) {
+    create_output_dir(plan.output);
+    json::array probes;
+    std::optional<double> pass, fail;
+    bool client_limited = false, interrupted = false;
+    const auto probe = [&](double rate) {
+        auto spec = plan.schedule.spec;
+        spec.rate = rate;
+        try {
+            schedule::validate(spec);
+            plan.schedule = {spec, schedule::make_schedule(spec), {}};
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        plan.schedule.sha256 = schedule::schedule_sha256(plan.schedule.offsets);
+        take_arrivals(plan);
+        const auto dir =
+            plan.output / fmt::format("probe-{:02}-rate-{:g}", probes.size() + 1, rate);
+        fmt::print("probe {}: {:g} requests/s\n", probes.size() + 1, rate);
+        const run_outcome o = execute(s, plan, dir);
+        const double fraction =
+            o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
+        const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
+        client_limited = client_limited || !o.kept;
+        interrupted = interrupted || o.interrupted;
+        probes.push_back(json::object{{"rate", rate},
+                                      {"schedule_kept", o.kept},
+                                      {"goodput_fraction", fraction},
+                                      {"failed", o.failed},
+                                      {"passed", ok},
+                                      {"folder", dir.filename().string()}});
+        if (ok)
+            pass = pass ? std::max(*pass, rate) : rate;
+        else
+            fail = fail ? std::min(*fail, rate) : rate;
+        return ok;
+    };
+    double rate = plan.schedule.spec.rate;
+    const bool first = probe(rate);
+    for (int i = 0; i < 10 && !interrupted; ++i) {
+        if ((first && fail) || (!first && pass))
+            break;
+        rate = first ? rate * 2 : rate / 2;
+        if (rate > schedule::max_rate)
+            break;
+        probe(rate);
+    }
+    for (std::size_t i = 0; i < s.capacity_steps && pass && fail && !interrupted; ++i)
+        probe((*pass + *fail) / 2);
+
+    json::object doc;
+    doc["capacity_rps"] = pass ? json::value(*pass) : json::value(nullptr);
+    doc["first_failing_rps"] = fail ? json::value(*fail) : json::value(nullptr);
+    doc["criterion"] = json::object{
+        {"goodput", s.goodput}, {"goodput_fraction", s.goodput_fraction}, {"schedule_kept", true}};
+    doc["client_limited"] = client_limited;
+    doc["interrupted"] = interrupted;
+    doc["probes"] = std::move(probes);
+    write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    fmt::print("pacer http --find-capacity: {}{}\n",
+               pass ? fmt::format("{:g} requests/s meet the SLOs", *pass)
+                    : std::string("no probed rate meets the SLOs"),
+               client_limited ? "; a probe did not keep its schedule (the client fell behind, "
+                                "exit 3): its rate was not measurable"
+                              : "");
+    run_verdict v;
+    v.interrupted = interrupted;
+    v.client_fell_behind = client_limited;
+    return exit_status(v);
+}
+
+int run_http(const http_settings& s) {
+    const http_plan plan = check(s);
+    if (s.dry_run) {
+        print_plan(s, plan);
+        if (s.find_capacity)
+            fmt::print("  capacity   search from {:g}/s: double (or halve) then {} bisection(s); a "
+                       "probe passes when it keeps its schedule and {:g} of its requests meet "
+                       "--goodput; one folder per probe and capacity.json\n",
+                       plan.schedule.spec.rate, s.capacity_steps, s.goodput_fraction);
+        return exit_ok;
+    }
+    if (s.find_capacity)
+        return find_capacity(s, plan);
+    const run_outcome o = execute(s, plan, plan.output);
+    run_verdict v;
+    v.interrupted = o.interrupted;
+    v.client_fell_behind = !o.kept;
+    v.server_failed = o.failed > 0;
+    return exit_status(v);
+}
+
+} // namespace
+
+command add_http_command(CLI::App& app) {
+    auto s = std::make_shared<http_settings>();
+    auto* sub = app.add_subcommand(
+        "http",
+        "Open-loop streaming requests to an OpenAI-compatible LLM server (vLLM, SGLang, TGI, "
+        "llama.cpp): a seeded arrival schedule that never moves, SSE over HTTP/1.1 keep-alive, "
+        "TTFT/ITL/TPOT/E2E latency anchored to the schedule with the uncorrected view beside "
+        "them, goodput, and the dispatch-lag verdict (exit 3 when the schedule was not kept). "
+        "Writes requests.jsonl, summary.json and schedule.json. See docs/http.md.");
+    sub->add_option("--base-url", s->base_url,
+                    "Server, e.g. http://127.0.0.1:8000 (https:// is not supported yet)")
+        ->required();
+    sub->add_option("--endpoint", s->endpoint, "/v1/completions or /v1/chat/completions")
+        ->capture_default_str();
+    sub->add_option("--model", s->model, "Model name sent in every request")->required();
+    sub->add_option("--arrival", s->arrival, "poisson (default), gamma or constant")
+        ->group("Schedule");
+    sub->add_option("--rate", s->rate, "Requests per second (mean)")
+        ->check(number_in(0, 1e9, true))
+        ->group("Schedule");
+    sub->add_option("--burstiness", s->burstiness,
+                    "gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
+                    "--burstiness is 1/B^2)")
+        ->check(number_in(0.001, 1000))
+        ->group("Schedule");
+    sub->add_option("--seed", s->seed, "Schedule and prompt seed")
+        ->check(whole_number(0, UINT64_MAX))
+        ->capture_default_str()
+        ->group("Schedule");
+    sub->add_option("-n,--requests", s->requests, "How many requests arrive")
+        ->check(whole_number(1, schedule::max_arrivals))
+        ->group("Schedule");
+    sub->add_option("-d,--duration", s->duration,
+                    "Keep the arrivals within this time, e.g. 60s (with --requests: whichever "
+                    "ends first)")
+        ->group("Schedule");
+    sub->add_option("--schedule", s->schedule_file,
+                    "Replay a saved schedule.json (as written next to every run)")
+        ->group("Schedule");
+    sub->add_option("--shard", s->shard, "Run arrivals I, I+N, ... of the schedule (I/N)")
+        ->group("Schedule");
+    sub->add_option("--max-concurrency", s->max_concurrency,
+                    "Requests in flight at most; gates dispatch, never moves the schedule "
+                    "(0: no cap)")
+        ->check(whole_number(0, max_sessions))
+        ->capture_default_str()
+        ->group("Schedule");
+    sub->add_option("--cap-policy", s->cap_policy,
+                    "When the cap binds: queue (wait; counted in latency) or drop")
+        ->capture_default_str()
+        ->group("Schedule");
+    sub->add_option("--input-len", s->input_len, "Synthetic prompts: input tokens (words)")
+        ->check(whole_number(1, 1'000'000))
+        ->capture_default_str()
+        ->group("Prompts");
+    sub->add_option("--output-len", s->output_len, "max_tokens of each request")
+        ->check(whole_number(1, 1'000'000))
+        ->capture_default_str()
+        ->group("Prompts");
+    sub->add_option("--range-ratio", s->range_ratio,
+                    "Synthetic prompts: lengths drawn uniformly within +/- this fraction")
+        ->check(number_in(0, 0.999))
+        ->capture_default_str()
+        ->group("Prompts");
+    sub->add_option("--prompts", s->prompts_file,
+                    "JSONL prompt file, one {\"prompt\": \"...\", \"output_len\": N} per line, "
+                    "used round-robin by arrival index")
+        ->group("Prompts");
+    sub->add_flag("--ignore-eos", s->ignore_eos, "Send ignore_eos: true (vLLM, SGLang)")
+        ->group("Prompts");
+    sub->add_option("--temperature", s->temperature, "Send this temperature")
+        ->check(number_in(0, 100))
+        ->group("Prompts");
+    sub->add_option("-H,--header", s->headers, "Extra request header 'Name: value' (repeatable)");
+    sub->add_option("--api-key-env", s->api_key_env,
+                    "Send Authorization: Bearer with the key read from this environment "
+                    "variable (never printed nor written)");
+    sub->add_option("--timeout", s->timeout,
+                    "Per-request deadline from dispatch, connect included, e.g. 60s")
+        ->capture_default_str();
+    sub->add_option("--goodput", s->goodput,
+                    "SLOs in ms for request_goodput, e.g. ttft:500,tpot:50,e2el:2000 (TTFT and "
+                    "E2EL from the schedule)");
+    sub->add_option("-o,--output", s->output,
+                    "Result folder; must not exist. Default: pacer-results/http-<UTC time>");
+    sub->add_flag("--find-capacity", s->find_capacity,
+                  "Search the highest rate that keeps its schedule and meets --goodput for "
+                  "--goodput-fraction of its requests: from --rate, double (or halve), then "
+                  "bisect; one result folder per probe and capacity.json")
+        ->group("Capacity");
+    sub->add_option("--goodput-fraction", s->goodput_fraction,
+                    "--find-capacity: the share of requests that must meet --goodput")
+        ->check(number_in(0, 1, true))
+        ->capture_default_str()
+        ->group("Capacity");
+    sub->add_option("--capacity-steps", s->capacity_steps,
+                    "--find-capacity: bisection steps after the bracket is found")
+        ->check(whole_number(0, 20))
+        ->capture_default_str()
+        ->group("Capacity");
+    add_dry_run_flag(*sub, s->dry_run);
+    return {sub, [s] { return run_http(*s); }};
+}
+
+} // namespace pacer::cli

@@ -1,0 +1,257 @@
+#include <pacer/transport/http_client.hpp>
+
+#include <boost/asio/as_tuple.hpp>
+#include <boost/asio/use_awaitable.hpp>
+#include <boost/beast/core/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/core/tcp_stream.hpp>
+#include <boost/beast/http/buffer_body.hpp>
+#include <boost/beast/http/error.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
+
+#include <fmt/format.h>
+
+#include <array>
+#include <charconv>
+#include <stdexcept>
+
+namespace pacer::transport {
+
+namespace asio = boost::asio;
+namespace beast = boost::beast;
+namespace http = beast::http;
+using tcp = asio::ip::tcp;
+
+namespace {
+
+constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr std::size_t max_error_body = 512;
+
+bool is_disconnect(const boost::system::error_code& ec) {
+    return ec == http::error::end_of_stream || ec == http::error::partial_message ||
+           ec == asio::error::eof || ec == asio::error::connection_reset ||
+           ec == asio::error::broken_pipe || ec == asio::error::connection_aborted;
+}
+
+} // namespace
+
+http_endpoint parse_http_url(std::string_view url) {
+    const auto bad = [&](std::string_view why) {
+        return std::invalid_argument(fmt::format("--base-url '{}' {}", url, why));
+    };
+    if (url.starts_with("https://"))
+        throw std::invalid_argument(
+            fmt::format("--base-url '{}': https:// is not supported yet by pacer http; use "
+                        "http:// (TLS for HTTP is planned)",
+                        url));
+    if (!url.starts_with("http://"))
+        throw bad("must start with http://");
+    std::string_view rest = url.substr(7);
+    if (rest.find_first_of("?#") != std::string_view::npos)
+        throw bad("must not have a query or fragment");
+    http_endpoint ep;
+    const auto slash = rest.find('/');
+    std::string_view authority = rest.substr(0, slash);
+    if (slash != std::string_view::npos) {
+        std::string_view path = rest.substr(slash);
+        while (!path.empty() && path.back() == '/')
+            path.remove_suffix(1);
+        ep.base_path = std::string(path);
+    }
+    if (authority.find('@') != std::string_view::npos)
+        throw bad("must not carry credentials (use --api-key-env)");
+    std::string_view host = authority;
+    if (!authority.empty() && authority.front() == '[') {
+        const auto close = authority.find(']');
+        if (close == std::string_view::npos)
+            throw bad("has an unclosed '['");
+        host = authority.substr(1, close - 1);
+        const auto after = authority.substr(close + 1);
+        if (!after.empty()) {
+            if (after.front() != ':')
+                throw bad("has bytes after ']'");
+            ep.port = std::string(after.substr(1));
+        }
+    } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
+        host = authority.substr(0, colon);
+        ep.port = std::string(authority.substr(colon + 1));
+    }
+    if (host.empty())
+        throw bad("has no host");
+    unsigned port = 0;
+    const auto* end = ep.port.data() + ep.port.size();
+    const auto [p, ec] = std::from_chars(ep.port.data(), end, port);
+    if (ep.port.empty() || ec != std::errc{} || p != end || port == 0 || port > 65535 ||
+        ep.port.front() == '+')
+        throw bad("has a port that is not 1..65535");
+    ep.host = std::string(host);
+    return ep;
+}
+
+std::string_view to_string(http_error e) noexcept {
+    switch (e) {
+    case http_error::none:
+        return "none";
+    case http_error::connect:
+        return "connect";
+    case http_error::status:
+        return "status";
+    case http_error::timeout:
+        return "timeout";
+    case http_error::disconnect:
+        return "disconnect";
+    case http_error::aborted:
+        return "aborted";
+    }
+    return "none";
+}
+
+struct http_pool::idle_set {
+    std::vector<std::unique_ptr<beast::tcp_stream>> streams;
+};
+
+http_pool::http_pool(asio::any_io_executor ex, http_endpoint endpoint)
+    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), idle_(std::make_unique<idle_set>()) {}
+
+http_pool::~http_pool() = default;
+
+std::size_t http_pool::idle() const noexcept {
+    return idle_->streams.size();
+}
+
+void http_pool::close_idle() {
+    for (auto& s : idle_->streams) {
+        boost::system::error_code ignored;
+        s->socket().close(ignored);
+    }
+    idle_->streams.clear();
+}
+
+asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::string body,
+                                                      const header_list& headers,
+                                                      time_point deadline, http_body_sink& sink) {
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, endpoint_.host);
+    req.set(http::field::user_agent, "pacer");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "text/event-stream");
+    for (const auto& [name, value] : headers)
+        req.set(name, value);
+    req.body() = std::move(body);
+    req.prepare_payload();
+    req.keep_alive(true);
+
+    http_exchange out;
+    // Each retry uses up one pooled connection; a new connection is never retried.
+    for (;;) {
+        std::unique_ptr<beast::tcp_stream> stream;
+        const bool reused = !idle_->streams.empty();
+        if (reused) {
+            stream = std::move(idle_->streams.back());
+            idle_->streams.pop_back();
+        } else {
+            stream = std::make_unique<beast::tcp_stream>(ex_);
+            stream->expires_at(deadline);
+            if (resolved_.empty()) {
+                tcp::resolver resolver(ex_);
+                auto [ec, results] =
+                    co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_tuple);
+                if (ec) {
+                    out.error = http_error::connect;
+                    out.message =
+                        fmt::format("cannot resolve {}: {}", endpoint_.host, ec.message());
+                    co_return out;
+                }
+                for (const auto& r : results)
+                    resolved_.push_back(r.endpoint());
+            }
+            auto [ec, ep] = co_await stream->async_connect(resolved_, use_tuple);
+            if (ec) {
+                out.error = ec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
+                                          endpoint_.port, ec.message());
+                co_return out;
+            }
+            stream->socket().set_option(tcp::no_delay(true));
+            ++opened_;
+        }
+        out.reused = reused;
+        stream->expires_at(deadline);
+
+        auto [wec, written] = co_await http::async_write(*stream, req, use_tuple);
+        beast::flat_buffer buffer;
+        http::response_parser<http::buffer_body> parser;
+        parser.body_limit(boost::none);
+        boost::system::error_code ec = wec;
+        if (!ec)
+            std::tie(ec, std::ignore) =
+                co_await http::async_read_header(*stream, buffer, parser, use_tuple);
+        if (ec && reused && !parser.got_some() && ec != beast::error::timeout &&
+            (is_disconnect(ec) || ec == asio::error::not_connected)) {
+            continue; // the server closed the idle connection: try the next one, or a new one
+        }
+        if (reused)
+            ++reused_;
+        if (ec) {
+            out.error = ec == beast::error::timeout ? http_error::timeout
+                        : is_disconnect(ec)         ? http_error::disconnect
+                                                    : http_error::disconnect;
+            out.message = ec.message();
+            co_return out;
+        }
+        out.status = parser.get().result_int();
+        if (sink.on_head)
+            sink.on_head(out.status, clock::now());
+        const bool ok = out.status >= 200 && out.status < 300;
+        std::string error_body;
+        std::array<char, 4096> piece{};
+        bool stopped = false;
+        while (!parser.is_done()) {
+            parser.get().body().data = piece.data();
+            parser.get().body().size = piece.size();
+            auto [rec, n] = co_await http::async_read_some(*stream, buffer, parser, use_tuple);
+            if (rec == http::error::need_buffer)
+                rec = {};
+            const std::size_t got = piece.size() - parser.get().body().size;
+            if (got > 0) {
+                const std::string_view bytes(piece.data(), got);
+                if (ok) {
+                    if (sink.on_data && !sink.on_data(bytes, clock::now())) {
+                        stopped = true;
+                        break;
+                    }
+                } else if (error_body.size() < max_error_body) {
+                    error_body.append(bytes.substr(0, max_error_body - error_body.size()));
+                }
+            }
+            if (rec) {
+                out.error =
+                    rec == beast::error::timeout ? http_error::timeout : http_error::disconnect;
+                out.message = rec.message();
+                co_return out;
+            }
+        }
+        if (stopped) {
+            out.error = http_error::aborted;
+            co_return out; // the stream is closed with its unique_ptr
+        }
+        if (!ok) {
+            out.error = http_error::status;
+            out.message = fmt::format("HTTP {}", out.status);
+            for (char& c : error_body)
+                if (c == '\n' || c == '\r')
+                    c = ' ';
+            if (!error_body.empty())
+                out.message += ": " + error_body;
+        }
+        if (parser.keep_alive()) {
+            stream->expires_never();
+            idle_->streams.push_back(std::move(stream));
+        }
+        co_return out;
+    }
+}
+
+} // namespace pacer::transport
