@@ -25,6 +25,7 @@
 #include <fstream>
 #include <functional>
 #include <future>
+#include <optional>
 #include <string>
 #include <thread>
 #include <unistd.h>
@@ -110,8 +111,11 @@ struct fixture : ::testing::Test {
         std::function<void(std::size_t, const session_result&)> after = {},
         std::function<void(session_options&)> adjust = {},
         std::function<void(pacer::session::interrupt_source&)> during = {}) {
-        writer_thread writer(root);
+        // The session context outlives the writer: the writer holds each session's done
+        // channel (bound to the session context) until it has flushed that session.
         asio::io_context io{1};
+        std::optional<writer_thread> writer_holder(std::in_place, root);
+        auto& writer = *writer_holder;
         pacer::session::interrupt_source interrupt(io.get_executor());
         std::vector<session_result> results;
         asio::co_spawn(
@@ -148,6 +152,7 @@ struct fixture : ::testing::Test {
             ADD_FAILURE() << "the sessions did not end";
         }
         done.get();
+        writer_holder.reset(); // flushes and joins the writer while `io` still exists
         EXPECT_EQ(interrupt.subscribers(), 0u);
         return results;
     }
