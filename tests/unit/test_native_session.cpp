@@ -260,6 +260,30 @@ TEST(native_session, session_closed_early_needs_no_close) {
     EXPECT_EQ(s.next(clock.now).what, kind::done);
 }
 
+TEST(native_session, an_append_stays_the_step_until_its_send_start_is_reported) {
+    manual_clock clock;
+    native_session s(input_of(2));
+    negotiate(s, clock);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_append);
+    EXPECT_EQ(s.next(clock.now + 1ms).what, kind::send_append); // not sent yet: still packet 0
+    EXPECT_EQ(s.next(clock.now + 1ms).seq, 0u);
+    s.append_sent(clock.now + 1ms);
+    EXPECT_EQ(s.next(clock.now + 2ms).what, kind::wait_until);
+}
+
+TEST(native_session, a_failed_send_ends_the_stream) {
+    manual_clock clock;
+    native_session s(input_of(3));
+    negotiate(s, clock);
+    s.next(clock.now);
+    s.append_sent(clock.now);
+    s.send_failed();
+    clock.advance(80ms);
+    // No further append and no end of input (the session is stopping anyway).
+    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.appends_sent(), 1u);
+}
+
 // §1.5 step 4 -------------------------------------------------------------------------------
 
 TEST(task_completion, receiver_ends_first_the_driver_gets_post_close_then_is_stalled) {

@@ -37,11 +37,11 @@ struct native_session_options {
 /// The driver's next step.
 struct driver_action {
     enum class kind {
-        send_update, ///< send `session.update`, then `sent(ok)`
+        send_update, ///< send `session.update`
         join_gate,   ///< report ready to the start gate; `gate_started(t)` when it starts
-        send_append, ///< send packet `seq`, then `append_sent(start)`
-        send_end,    ///< send `sglang.input_audio.end`, then `sent(ok)`
-        send_close,  ///< send `session.close`, then `sent(ok)`
+        send_append, ///< send packet `seq`, reporting its send start with `append_sent(start)`
+        send_end,    ///< send `sglang.input_audio.end`
+        send_close,  ///< send `session.close`
         wait_event,  ///< wait for a server event (or the gate, or the receive loop's end)
         wait_until,  ///< wait until `at` (an absolute deadline), then ask again
         done,        ///< the driver has nothing left to do
@@ -69,8 +69,6 @@ public:
             aborted_ = true;
         }
     }
-    /// The receive loop failed (its error is the session's): stop streaming.
-    void on_receive_failed() { aborted_ = true; }
     /// The receive loop has ended (any way): nothing more will arrive.
     void on_receiver_ended() { receiver_ended_ = true; }
     /// The start gate released the level at `start`.
@@ -88,14 +86,15 @@ public:
                 phase_ = phase::unit_wait;
         }
     }
-    /// A failed send stops the session (the coroutine's concern); a failed append also ends
-    /// the stream here.
+    /// A send failed: stop streaming. (Its error stops the whole session: the coroutine's
+    /// concern, with `task_completion`.)
     void send_failed() { aborted_ = true; }
 
     // Output ---------------------------------------------------------------------------------
 
-    /// What to do at `now`. Calling it again without a new input returns the same step (a
-    /// send is consumed: the step after it is asked for once its input is in).
+    /// What to do at `now`. A wait is returned again until its condition or deadline is met;
+    /// `send_update`, `join_gate`, `send_end` and `send_close` are returned once (asking again
+    /// gives the step after them); `send_append` stays the step until `append_sent`.
     driver_action next(time_point now) {
         using k = driver_action::kind;
         for (;;) {
