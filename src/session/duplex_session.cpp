@@ -1,13 +1,15 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/core/float_repr.hpp>
+#include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/native_session.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -17,7 +19,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <bitset>
+#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <fstream>
@@ -28,10 +30,13 @@ namespace pacer::session {
 
 namespace asio = boost::asio;
 using protocol::server_event;
+using task = protocol::task_completion::task;
 
 namespace {
 
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+
+std::atomic<std::size_t> states_alive{0};
 
 std::string error_event(std::string_view message) {
     boost::json::object o;
@@ -39,55 +44,63 @@ std::string error_event(std::string_view message) {
     return boost::json::serialize(o);
 }
 
-// Everything the session's coroutines share. They all run on one single-threaded executor,
-// so plain fields need no lock; a coroutine that waits for a change waits on `signal`, which
-// the others cancel to wake it (and it re-checks its condition: no lost wake-ups).
+protocol::native_session_options machine_options(const session_options& o) {
+    protocol::native_session_options m;
+    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.origin = o.origin;
+    m.start_delay = o.start_delay;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
+    m.lockstep_unit_bytes = o.lockstep_unit_bytes;
+    return m;
+}
+
+// One session's state. The protocol's decisions live in the sans-io machines (`machine`: what
+// the driver does next; `completion`: §1.5 step 4); this holds the I/O objects they need and
+// moves the bytes. Both tasks run on one single-threaded executor: no lock. The only owner
+// is the session coroutine (callbacks hold weak references), so a finished session's socket,
+// timers and buffers go as soon as it returns.
 struct session_ctx {
     session_ctx(asio::any_io_executor ex, session_options opts, trace::channel& ch)
         : options(std::move(opts)), trace(ch, options.index), signal(ex), wake(ex), pace(ex),
-          backoff(ex), watchdog(ex), ids(options.seed) {}
+          watchdog(ex), ids(options.seed), machine(machine_options(options)),
+          completion(options.post_close) {
+        states_alive.fetch_add(1, std::memory_order_relaxed);
+    }
+    ~session_ctx() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
+    session_ctx(const session_ctx&) = delete;
+    session_ctx& operator=(const session_ctx&) = delete;
 
     session_options options;
     trace::sink trace;
     std::unique_ptr<transport::ws_connection> ws;
-    asio::steady_timer signal;   // the driver waits on it for server events
-    asio::steady_timer wake;     // the supervisor waits on it for task ends and the deadline
-    asio::steady_timer pace;     // the packet grid
-    asio::steady_timer backoff;  // admission retries
+    asio::steady_timer signal;   // the driver waits on it for server events (one waiter)
+    asio::steady_timer wake;     // the first task to end waits on it for the other (one waiter)
+    asio::steady_timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
     asio::steady_timer watchdog; // the session deadline
     protocol::event_id_source ids;
+    protocol::native_session machine;
+    protocol::task_completion completion;
+    interrupt_source::subscription interrupt;
     session_result result;
 
-    std::bitset<protocol::server_event_count> seen;
-    bool aborted = false;  // a server error or a broken receive: stop streaming
-    bool fatal = false;    // a fatal server error: no session.close
-    bool stopping = false; // the supervisor is ending the session
+    bool stopping = false; // the session is ending: nothing more goes out
     bool timed_out = false;
-    bool finished = false;
-    bool receiver_done = false;
-    bool driver_done = false;
-    time_point receiver_done_at{};
-    time_point driver_done_at{};
-    time_point origin{}; // packet 0's deadline (the grid's origin)
-    time_point last_append_start{};
-    std::size_t units_done = 0;              // `sglang.unit.done` received (lockstep)
-    bool gate_reported = false;              // reported to the start gate
-    std::optional<time_point> gate_start;    // the gate's common start, once released
+    bool gate_reported = false;
     std::optional<time_point> write_started; // the socket write in flight, if any
 
-    // One waiter per timer: `expires_at` would cancel another coroutine's wait.
     void notify() { signal.cancel(); }
-    void notify_supervisor() { wake.cancel(); }
+    void notify_completion() { wake.cancel(); }
 
-    // Stops whatever is in flight: timers and socket operations complete at once.
+    // Stops whatever is in flight: timers and socket operations complete at once. Both tasks
+    // see `stopping` when they wake and end.
     void stop_all() {
         if (write_started && !result.pending_write_s)
             result.pending_write_s = to_seconds(clock::now() - *write_started);
         stopping = true;
         pace.cancel();
-        backoff.cancel();
         notify();
-        notify_supervisor();
+        notify_completion();
         if (ws)
             ws->cancel();
     }
@@ -117,24 +130,6 @@ struct session_ctx {
         co_await record_error(std::move(message));
     }
 
-    // Waits until `done()` holds or the session is stopping; returns done().
-    template <class Pred>
-    asio::awaitable<bool> wait_for(Pred done) {
-        while (!done() && !stopping) {
-            signal.expires_at(time_point::max());
-            co_await signal.async_wait(use_tuple);
-        }
-        co_return done();
-    }
-
-    // settle(X) of docs/protocol.md §1.5: X seen, or aborted.
-    asio::awaitable<bool> settle(server_event e) {
-        co_await wait_for([&] { return seen[static_cast<std::size_t>(e)] || aborted; });
-        co_return seen[static_cast<std::size_t>(e)];
-    }
-
-    bool has_seen(server_event e) const { return seen[static_cast<std::size_t>(e)]; }
-
     // Sends one frame: the trace line first (its time is the send start), then the write.
     asio::awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
         if (stopping)
@@ -153,43 +148,51 @@ struct session_ctx {
             receipt->completed_s = to_seconds(clock::now());
         }
         if (ec) {
-            aborted = true;
+            machine.send_failed();
             co_await fail(ws->describe(ec));
             co_return false;
         }
         co_return true;
     }
+
+    // Waits on `timer` until `at` (absolute), or until cancelled (a notification, a stop).
+    static asio::awaitable<void> wait(asio::steady_timer& timer, time_point at) {
+        timer.expires_at(at);
+        co_await timer.async_wait(use_tuple);
+    }
 };
 
-asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
+// The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
+// when the connection ends, a frame is refused, or the session stops.
+asio::awaitable<void> receive_loop(session_ctx& c) {
     protocol::event_scanner scanner;
     std::string frame;
-    auto& r = ctx->result;
+    auto& r = c.result;
     for (;;) {
-        const auto ec = co_await ctx->ws->read(frame);
+        const auto ec = co_await c.ws->read(frame);
         const auto now = clock::now();
         if (ec) {
-            if (ctx->stopping)
-                co_return; // cancelled by the supervisor: nothing to report
-            if (ctx->has_seen(server_event::session_closed))
+            if (c.stopping)
+                co_return; // stopped (the other task, the deadline): nothing to report
+            if (c.machine.has_seen(server_event::session_closed))
                 co_return; // the server closed after session.closed, as it should
-            std::string message = ctx->ws->describe(ec);
+            std::string message = c.ws->describe(ec);
             if (message.starts_with("ConnectionClosedOK"))
                 message = "RuntimeError: Connection closed without session.closed";
-            co_await ctx->fail(std::move(message));
+            co_await c.fail(std::move(message));
             co_return;
         }
         ++r.frames_received;
         r.bytes_received += frame.size();
-        if (ctx->ws->last_was_binary()) {
+        if (c.ws->last_was_binary()) {
             // The reference decodes a binary frame as text; the protocol forbids it, so pacer
             // refuses it (the reason is pacer's own words).
-            co_await ctx->fail(protocol::malformed_frame_message(
+            co_await c.fail(protocol::malformed_frame_message(
                 frame, "ValueError: binary frame (the protocol's frames are text)"));
             co_return;
         }
         if (const char* reason = scanner.scan(frame)) {
-            co_await ctx->fail(protocol::malformed_frame_message(
+            co_await c.fail(protocol::malformed_frame_message(
                 frame, protocol::reference_decode_error(frame, reason, scanner.error_offset())));
             co_return;
         }
@@ -200,109 +203,13 @@ asio::awaitable<void> receive_loop(std::shared_ptr<session_ctx> ctx) {
         const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
                               std::memchr(frame.data(), '\r', frame.size()) == nullptr;
         std::string event = one_line ? frame : boost::json::serialize(boost::json::parse(frame));
-        co_await ctx->trace.emit(trace::direction::receive, now_s, std::move(event));
-        ctx->seen[static_cast<std::size_t>(kind)] = true;
-        switch (kind) {
-        case server_event::session_updated:
+        co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+        c.machine.on_event(kind, kind == server_event::error && scanner.fatal());
+        if (kind == server_event::session_updated)
             r.updated_s = now_s;
-            break;
-        case server_event::output_audio_delta:
-            if (!r.first_audio_s)
-                r.first_audio_s = now_s;
-            break;
-        case server_event::unit_done:
-            ++ctx->units_done;
-            break;
-        case server_event::error:
-            ctx->fatal = ctx->fatal || scanner.fatal();
-            ctx->aborted = true;
-            break;
-        default:
-            break;
-        }
-        ctx->notify();
-    }
-}
-
-asio::awaitable<void> stream_audio(session_ctx& ctx) {
-    const auto& pcm = *ctx.options.pcm;
-    auto& r = ctx.result;
-    const auto lockstep = ctx.options.lockstep_unit_bytes;
-    if (lockstep && ctx.options.origin) {
-        // Lockstep sends without sleeping, but not before the level's common start.
-        ctx.pace.expires_at(*ctx.options.origin);
-        co_await ctx.pace.async_wait(use_tuple);
-        if (ctx.stopping)
-            co_return;
-    }
-    // Lockstep never waits for the grid: every packet is "scheduled" at its own send.
-    schedule::packet_grid grid(r.expected_appends, lockstep ? std::nullopt : ctx.options.origin);
-    std::size_t unit = 0; // lockstep: the next unit whose `sglang.unit.done` is awaited
-    std::string frame, audio_b64;
-    std::span<const std::uint8_t> previous;
-    for (;;) {
-        const auto action = grid.next(clock::now());
-        if (action.what == schedule::pacing_action::kind::done)
-            break;
-        if (action.what == schedule::pacing_action::kind::wait && !lockstep) {
-            // Absolute deadline: a late wake never shifts the next packet.
-            ctx.pace.expires_at(action.scheduled);
-            co_await ctx.pace.async_wait(use_tuple);
-            if (ctx.stopping)
-                co_return;
-            continue;
-        }
-        if (ctx.aborted || ctx.stopping)
-            co_return;
-        const std::size_t seq = action.seq;
-        const std::size_t offset = seq * schedule::packet_bytes;
-        append_receipt receipt;
-        const auto event_id = ctx.ids.next();
-        receipt.event_id = event_id.chars;
-        receipt.seq = seq;
-        // Encode the packet, unless it repeats the previous one byte for byte (silence):
-        // then its base64 is the same too.
-        const std::span packet(pcm.data() + offset, schedule::packet_size(pcm.size(), seq));
-        if (seq == 0 || packet.size() != previous.size() ||
-            std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
-            audio_b64.clear();
-            base64_append(audio_b64, packet.data(), packet.size());
-        }
-        previous = packet;
-        protocol::append_event_encoded(frame, event_id.view(), audio_b64, seq);
-        const auto start = clock::now();
-        grid.sent(start);
-        receipt.scheduled_s =
-            to_seconds(lockstep || (seq == 0 && !ctx.options.origin) ? start : action.scheduled);
-        if (seq == 0) {
-            ctx.origin = lockstep && ctx.options.origin ? *ctx.options.origin : *grid.origin();
-            r.session_start_s = to_seconds(ctx.origin);
-        }
-        ctx.last_append_start = start;
-        const bool ok = co_await ctx.send(frame, &receipt);
-        // The receipt goes to the writer now; the session keeps none (flat memory).
-        // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a co_await
-        // expression twice.)
-        std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
-        piece += receipt_json(receipt);
-        co_await ctx.trace.receipt(std::move(piece));
-        ++r.appends_sent;
-        ctx.count(&live_counters::packets_sent);
-        if (std::abs(receipt.start_s - receipt.scheduled_s) > 0.080) // late, as the summary counts
-            ctx.count(&live_counters::late_packets);
-        if (seq == 0 && ctx.options.on_streaming)
-            ctx.options.on_streaming();
-        if (!ok)
-            co_return;
-        // Lockstep: the packet that completes unit k waits for the k-th unit.done. The
-        // packet's actual end counts (not offset + 2560): a short last packet that completes
-        // no unit never waits for one the server can only finish after EOS.
-        if (lockstep && offset + packet.size() >= (unit + 1) * *lockstep) {
-            co_await ctx.wait_for([&] { return ctx.units_done > unit || ctx.aborted; });
-            if (ctx.aborted || ctx.stopping)
-                co_return;
-            ++unit;
-        }
+        else if (kind == server_event::output_audio_delta && !r.first_audio_s)
+            r.first_audio_s = now_s;
+        c.notify();
     }
 }
 
@@ -318,89 +225,142 @@ void report_to_gate(const std::shared_ptr<session_ctx>& ctx, bool ready) {
         c.options.gate->arrive(c.signal.get_executor(), {});
         return;
     }
-    c.options.gate->arrive(c.signal.get_executor(), [ctx](time_point start) {
-        ctx->gate_start = start;
-        ctx->notify();
-    });
+    c.options.gate->arrive(c.signal.get_executor(),
+                           [w = std::weak_ptr<session_ctx>(ctx)](time_point start) {
+                               if (auto ctx = w.lock()) {
+                                   ctx->machine.gate_started(start);
+                                   ctx->notify();
+                               }
+                           });
 }
 
+// Builds and sends append `seq` (its grid deadline `scheduled`), streams its receipt to the
+// writer and bumps the live totals. Returns whether the write succeeded.
+struct append_sender {
+    std::string frame, audio_b64;
+    std::span<const std::uint8_t> previous;
+
+    asio::awaitable<bool> send(session_ctx& c, std::size_t seq, time_point scheduled) {
+        const auto& pcm = *c.options.pcm;
+        auto& r = c.result;
+        const std::size_t offset = seq * protocol::packet_bytes;
+        append_receipt receipt;
+        const auto event_id = c.ids.next();
+        receipt.event_id = event_id.chars;
+        receipt.seq = seq;
+        // Encode the packet, unless it repeats the previous one byte for byte (silence):
+        // then its base64 is the same too.
+        const std::span packet(pcm.data() + offset, schedule::packet_size(pcm.size(), seq));
+        if (seq == 0 || packet.size() != previous.size() ||
+            std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
+            audio_b64.clear();
+            base64_append(audio_b64, packet.data(), packet.size());
+        }
+        previous = packet;
+        protocol::append_event_encoded(frame, event_id.view(), audio_b64, seq);
+        const auto start = clock::now();
+        c.machine.append_sent(start);
+        // Lockstep never waits for the grid: every packet is "scheduled" at its own send, as
+        // is an unanchored packet 0.
+        receipt.scheduled_s = to_seconds(
+            c.machine.lockstep() || (seq == 0 && !c.machine.given_origin()) ? start : scheduled);
+        if (seq == 0)
+            r.session_start_s = to_seconds(c.machine.origin());
+        const bool ok = co_await c.send(frame, &receipt);
+        // The receipt goes to the writer now; the session keeps none (flat memory).
+        // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a co_await
+        // expression twice.)
+        std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
+        piece += receipt_json(receipt);
+        co_await c.trace.receipt(std::move(piece));
+        ++r.appends_sent;
+        c.count(&live_counters::packets_sent);
+        if (std::abs(receipt.start_s - receipt.scheduled_s) > protocol::late_threshold_s)
+            c.count(&live_counters::late_packets);
+        if (seq == 0 && c.options.on_streaming)
+            c.options.on_streaming();
+        co_return ok;
+    }
+};
+
+// The driver: does what the machine says until it is done or the session stops. Only bytes
+// and waits here; every protocol decision is `machine.next`.
 asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
+    using kind = protocol::driver_action::kind;
     auto& c = *ctx;
-    auto& r = c.result;
-    if (co_await c.settle(server_event::session_created)) {
-        const auto& profile = c.options.profile ? *c.options.profile : protocol::default_profile();
-        if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
+    append_sender appends;
+    while (!c.stopping) {
+        const auto a = c.machine.next(clock::now());
+        switch (a.what) {
+        case kind::done:
             co_return;
-    }
-    if (co_await c.settle(server_event::session_updated)) {
-        if (c.options.gate) {
+        case kind::wait_event:
+            co_await session_ctx::wait(c.signal, time_point::max());
+            break;
+        case kind::wait_until: // absolute: a late wake never shifts the next deadline
+            co_await session_ctx::wait(c.pace, a.at);
+            break;
+        case kind::join_gate:
             report_to_gate(ctx, true);
-            if (!co_await c.wait_for([&] { return c.gate_start.has_value(); }))
-                co_return; // stopping (deadline or interrupt) before the level started
-            c.options.origin = *c.gate_start + c.options.start_offset;
-        }
-        if (c.options.start_delay > duration::zero() && !c.options.origin) {
-            // Stagger: spread the sessions' grids over the packet period (see runner).
-            c.pace.expires_after(c.options.start_delay);
-            co_await c.pace.async_wait(use_tuple);
-            if (c.stopping)
+            break;
+        case kind::send_update: {
+            const auto& profile =
+                c.options.profile ? *c.options.profile : protocol::default_profile();
+            if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
                 co_return;
+            break;
         }
-        co_await stream_audio(c);
-        if (c.stopping)
-            co_return;
-        if (!c.aborted && r.appends_sent == r.expected_appends && r.appends_sent > 0) {
-            // End of input (docs/protocol.md §2.4): not before the grid's end, nor before the last
-            // packet has had its own duration on the wire. Lockstep sends it at once.
-            if (!c.options.lockstep_unit_bytes) {
-                const auto& pcm = *c.options.pcm;
-                const auto eos_at = schedule::end_of_input_at(
-                    c.origin, pcm.size(), c.last_append_start,
-                    schedule::packet_size(pcm.size(), r.appends_sent - 1));
-                c.pace.expires_at(eos_at);
-                co_await c.pace.async_wait(use_tuple);
-                if (c.stopping)
-                    co_return;
-            }
-            if (!c.aborted) {
-                if (!co_await c.send(protocol::input_audio_end(c.ids.next())))
-                    co_return;
-                co_await c.settle(server_event::input_drained);
-            }
+        case kind::send_append:
+            if (!co_await appends.send(c, a.seq, a.at))
+                co_return;
+            break;
+        case kind::send_end:
+            if (!co_await c.send(protocol::input_audio_end(c.ids.next())))
+                co_return;
+            break;
+        case kind::send_close:
+            if (!co_await c.send(protocol::session_close(c.ids.next())))
+                co_return;
+            break;
         }
     }
-    if (c.stopping)
-        co_return;
-    if (!c.fatal && !c.has_seen(server_event::session_closed)) {
-        if (!co_await c.send(protocol::session_close(c.ids.next())))
-            co_return;
-    }
-    // Wait, unbounded but for the session deadline, for session.closed.
-    co_await c.wait_for(
-        [&] { return c.has_seen(server_event::session_closed) || c.receiver_done; });
 }
 
-// Starts `body` on the session's executor; marks `done` when it ends (an escaped exception is
-// recorded as an error, never lost) and wakes the supervisor.
-void start_task(std::shared_ptr<session_ctx> ctx, asio::awaitable<void> body,
-                bool session_ctx::*done, time_point session_ctx::*done_at) {
-    auto ex = ctx->signal.get_executor();
-    asio::co_spawn(ex, std::move(body), [ctx, done, done_at](std::exception_ptr e) {
-        if (e) {
-            try {
-                std::rethrow_exception(e);
-            } catch (const std::exception& ex) {
-                ctx->result.errors.push_back(fmt::format("internal error: {}", ex.what()));
-            }
+// Runs one task of the session, then applies the completion rules (§1.5 step 4, decided by
+// `completion`): the first task to end normally waits for the other up to the grace, and
+// stops it when the grace is over. An escaped exception is recorded as an error, never lost.
+asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
+    auto& c = *ctx;
+    try {
+        if (which == task::receiver)
+            co_await receive_loop(c);
+        else
+            co_await drive(ctx);
+    } catch (const std::exception& e) {
+        c.result.errors.push_back(fmt::format("internal error: {}", e.what()));
+    }
+    if (which == task::receiver)
+        c.machine.on_receiver_ended();
+    c.completion.ended(which, clock::now());
+    c.notify();
+    c.notify_completion();
+    for (;;) {
+        const auto a = c.completion.next(clock::now(), c.stopping);
+        if (a.what == protocol::task_completion::action::kind::done)
+            co_return;
+        if (a.what == protocol::task_completion::action::kind::stop_other) {
+            c.stop_all();
+            continue;
         }
-        (*ctx).*done = true;
-        (*ctx).*done_at = clock::now();
-        ctx->notify();
-        ctx->notify_supervisor();
-    });
+        co_await session_ctx::wait(c.wake, a.at);
+    }
 }
 
 } // namespace
+
+std::size_t session_states_alive() {
+    return states_alive.load(std::memory_order_relaxed);
+}
 
 std::string receipts_head(const session_result& r) {
     return fmt::format(R"({{"session_start_s":{},"admitted":{},"appends":[)",
@@ -455,37 +415,35 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
 
 asio::awaitable<session_result> run_duplex_session(session_options options,
                                                    trace::channel& traces) {
+    using namespace asio::experimental::awaitable_operators;
     auto ex = co_await asio::this_coro::executor;
+    if (!options.pcm || options.pcm->empty() || options.pcm->size() % 2 != 0)
+        throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
     auto ctx = std::make_shared<session_ctx>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;
     r.index = c.options.index;
-    if (!c.options.pcm || c.options.pcm->empty() || c.options.pcm->size() % 2 != 0)
-        throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
     c.count(&live_counters::started);
-    r.expected_appends = schedule::packet_count(c.options.pcm->size());
+    r.expected_appends = c.machine.expected_appends();
 
-    // The watchdog bounds the whole session, admission included.
-    const auto deadline = clock::now() + c.options.timeout;
-    c.watchdog.expires_at(deadline);
-    c.watchdog.async_wait([ctx](boost::system::error_code ec) {
-        if (!ec && !ctx->finished) {
+    // The watchdog and the interrupt stop the session from outside: no grace, nothing more
+    // sent. Neither keeps the session alive once it has returned.
+    const std::weak_ptr<session_ctx> weak = ctx;
+    c.watchdog.expires_at(clock::now() + c.options.timeout);
+    c.watchdog.async_wait([weak](boost::system::error_code ec) {
+        if (auto ctx = weak.lock(); ctx && !ec) {
             ctx->timed_out = true;
             ctx->stop_all();
         }
     });
-
     if (c.options.interrupt && c.options.interrupt->requested) {
         r.interrupted = true; // started after the run was interrupted: do nothing
         c.stopping = true;
     } else if (c.options.interrupt) {
-        c.options.interrupt->timer.async_wait(
-            [ctx, source = c.options.interrupt](boost::system::error_code) {
-                if (source->requested && !ctx->finished) {
-                    ctx->result.interrupted = true;
-                    ctx->stop_all();
-                }
-            });
+        c.interrupt = c.options.interrupt->subscribe([&c] {
+            c.result.interrupted = true;
+            c.stop_all();
+        });
     }
 
     // Admission (docs/protocol.md §1.2): a 503 is a denial, retried `admission_retries` times.
@@ -515,38 +473,21 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             r.rejected = true;
             break;
         }
-        c.backoff.expires_after(c.options.admission_backoff);
-        co_await c.backoff.async_wait(use_tuple);
+        co_await session_ctx::wait(c.pace, clock::now() + c.options.admission_backoff);
     }
 
+    // The exchange: the receive loop and the driver as one structured unit; both have ended
+    // (and every wait of theirs has returned) when it completes.
     if (r.admitted && !c.stopping) {
-        start_task(ctx, receive_loop(ctx), &session_ctx::receiver_done,
-                   &session_ctx::receiver_done_at);
-        start_task(ctx, drive(ctx), &session_ctx::driver_done, &session_ctx::driver_done_at);
-        // Supervise (docs/protocol.md §1.5 step 4): a task that fails has already stopped the other
-        // (`fail`). Whichever task ends normally first, the other gets `post_close` to finish:
-        // a driver that does not is reported as stalled, a receiver that does not is cancelled
-        // silently. The watchdog stops both at the session deadline.
-        bool driver_stalled = false;
-        while (!(c.receiver_done && c.driver_done)) {
-            auto wake = time_point::max();
-            if (!c.stopping && c.receiver_done != c.driver_done) {
-                const auto grace_end = (c.receiver_done ? c.receiver_done_at : c.driver_done_at) +
-                                       c.options.post_close;
-                if (clock::now() >= grace_end) {
-                    driver_stalled = c.receiver_done;
-                    c.stop_all();
-                    continue;
-                }
-                wake = grace_end;
-            }
-            c.wake.expires_at(wake);
-            co_await c.wake.async_wait(use_tuple);
-        }
-        if (driver_stalled && !c.timed_out)
+        // (Locals first: GCC 12 mishandles temporaries inside co_await expressions.)
+        auto receiver = run_task(ctx, task::receiver);
+        auto driver = run_task(ctx, task::driver);
+        auto both = std::move(receiver) && std::move(driver);
+        co_await std::move(both);
+        if (c.completion.driver_stalled() && !c.timed_out)
             co_await c.record_error("driver stalled after the receive loop"); // no type prefix
     }
-    c.finished = true;
+    c.interrupt = {};
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
     if (c.timed_out) {
@@ -561,11 +502,11 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     } else if (r.interrupted)
         co_await c.record_error("Interrupted: the run was stopped by a signal");
     if (c.ws && c.ws->is_open())
-        co_await c.ws->close(std::chrono::milliseconds(1000));
+        co_await c.ws->close(protocol::close_timeout);
 
     r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
-                 c.has_seen(server_event::input_drained) &&
-                 c.has_seen(server_event::session_closed);
+                 c.machine.has_seen(server_event::input_drained) &&
+                 c.machine.has_seen(server_event::session_closed);
     r.trace_error = co_await c.trace.finish(receipts_tail(r));
     if (!r.trace_error.empty())
         r.complete = false;

@@ -7,6 +7,7 @@
 // asks `next(now)` and either sends or waits on an absolute timer; tests drive it by hand.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/protocol/constants.hpp>
 
 #include <chrono>
 #include <cstddef>
@@ -14,11 +15,11 @@
 
 namespace pacer::schedule {
 
-/// 80 ms of 16 kHz mono PCM16.
-inline constexpr std::chrono::milliseconds packet_period{80};
-inline constexpr std::size_t input_sample_rate = 16000;
-inline constexpr std::size_t input_bytes_per_second = input_sample_rate * 2;
-inline constexpr std::size_t packet_bytes = 2560;
+/// 80 ms of 16 kHz mono PCM16 (the protocol's constants, named here for the grid's users).
+using protocol::input_bytes_per_second;
+using protocol::input_sample_rate;
+using protocol::packet_bytes;
+using protocol::packet_period;
 
 /// How many packets carry `pcm_bytes` of input: the tail packet is shorter, never padded.
 constexpr std::size_t packet_count(std::size_t pcm_bytes) {

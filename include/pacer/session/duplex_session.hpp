@@ -1,11 +1,12 @@
 #pragma once
-// One duplex session (docs/protocol.md §1.5): admission with 503 retries, negotiation, appends paced
-// on the absolute 80 ms grid while the server's events are received, end of input, drain,
+// One duplex session (docs/protocol.md §1.5): admission with 503 retries, negotiation, appends
+// paced on the absolute 80 ms grid while the server's events are received, end of input, drain,
 // close. Failures are data: they become trace `error` lines and an incomplete result; only a
 // broken invariant throws. A failing task (receive loop, or a send) records the session's one
 // error and stops the other task at once; nothing is sent after it.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/protocol/constants.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
 #include <pacer/trace/record.hpp>
@@ -18,10 +19,12 @@
 #include <cstdint>
 #include <filesystem>
 #include <functional>
+#include <list>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace pacer::protocol {
@@ -31,20 +34,64 @@ struct profile;
 namespace pacer::session {
 
 /// Ends sessions early (SIGINT/SIGTERM). One per session context, used on its thread only:
-/// every session of the context waits on `timer`; `request()` wakes them all.
-struct interrupt_source {
-    explicit interrupt_source(boost::asio::any_io_executor ex) : timer(std::move(ex)) {
-        timer.expires_at(time_point::max());
+/// each running session subscribes and unsubscribes when it ends (a finished session leaves
+/// nothing behind here); `request()` stops every subscribed session.
+class interrupt_source {
+public:
+    /// (The executor is the context's; kept for callers, nothing waits on it.)
+    explicit interrupt_source(boost::asio::any_io_executor = {}) {}
+    interrupt_source(const interrupt_source&) = delete;
+    interrupt_source& operator=(const interrupt_source&) = delete;
+
+    /// A session's registration: moving it transfers it, resetting or destroying it ends it.
+    class subscription {
+    public:
+        subscription() = default;
+        subscription(subscription&& o) noexcept
+            : source_(std::exchange(o.source_, nullptr)), it_(o.it_) {}
+        subscription& operator=(subscription&& o) noexcept {
+            if (this != &o) {
+                reset();
+                source_ = std::exchange(o.source_, nullptr);
+                it_ = o.it_;
+            }
+            return *this;
+        }
+        ~subscription() { reset(); }
+        void reset() {
+            if (source_)
+                source_->stops_.erase(it_);
+            source_ = nullptr;
+        }
+
+    private:
+        friend class interrupt_source;
+        subscription(interrupt_source* s, std::list<std::function<void()>>::iterator it)
+            : source_(s), it_(it) {}
+        interrupt_source* source_ = nullptr;
+        std::list<std::function<void()>>::iterator it_;
+    };
+
+    /// Calls `stop` on `request()` until the subscription ends. `stop` must not unsubscribe.
+    [[nodiscard]] subscription subscribe(std::function<void()> stop) {
+        return {this, stops_.insert(stops_.end(), std::move(stop))};
     }
-    boost::asio::steady_timer timer;
-    bool requested = false;
+
     /// Interrupt every session still running (stop streaming, close, write what was recorded).
     void request() {
         requested = true;
-        timer.cancel();
+        for (auto& stop : stops_)
+            stop();
     }
-    /// No session needs the source any more: release their waits without interrupting.
-    void release() { timer.cancel(); }
+    /// No session needs the source any more (nothing to release: sessions unsubscribe).
+    void release() {}
+    /// Sessions subscribed now.
+    std::size_t subscribers() const { return stops_.size(); }
+
+    bool requested = false;
+
+private:
+    std::list<std::function<void()>> stops_;
 };
 
 struct session_options {
@@ -53,7 +100,7 @@ struct session_options {
     /// 16 kHz mono PCM16 LE input, shared read-only by every session.
     std::shared_ptr<const std::vector<std::uint8_t>> pcm;
     /// Bounds the whole session: admission, exchange and close (`timeout_s`).
-    duration timeout = std::chrono::seconds(90);
+    duration timeout = protocol::session_timeout;
     /// A common start gate for packet 0; without it the grid is anchored to packet 0's send.
     std::optional<time_point> origin;
     /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
@@ -71,9 +118,9 @@ struct session_options {
     /// default (VoiceChat) profile. Must outlive the session (the profiles are static).
     const protocol::profile* profile = nullptr;
     std::uint64_t seed = 0; ///< event ids (the runner gives each session a unique seed)
-    int admission_retries = 3;
-    duration admission_backoff = std::chrono::milliseconds(250);
-    duration post_close = std::chrono::milliseconds(200);
+    int admission_retries = protocol::admission_retries;
+    duration admission_backoff = protocol::admission_backoff;
+    duration post_close = protocol::post_close;
     /// Called on the session's executor right after packet 0 has been handed to the socket.
     std::function<void()> on_streaming;
     /// Optional: lets the runner end the session early; must outlive the session.
@@ -85,7 +132,7 @@ struct session_options {
 
 /// A socket write that takes longer than one packet period is a send stall: the server's
 /// TCP window was full (it stopped reading, or reads slower than the client sends).
-inline constexpr std::chrono::milliseconds send_stall_threshold{80};
+inline constexpr std::chrono::milliseconds send_stall_threshold = protocol::send_stall_threshold;
 
 /// One append as `input-send-receipts.json` records it: small and allocation-free (64 bytes),
 /// streamed to the writer as the session goes.
@@ -143,9 +190,15 @@ std::string receipts_tail(const session_result& r);
 /// Fills `r.appends` from the session's receipts file; returns an error message or "".
 std::string read_receipts(session_result& r, const std::filesystem::path& file);
 
+/// Session states alive in this process: a session's state (socket, timers, buffers) lives
+/// exactly as long as its `run_duplex_session` call, so this is the number of sessions running
+/// (diagnostics, and the test that finished sessions leave nothing behind).
+std::size_t session_states_alive();
+
 /// Runs one session on the calling coroutine's executor (a single-threaded context; no
 /// strand, no lock). Hands trace lines to `traces` and returns once its files are written.
-/// Cancellation: none per operation; the session's own deadline (`timeout`) bounds it.
+/// Cancellation: none per operation; the session's own deadline (`timeout`) and the
+/// `interrupt` source stop it (no grace, nothing more sent, files still written).
 boost::asio::awaitable<session_result> run_duplex_session(session_options options,
                                                           trace::channel& traces);
 

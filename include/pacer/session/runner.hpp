@@ -19,7 +19,7 @@ struct run_options {
     std::shared_ptr<const std::vector<std::uint8_t>> pcm;
     /// Several inputs: session i streams inputs[i mod n] (`pcm` is then ignored).
     std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
-    duration timeout = std::chrono::seconds(90);
+    duration timeout = protocol::session_timeout;
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
     /// Blocks each session context once for this long, half-way through its sessions' input,
@@ -30,7 +30,7 @@ struct run_options {
     std::uint64_t seed = 0x9ac3e5;
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
-    duration stagger = std::chrono::milliseconds(80);
+    duration stagger = protocol::packet_period;
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;

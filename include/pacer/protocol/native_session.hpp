@@ -1,0 +1,318 @@
+#pragma once
+// The native protocol's client logic (docs/protocol.md §1.5, §2) as sans-io state machines:
+// events and the clock go in, actions come out. No socket, no timer, no coroutine: the
+// session coroutine (src/session/duplex_session.cpp) moves the bytes and awaits the deadlines
+// these machines name, and the unit tests drive them by hand with a manual clock.
+//
+// - `native_session`: what the driver does next (negotiate, join the start gate, stagger,
+//   stream on the absolute 80 ms grid or in lockstep, end of input, drain, close).
+// - `task_completion`: the completion rules of §1.5 step 4 for the receive loop and the
+//   driver, in one place.
+
+#include <pacer/core/clock.hpp>
+#include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/events.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+
+#include <bitset>
+#include <cstddef>
+#include <optional>
+
+namespace pacer::protocol {
+
+struct native_session_options {
+    std::size_t pcm_bytes = 0; ///< the input's size (whole PCM16 samples, not empty)
+    /// A common start for packet 0 (a start gate's, given up front); without it the grid is
+    /// anchored to packet 0's actual send.
+    std::optional<time_point> origin;
+    /// Without an origin: how long after `session.updated` packet 0 goes (stagger).
+    duration start_delay{};
+    /// Join a start gate once negotiated; its common start + `start_offset` is the origin.
+    bool gate = false;
+    duration start_offset{};
+    /// Lockstep: no grid; the packet that completes unit k waits for the k-th unit.done.
+    std::optional<std::size_t> lockstep_unit_bytes;
+};
+
+/// The driver's next step.
+struct driver_action {
+    enum class kind {
+        send_update, ///< send `session.update`
+        join_gate,   ///< report ready to the start gate; `gate_started(t)` when it starts
+        send_append, ///< send packet `seq`, reporting its send start with `append_sent(start)`
+        send_end,    ///< send `sglang.input_audio.end`
+        send_close,  ///< send `session.close`
+        wait_event,  ///< wait for a server event (or the gate, or the receive loop's end)
+        wait_until,  ///< wait until `at` (an absolute deadline), then ask again
+        done,        ///< the driver has nothing left to do
+    };
+    kind what;
+    std::size_t seq = 0;
+    time_point at{}; ///< wait_until: the deadline; send_append: the packet's grid deadline
+};
+
+/// The driver of one native session, sans-io.
+class native_session {
+public:
+    explicit native_session(native_session_options o)
+        : o_(o), expected_(schedule::packet_count(o.pcm_bytes)) {}
+
+    // Inputs ---------------------------------------------------------------------------------
+
+    /// A server event arrived (`fatal`: an `error` whose `sglang.fatal` is truthy).
+    void on_event(server_event e, bool fatal = false) {
+        seen_[static_cast<std::size_t>(e)] = true;
+        if (e == server_event::unit_done)
+            ++units_done_;
+        if (e == server_event::error) {
+            fatal_ = fatal_ || fatal;
+            aborted_ = true;
+        }
+    }
+    /// The receive loop has ended (any way): nothing more will arrive.
+    void on_receiver_ended() { receiver_ended_ = true; }
+    /// The start gate released the level at `start`.
+    void gate_started(time_point start) { gate_start_ = start; }
+    /// Packet `next seq` started going out at `start` (anchors the grid on packet 0).
+    void append_sent(time_point start) {
+        grid_->sent(start);
+        if (grid_->sent_count() == 1)
+            origin_ = lockstep() && o_.origin ? *o_.origin : *grid_->origin();
+        last_append_start_ = start;
+        if (lockstep()) {
+            const std::size_t seq = grid_->sent_count() - 1;
+            const std::size_t end = seq * packet_bytes + schedule::packet_size(o_.pcm_bytes, seq);
+            if (end >= (unit_ + 1) * *o_.lockstep_unit_bytes)
+                phase_ = phase::unit_wait;
+        }
+    }
+    /// A send failed: stop streaming. (Its error stops the whole session: the coroutine's
+    /// concern, with `task_completion`.)
+    void send_failed() { aborted_ = true; }
+
+    // Output ---------------------------------------------------------------------------------
+
+    /// What to do at `now`. A wait is returned again until its condition or deadline is met;
+    /// `send_update`, `join_gate`, `send_end` and `send_close` are returned once (asking again
+    /// gives the step after them); `send_append` stays the step until `append_sent`.
+    driver_action next(time_point now) {
+        using k = driver_action::kind;
+        for (;;) {
+            switch (phase_) {
+            case phase::created:
+                if (has_seen(server_event::session_created)) {
+                    phase_ = phase::updated;
+                    return {k::send_update};
+                }
+                if (aborted_) {
+                    phase_ = phase::updated;
+                    continue;
+                }
+                return {k::wait_event};
+            case phase::updated:
+                if (has_seen(server_event::session_updated)) {
+                    if (o_.gate) {
+                        phase_ = phase::gate;
+                        return {k::join_gate};
+                    }
+                    phase_ = phase::stagger;
+                    continue;
+                }
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                return {k::wait_event};
+            case phase::gate:
+                if (!gate_start_)
+                    return {k::wait_event};
+                o_.origin = *gate_start_ + o_.start_offset;
+                phase_ = phase::stagger;
+                continue;
+            case phase::stagger:
+                if (o_.start_delay > duration::zero() && !o_.origin) {
+                    if (!stagger_until_)
+                        stagger_until_ = now + o_.start_delay;
+                    if (now < *stagger_until_)
+                        return {k::wait_until, 0, *stagger_until_};
+                }
+                phase_ = phase::stream_start;
+                continue;
+            case phase::stream_start:
+                if (lockstep() && o_.origin && !waited_origin_) {
+                    // Lockstep sends without sleeping, but not before the common start.
+                    waited_origin_ = true;
+                    if (now < *o_.origin)
+                        return {k::wait_until, 0, *o_.origin};
+                }
+                grid_.emplace(expected_, lockstep() ? std::nullopt : o_.origin);
+                phase_ = phase::streaming;
+                continue;
+            case phase::streaming: {
+                const auto a = grid_->next(now);
+                if (a.what == schedule::pacing_action::kind::done) {
+                    phase_ = phase::end_of_input;
+                    continue;
+                }
+                if (a.what == schedule::pacing_action::kind::wait && !lockstep())
+                    return {k::wait_until, a.seq, a.scheduled};
+                if (aborted_) {
+                    phase_ = phase::end_of_input;
+                    continue;
+                }
+                return {k::send_append, a.seq, a.scheduled};
+            }
+            case phase::unit_wait:
+                if (units_done_ > unit_) {
+                    ++unit_;
+                    phase_ = phase::streaming;
+                    continue;
+                }
+                if (aborted_) {
+                    phase_ = phase::end_of_input;
+                    continue;
+                }
+                return {k::wait_event};
+            case phase::end_of_input:
+                if (aborted_ || grid_->sent_count() != expected_ || expected_ == 0) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                if (!lockstep()) {
+                    // Not before the grid's end, nor before the last packet has had its own
+                    // duration on the wire (§2.4). Lockstep sends it at once.
+                    const auto eos_at = schedule::end_of_input_at(
+                        origin_, o_.pcm_bytes, last_append_start_,
+                        schedule::packet_size(o_.pcm_bytes, expected_ - 1));
+                    if (now < eos_at)
+                        return {k::wait_until, 0, eos_at};
+                }
+                phase_ = phase::end_sent;
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                return {k::send_end};
+            case phase::end_sent:
+                if (has_seen(server_event::input_drained) || aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                return {k::wait_event};
+            case phase::close:
+                phase_ = phase::closed;
+                if (!fatal_ && !has_seen(server_event::session_closed))
+                    return {k::send_close};
+                continue;
+            case phase::closed:
+                // Unbounded but for the session deadline: session.closed, or the receive
+                // loop's end.
+                if (has_seen(server_event::session_closed) || receiver_ended_)
+                    return {k::done};
+                return {k::wait_event};
+            }
+        }
+    }
+
+    // State ----------------------------------------------------------------------------------
+
+    bool has_seen(server_event e) const { return seen_[static_cast<std::size_t>(e)]; }
+    bool aborted() const { return aborted_; }
+    bool fatal() const { return fatal_; }
+    std::size_t expected_appends() const { return expected_; }
+    std::size_t appends_sent() const { return grid_ ? grid_->sent_count() : 0; }
+    bool lockstep() const { return o_.lockstep_unit_bytes.has_value(); }
+    /// The grid's origin (packet 0's deadline), once packet 0 has gone.
+    time_point origin() const { return origin_; }
+    /// The origin the session was given or got from the gate (not the anchored one).
+    std::optional<time_point> given_origin() const { return o_.origin; }
+    std::size_t units_done() const { return units_done_; }
+
+private:
+    enum class phase {
+        created,
+        updated,
+        gate,
+        stagger,
+        stream_start,
+        streaming,
+        unit_wait,
+        end_of_input,
+        end_sent,
+        close,
+        closed,
+    };
+
+    native_session_options o_;
+    std::size_t expected_;
+    phase phase_ = phase::created;
+    std::bitset<server_event_count> seen_;
+    bool aborted_ = false;
+    bool fatal_ = false;
+    bool receiver_ended_ = false;
+    bool waited_origin_ = false;
+    std::size_t units_done_ = 0;
+    std::size_t unit_ = 0;
+    std::optional<time_point> gate_start_;
+    std::optional<time_point> stagger_until_;
+    std::optional<schedule::packet_grid> grid_;
+    time_point origin_{};
+    time_point last_append_start_{};
+};
+
+/// The completion rules of §1.5 step 4 for the two tasks of a session (the receive loop and
+/// the driver), in one place:
+/// - a task that fails records the session's one error and stops the other at once (the
+///   session is then `stopping`; nothing more is sent);
+/// - the receive loop ends normally first: the driver gets `post_close`, else it is stopped
+///   and the session records `driver stalled after the receive loop`;
+/// - the driver ends first: the receive loop gets `post_close`, then is stopped silently;
+/// - a stop from outside (deadline, interrupt) gives no grace.
+class task_completion {
+public:
+    enum class task { receiver, driver };
+
+    struct action {
+        enum class kind {
+            wait,       ///< wait for the other task (until `at` when it is a grace's end)
+            stop_other, ///< stop the other task now (`driver_stalled`: record it)
+            done,       ///< both tasks have ended
+        };
+        kind what;
+        time_point at = time_point::max();
+        bool driver_stalled = false;
+    };
+
+    explicit task_completion(duration grace = post_close) : grace_(grace) {}
+
+    /// `t` ended at `now` (a task that failed has already stopped the other: `stopping`).
+    void ended(task t, time_point now) { (t == task::receiver ? receiver_at_ : driver_at_) = now; }
+
+    /// What to do at `now`; `stopping`: the session is already being stopped (a failure, the
+    /// deadline, an interrupt, or an earlier `stop_other`).
+    action next(time_point now, bool stopping) {
+        using k = action::kind;
+        if (receiver_at_ && driver_at_)
+            return {k::done};
+        if (stopping || (!receiver_at_ && !driver_at_))
+            return {k::wait};
+        const auto grace_end = (receiver_at_ ? *receiver_at_ : *driver_at_) + grace_;
+        if (now < grace_end)
+            return {k::wait, grace_end};
+        stalled_ = receiver_at_.has_value();
+        return {k::stop_other, time_point::max(), stalled_};
+    }
+
+    bool ended(task t) const {
+        return (t == task::receiver ? receiver_at_ : driver_at_).has_value();
+    }
+    bool driver_stalled() const { return stalled_; }
+
+private:
+    duration grace_;
+    std::optional<time_point> receiver_at_;
+    std::optional<time_point> driver_at_;
+    bool stalled_ = false;
+};
+
+} // namespace pacer::protocol

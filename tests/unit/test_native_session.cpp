@@ -1,0 +1,344 @@
+// Unit tests of the native protocol's sans-io session machines (docs/protocol.md §1.5, §2):
+// `native_session` (what the driver does next) and `task_completion` (§1.5 step 4). Each test
+// drives a machine step by step with a manual clock: explicit time points, no io_context.
+
+#include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/native_session.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace {
+
+using namespace std::chrono_literals;
+using pacer::time_point;
+using pacer::protocol::driver_action;
+using pacer::protocol::native_session;
+using pacer::protocol::native_session_options;
+using pacer::protocol::server_event;
+using pacer::protocol::task_completion;
+using kind = driver_action::kind;
+using task = task_completion::task;
+using done_kind = task_completion::action::kind;
+
+// A manual clock: the tests say what time it is; they never read the real one.
+struct manual_clock {
+    time_point now = time_point{} + 1000s;
+    void advance(pacer::duration d) { now += d; }
+};
+
+native_session_options input_of(std::size_t packets) {
+    native_session_options o;
+    o.pcm_bytes = packets * pacer::protocol::packet_bytes;
+    return o;
+}
+
+// Negotiates: created -> update sent -> updated.
+void negotiate(native_session& s, manual_clock& clock) {
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(server_event::session_created);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(server_event::session_updated);
+}
+
+TEST(native_session, constants_are_the_protocols) {
+    EXPECT_EQ(pacer::protocol::packet_period, 80ms);
+    EXPECT_EQ(pacer::protocol::packet_bytes, 2560u);
+    EXPECT_EQ(pacer::protocol::post_close, 200ms);
+    EXPECT_EQ(pacer::protocol::admission_retries, 3);
+    EXPECT_EQ(pacer::protocol::admission_backoff, 250ms);
+    EXPECT_EQ(pacer::protocol::max_message_bytes, 8u * 1024 * 1024);
+    EXPECT_DOUBLE_EQ(pacer::protocol::late_threshold_s, 0.080);
+}
+
+TEST(native_session, healthy_session_streams_on_the_grid_anchored_to_packet_0) {
+    manual_clock clock;
+    native_session s(input_of(3));
+    negotiate(s, clock);
+    // Packet 0 goes at once; its actual send start (1 ms later) anchors the grid.
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::send_append);
+    EXPECT_EQ(a.seq, 0u);
+    const auto anchor = clock.now + 1ms;
+    s.append_sent(anchor);
+    EXPECT_EQ(s.origin(), anchor);
+    // Packet 1 waits for origin + 80 ms: an absolute deadline.
+    a = s.next(clock.now + 5ms);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, anchor + 80ms);
+    // A late wake (+30 ms) sends packet 1 at once, and packet 2 stays due at origin + 160 ms.
+    clock.now = anchor + 110ms;
+    a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::send_append);
+    EXPECT_EQ(a.seq, 1u);
+    EXPECT_EQ(a.at, anchor + 80ms);
+    s.append_sent(clock.now);
+    a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, anchor + 160ms);
+    clock.now = anchor + 160ms;
+    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    s.append_sent(clock.now);
+    // End of input: not before origin + the input's duration (240 ms).
+    a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, anchor + 240ms);
+    clock.now = a.at;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_end);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(server_event::input_drained);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(server_event::session_closed);
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.appends_sent(), 3u);
+}
+
+TEST(native_session, a_given_origin_is_the_grid_and_the_stagger_is_ignored) {
+    manual_clock clock;
+    auto o = input_of(2);
+    o.origin = clock.now + 500ms;
+    o.start_delay = 40ms;
+    native_session s(o);
+    negotiate(s, clock);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, *o.origin);
+    clock.now = *o.origin + 3ms;
+    a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::send_append);
+    s.append_sent(clock.now);
+    EXPECT_EQ(s.origin(), *o.origin); // the given origin, not the send start
+}
+
+TEST(native_session, stagger_waits_from_session_updated) {
+    manual_clock clock;
+    auto o = input_of(1);
+    o.start_delay = 40ms;
+    native_session s(o);
+    negotiate(s, clock);
+    const auto updated_at = clock.now;
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, updated_at + 40ms);
+    clock.advance(10ms); // an early wake keeps the same deadline
+    EXPECT_EQ(s.next(clock.now).at, updated_at + 40ms);
+    clock.now = updated_at + 40ms;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_append);
+}
+
+TEST(native_session, the_gate_start_plus_offset_is_the_origin) {
+    manual_clock clock;
+    auto o = input_of(1);
+    o.gate = true;
+    o.start_offset = 20ms;
+    native_session s(o);
+    negotiate(s, clock);
+    EXPECT_EQ(s.next(clock.now).what, kind::join_gate);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // until the level starts
+    s.gate_started(clock.now + 300ms);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, clock.now + 320ms);
+    EXPECT_EQ(s.given_origin(), clock.now + 320ms);
+}
+
+TEST(native_session, a_server_error_stops_streaming_and_closes_unless_fatal) {
+    for (const bool fatal : {false, true}) {
+        manual_clock clock;
+        native_session s(input_of(3));
+        negotiate(s, clock);
+        ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+        s.append_sent(clock.now);
+        s.on_event(server_event::error, fatal);
+        // No more appends, no end of input; session.close only after a nonfatal error.
+        const auto a = s.next(clock.now + 80ms);
+        if (fatal) {
+            EXPECT_EQ(a.what, kind::wait_event) << "fatal: no session.close";
+        } else {
+            EXPECT_EQ(a.what, kind::send_close);
+            EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+        }
+        s.on_receiver_ended(); // the server closed the connection
+        EXPECT_EQ(s.next(clock.now).what, kind::done);
+        EXPECT_EQ(s.appends_sent(), 1u);
+    }
+}
+
+TEST(native_session, an_error_before_negotiation_skips_to_close) {
+    manual_clock clock;
+    native_session s(input_of(1));
+    s.on_event(server_event::error, false);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+}
+
+TEST(native_session, session_closed_before_update_sends_nothing_more) {
+    manual_clock clock;
+    // close_without_update: the server answers the update with session.closed and an
+    // error-free end: here the updated event never comes, and the receive loop ends.
+    native_session t(input_of(2));
+    t.on_event(server_event::session_created);
+    EXPECT_EQ(t.next(clock.now).what, kind::send_update);
+    t.on_event(server_event::session_closed);
+    t.on_receiver_ended();
+    // Not aborted: the driver still waits for session.updated (the completion rules end it).
+    EXPECT_EQ(t.next(clock.now).what, kind::wait_event);
+}
+
+TEST(native_session, lockstep_waits_for_each_unit_and_sends_eos_at_once) {
+    manual_clock clock;
+    auto o = input_of(4);
+    o.lockstep_unit_bytes = 2 * pacer::protocol::packet_bytes; // a unit every 2 packets
+    native_session s(o);
+    negotiate(s, clock);
+    ASSERT_EQ(s.next(clock.now).what, kind::send_append); // packet 0: no unit completed
+    s.append_sent(clock.now);
+    auto a = s.next(clock.now); // packet 1 at once: lockstep never sleeps
+    ASSERT_EQ(a.what, kind::send_append);
+    EXPECT_EQ(a.seq, 1u);
+    s.append_sent(clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // unit 0 completed: wait for its done
+    s.on_event(server_event::unit_done);
+    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    s.append_sent(clock.now);
+    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    s.append_sent(clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(server_event::unit_done);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_end); // no grid wait in lockstep
+}
+
+TEST(native_session, a_short_last_packet_that_completes_no_unit_waits_for_none) {
+    manual_clock clock;
+    auto o = input_of(1);
+    o.pcm_bytes += 2; // a 2-byte tail packet
+    o.lockstep_unit_bytes = 2 * pacer::protocol::packet_bytes;
+    native_session s(o);
+    negotiate(s, clock);
+    s.next(clock.now);
+    s.append_sent(clock.now);
+    s.next(clock.now);
+    s.append_sent(clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_end);
+}
+
+TEST(native_session, lockstep_with_an_origin_waits_for_it_once) {
+    manual_clock clock;
+    auto o = input_of(1);
+    o.origin = clock.now + 100ms;
+    o.lockstep_unit_bytes = pacer::protocol::packet_bytes * 10;
+    native_session s(o);
+    negotiate(s, clock);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, *o.origin);
+    clock.now = *o.origin;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_append);
+    s.append_sent(clock.now + 1ms);
+    EXPECT_EQ(s.origin(), *o.origin);
+}
+
+TEST(native_session, eos_waits_for_the_last_packets_own_duration) {
+    manual_clock clock;
+    native_session s(input_of(1));
+    negotiate(s, clock);
+    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    s.append_sent(clock.now);
+    const auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, clock.now + 80ms);
+}
+
+TEST(native_session, session_closed_early_needs_no_close) {
+    manual_clock clock;
+    native_session s(input_of(1));
+    negotiate(s, clock);
+    s.on_event(server_event::error, false);
+    s.on_event(server_event::session_closed);
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+}
+
+TEST(native_session, an_append_stays_the_step_until_its_send_start_is_reported) {
+    manual_clock clock;
+    native_session s(input_of(2));
+    negotiate(s, clock);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_append);
+    EXPECT_EQ(s.next(clock.now + 1ms).what, kind::send_append); // not sent yet: still packet 0
+    EXPECT_EQ(s.next(clock.now + 1ms).seq, 0u);
+    s.append_sent(clock.now + 1ms);
+    EXPECT_EQ(s.next(clock.now + 2ms).what, kind::wait_until);
+}
+
+TEST(native_session, a_failed_send_ends_the_stream) {
+    manual_clock clock;
+    native_session s(input_of(3));
+    negotiate(s, clock);
+    s.next(clock.now);
+    s.append_sent(clock.now);
+    s.send_failed();
+    clock.advance(80ms);
+    // No further append and no end of input (the session is stopping anyway).
+    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.appends_sent(), 1u);
+}
+
+// §1.5 step 4 -------------------------------------------------------------------------------
+
+TEST(task_completion, receiver_ends_first_the_driver_gets_post_close_then_is_stalled) {
+    manual_clock clock;
+    task_completion c;
+    EXPECT_EQ(c.next(clock.now, false).what, done_kind::wait);
+    EXPECT_EQ(c.next(clock.now, false).at, time_point::max());
+    c.ended(task::receiver, clock.now);
+    auto a = c.next(clock.now + 10ms, false);
+    ASSERT_EQ(a.what, done_kind::wait);
+    EXPECT_EQ(a.at, clock.now + pacer::protocol::post_close);
+    a = c.next(clock.now + 200ms, false);
+    ASSERT_EQ(a.what, done_kind::stop_other);
+    EXPECT_TRUE(a.driver_stalled);
+    EXPECT_TRUE(c.driver_stalled());
+    // Now stopping: wait (unbounded) for the driver to end.
+    EXPECT_EQ(c.next(clock.now + 201ms, true).what, done_kind::wait);
+    c.ended(task::driver, clock.now + 202ms);
+    EXPECT_EQ(c.next(clock.now + 202ms, true).what, done_kind::done);
+}
+
+TEST(task_completion, driver_within_the_grace_is_not_stalled) {
+    manual_clock clock;
+    task_completion c;
+    c.ended(task::receiver, clock.now);
+    c.ended(task::driver, clock.now + 199ms);
+    EXPECT_EQ(c.next(clock.now + 199ms, false).what, done_kind::done);
+    EXPECT_FALSE(c.driver_stalled());
+}
+
+TEST(task_completion, driver_ends_first_the_receiver_is_stopped_silently) {
+    manual_clock clock;
+    task_completion c;
+    c.ended(task::driver, clock.now);
+    EXPECT_EQ(c.next(clock.now, false).at, clock.now + 200ms);
+    const auto a = c.next(clock.now + 250ms, false);
+    ASSERT_EQ(a.what, done_kind::stop_other);
+    EXPECT_FALSE(a.driver_stalled);
+}
+
+TEST(task_completion, a_failure_or_an_outside_stop_gives_no_grace) {
+    manual_clock clock;
+    task_completion c;
+    c.ended(task::receiver, clock.now); // it failed: the session is stopping
+    const auto a = c.next(clock.now + 10s, true);
+    EXPECT_EQ(a.what, done_kind::wait);
+    EXPECT_EQ(a.at, time_point::max());
+    EXPECT_FALSE(c.driver_stalled());
+}
+
+TEST(task_completion, the_grace_is_configurable) {
+    manual_clock clock;
+    task_completion c(50ms);
+    c.ended(task::driver, clock.now);
+    EXPECT_EQ(c.next(clock.now, false).at, clock.now + 50ms);
+}
+
+} // namespace
