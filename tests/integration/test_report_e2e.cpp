@@ -50,6 +50,44 @@ TEST(ReportE2E, ARunsFolderGetsItsReportAndTables) {
     EXPECT_EQ(lines_of(slurp(t / "jl" / "packets.jsonl")), sent);
 }
 
+// --export: run and serve write the tables into their folder at the end, as `pacer export` does.
+TEST(ReportE2E, RunAndServeExportTheirTablesAtTheEnd) {
+    temp_dir t;
+    const auto run = t / "run";
+    const auto r = run_pacer(
+        {"run", "-c", "2", "-d", "1s", "--no-report", "--export", "csv", "-o", run.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_NE(r.out.find("  tables     " + (run / "tables-csv").string()), std::string::npos)
+        << r.out;
+    const auto sent = at(read_json(run / "summary.json"), {"pacing", "packets", "sent"})
+                          .to_number<std::uint64_t>();
+    EXPECT_EQ(lines_of(slurp(run / "tables-csv" / "packets.csv")), 1 + sent);
+    EXPECT_EQ(lines_of(slurp(run / "tables-csv" / "sessions.csv")), 1u + 2u);
+    EXPECT_FALSE(fs::exists(run / "report.html"));
+    // The same tables as `pacer export` writes afterwards.
+    ASSERT_EQ(run_pacer({"export", run.string(), "-o", (t / "again").string()}).exit_code, 0);
+    EXPECT_EQ(slurp(run / "tables-csv" / "sessions.csv"), slurp(t / "again" / "sessions.csv"));
+
+    const auto sweep = t / "sweep";
+    const auto s = run_pacer({"serve", "--concurrencies", "1,2", "-d", "0.5s", "--export", "jsonl",
+                              "-o", sweep.string()});
+    ASSERT_TRUE(finished(s.exit_code)) << s.out;
+    EXPECT_NE(s.out.find("tables     " + (sweep / "tables-jsonl").string()), std::string::npos)
+        << s.out;
+    EXPECT_TRUE(fs::exists(sweep / "report.html"));
+    EXPECT_EQ(lines_of(slurp(sweep / "tables-jsonl" / "levels.jsonl")), 2u);
+    EXPECT_EQ(lines_of(slurp(sweep / "tables-jsonl" / "sessions.jsonl")), 1u + 2u);
+
+    // A format it does not know: refused before anything runs.
+    for (const char* cmd : {"run", "serve"}) {
+        const auto bad = run_pacer(
+            {cmd, "-c", "1", "-d", "0.4s", "--export", "xlsx", "-o", (t / "bad").string()});
+        EXPECT_EQ(bad.exit_code, 2) << bad.out;
+        EXPECT_NE(bad.out.find("xlsx"), std::string::npos) << bad.out;
+        EXPECT_FALSE(fs::exists(t / "bad"));
+    }
+}
+
 // Every refusal is one "pacer: ..." line, exit 2, and leaves the file system as it was.
 void expect_refused(std::vector<std::string> args, const std::string& says) {
     const auto r = run_pacer(args);
