@@ -387,7 +387,12 @@ TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     // The parts were recorded at paths that no longer exist; they sit in the folder now.
     make_run(t.path() / "worker-0");
     make_run(t.path() / "worker-1");
-    auto s = run_summary(0.0456789, 2);
+    // The pooled figures differ from each part's (p99 0.0456789, 1 late): the page prints the
+    // pooled summary's, not a part's nor a recomputation.
+    auto s = run_summary(0.0321, 2);
+    // As `pacer merge` writes it: the loop lag is not poolable, only the worst part's p99.
+    s["pacing"].as_object()["loop_lag_s"] =
+        json::object{{"worst_part_p99", 0.0234}, {"max", 0.03}, {"over_80ms", 0}};
     s["workers"] = json::array{
         json::object{{"index", 0}, {"dir", "/nonexistent/old/worker-0"}, {"merged", true}},
         json::object{{"index", 1}, {"dir", "/nonexistent/old/worker-1"}, {"merged", true}}};
@@ -399,6 +404,12 @@ TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     EXPECT_EQ(folder.packet_count(), 30u);
     EXPECT_TRUE(folder.notes.empty());
     const auto html = render_report(folder);
+    EXPECT_EQ(*data_value(html, "pacing.pacing_abs_deviation_s.p99"), "0.0321");
+    EXPECT_EQ(cell_text(html, "pacing.pacing_abs_deviation_s.p99"), "32.1 ms");
+    EXPECT_EQ(*data_value(html, "pacing.packets.late"), "2");
+    EXPECT_EQ(*data_value(html, "pacing.packets.sent"), "15");
+    EXPECT_EQ(*data_value(html, "pacing.loop_lag_s.worst_part_p99"), "0.0234");
+    EXPECT_FALSE(data_value(html, "pacing.loop_lag_s.p99"));
     EXPECT_NE(svg_of(html, "plot-heat-strip").find("part 1 session 2"), std::string::npos);
     const auto tables = build_tables(folder);
     EXPECT_EQ(tables[0].columns[0], "part");
