@@ -8,6 +8,7 @@
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/progress.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/protocol/events.hpp>
@@ -801,6 +802,8 @@ int run(const run_settings& s) {
                                                          {"est_error_s", sync.est_error_s}}}};
     summary["pacing"] = figures.json;
     summary["pacing_qualified"] = figures.pacing_qualified;
+    summary["loop_lag_over_time"] = metrics::loop_lag_over_time(
+        outcome.loop_lag_s, outcome.loop_lag_started_s, outcome.loop_lag_period_s);
     summary["server"] = server_json(figures, outcome.sessions);
     summary["disk"] = {{"estimated_bytes", disk_estimate},
                        {"trace_bytes_per_session_second", trace_bytes_per_session_second},
