@@ -194,7 +194,8 @@ protected:
     static std::vector<std::string> run_plots() {
         return {"plot-deviation-cdf",  "plot-deviation-over-time",
                 "plot-late-over-time", "plot-heat-strip",
-                "plot-loop-lag",       "plot-send-time"};
+                "plot-loop-lag",       "plot-loop-lag-over-time",
+                "plot-send-time"};
     }
 
     fs::path dir(const std::string& name) const { return work_ / name; }
@@ -241,8 +242,7 @@ TEST_F(ReportBrowser, OpenLoopRun) {
 TEST_F(ReportBrowser, MergedRunOfProcesses) {
     expect_ran(run_pacer(
         {"run", "--processes", "2", "-c", "2", "-d", "1s", "-o", dir("merged").string()}));
-    const auto dom_plots = run_plots();
-    expect_renders(dir("merged") / "report.html", dom_plots);
+    expect_renders(dir("merged") / "report.html", run_plots());
 }
 
 TEST_F(ReportBrowser, ServeSweep) {

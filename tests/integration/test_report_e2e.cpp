@@ -33,7 +33,11 @@ TEST(ReportE2E, ARunsFolderGetsItsReportAndTables) {
     const auto k = html.find(key);
     ASSERT_NE(k, std::string::npos);
     EXPECT_EQ(std::strtod(html.c_str() + k + key.size(), nullptr), p99.to_number<double>());
-    for (const char* id : {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time"})
+    // The loop lag over time: one maximum per second of the monitors (the run is 1 s of input
+    // plus connecting and closing).
+    EXPECT_GE(at(summary, {"loop_lag_over_time", "max_s"}).as_array().size(), 1u);
+    for (const char* id :
+         {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time", "plot-loop-lag-over-time"})
         EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
     for (const char* banned : {"http://", "https://", "<script", "<link"})
         EXPECT_EQ(html.find(banned), std::string::npos) << banned;
