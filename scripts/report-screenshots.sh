@@ -18,6 +18,7 @@ mkdir -p "$img"
 "$pacer" run -c 16 -d 5s -o "$out/run" >/dev/null || true
 "$pacer" run -c 16 -d 5s --inject-stall-ms 150 --no-report -o "$out/stalled" >/dev/null || true
 "$pacer" report "$out/run" "$out/stalled" -o "$out/comparison.html" >/dev/null
+"$pacer" report "$out/stalled" >/dev/null
 "$pacer" run --rate 4 --sessions 16 --max-concurrency 6 -d 3s -o "$out/open" >/dev/null || true
 "$pacer" run --processes 2 -c 8 -d 4s -o "$out/merged" >/dev/null || true
 # Each session's reply slows down with the sessions open: the SLO finds a capacity.
@@ -44,4 +45,5 @@ shot merged "$out/merged/report.html" heat 430
 shot open-loop "$out/open/report.html" arrivals 1300
 shot serve "$out/sweep/report.html" levels 1300
 shot comparison "$out/comparison.html" deviation 1250
+shot loop-lag "$out/stalled/report.html" loop-lag-over-time 540
 echo "folders: $out"
