@@ -72,6 +72,15 @@ TEST(ReportE2E, RunAndServeExportTheirTablesAtTheEnd) {
     ASSERT_EQ(run_pacer({"export", run.string(), "-o", (t / "again").string()}).exit_code, 0);
     EXPECT_EQ(slurp(run / "tables-csv" / "sessions.csv"), slurp(t / "again" / "sessions.csv"));
 
+    // --processes: the parent writes the pooled folder's tables, its workers none.
+    const auto pooled = t / "pooled";
+    const auto m = run_pacer({"run", "--processes", "2", "-c", "1", "-d", "0.4s", "--export", "csv",
+                              "-o", pooled.string()});
+    ASSERT_TRUE(finished(m.exit_code)) << m.out;
+    EXPECT_EQ(lines_of(slurp(pooled / "tables-csv" / "sessions.csv")), 1u + 2u);
+    EXPECT_FALSE(fs::exists(pooled / "worker-0" / "tables-csv"));
+    EXPECT_FALSE(fs::exists(pooled / "worker-1" / "tables-csv"));
+
     const auto sweep = t / "sweep";
     const auto s = run_pacer({"serve", "--concurrencies", "1,2", "-d", "0.5s", "--export", "jsonl",
                               "-o", sweep.string()});
