@@ -2,6 +2,7 @@
 #include <pacer/cli/output.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/result_folder.hpp>
+#include <pacer/report/tables.hpp>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,39 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
                    "pacer: warning: report.html not written: {} (the results are kept; "
                    "`pacer report {}` tries again)\n",
                    e.what(), dir.string());
+        return std::nullopt;
+    }
+}
+
+std::vector<std::filesystem::path> write_table_files(const std::vector<report::table>& tables,
+                                                     const std::filesystem::path& out,
+                                                     std::string_view format) {
+    create_output_dir(out); // refuses an existing folder
+    std::vector<std::filesystem::path> files;
+    for (const auto& t : tables) {
+        auto file = out / (t.name + (format == "csv" ? ".csv" : ".jsonl"));
+        write_new_file(file, format == "csv" ? report::to_csv(t) : report::to_jsonl(t));
+        files.push_back(std::move(file));
+    }
+    return files;
+}
+
+std::optional<std::filesystem::path> write_end_tables(const std::filesystem::path& dir,
+                                                      std::string_view format) {
+    const auto out = dir / fmt::format("tables-{}", format);
+    std::error_code ec;
+    const bool existed = std::filesystem::exists(out, ec);
+    try {
+        write_table_files(report::build_tables(report::read_result_folder(dir)), out, format);
+        return out;
+    } catch (const std::exception& e) {
+        if (!existed) // no half-written folder: `pacer export DIR` must be able to write it
+            std::filesystem::remove_all(out, ec);
+        std::fflush(stdout);
+        fmt::print(stderr,
+                   "pacer: warning: tables not written: {} (the results are kept; `pacer export "
+                   "{} --format {}` tries again)\n",
+                   e.what(), dir.string(), format);
         return std::nullopt;
     }
 }

@@ -1,6 +1,7 @@
 // `pacer report`: a self-contained report.html for a result folder (or two, compared);
 // `pacer export`: the folder's flat tables as CSV or JSONL.
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
@@ -106,13 +107,11 @@ int run_export(const export_settings& s) {
                    s.input, to_string(folder.kind), tables.size(), s.format, out.string());
         return exit_ok;
     }
-    create_output_dir(out); // refuses an existing folder
+    const auto files = write_table_files(tables, out, s.format);
     fmt::print("pacer export: {} as {}\n", to_string(folder.kind), s.format);
-    for (const auto& t : tables) {
-        const fs::path file = out / (t.name + (s.format == "csv" ? ".csv" : ".jsonl"));
-        write_new_file(file, s.format == "csv" ? report::to_csv(t) : report::to_jsonl(t));
-        fmt::print("  {:<10} {} rows  {}\n", t.name, t.rows.size(), file.string());
-    }
+    for (std::size_t i = 0; i < tables.size(); ++i)
+        fmt::print("  {:<10} {} rows  {}\n", tables[i].name, tables[i].rows.size(),
+                   files[i].string());
     return exit_ok;
 }
 

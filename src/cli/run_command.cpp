@@ -8,6 +8,7 @@
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/progress.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/protocol/events.hpp>
@@ -82,6 +83,7 @@ struct run_settings {
     bool dry_run = false;
     std::string progress = "auto";
     bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
 };
 
 std::string ms(const boost::json::value& v) {
@@ -451,6 +453,9 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
         report = write_end_report(out);
     fmt::print("  results    {}{}\n", (out / "summary.json").string(),
                report ? ", " + report->string() : std::string());
+    if (!s.export_format.empty())
+        if (const auto tables = write_end_tables(out, s.export_format))
+            fmt::print("  tables     {}\n", tables->string());
     run_verdict v;
     v.interrupted = interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
@@ -517,9 +522,10 @@ void print_run_plan(const run_plan& p) {
     if (p.start_monotonic)
         fmt::print("  start      in {:.1f} s (--start-at {})\n",
                    *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
-    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{})\n", p.out.string(),
-               s.keep_traces ? "; traces kept" : "", p.open_loop ? ", schedule.json" : "",
-               s.no_report ? "" : ", report.html");
+    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{}{})\n",
+               p.out.string(), s.keep_traces ? "; traces kept" : "",
+               p.open_loop ? ", schedule.json" : "", s.no_report ? "" : ", report.html",
+               s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
     fmt::print("  descriptors about {} needed, limit {}\n", p.descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts (written while streaming{}), {} "
@@ -796,6 +802,8 @@ int run(const run_settings& s) {
                                                          {"est_error_s", sync.est_error_s}}}};
     summary["pacing"] = figures.json;
     summary["pacing_qualified"] = figures.pacing_qualified;
+    summary["loop_lag_over_time"] = metrics::loop_lag_over_time(
+        outcome.loop_lag_s, outcome.loop_lag_started_s, outcome.loop_lag_period_s);
     summary["server"] = server_json(figures, outcome.sessions);
     summary["disk"] = {{"estimated_bytes", disk_estimate},
                        {"trace_bytes_per_session_second", trace_bytes_per_session_second},
@@ -885,6 +893,9 @@ int run(const run_settings& s) {
     if (!s.no_report)
         report = write_end_report(out);
     print_table(s, url, figures, summary, out, report);
+    if (!s.export_format.empty())
+        if (const auto tables = write_end_tables(out, s.export_format))
+            fmt::print("  tables     {}\n", tables->string());
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {
@@ -1052,6 +1063,10 @@ command add_run_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_flag("--no-report", s->no_report,
                   "Do not write report.html (see pacer report) into the result folder at the end");
+    sub->add_option("--export", s->export_format,
+                    "Also write the flat tables (see pacer export) into the result folder at the "
+                    "end: tables-csv/ or tables-jsonl/")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run(*s); }};
 }

@@ -66,6 +66,7 @@ struct serve_settings {
     bool dry_run = false;
     std::string progress = "auto";
     bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
 };
 
 // Everything a level needs that does not change between levels.
@@ -530,8 +531,9 @@ void print_serve_plan(const sweep& w, std::span<const std::size_t> levels, const
     fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(w.timeout),
                s.timeout.empty() ? " (default: the longest input + 60 s)" : "");
     fmt::print("  threads    {} session context(s), stagger {:g} ms\n", s.threads, s.stagger_ms);
-    fmt::print("  output     {} (c<level>/, summary.json{})\n", out.string(),
-               w.s.no_report ? "" : ", report.html");
+    fmt::print("  output     {} (c<level>/, summary.json{}{})\n", out.string(),
+               w.s.no_report ? "" : ", report.html",
+               w.s.export_format.empty() ? "" : ", tables-" + w.s.export_format + "/");
     fmt::print("  descriptors about {} needed, limit {}\n", descriptors,
                runtime::descriptor_limit());
     fmt::print("  disk       about {} of traces and receipts{}, {} free\n", format_bytes(disk),
@@ -801,6 +803,9 @@ int serve(const serve_settings& s) {
     }
     fmt::print("results    {}{}\n", (out / "summary.json").string(),
                report ? ", " + report->string() : std::string());
+    if (!s.export_format.empty())
+        if (const auto tables = write_end_tables(out, s.export_format))
+            fmt::print("tables     {}\n", tables->string());
     if (interrupted)
         fmt::print("INTERRUPTED by a signal: the summary covers the levels that ran\n");
     return exit_status(verdict);
@@ -918,6 +923,10 @@ command add_serve_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_flag("--no-report", s->no_report,
                   "Do not write report.html (see pacer report) into the result folder at the end");
+    sub->add_option("--export", s->export_format,
+                    "Also write the flat tables (see pacer export) into the result folder at the "
+                    "end: tables-csv/ or tables-jsonl/")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return serve(*s); }};
 }

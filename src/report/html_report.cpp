@@ -622,8 +622,7 @@ std::string over_time_sections(const result_folder& f) {
         "over-time", t1,
         fmt::format("The worst |deviation| of all packets started in each {} s "
                     "interval; red dots mark intervals with late packets. (The loop "
-                    "lag is recorded as a distribution, not over time: see the loop "
-                    "lag figure.)",
+                    "lag of the session contexts over time is further down.)",
                     format_number(w)),
         render(p),
         table + figure_table(f.summary,
@@ -754,9 +753,77 @@ std::string loop_lag_section(const std::vector<const result_folder*>& folders,
     c.refs.push_back({80, "80 ms", false, true});
     return section("loop-lag", title,
                    "How late the 10 ms ticker of every session context woke up, over the whole "
-                   "run: a context that stalls delays every session on it. The run records this "
-                   "as a distribution, not over time.",
+                   "run: a context that stalls delays every session on it.",
                    keys.empty() ? no_data(id, title, "no loop lag recorded") : render(c), table);
+}
+
+// The largest loop lag of each second (summary "loop_lag_over_time", one line per part), on
+// the time axis of the packet plots.
+std::string loop_lag_over_time_section(const result_folder& f) {
+    const std::string id = "plot-loop-lag-over-time", title = "Loop lag over time";
+    const auto sp = packet_span(f);
+    xy_plot p;
+    p.id = id;
+    p.title = title;
+    double x_lo = 0, x_hi = sp.any ? std::max(sp.t1 - sp.t0, 0.08) : 0.08, hi = 1;
+    std::string table = "<table><tr><th>part</th><th>from (s)</th><th>to (s)</th><th>max loop "
+                        "lag (ms)</th></tr>\n";
+    bool any = false;
+    for (std::size_t k = 0; k < f.parts.size(); ++k) {
+        const auto* o = f.parts[k].summary.if_contains("loop_lag_over_time");
+        if (!o || !o->is_object())
+            continue;
+        const auto start = number_at(o->as_object(), {"start_s"});
+        const auto step = number_at(o->as_object(), {"interval_s"});
+        const auto* max_s = o->as_object().if_contains("max_s");
+        if (!start || !step || *step <= 0 || !max_s || !max_s->is_array())
+            continue;
+        // On the packet plots' axis: seconds since the first append (of any part).
+        const double origin = *start + f.parts[k].realtime_offset_s - (sp.any ? sp.t0 : *start);
+        series line;
+        line.name = f.parts.size() > 1 ? fmt::format("part {}", k) : "max loop lag per second";
+        line.colour = k;
+        line.markers = true;
+        const auto& arr = max_s->as_array();
+        for (std::size_t i = 0; i < arr.size(); ++i) {
+            if (!arr[i].is_number())
+                continue;
+            const double v = arr[i].to_number<double>();
+            const double from = origin + static_cast<double>(i) * *step, to = from + *step;
+            line.points.emplace_back(from + *step / 2, v * 1e3);
+            line.point_titles.push_back(
+                fmt::format("{}{}–{} s: max loop lag {} ms",
+                            f.parts.size() > 1 ? fmt::format("part {}: ", k) : std::string(),
+                            format_number(from), format_number(to), format_number(v * 1e3)));
+            if (v > late_s)
+                p.markers.push_back({from + *step / 2, v * 1e3, false, line.point_titles.back()});
+            x_lo = std::min(x_lo, from);
+            x_hi = std::max(x_hi, to);
+            hi = std::max(hi, v * 1e3);
+            table += fmt::format("<tr><td class=\"num\">{}</td><td class=\"num\">{}</td><td "
+                                 "class=\"num\">{}</td>{}</tr>\n",
+                                 k, format_number(from), format_number(to), num_cell(v, 1e3));
+        }
+        any = any || !line.points.empty();
+        p.lines.push_back(std::move(line));
+    }
+    table += "</table>\n";
+    if (!any)
+        return section("loop-lag-over-time", title, "",
+                       no_data(id, title,
+                               "this folder has no loop lag over time (written before pacer "
+                               "recorded it)"),
+                       "");
+    p.x = linear_axis("time since the first append (s)", x_lo, x_hi);
+    p.y = linear_axis("max loop lag (ms)", 0, hi * 1.2 > 80 ? std::max(hi, 80.0) : hi);
+    if (hi * 1.2 > 80)
+        p.refs.push_back({late_s * 1e3, "80 ms", false, true});
+    return section("loop-lag-over-time", title,
+                   "The largest lag of the session contexts' 10 ms tickers in each second (red "
+                   "dots: over 80 ms). A peak that lines up with late packets above is the "
+                   "client stalling, not the server. The monitors start before the first "
+                   "append, so the line may begin left of 0.",
+                   render(p), table);
 }
 
 // Cumulative offered (schedule) and achieved (first append) arrivals.
@@ -1231,6 +1298,7 @@ std::string render_report(const result_folder& f) {
         body += deviation_cdf_section(one, no_name);
         body += over_time_sections(f);
         body += loop_lag_section(one, no_name);
+        body += loop_lag_over_time_section(f);
         body += send_time_section(one, no_name);
         if (f.kind == folder_kind::open_loop)
             body += open_loop_sections(one, no_name);

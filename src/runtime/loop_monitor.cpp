@@ -12,7 +12,8 @@ namespace asio = boost::asio;
 asio::awaitable<void> loop_monitor::run() {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     lags_s_.reserve(16384);
-    auto deadline = clock::now() + period_;
+    started_ = clock::now();
+    auto deadline = started_ + period_;
     while (!stopping_.load(std::memory_order_relaxed)) {
         timer.expires_at(deadline);
         co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));

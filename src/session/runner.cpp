@@ -256,6 +256,8 @@ run_outcome run_duplex(const run_options& options) {
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());
+        out.loop_lag_started_s.push_back(to_seconds(c->monitor.started()));
+        out.loop_lag_period_s = to_seconds(c->monitor.period());
         out.context_cpu_s.push_back(c->cpu_s);
         out.stalls_injected += c->stalls;
     }

@@ -33,7 +33,11 @@ TEST(ReportE2E, ARunsFolderGetsItsReportAndTables) {
     const auto k = html.find(key);
     ASSERT_NE(k, std::string::npos);
     EXPECT_EQ(std::strtod(html.c_str() + k + key.size(), nullptr), p99.to_number<double>());
-    for (const char* id : {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time"})
+    // The loop lag over time: one maximum per second of the monitors (the run is 1 s of input
+    // plus connecting and closing).
+    EXPECT_GE(at(summary, {"loop_lag_over_time", "max_s"}).as_array().size(), 1u);
+    for (const char* id :
+         {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time", "plot-loop-lag-over-time"})
         EXPECT_NE(html.find(std::string("<svg id=\"") + id + "\""), std::string::npos) << id;
     for (const char* banned : {"http://", "https://", "<script", "<link"})
         EXPECT_EQ(html.find(banned), std::string::npos) << banned;
@@ -48,6 +52,53 @@ TEST(ReportE2E, ARunsFolderGetsItsReportAndTables) {
         run_pacer({"export", out.string(), "--format", "jsonl", "-o", (t / "jl").string()});
     ASSERT_EQ(jl.exit_code, 0) << jl.out;
     EXPECT_EQ(lines_of(slurp(t / "jl" / "packets.jsonl")), sent);
+}
+
+// --export: run and serve write the tables into their folder at the end, as `pacer export` does.
+TEST(ReportE2E, RunAndServeExportTheirTablesAtTheEnd) {
+    temp_dir t;
+    const auto run = t / "run";
+    const auto r = run_pacer(
+        {"run", "-c", "2", "-d", "1s", "--no-report", "--export", "csv", "-o", run.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_NE(r.out.find("  tables     " + (run / "tables-csv").string()), std::string::npos)
+        << r.out;
+    const auto sent = at(read_json(run / "summary.json"), {"pacing", "packets", "sent"})
+                          .to_number<std::uint64_t>();
+    EXPECT_EQ(lines_of(slurp(run / "tables-csv" / "packets.csv")), 1 + sent);
+    EXPECT_EQ(lines_of(slurp(run / "tables-csv" / "sessions.csv")), 1u + 2u);
+    EXPECT_FALSE(fs::exists(run / "report.html"));
+    // The same tables as `pacer export` writes afterwards.
+    ASSERT_EQ(run_pacer({"export", run.string(), "-o", (t / "again").string()}).exit_code, 0);
+    EXPECT_EQ(slurp(run / "tables-csv" / "sessions.csv"), slurp(t / "again" / "sessions.csv"));
+
+    // --processes: the parent writes the pooled folder's tables, its workers none.
+    const auto pooled = t / "pooled";
+    const auto m = run_pacer({"run", "--processes", "2", "-c", "1", "-d", "0.4s", "--export", "csv",
+                              "-o", pooled.string()});
+    ASSERT_TRUE(finished(m.exit_code)) << m.out;
+    EXPECT_EQ(lines_of(slurp(pooled / "tables-csv" / "sessions.csv")), 1u + 2u);
+    EXPECT_FALSE(fs::exists(pooled / "worker-0" / "tables-csv"));
+    EXPECT_FALSE(fs::exists(pooled / "worker-1" / "tables-csv"));
+
+    const auto sweep = t / "sweep";
+    const auto s = run_pacer({"serve", "--concurrencies", "1,2", "-d", "0.5s", "--export", "jsonl",
+                              "-o", sweep.string()});
+    ASSERT_TRUE(finished(s.exit_code)) << s.out;
+    EXPECT_NE(s.out.find("tables     " + (sweep / "tables-jsonl").string()), std::string::npos)
+        << s.out;
+    EXPECT_TRUE(fs::exists(sweep / "report.html"));
+    EXPECT_EQ(lines_of(slurp(sweep / "tables-jsonl" / "levels.jsonl")), 2u);
+    EXPECT_EQ(lines_of(slurp(sweep / "tables-jsonl" / "sessions.jsonl")), 1u + 2u);
+
+    // A format it does not know: refused before anything runs.
+    for (const char* cmd : {"run", "serve"}) {
+        const auto bad = run_pacer(
+            {cmd, "-c", "1", "-d", "0.4s", "--export", "xlsx", "-o", (t / "bad").string()});
+        EXPECT_EQ(bad.exit_code, 2) << bad.out;
+        EXPECT_NE(bad.out.find("xlsx"), std::string::npos) << bad.out;
+        EXPECT_FALSE(fs::exists(t / "bad"));
+    }
 }
 
 // Every refusal is one "pacer: ..." line, exit 2, and leaves the file system as it was.

@@ -1,5 +1,6 @@
 // The report written at the end of `pacer run` and `pacer serve`: a report that cannot be made
-// costs one warning line and leaves the run's files as they were (no half-written page).
+// costs one warning line and leaves the run's files as they were (no half-written page); so do
+// the tables of --export.
 
 #include <pacer/cli/auto_report.hpp>
 
@@ -43,6 +44,40 @@ TEST(auto_report, an_existing_page_is_never_overwritten_nor_removed) {
     std::ifstream in(dir.path / "report.html");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text, "<p>kept</p>");
+}
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+TEST(auto_report, end_tables_are_those_of_pacer_export) {
+    scratch dir;
+    std::ofstream(dir.path / "summary.json")
+        << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
+    const auto written = pacer::cli::write_end_tables(dir.path, "jsonl");
+    ASSERT_TRUE(written.has_value());
+    EXPECT_EQ(*written, dir.path / "tables-jsonl");
+    EXPECT_TRUE(fs::exists(dir.path / "tables-jsonl" / "packets.jsonl"));
+    EXPECT_TRUE(fs::exists(dir.path / "tables-jsonl" / "sessions.jsonl"));
+}
+
+TEST(auto_report, end_tables_that_cannot_be_made_leave_no_folder) {
+    scratch dir;
+    std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
+    EXPECT_FALSE(pacer::cli::write_end_tables(dir.path, "csv").has_value());
+    EXPECT_FALSE(fs::exists(dir.path / "tables-csv"));
+    EXPECT_TRUE(fs::exists(dir.path / "summary.json"));
+}
+
+TEST(auto_report, an_existing_tables_folder_is_never_overwritten_nor_removed) {
+    scratch dir;
+    std::ofstream(dir.path / "summary.json")
+        << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
+    fs::create_directories(dir.path / "tables-csv");
+    std::ofstream(dir.path / "tables-csv" / "packets.csv") << "kept";
+    EXPECT_FALSE(pacer::cli::write_end_tables(dir.path, "csv").has_value());
+    EXPECT_EQ(slurp(dir.path / "tables-csv" / "packets.csv"), "kept");
 }
 
 } // namespace

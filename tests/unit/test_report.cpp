@@ -116,6 +116,10 @@ json::object run_summary(double p99, std::uint64_t late) {
                                 {"trace_channel", json::object{{"waits", 0}, {"wait_s", 0.0}}},
                                 {"peak_overlapping_input_streams", 3}}},
         {"pacing_qualified", late == 0},
+        // The monitors started 0.2 s before the first append (100 s); a 90 ms stall in second 1.
+        {"loop_lag_over_time", json::object{{"interval_s", 1},
+                                            {"start_s", 99.8},
+                                            {"max_s", json::array{0.001, 0.09, 0.002}}}},
         {"resources", json::object{{"client_cpu_cores", 0.0123}, {"peak_rss_bytes", 10485760}}}};
 }
 
@@ -216,6 +220,32 @@ TEST(report, run_page_draws_every_plot) {
     for (const char* s : {"session 0", "session 1", "session 2"})
         EXPECT_NE(heat.find(s), std::string::npos) << s;
     EXPECT_EQ(svg_of(html, "plot-arrivals"), ""); // open loop only
+}
+
+TEST(report, loop_lag_over_time_is_on_the_packets_time_axis) {
+    temp_folder t;
+    make_run(t.path());
+    const auto html = render_report(read_result_folder(t.path()));
+    const auto svg = svg_of(html, "plot-loop-lag-over-time");
+    ASSERT_FALSE(svg.empty());
+    EXPECT_EQ(marks(svg), 5u); // the line, its three points and one red dot:
+    // second 1 of the monitors is 0.8-1.8 s after the first append (100.0001 s), over 80 ms.
+    EXPECT_NE(svg.find("<title>0.7999–1.8 s: max loop lag 90 ms</title></circle>"),
+              std::string::npos)
+        << svg;
+    EXPECT_NE(svg.find("<title>-0.2001–0.7999 s: max loop lag 1 ms</title>"), std::string::npos)
+        << svg;
+    EXPECT_NE(svg.find("80 ms"), std::string::npos);
+
+    // A folder written before the series existed says so instead.
+    temp_folder old;
+    auto s = run_summary(0.0456789, 1);
+    s.erase("loop_lag_over_time");
+    write(old.path() / "summary.json", json::serialize(s));
+    write_sessions(old.path(), three_sessions);
+    const auto old_svg =
+        svg_of(render_report(read_result_folder(old.path())), "plot-loop-lag-over-time");
+    EXPECT_NE(old_svg.find("no loop lag over time"), std::string::npos) << old_svg;
 }
 
 TEST(report, page_references_nothing_outside_itself_and_escapes_text) {
@@ -387,7 +417,12 @@ TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     // The parts were recorded at paths that no longer exist; they sit in the folder now.
     make_run(t.path() / "worker-0");
     make_run(t.path() / "worker-1");
-    auto s = run_summary(0.0456789, 2);
+    // The pooled figures differ from each part's (p99 0.0456789, 1 late): the page prints the
+    // pooled summary's, not a part's nor a recomputation.
+    auto s = run_summary(0.0321, 2);
+    // As `pacer merge` writes it: the loop lag is not poolable, only the worst part's p99.
+    s["pacing"].as_object()["loop_lag_s"] =
+        json::object{{"worst_part_p99", 0.0234}, {"max", 0.03}, {"over_80ms", 0}};
     s["workers"] = json::array{
         json::object{{"index", 0}, {"dir", "/nonexistent/old/worker-0"}, {"merged", true}},
         json::object{{"index", 1}, {"dir", "/nonexistent/old/worker-1"}, {"merged", true}}};
@@ -399,6 +434,12 @@ TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     EXPECT_EQ(folder.packet_count(), 30u);
     EXPECT_TRUE(folder.notes.empty());
     const auto html = render_report(folder);
+    EXPECT_EQ(*data_value(html, "pacing.pacing_abs_deviation_s.p99"), "0.0321");
+    EXPECT_EQ(cell_text(html, "pacing.pacing_abs_deviation_s.p99"), "32.1 ms");
+    EXPECT_EQ(*data_value(html, "pacing.packets.late"), "2");
+    EXPECT_EQ(*data_value(html, "pacing.packets.sent"), "15");
+    EXPECT_EQ(*data_value(html, "pacing.loop_lag_s.worst_part_p99"), "0.0234");
+    EXPECT_FALSE(data_value(html, "pacing.loop_lag_s.p99"));
     EXPECT_NE(svg_of(html, "plot-heat-strip").find("part 1 session 2"), std::string::npos);
     const auto tables = build_tables(folder);
     EXPECT_EQ(tables[0].columns[0], "part");

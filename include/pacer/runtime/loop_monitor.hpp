@@ -30,10 +30,18 @@ public:
     /// The lags recorded; read after `run()` has returned.
     const std::vector<double>& lags_s() const { return lags_s_; }
 
+    /// When `run()` began: its first deadline is one period later, and tick i woke at
+    /// started() + (i + 1) periods + the lags of ticks 0..i (each deadline is one period after
+    /// the previous wake), so the lags can be put on the clock afterwards.
+    time_point started() const { return started_; }
+
+    duration period() const { return period_; }
+
 private:
     duration period_;
     std::atomic<bool> stopping_{false};
     std::vector<double> lags_s_;
+    time_point started_{};
     std::atomic<std::int64_t>* max_sink_ = nullptr;
 };
 

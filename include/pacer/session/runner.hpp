@@ -59,6 +59,9 @@ struct run_options {
 struct run_outcome {
     std::vector<session_result> sessions;        ///< by session index
     std::vector<std::vector<double>> loop_lag_s; ///< per session context
+    /// per session context: when its loop monitor started (CLOCK_MONOTONIC s), and its period
+    std::vector<double> loop_lag_started_s;
+    double loop_lag_period_s = 0.010;
     trace::writer_stats writer;
     std::vector<double> context_cpu_s; ///< CPU seconds of each session context's thread
     double writer_cpu_s = 0;           ///< CPU seconds of the writer thread

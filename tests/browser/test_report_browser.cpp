@@ -1,0 +1,273 @@
+// report.html in a real browser: headless Chromium opens each kind of report that real pacer
+// processes wrote (closed-loop run, open-loop run, merged --processes run, serve sweep, and a
+// comparison of two runs). The page must log nothing to the console (it has no script: any
+// console line is a fault, e.g. an uncaught error), every plot the kind has must be in the
+// rendered DOM with drawn marks, and a screenshot must hold far more than a blank page's.
+//
+// Skipped, with the reason, when no `chromium` is on PATH; `scripts/test.sh` installs it for
+// the plain build (ctest label `browser`). The pacing verdicts of the runs are not asserted.
+
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+/// The first `chromium` (or `chromium-browser`) on PATH, or "".
+std::string find_chromium() {
+    const char* path = std::getenv("PATH");
+    std::stringstream dirs(path ? path : "");
+    for (std::string dir; std::getline(dirs, dir, ':');)
+        for (const char* name : {"chromium", "chromium-browser"}) {
+            const fs::path p = fs::path(dir) / name;
+            if (!dir.empty() && ::access(p.c_str(), X_OK) == 0)
+                return p.string();
+        }
+    return "";
+}
+
+std::string quote(const std::string& s) {
+    std::string q = "'";
+    for (char c : s)
+        q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return q + "'";
+}
+
+struct browser_run {
+    int exit_code = -1;
+    std::string log; ///< Chromium's stderr (its log, with the page's console lines)
+};
+
+/// The page's console messages in Chromium's log ("...:CONSOLE:...] "message", source: ...").
+std::vector<std::string> console_lines(const std::string& log) {
+    std::vector<std::string> out;
+    std::stringstream in(log);
+    for (std::string line; std::getline(in, line);)
+        if (line.find(":CONSOLE") != std::string::npos ||
+            line.find("Uncaught") != std::string::npos)
+            out.push_back(line);
+    return out;
+}
+
+std::vector<std::string> plot_ids(const std::string& dom) {
+    std::vector<std::string> ids;
+    const std::string open = "<svg id=\"";
+    for (auto p = dom.find(open); p != std::string::npos; p = dom.find(open, p + 1)) {
+        const auto b = p + open.size();
+        ids.push_back(dom.substr(b, dom.find('"', b) - b));
+    }
+    return ids;
+}
+
+/// The rendered `<svg id="ID">` element, or "".
+std::string svg_of(const std::string& dom, const std::string& id) {
+    const auto b = dom.find("<svg id=\"" + id + "\"");
+    if (b == std::string::npos)
+        return "";
+    const auto e = dom.find("</svg>", b);
+    return e == std::string::npos ? "" : dom.substr(b, e - b);
+}
+
+/// Data marks: points, bars, cells and lines that carry their value as a hover title.
+std::size_t marks(const std::string& svg) {
+    std::size_t n = 0;
+    for (const char* end : {"</title></rect>", "</title></circle>", "</title></polyline>"})
+        for (auto p = svg.find(end); p != std::string::npos; p = svg.find(end, p + 1))
+            ++n;
+    return n;
+}
+
+struct png_info {
+    bool valid = false;
+    std::uint32_t width = 0, height = 0;
+    std::uintmax_t bytes = 0;
+};
+
+png_info read_png(const fs::path& file) {
+    png_info info;
+    const std::string data = slurp(file);
+    static const std::string signature = "\x89PNG\r\n\x1a\n";
+    if (data.size() < 24 || data.compare(0, 8, signature) != 0 || data.compare(12, 4, "IHDR") != 0)
+        return info;
+    auto be32 = [&](std::size_t at) {
+        std::uint32_t v = 0;
+        for (std::size_t i = 0; i < 4; ++i)
+            v = (v << 8) | static_cast<unsigned char>(data[at + i]);
+        return v;
+    };
+    info.valid = true;
+    info.width = be32(16);
+    info.height = be32(20);
+    info.bytes = data.size();
+    return info;
+}
+
+class ReportBrowser : public ::testing::Test {
+protected:
+    static constexpr int width = 1280, height = 4000;
+
+    void SetUp() override {
+        chromium_ = find_chromium();
+        if (chromium_.empty())
+            GTEST_SKIP() << "chromium is not installed (Debian: apt-get install chromium; "
+                            "scripts/test.sh installs it): the reports are not opened in a browser";
+    }
+
+    /// Chromium, headless, on a fresh profile; stdout to `stdout_file`, its log kept.
+    browser_run open(const fs::path& page, const std::string& mode, const fs::path& stdout_file) {
+        const fs::path profile = work_ / ("profile-" + std::to_string(runs_++));
+        const fs::path log = work_ / "chromium.log";
+        std::string cmd = "timeout -k 5 90 " + quote(chromium_) +
+                          " --headless --no-sandbox --disable-gpu --disable-background-networking"
+                          " --disable-component-update --disable-sync --no-first-run"
+                          " --hide-scrollbars --enable-logging=stderr --v=0 --user-data-dir=" +
+                          quote(profile.string()) + " " + mode + " " +
+                          quote("file://" + fs::absolute(page).string()) + " >" +
+                          quote(stdout_file.string()) + " 2>" + quote(log.string());
+        child sh({"/bin/sh", "-c", cmd});
+        sh.read_all();
+        browser_run r;
+        r.exit_code = sh.wait();
+        r.log = slurp(log);
+        fs::remove_all(profile);
+        return r;
+    }
+
+    /// The rendered DOM of `page` (--dump-dom); fails the test on any console line.
+    std::string rendered_dom(const fs::path& page) {
+        const fs::path dom = work_ / (page.stem().string() + "-dom.html");
+        const auto r = open(page, "--dump-dom", dom);
+        EXPECT_EQ(r.exit_code, 0) << r.log;
+        for (const auto& line : console_lines(r.log))
+            ADD_FAILURE() << page << " logged on the console: " << line;
+        return slurp(dom);
+    }
+
+    png_info screenshot(const fs::path& page, const fs::path& png) {
+        const auto r = open(page,
+                            "--window-size=" + std::to_string(width) + "," +
+                                std::to_string(height) + " --screenshot=" + quote(png.string()),
+                            work_ / "screenshot.out");
+        EXPECT_EQ(r.exit_code, 0) << r.log;
+        for (const auto& line : console_lines(r.log))
+            ADD_FAILURE() << page << " logged on the console: " << line;
+        return read_png(png);
+    }
+
+    /// The size of a screenshot of an empty page: what "nothing drawn" compresses to.
+    std::uintmax_t blank_bytes() {
+        const fs::path blank = work_ / "blank.html";
+        std::ofstream(blank) << "<!DOCTYPE html><html><body></body></html>\n";
+        const auto png = screenshot(blank, work_ / "blank.png");
+        EXPECT_TRUE(png.valid);
+        return png.bytes;
+    }
+
+    /// Opens `page`: no console line, each of `expected` plots drawn, a screenshot with far
+    /// more in it than a blank page. Returns the screenshot's size.
+    std::uintmax_t expect_renders(const fs::path& page, const std::vector<std::string>& expected) {
+        EXPECT_TRUE(fs::exists(page)) << page;
+        const auto dom = rendered_dom(page);
+        EXPECT_NE(dom.find("<h1>pacer report"), std::string::npos) << dom.substr(0, 300);
+        const auto ids = plot_ids(dom);
+        for (const auto& id : expected) {
+            EXPECT_NE(std::find(ids.begin(), ids.end(), id), ids.end()) << id << " missing";
+            EXPECT_GT(marks(svg_of(dom, id)), 0u) << id << " has nothing drawn";
+        }
+        const auto png = screenshot(page, work_ / (page.stem().string() + ".png"));
+        EXPECT_TRUE(png.valid) << page;
+        EXPECT_EQ(png.width, static_cast<std::uint32_t>(width));
+        EXPECT_EQ(png.height, static_cast<std::uint32_t>(height));
+        // Text, tables and plots compress far worse than one colour.
+        EXPECT_GT(png.bytes, 5 * blank_bytes()) << page;
+        return png.bytes;
+    }
+
+    static std::vector<std::string> run_plots() {
+        return {"plot-deviation-cdf",  "plot-deviation-over-time",
+                "plot-late-over-time", "plot-heat-strip",
+                "plot-loop-lag",       "plot-loop-lag-over-time",
+                "plot-send-time"};
+    }
+
+    fs::path dir(const std::string& name) const { return work_ / name; }
+
+    static void expect_ran(const run_result& r) {
+        // The pacing verdict depends on the loaded machine: 0 or 3.
+        EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    }
+
+    std::string chromium_;
+    temp_dir tmp_;
+    fs::path work_ = [this] {
+        fs::create_directories(tmp_.path());
+        return tmp_.path();
+    }();
+    int runs_ = 0;
+};
+
+// The harness itself: a page that throws is caught by the console scan.
+TEST_F(ReportBrowser, AConsoleErrorIsCaught) {
+    const fs::path page = dir("throws.html");
+    std::ofstream(page) << "<!DOCTYPE html><html><body><p>x</p>"
+                           "<script>throw new Error('planted')</script></body></html>\n";
+    const auto r = open(page, "--dump-dom", dir("throws.out"));
+    EXPECT_EQ(r.exit_code, 0) << r.log;
+    const auto lines = console_lines(r.log);
+    ASSERT_FALSE(lines.empty()) << r.log;
+    EXPECT_NE(lines[0].find("planted"), std::string::npos) << lines[0];
+}
+
+TEST_F(ReportBrowser, ClosedLoopRun) {
+    expect_ran(run_pacer({"run", "-c", "4", "-d", "2s", "-o", dir("run").string()}));
+    expect_renders(dir("run") / "report.html", run_plots());
+}
+
+TEST_F(ReportBrowser, OpenLoopRun) {
+    expect_ran(run_pacer({"run", "--rate", "8", "--sessions", "6", "--max-concurrency", "3", "-d",
+                          "1s", "-o", dir("open").string()}));
+    auto plots = run_plots();
+    plots.insert(plots.end(), {"plot-arrivals", "plot-dispatch-lag", "plot-latency"});
+    expect_renders(dir("open") / "report.html", plots);
+}
+
+TEST_F(ReportBrowser, MergedRunOfProcesses) {
+    expect_ran(run_pacer(
+        {"run", "--processes", "2", "-c", "2", "-d", "1s", "-o", dir("merged").string()}));
+    expect_renders(dir("merged") / "report.html", run_plots());
+}
+
+TEST_F(ReportBrowser, ServeSweep) {
+    mock_process mock({}, "native-mock");
+    const auto r = run_pacer({"serve", "--url", mock.url(), "--concurrencies", "1,2", "-d", "1s",
+                              "-o", dir("sweep").string()});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    expect_renders(dir("sweep") / "report.html",
+                   {"plot-ttfa", "plot-underrun", "plot-unit-miss", "plot-gap-excess",
+                    "plot-deviation-cdf", "plot-send-time"});
+}
+
+TEST_F(ReportBrowser, ComparisonOfTwoRuns) {
+    expect_ran(run_pacer({"run", "-c", "2", "-d", "1s", "--no-report", "-o", dir("a").string()}));
+    expect_ran(run_pacer({"run", "-c", "4", "-d", "1s", "--no-report", "-o", dir("b").string()}));
+    const auto cmp = dir("a-vs-b.html");
+    const auto r = run_pacer({"report", dir("a").string(), dir("b").string(), "-o", cmp.string()});
+    ASSERT_EQ(r.exit_code, 0) << r.out;
+    const auto cmp_bytes =
+        expect_renders(cmp, {"plot-deviation-cdf", "plot-loop-lag", "plot-send-time"});
+    // A different page draws a different picture.
+    const auto r2 = run_pacer({"report", dir("a").string()});
+    ASSERT_EQ(r2.exit_code, 0) << r2.out;
+    EXPECT_NE(expect_renders(dir("a") / "report.html", run_plots()), cmp_bytes);
+}
+
+} // namespace
+} // namespace pacer::test
