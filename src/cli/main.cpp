@@ -22,7 +22,8 @@ int main(int argc, char** argv) {
     const std::vector<command> commands = {
         add_run_command(app),      add_mock_command(app),   add_native_mock_command(app),
         add_schedule_command(app), add_merge_command(app),  add_replay_command(app),
-        add_serve_command(app),    add_report_command(app), add_export_command(app)};
+        add_serve_command(app),    add_report_command(app), add_export_command(app),
+        add_record_command(app),   add_dataset_command(app)};
 
     // A mistyped subcommand gets its nearest name, not CLI11's "unexpected argument". The
     // application's own options (--help, --version) take no value, so the first word that is

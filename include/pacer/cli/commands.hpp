@@ -60,6 +60,8 @@ command add_replay_command(CLI::App& app);
 command add_serve_command(CLI::App& app);
 command add_report_command(CLI::App& app);
 command add_export_command(CLI::App& app);
+command add_record_command(CLI::App& app);
+command add_dataset_command(CLI::App& app);
 
 /// The whole program: parses, runs the selected subcommand, maps errors to exit codes.
 int main(int argc, char** argv);
