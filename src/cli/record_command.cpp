@@ -109,8 +109,7 @@ struct load_totals {
     std::size_t loop_samples = 0, loop_over_80ms = 0;
     double wall_s = 0, context_cpu_s = 0, writer_cpu_s = 0;
     std::vector<double> initial_delay_s;
-    double worker_cpu_s = 0; // summed over workers, as they report it
-    std::map<std::string, double> worker_cpu_by_dir;
+    std::map<std::int64_t, double> worker_cpu_by_pid; // the latest each worker reported
 };
 
 json::object load_json(const load_totals& t, const record_settings& s, std::size_t workers,
@@ -162,6 +161,19 @@ struct prepared {
     std::shared_ptr<const std::vector<std::uint8_t>> pcm;
     double duration_s = 0;
 };
+
+// SIGINT/SIGTERM between batches (during a batch, the runner handles them): stop before the
+// next batch, as an interrupted batch does.
+volatile std::sig_atomic_t stop_requested = 0;
+
+extern "C" void request_stop(int) {
+    stop_requested = 1;
+}
+
+void catch_stop_signals() {
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+}
 
 fs::path resolve_source(const fs::path& dataset, const std::string& source) {
     const fs::path p(source);
@@ -290,15 +302,30 @@ int record(record_settings s) {
     std::mutex mutex; // guards records, totals
     load_totals totals;
     record::checkpointer checkpoints(out / "run.json");
+    // A resumed run keeps the load of its earlier attempts, oldest first.
+    json::array earlier;
+    if (resumed && !resumed->load.empty()) {
+        auto previous = resumed->load;
+        if (const auto* e = previous.if_contains("earlier_attempts"); e && e->is_array())
+            earlier = e->get_array();
+        previous.erase("earlier_attempts");
+        earlier.push_back(std::move(previous));
+    }
     auto snapshot = [&](std::string_view status, double worker_cpu) {
-        return record::run_json(config, records, status,
-                                load_json(totals, s, workers,
-                                          runtime::read_process_usage().cpu_s - cpu0,
-                                          to_seconds(pacer::clock::now()) - t0, worker_cpu));
+        if (worker_cpu < 0) { // while recording: what the workers reported so far
+            worker_cpu = 0;
+            for (const auto& [_, c] : totals.worker_cpu_by_pid)
+                worker_cpu += c;
+        }
+        auto load = load_json(totals, s, workers, runtime::read_process_usage().cpu_s - cpu0,
+                              to_seconds(pacer::clock::now()) - t0, worker_cpu);
+        if (!earlier.empty())
+            load["earlier_attempts"] = earlier;
+        return record::run_json(config, records, status, load);
     };
     {
         std::lock_guard lock(mutex);
-        checkpoints.post(snapshot("running", 0));
+        checkpoints.post(snapshot("running", -1));
     }
     std::map<std::string, std::size_t> by_dir; // absolute variant folder -> record
     for (std::size_t i = 0; i < records.size(); ++i)
@@ -313,17 +340,18 @@ int record(record_settings s) {
                 return;
             auto& r = records[it->second];
             for (const auto& [k, v] : summary)
-                if (k != "dir" && k != "cpu_s")
+                if (k != "dir" && k != "cpu_s" && k != "worker_pid")
                     r.detail[k] = v;
             r.status = std::string(summary.at("status").as_string());
             if (const auto* d = summary.if_contains("output"))
                 if (const auto* x = d->as_object().if_contains("initial_delay_s");
                     x && x->is_number())
                     totals.initial_delay_s.push_back(x->to_number<double>());
-            if (const auto* c = summary.if_contains("cpu_s"); c && c->is_number())
-                totals.worker_cpu_by_dir[std::string(job.at("dir").as_string())] =
-                    c->to_number<double>();
-            checkpoints.post(snapshot("running", 0));
+            if (const auto* c = summary.if_contains("cpu_s"),
+                *p = summary.if_contains("worker_pid");
+                c && c->is_number() && p && p->is_number())
+                totals.worker_cpu_by_pid[p->to_number<std::int64_t>()] = c->to_number<double>();
+            checkpoints.post(snapshot("running", -1));
         });
 
     fmt::print("pacer record: {} variant(s) of {} against {} (profile {}), at most {} at once; "
@@ -332,6 +360,7 @@ int record(record_settings s) {
     std::fflush(stdout);
     bool interrupted = false;
     std::size_t next = 0, batch_no = 0;
+    catch_stop_signals();
     while (!interrupted) {
         // Prepare the next batch: up to C variants whose input is ready.
         std::vector<prepared> batch;
@@ -391,6 +420,17 @@ int record(record_settings s) {
                 r.detail["errors"] = json::array{fmt::format("preparation: {}", e.what())};
             }
         }
+        if (stop_requested) {
+            // Not recorded: pending again, for --resume.
+            std::lock_guard lock(mutex);
+            for (const auto& p : batch) {
+                records[p.index].status = "pending";
+                records[p.index].detail = {};
+                fs::remove_all(out / records[p.index].directory);
+            }
+            interrupted = true;
+            break;
+        }
         if (batch.empty())
             break;
         ++batch_no;
@@ -408,6 +448,7 @@ int record(record_settings s) {
         ro.start_gate_lead = std::chrono::milliseconds(200);
         ro.profile = profile;
         auto outcome = session::run_duplex(ro);
+        catch_stop_signals(); // the runner's own handling ends with the batch
         interrupted = outcome.interrupted;
         const auto pacing = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
         {
@@ -442,8 +483,10 @@ int record(record_settings s) {
                 batch_dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
             const auto& x = outcome.sessions.at(i);
             if (interrupted) {
-                // Recorded afresh by --resume.
+                // Cut short: recorded afresh by --resume.
                 fs::remove_all(dir);
+                std::lock_guard lock(mutex);
+                r.detail = {};
                 continue;
             }
             std::error_code ec1, ec2;
@@ -482,7 +525,7 @@ int record(record_settings s) {
         fs::remove_all(batch_dir);
         {
             std::lock_guard lock(mutex);
-            checkpoints.post(snapshot("running", 0));
+            checkpoints.post(snapshot("running", -1));
         }
         fmt::print("batch {}: {} session(s), {} admitted, {} late packet(s)\n", batch_no,
                    pacing.sessions, pacing.admitted, pacing.late_packets);

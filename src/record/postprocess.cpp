@@ -303,6 +303,7 @@ int worker_loop(int in_fd, int out_fd) {
         }
         summary["dir"] = dir;
         summary["cpu_s"] = runtime::read_process_usage().cpu_s;
+        summary["worker_pid"] = static_cast<std::int64_t>(::getpid());
         if (!write_all(out_fd, json::serialize(summary) + "\n"))
             return 1;
     }

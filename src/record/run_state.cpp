@@ -90,6 +90,8 @@ resume_state parse_run_json(std::string_view text) {
         throw std::invalid_argument("run.json has no config or samples: not a pacer record run");
     resume_state r;
     r.config = config->get_object();
+    if (const auto* load = o.if_contains("load"); load && load->is_object())
+        r.load = load->get_object();
     for (const auto& s : samples->get_array()) {
         const auto* so = s.if_object();
         const auto* id = so ? so->if_contains("id") : nullptr;

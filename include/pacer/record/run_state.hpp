@@ -38,6 +38,7 @@ boost::json::object run_json(const boost::json::object& config,
 /// naming what is wrong.
 struct resume_state {
     boost::json::object config;
+    boost::json::object load; ///< the earlier attempt's `load` (empty if none)
     std::map<std::string, variant_record> finished;
 };
 resume_state parse_run_json(std::string_view text);
