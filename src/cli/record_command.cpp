@@ -190,6 +190,9 @@ int record(record_settings s) {
     std::optional<record::resume_state> resumed;
     fs::path out;
     if (!s.resume.empty()) {
+        if (!s.dataset.empty() || !s.output.empty())
+            throw usage_error("--resume continues with the settings recorded in its run.json: "
+                              "drop --dataset and -o");
         out = s.resume;
         const auto text = read_file_if_exists(out / "run.json");
         if (!text)
