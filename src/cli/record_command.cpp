@@ -10,6 +10,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
@@ -105,6 +106,7 @@ struct load_totals {
     std::size_t batches = 0, sessions = 0, admitted = 0, rejected = 0, complete = 0;
     std::size_t packets_sent = 0, late_packets = 0, sessions_with_late_packet = 0;
     double max_abs_deviation_s = 0;
+    std::vector<double> deviations_s; // every append's, for the percentiles
     double max_loop_lag_s = 0;
     std::size_t loop_samples = 0, loop_over_80ms = 0;
     double wall_s = 0, context_cpu_s = 0, writer_cpu_s = 0;
@@ -137,6 +139,7 @@ json::object load_json(const load_totals& t, const record_settings& s, std::size
                                     {"late_packets", t.late_packets},
                                     {"sessions_with_late_packet", t.sessions_with_late_packet},
                                     {"max_abs_deviation_s", t.max_abs_deviation_s},
+                                    {"deviation_s", metrics::distribution_json(t.deviations_s)},
                                     {"late_threshold_s", metrics::late_threshold_s},
                                     {"pacing_qualified", t.late_packets == 0 && t.sessions > 0}}},
             {"initial_delay_s",
@@ -345,7 +348,8 @@ int record(record_settings s) {
             for (const auto& [k, v] : summary)
                 if (k != "dir" && k != "cpu_s" && k != "worker_pid")
                     r.detail[k] = v;
-            r.status = std::string(summary.at("status").as_string());
+            const auto* status = summary.if_contains("status");
+            r.status = status && status->is_string() ? std::string(status->get_string()) : "error";
             if (const auto* d = summary.if_contains("output"))
                 if (const auto* x = d->as_object().if_contains("initial_delay_s");
                     x && x->is_number())
@@ -466,8 +470,10 @@ int record(record_settings s) {
             t.late_packets += pacing.late_packets;
             t.sessions_with_late_packet += pacing.sessions_with_late_packet;
             for (const auto& x : outcome.sessions)
-                for (double d : metrics::packet_deviations(x))
+                for (double d : metrics::packet_deviations(x)) {
                     t.max_abs_deviation_s = std::max(t.max_abs_deviation_s, std::abs(d));
+                    t.deviations_s.push_back(d);
+                }
             for (const auto& l : outcome.loop_lag_s)
                 for (double v : l) {
                     ++t.loop_samples;
