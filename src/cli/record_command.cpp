@@ -279,6 +279,10 @@ int record(record_settings s) {
         return exit_ok;
     }
 
+    if (resumed && to_record == 0) {
+        fmt::print("pacer record: {} has no pending variant; nothing to record\n", out.string());
+        return exit_ok;
+    }
     std::unique_ptr<local_mock> mock;
     std::string target = s.url;
     if (s.url.empty()) {

@@ -195,6 +195,12 @@ TEST(RecordE2E, AnInterruptedRecordingResumesWithOnlyWhatIsMissing) {
             for (const char* f : variant_files)
                 EXPECT_TRUE(fs::exists(dir / f)) << dir << " " << f;
         }
+    // A finished recording has nothing to resume: run.json stays as it is.
+    const std::string finished = slurp(out / "run.json");
+    const auto again = run_pacer({"record", "--resume", out.path().string()});
+    EXPECT_EQ(again.exit_code, 0) << again.out;
+    EXPECT_NE(again.out.find("nothing to record"), std::string::npos) << again.out;
+    EXPECT_EQ(slurp(out / "run.json"), finished);
 }
 
 TEST(RecordE2E, BadInputExitsTwoAndWritesNothing) {
