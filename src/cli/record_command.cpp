@@ -30,6 +30,7 @@
 #include <csignal>
 #include <map>
 #include <mutex>
+#include <sys/resource.h>
 #include <unistd.h>
 
 namespace pacer::cli {
@@ -188,8 +189,12 @@ void write_file(const fs::path& p, std::string_view text) {
 }
 
 int record(record_settings s) {
-    if (s.worker)
+    if (s.worker) {
+        // Below the recorder's sessions: the kernel gives this the time they do not need.
+        ::setpriority(PRIO_PROCESS, 0, 10);
+        std::signal(SIGINT, SIG_IGN); // the recorder ends its workers by closing their input
         return record::worker_loop(STDIN_FILENO, STDOUT_FILENO);
+    }
     std::optional<record::resume_state> resumed;
     fs::path out;
     if (!s.resume.empty()) {

@@ -277,9 +277,6 @@ bool write_all(int fd, std::string_view text) {
 } // namespace
 
 int worker_loop(int in_fd, int out_fd) {
-    // Below the recorder's sessions: the kernel runs this only on time they do not need.
-    ::setpriority(PRIO_PROCESS, 0, 10);
-    std::signal(SIGINT, SIG_IGN); // the recorder ends the workers by closing their input
     std::string buffer, line;
     while (read_line(in_fd, buffer, line)) {
         json::object summary;

@@ -278,3 +278,44 @@ TEST(RecordOutput, AnUndecodableDeltaIsAnError) {
 
 } // namespace
 } // namespace pacer::record
+
+namespace pacer::record {
+namespace {
+
+// The worker's loop over pipes: one summary line per job line, an unreadable folder is an
+// `error` summary (never a dead worker), and the loop ends at end of input.
+TEST(RecordWorker, AnswersEveryJobLineAndReportsAnUnreadableFolderAsAnError) {
+    int in[2], out[2];
+    ASSERT_EQ(::pipe(in), 0);
+    ASSERT_EQ(::pipe(out), 0);
+    const std::string jobs =
+        R"({"dir":"/nonexistent-pacer/a","profile":"nemotron","input_duration_s":1,)"
+        R"("startup_reserve_s":0.08})"
+        "\n"
+        "not json\n";
+    ASSERT_EQ(::write(in[1], jobs.data(), jobs.size()), static_cast<ssize_t>(jobs.size()));
+    ::close(in[1]);
+    EXPECT_EQ(worker_loop(in[0], out[1]), 0);
+    ::close(in[0]);
+    ::close(out[1]);
+    std::string text;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(out[0], buf, sizeof buf)) > 0;)
+        text.append(buf, static_cast<std::size_t>(n));
+    ::close(out[0]);
+    std::istringstream lines(text);
+    std::string first, second, third;
+    ASSERT_TRUE(std::getline(lines, first));
+    ASSERT_TRUE(std::getline(lines, second));
+    EXPECT_FALSE(std::getline(lines, third));
+    const auto a = json::parse(first).as_object();
+    EXPECT_EQ(a.at("status").as_string(), "error");
+    EXPECT_EQ(a.at("dir").as_string(), "/nonexistent-pacer/a");
+    EXPECT_NE(json::serialize(a.at("errors")).find("post-processing: cannot read"),
+              std::string::npos);
+    EXPECT_TRUE(a.at("cpu_s").is_number());
+    EXPECT_EQ(json::parse(second).at("status").as_string(), "error");
+}
+
+} // namespace
+} // namespace pacer::record

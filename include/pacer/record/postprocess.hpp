@@ -77,7 +77,8 @@ boost::json::object process_variant(const variant_job& job);
 /// The `record --worker` loop: reads one JSON job a line from `in` (`{"dir", "profile",
 /// "input_duration_s", "startup_reserve_s", "session_errors"}`), writes one JSON summary a
 /// line to `out` (the summary, or `{"dir", "status":"error", "errors":[...]}`, plus the
-/// worker's own `cpu_s` so far). Returns at end of input.
+/// worker's own `cpu_s` so far and its `worker_pid`). Returns 0 at end of input, 1 when `out`
+/// cannot be written. (`pacer record --worker` renices itself to 10 first.)
 int worker_loop(int in_fd, int out_fd);
 
 /// Child processes that post-process variants: `workers` processes of `argv` (the recorder's own
