@@ -217,7 +217,12 @@ TEST(RecordResampler, NormalizesAnyWavAndRecordsTheConversion) {
     EXPECT_TRUE(n.normalization.at("resampled").as_bool());
     EXPECT_TRUE(n.normalization.at("converted").as_bool());
     // 16 kHz PCM16 already: bit-exact, nothing converted.
-    const auto pcm = to_pcm16(tone(16000, 300, 0.25));
+    std::vector<std::uint8_t> pcm; // full scale, both extremes included
+    for (std::uint32_t i = 0; i < 4000; ++i) {
+        const auto v = static_cast<std::uint16_t>(i == 0 ? 0x7fff : i == 1 ? 0x8000 : i * 7919u);
+        pcm.push_back(static_cast<std::uint8_t>(v & 0xff));
+        pcm.push_back(static_cast<std::uint8_t>(v >> 8));
+    }
     write_wav_pcm16(dir.path / "b.wav", pcm, 16000);
     const auto m = normalize_wav(dir.path / "b.wav");
     EXPECT_EQ(m.pcm, pcm);
