@@ -8,7 +8,7 @@ packages=(
     cmake ninja-build g++ pkg-config ccache
     libboost1.81-dev libboost-json1.81-dev
     libgtest-dev libgmock-dev libbenchmark-dev
-    libcli11-dev libfmt-dev libsndfile1-dev libssl-dev
+    libcli11-dev libfmt-dev libsndfile1-dev libssl-dev libsamplerate0-dev espeak-ng
     "$@"
 )
 

@@ -7,6 +7,7 @@
 
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -20,10 +21,11 @@ int main(int argc, char** argv) {
     app.require_subcommand(1, 1);
     app.set_version_flag("--version", "pacer 0.1.0");
     const std::vector<command> commands = {
-        add_run_command(app),      add_mock_command(app),    add_native_mock_command(app),
-        add_schedule_command(app), add_merge_command(app),   add_replay_command(app),
-        add_serve_command(app),    add_report_command(app),  add_export_command(app),
-        add_http_command(app),     add_llm_mock_command(app)};
+        add_run_command(app),      add_mock_command(app),     add_native_mock_command(app),
+        add_schedule_command(app), add_merge_command(app),    add_replay_command(app),
+        add_serve_command(app),    add_report_command(app),   add_export_command(app),
+        add_http_command(app),     add_llm_mock_command(app), add_record_command(app),
+        add_dataset_command(app)};
 
     // A mistyped subcommand gets its nearest name, not CLI11's "unexpected argument". The
     // application's own options (--help, --version) take no value, so the first word that is
@@ -36,12 +38,14 @@ int main(int argc, char** argv) {
             [&](const CLI::App* sub) { return sub->check_name(std::string(word)); });
         if (known.empty()) {
             const std::string near = nearest_command(app, std::string(word));
-            if (near.empty())
+            if (near.empty()) {
+                std::string names; // from the application itself: never out of date
+                for (const auto* sub : app.get_subcommands({}))
+                    names += (names.empty() ? "" : ", ") + sub->get_name();
                 fmt::print(stderr,
-                           "pacer: unknown command '{}'; the commands are run, serve, replay, "
-                           "merge, schedule, mock, native-mock, http and llm-mock (pacer --help)\n",
-                           word);
-            else
+                           "pacer: unknown command '{}'; the commands are {} (pacer --help)\n",
+                           word, names);
+            } else
                 fmt::print(stderr, "pacer: unknown command '{}'; did you mean '{}'?\n", word, near);
             return exit_usage;
         }

@@ -33,6 +33,8 @@
 // Inputs and outputs: each line runs in a fresh empty folder, so output folders named in the
 // docs never exist yet (a dry run still refuses an existing one). The inputs a line names are
 // made there first: the file after --audio (a WAV), after --schedule (a schedule.json), the
+// dataset after `pacer record --dataset` (a manifest.jsonl of one WAV) and the recording after
+// `--resume` (a run.json of that dataset, nothing recorded yet), the
 // folders given to `pacer replay` (a run folder with a session-000/, or a session folder when
 // its name starts with session-) and to `pacer merge`, `pacer report` and `pacer export`
 // (copies of a real run's folder; merge refuses the same run twice, so write one). Every
@@ -388,6 +390,25 @@ protected:
                 for (std::size_t j = i + 1; j < args.size() && args[j].rfind("-", 0) != 0; ++j)
                     if (!fs::exists(at(args[j])))
                         write_wav(at(args[j]));
+                continue;
+            }
+            if (command == "record" && (a == "--dataset" || a == "--resume") &&
+                i + 1 < args.size() && !fs::exists(at(args[i + 1]))) {
+                // A one-sample dataset; for --resume, a recording of it with nothing recorded.
+                const fs::path dataset = a == "--dataset" ? at(args[i + 1]) : cwd / "dataset";
+                write_wav(dataset / "a.wav");
+                std::ofstream(dataset / "manifest.jsonl")
+                    << R"({"id":"a","variants":{"clean":"a.wav"}})"
+                    << "\n";
+                if (a == "--resume") {
+                    fs::create_directories(at(args[i + 1]));
+                    std::ofstream(at(args[i + 1]) / "run.json")
+                        << R"({"config":{"url":"","dataset":")" << dataset.string()
+                        << R"(","concurrency":1,"per_subset":0,"profile":"nemotron",)"
+                        << R"("timeout_s":60,"stagger_ms":0,"startup_reserve_ms":80,)"
+                        << R"("threads":1,"workers":1},"samples":[]})"
+                        << "\n";
+                }
                 continue;
             }
             if (a == "--schedule" && i + 1 < args.size() && !fs::exists(at(args[i + 1]))) {

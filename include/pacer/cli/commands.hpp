@@ -62,6 +62,8 @@ command add_report_command(CLI::App& app);
 command add_export_command(CLI::App& app);
 command add_http_command(CLI::App& app);
 command add_llm_mock_command(CLI::App& app);
+command add_record_command(CLI::App& app);
+command add_dataset_command(CLI::App& app);
 
 /// The whole program: parses, runs the selected subcommand, maps errors to exit codes.
 int main(int argc, char** argv);

@@ -1,0 +1,649 @@
+// `pacer record`: every selected variant of a dataset recorded as a native session, at most C at
+// once, with its trace, receipts, report and reconstructed output, post-processed in child
+// processes; `run.json` checkpointed as it goes (docs/recording.md).
+
+#include <pacer/cli/checks.hpp>
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/core/sha256.hpp>
+#include <pacer/core/stats.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/serving.hpp>
+#include <pacer/protocol/events.hpp>
+#include <pacer/record/dataset.hpp>
+#include <pacer/record/postprocess.hpp>
+#include <pacer/record/run_state.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+#include <pacer/server/native_mock.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/trace/writer.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <csignal>
+#include <map>
+#include <mutex>
+#include <sys/resource.h>
+#include <unistd.h>
+
+namespace pacer::cli {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+namespace {
+
+struct record_settings {
+    std::string url;
+    std::string dataset;
+    std::size_t concurrency = 8;
+    std::size_t per_subset = 0;
+    std::string profile = "nemotron";
+    std::string output;
+    std::string resume;
+    double timeout_s = 180;
+    double stagger_ms = 0;
+    double startup_reserve_ms = 80;
+    std::size_t workers = 0; // 0: the default
+    std::size_t threads = 1;
+    bool worker = false;
+    bool dry_run = false;
+};
+
+// The settings a run records in run.json's config, and `--resume` reads back.
+json::object config_json(const record_settings& s, std::size_t workers) {
+    return {{"url", s.url},
+            {"dataset", fs::absolute(s.dataset).lexically_normal().string()},
+            {"concurrency", s.concurrency},
+            {"per_subset", s.per_subset},
+            {"profile", s.profile},
+            {"timeout_s", s.timeout_s},
+            {"stagger_ms", s.stagger_ms},
+            {"startup_reserve_ms", s.startup_reserve_ms},
+            {"threads", s.threads},
+            {"workers", workers},
+            {"admission", "batches"},
+            {"start_lead_s", 0.2},
+            {"packet_ms", 80},
+            {"pacing_tolerance_s", 0.08}};
+}
+
+void settings_from_config(record_settings& s, const json::object& c) {
+    auto str = [&](const char* k) {
+        const auto* v = c.if_contains(k);
+        if (!v || !v->is_string())
+            throw usage_error(fmt::format("--resume: run.json config has no {}", k));
+        return std::string(v->get_string());
+    };
+    auto num = [&](const char* k) {
+        const auto* v = c.if_contains(k);
+        if (!v || !v->is_number())
+            throw usage_error(fmt::format("--resume: run.json config has no {}", k));
+        return v->to_number<double>();
+    };
+    if (s.url.empty())
+        s.url = str("url");
+    s.dataset = str("dataset");
+    s.concurrency = static_cast<std::size_t>(num("concurrency"));
+    s.per_subset = static_cast<std::size_t>(num("per_subset"));
+    s.profile = str("profile");
+    s.timeout_s = num("timeout_s");
+    s.stagger_ms = num("stagger_ms");
+    s.startup_reserve_ms = num("startup_reserve_ms");
+    s.threads = static_cast<std::size_t>(num("threads"));
+    if (s.workers == 0)
+        s.workers = static_cast<std::size_t>(num("workers"));
+}
+
+// The load of the whole recording, accumulated batch by batch (on the main thread).
+struct load_totals {
+    std::size_t batches = 0, sessions = 0, admitted = 0, rejected = 0, complete = 0;
+    std::size_t packets_sent = 0, late_packets = 0, sessions_with_late_packet = 0;
+    double max_abs_deviation_s = 0;
+    std::vector<double> deviations_s; // every append's, for the percentiles
+    double max_loop_lag_s = 0;
+    std::size_t loop_samples = 0, loop_over_80ms = 0;
+    double wall_s = 0, context_cpu_s = 0, writer_cpu_s = 0;
+    std::vector<double> initial_delay_s;
+    std::map<std::int64_t, double> worker_cpu_by_pid; // the latest each worker reported
+};
+
+json::object load_json(const load_totals& t, const record_settings& s, std::size_t workers,
+                       double recorder_cpu_s, double elapsed_s, double worker_cpu_s) {
+    std::vector<double> d = t.initial_delay_s;
+    auto pct = [&](double f) {
+        const auto v = percentile(d, f);
+        return v ? json::value(*v) : json::value(nullptr);
+    };
+    const double wall = std::max(elapsed_s, 1e-9);
+    return {{"concurrency", s.concurrency},
+            {"admission", "batches"},
+            {"batches", t.batches},
+            {"sessions", t.sessions},
+            {"recording_wall_s", t.wall_s},
+            {"client_loop", json::object{{"max_lag_s", t.max_loop_lag_s},
+                                         {"over_80ms", t.loop_over_80ms},
+                                         {"samples", t.loop_samples},
+                                         {"monitor_interval_s", 0.01}}},
+            {"pacing", json::object{{"sessions", t.sessions},
+                                    {"admitted", t.admitted},
+                                    {"rejected", t.rejected},
+                                    {"complete", t.complete},
+                                    {"packets_sent", t.packets_sent},
+                                    {"late_packets", t.late_packets},
+                                    {"sessions_with_late_packet", t.sessions_with_late_packet},
+                                    {"max_abs_deviation_s", t.max_abs_deviation_s},
+                                    {"deviation_s", metrics::distribution_json(t.deviations_s)},
+                                    {"late_threshold_s", metrics::late_threshold_s},
+                                    {"pacing_qualified", t.late_packets == 0 && t.sessions > 0}}},
+            {"initial_delay_s",
+             json::object{{"count", d.size()},
+                          {"p50", pct(0.5)},
+                          {"p90", pct(0.9)},
+                          {"max", d.empty() ? json::value(nullptr)
+                                            : json::value(*std::max_element(d.begin(), d.end()))}}},
+            {"cpu", json::object{{"recorder_cpu_s", recorder_cpu_s},
+                                 {"recorder_cores", recorder_cpu_s / wall},
+                                 {"session_context_cpu_s", t.context_cpu_s},
+                                 {"trace_writer_cpu_s", t.writer_cpu_s},
+                                 {"workers", workers},
+                                 {"worker_cpu_s", worker_cpu_s},
+                                 {"worker_cores", worker_cpu_s / wall},
+                                 {"elapsed_s", elapsed_s}}}};
+}
+
+// A variant's input, made ready before its batch.
+struct prepared {
+    std::size_t index = 0; // into the records
+    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    double duration_s = 0;
+};
+
+// SIGINT/SIGTERM between batches (during a batch, the runner handles them): stop before the
+// next batch, as an interrupted batch does.
+volatile std::sig_atomic_t stop_requested = 0;
+
+extern "C" void request_stop(int) {
+    stop_requested = 1;
+}
+
+void catch_stop_signals() {
+    std::signal(SIGINT, request_stop);
+    std::signal(SIGTERM, request_stop);
+}
+
+fs::path resolve_source(const fs::path& dataset, const std::string& source) {
+    const fs::path p(source);
+    return p.is_absolute() ? p : dataset / p;
+}
+
+void write_file(const fs::path& p, std::string_view text) {
+    record::write_atomically(p, text);
+}
+
+int record(record_settings s) {
+    if (s.worker) {
+        // Below the recorder's sessions: the kernel gives this the time they do not need.
+        ::setpriority(PRIO_PROCESS, 0, 10);
+        std::signal(SIGINT, SIG_IGN); // the recorder ends its workers by closing their input
+        return record::worker_loop(STDIN_FILENO, STDOUT_FILENO);
+    }
+    std::optional<record::resume_state> resumed;
+    fs::path out;
+    if (!s.resume.empty()) {
+        if (!s.dataset.empty() || !s.output.empty())
+            throw usage_error("--resume continues with the settings recorded in its run.json: "
+                              "drop --dataset and -o");
+        out = s.resume;
+        const auto text = read_file_if_exists(out / "run.json");
+        if (!text)
+            throw usage_error(fmt::format("--resume {}: no run.json there", out.string()));
+        try {
+            resumed = record::parse_run_json(*text);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(fmt::format("--resume {}: {}", out.string(), e.what()));
+        }
+        settings_from_config(s, resumed->config);
+    } else {
+        if (s.dataset.empty())
+            throw usage_error("--dataset is required (or --resume OUT)");
+        out = s.output.empty() ? default_output_dir("record") : fs::path(s.output);
+        if (fs::exists(out))
+            throw usage_error(fmt::format(
+                "--output {} already exists; pacer never overwrites results: choose a new "
+                "folder, or --resume it",
+                out.string()));
+    }
+    const auto* profile = protocol::find_profile(s.profile);
+    if (!profile || profile->name == "qwen3-omni-half-duplex")
+        throw usage_error(
+            fmt::format("--profile '{}' is not known: use nemotron or minicpmo", s.profile));
+    transport::ws_endpoint endpoint;
+    if (!s.url.empty()) {
+        try {
+            endpoint = transport::parse_ws_url(s.url);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+    const fs::path dataset(s.dataset);
+    const auto manifest_text = read_file_if_exists(dataset / "manifest.jsonl");
+    if (!manifest_text)
+        throw usage_error(
+            fmt::format("--dataset {}: no manifest.jsonl there (pacer dataset synth makes one)",
+                        dataset.string()));
+    std::vector<record::sample> samples;
+    try {
+        samples = record::select_per_subset(record::parse_manifest(*manifest_text), s.per_subset);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(fmt::format("{}: {}", (dataset / "manifest.jsonl").string(), e.what()));
+    }
+    std::vector<record::variant_record> records;
+    for (const auto& smp : samples)
+        for (const auto& [name, path] : smp.variants) {
+            record::variant_record r;
+            r.sample = smp.id;
+            r.subset = smp.subset;
+            r.text = smp.text;
+            r.variant = name;
+            r.source = path;
+            r.directory = fmt::format("samples/{}/{}", smp.id, name);
+            if (resumed)
+                if (auto it = resumed->finished.find(smp.id + "/" + name);
+                    it != resumed->finished.end()) {
+                    r.status = it->second.status;
+                    r.detail = it->second.detail;
+                }
+            records.push_back(std::move(r));
+        }
+    std::size_t to_record = 0;
+    for (const auto& r : records)
+        to_record += r.status == "pending";
+    const std::size_t workers = s.workers ? s.workers : record::default_worker_count();
+    runtime::ensure_descriptors(std::min(s.concurrency, to_record) * 3 + 64);
+    if (s.dry_run) {
+        fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
+        fmt::print("  target     {}\n",
+                   s.url.empty() ? "the built-in native mock (in this process)" : s.url);
+        fmt::print("  profile    {}\n", profile->name);
+        fmt::print("  dataset    {} ({} sample(s), {} variant(s) selected, {} to record)\n",
+                   dataset.string(), samples.size(), records.size(), to_record);
+        fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
+                   s.concurrency);
+        fmt::print("  workers    {} post-processing process(es) at nice 10\n", workers);
+        fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
+        fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", out.string(),
+                   resumed ? " resumed" : "");
+        return exit_ok;
+    }
+
+    if (resumed && to_record == 0) {
+        fmt::print("pacer record: {} has no pending variant; nothing to record\n", out.string());
+        return exit_ok;
+    }
+    std::unique_ptr<local_mock> mock;
+    std::string target = s.url;
+    if (s.url.empty()) {
+        mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
+            server::native_mock_options o;
+            o.profile = profile;
+            return std::make_unique<server::native_mock>(io, o);
+        });
+        endpoint = transport::parse_ws_url(mock->url());
+        target = mock->url() + " (built-in native mock)";
+    }
+    if (!resumed)
+        create_output_dir(out);
+    // A resumed run records its pending variants afresh: whatever an interrupted attempt left
+    // of them (and of its batch folders) goes.
+    for (const auto& r : records)
+        if (r.status == "pending")
+            fs::remove_all(out / r.directory);
+    for (const auto& e : fs::directory_iterator(out))
+        if (e.path().filename().string().rfind(".batch-", 0) == 0)
+            fs::remove_all(e.path());
+    std::signal(SIGPIPE, SIG_IGN); // a worker that dies is reported, not fatal
+
+    const auto config = config_json(s, workers);
+    const double t0 = to_seconds(pacer::clock::now());
+    const double cpu0 = runtime::read_process_usage().cpu_s;
+    std::mutex mutex; // guards records, totals
+    load_totals totals;
+    record::checkpointer checkpoints(out / "run.json");
+    // A resumed run keeps the load of its earlier attempts, oldest first.
+    json::array earlier;
+    if (resumed && !resumed->load.empty()) {
+        auto previous = resumed->load;
+        if (const auto* e = previous.if_contains("earlier_attempts"); e && e->is_array())
+            earlier = e->get_array();
+        previous.erase("earlier_attempts");
+        earlier.push_back(std::move(previous));
+    }
+    auto snapshot = [&](std::string_view status, double worker_cpu) {
+        if (worker_cpu < 0) { // while recording: what the workers reported so far
+            worker_cpu = 0;
+            for (const auto& [_, c] : totals.worker_cpu_by_pid)
+                worker_cpu += c;
+        }
+        auto load = load_json(totals, s, workers, runtime::read_process_usage().cpu_s - cpu0,
+                              to_seconds(pacer::clock::now()) - t0, worker_cpu);
+        if (!earlier.empty())
+            load["earlier_attempts"] = earlier;
+        return record::run_json(config, records, status, load);
+    };
+    {
+        std::lock_guard lock(mutex);
+        checkpoints.post(snapshot("running", -1));
+    }
+    std::map<std::string, std::size_t> by_dir; // absolute variant folder -> record
+    for (std::size_t i = 0; i < records.size(); ++i)
+        by_dir[(out / records[i].directory).string()] = i;
+    // Workers start before the first session: forking later, from a process with many live
+    // sessions, would copy their pages while they stream.
+    record::worker_pool pool(
+        "/proc/self/exe", workers, [&](const json::object& job, const json::object& summary) {
+            std::lock_guard lock(mutex);
+            const auto it = by_dir.find(std::string(job.at("dir").as_string()));
+            if (it == by_dir.end())
+                return;
+            auto& r = records[it->second];
+            for (const auto& [k, v] : summary)
+                if (k != "dir" && k != "cpu_s" && k != "worker_pid")
+                    r.detail[k] = v;
+            const auto* status = summary.if_contains("status");
+            r.status = status && status->is_string() ? std::string(status->get_string()) : "error";
+            if (const auto* d = summary.if_contains("output"))
+                if (const auto* x = d->as_object().if_contains("initial_delay_s");
+                    x && x->is_number())
+                    totals.initial_delay_s.push_back(x->to_number<double>());
+            if (const auto* c = summary.if_contains("cpu_s"),
+                *p = summary.if_contains("worker_pid");
+                c && c->is_number() && p && p->is_number())
+                totals.worker_cpu_by_pid[p->to_number<std::int64_t>()] = c->to_number<double>();
+            checkpoints.post(snapshot("running", -1));
+        });
+
+    fmt::print("pacer record: {} variant(s) of {} against {} (profile {}), at most {} at once; "
+               "{} post-processing worker(s)\n",
+               to_record, dataset.string(), target, profile->name, s.concurrency, workers);
+    std::fflush(stdout);
+    bool interrupted = false;
+    std::size_t next = 0, batch_no = 0;
+    catch_stop_signals();
+    while (!interrupted) {
+        // Prepare the next batch: up to C variants whose input is ready.
+        std::vector<prepared> batch;
+        while (next < records.size() && batch.size() < s.concurrency) {
+            auto& r = records[next];
+            const std::size_t index = next++;
+            if (r.status != "pending")
+                continue;
+            const fs::path dir = out / r.directory;
+            const fs::path source = resolve_source(dataset, r.source);
+            try {
+                fs::create_directories(dir);
+                auto n = record::normalize_wav(source);
+                const std::string_view bytes(reinterpret_cast<const char*>(n.pcm.data()),
+                                             n.pcm.size());
+                const double duration = double(n.pcm.size()) / 32000.0;
+                const std::string source_bytes = read_file_if_exists(source).value_or("");
+                write_file(dir / "input.pcm", bytes);
+                record::write_wav_pcm16(dir / "input.wav", n.pcm, record::input_rate);
+                json::object manifest{
+                    {"schema_version", 1},
+                    {"profile", profile->name},
+                    {"dataset_sample", r.sample},
+                    {"dataset_variant", r.variant},
+                    {"source",
+                     json::object{{"file", source.string()}, {"sha256", sha256_hex(source_bytes)}}},
+                    {"normalization", n.normalization},
+                    {"config", json::object{{"packet_ms", 80},
+                                            {"paced", true},
+                                            {"timeout_s", s.timeout_s},
+                                            {"input_duration_s", duration},
+                                            {"target", target}}},
+                    {"input", json::object{{"file", "input.pcm"},
+                                           {"sha256", sha256_hex(bytes)},
+                                           {"sample_rate", record::input_rate}}},
+                    {"cases", json::array{json::object{{"id", "continuous"},
+                                                       {"scenario", "continuous"},
+                                                       {"trace_file", "continuous.jsonl"}}}}};
+                write_file(dir / "manifest.json", json::serialize(manifest) + "\n");
+                std::lock_guard lock(mutex);
+                r.detail["normalization"] = n.normalization;
+                r.detail["input"] =
+                    json::object{{"sha256", sha256_hex(bytes)}, {"duration_s", duration}};
+                if (duration >= s.timeout_s) {
+                    r.status = record::variant_status({.input_too_long = true, .verdict = {}});
+                    r.detail["errors"] = json::array{
+                        fmt::format("input {:.2f} s is not shorter than the timeout {:g} s",
+                                    duration, s.timeout_s)};
+                    continue;
+                }
+                batch.push_back(
+                    {index, std::make_shared<const std::vector<std::uint8_t>>(std::move(n.pcm)),
+                     duration});
+            } catch (const std::exception& e) {
+                std::lock_guard lock(mutex);
+                r.status = record::variant_status({.preparation_error = true, .verdict = {}});
+                r.detail["errors"] = json::array{fmt::format("preparation: {}", e.what())};
+            }
+        }
+        if (stop_requested) {
+            // Not recorded: pending again, for --resume.
+            std::lock_guard lock(mutex);
+            for (const auto& p : batch) {
+                records[p.index].status = "pending";
+                records[p.index].detail = {};
+                fs::remove_all(out / records[p.index].directory);
+            }
+            interrupted = true;
+            break;
+        }
+        if (batch.empty())
+            break;
+        ++batch_no;
+        const fs::path batch_dir = out / fmt::format(".batch-{}", batch_no);
+        fs::create_directories(batch_dir);
+        session::run_options ro;
+        ro.sessions = batch.size();
+        ro.threads = std::min(s.threads, batch.size());
+        ro.endpoint = endpoint;
+        for (const auto& p : batch)
+            ro.inputs.push_back(p.pcm);
+        ro.timeout = from_seconds(s.timeout_s);
+        ro.trace_root = batch_dir;
+        ro.stagger = from_seconds(s.stagger_ms / 1e3);
+        ro.start_gate_lead = std::chrono::milliseconds(200);
+        ro.profile = profile;
+        auto outcome = session::run_duplex(ro);
+        catch_stop_signals(); // the runner's own handling ends with the batch
+        interrupted = outcome.interrupted;
+        const auto pacing = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
+        {
+            std::lock_guard lock(mutex);
+            auto& t = totals;
+            ++t.batches;
+            t.sessions += pacing.sessions;
+            t.admitted += pacing.admitted;
+            t.rejected += pacing.rejected;
+            t.complete += pacing.complete;
+            t.packets_sent += pacing.packets_sent;
+            t.late_packets += pacing.late_packets;
+            t.sessions_with_late_packet += pacing.sessions_with_late_packet;
+            for (const auto& x : outcome.sessions)
+                for (double d : metrics::packet_deviations(x)) {
+                    t.max_abs_deviation_s = std::max(t.max_abs_deviation_s, std::abs(d));
+                    t.deviations_s.push_back(d);
+                }
+            for (const auto& l : outcome.loop_lag_s)
+                for (double v : l) {
+                    ++t.loop_samples;
+                    t.loop_over_80ms += v > 0.08;
+                    t.max_loop_lag_s = std::max(t.max_loop_lag_s, v);
+                }
+            t.wall_s += outcome.wall_s;
+            for (double c : outcome.context_cpu_s)
+                t.context_cpu_s += c;
+            t.writer_cpu_s += outcome.writer_cpu_s;
+        }
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+            auto& r = records[batch[i].index];
+            const fs::path dir = out / r.directory;
+            const fs::path from =
+                batch_dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
+            const auto& x = outcome.sessions.at(i);
+            if (interrupted) {
+                // Cut short: recorded afresh by --resume.
+                fs::remove_all(dir);
+                std::lock_guard lock(mutex);
+                r.detail = {};
+                continue;
+            }
+            std::error_code ec1, ec2;
+            fs::rename(from / "trace.jsonl", dir / "continuous.jsonl", ec1);
+            fs::rename(from / "input-send-receipts.json", dir / "input-send-receipts.json", ec2);
+            json::array errors;
+            for (const auto& e : x.errors)
+                errors.emplace_back(e);
+            std::lock_guard lock(mutex);
+            r.detail["session"] =
+                json::object{{"admitted", x.admitted},
+                             {"rejected", x.rejected},
+                             {"complete", x.complete},
+                             {"admission_denials", x.admission_denials},
+                             {"started_s", x.session_start_s ? json::value(*x.session_start_s)
+                                                             : json::value(nullptr)},
+                             {"batch", batch_no},
+                             {"errors", errors}};
+            if (ec1 || ec2 || !x.trace_error.empty()) {
+                r.status = record::variant_status({.session_error = true, .verdict = {}});
+                r.detail["errors"] = json::array{
+                    fmt::format("session: its files were not written{}",
+                                x.trace_error.empty() ? "" : " (" + x.trace_error + ")")};
+                continue;
+            }
+            json::array session_errors;
+            for (const auto& e : x.errors)
+                session_errors.emplace_back("session: " + e);
+            r.status = "pending";
+            pool.submit(json::object{{"dir", dir.string()},
+                                     {"profile", profile->name},
+                                     {"input_duration_s", batch[i].duration_s},
+                                     {"startup_reserve_s", s.startup_reserve_ms / 1e3},
+                                     {"session_errors", std::move(session_errors)}});
+        }
+        fs::remove_all(batch_dir);
+        {
+            std::lock_guard lock(mutex);
+            checkpoints.post(snapshot("running", -1));
+        }
+        fmt::print("batch {}: {} session(s), {} admitted, {} late packet(s)\n", batch_no,
+                   pacing.sessions, pacing.admitted, pacing.late_packets);
+        std::fflush(stdout);
+    }
+    const double worker_cpu = pool.finish();
+    json::object mock_stats;
+    if (mock)
+        mock_stats = mock->stop();
+    std::lock_guard lock(mutex);
+    auto final_json = snapshot(interrupted ? "interrupted" : "complete", worker_cpu);
+    if (mock)
+        final_json["mock"] = mock_stats;
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    final_json["provenance"] = json::object{{"pacer", "0.1.0"},
+                                            {"host", host},
+                                            {"clock", "CLOCK_MONOTONIC seconds"},
+                                            {"target", target}};
+    checkpoints.post(final_json);
+    checkpoints.flush();
+
+    std::map<std::string, std::size_t> counts;
+    for (const auto& r : records)
+        ++counts[r.status];
+    std::string line;
+    for (auto st : record::statuses)
+        line += fmt::format("{}{} {}", line.empty() ? "" : ", ", counts[std::string(st)], st);
+    fmt::print("variants   {}\n", line);
+    fmt::print("client     {} late packet(s) of {}, loop lag max {:.1f} ms ({} over 80 ms)\n",
+               totals.late_packets, totals.packets_sent, totals.max_loop_lag_s * 1e3,
+               totals.loop_over_80ms);
+    fmt::print("results    {}\n", (out / "run.json").string());
+    if (interrupted)
+        fmt::print("INTERRUPTED by a signal: pacer record --resume {} records what is missing\n",
+                   out.string());
+    run_verdict v;
+    v.interrupted = interrupted;
+    v.client_fell_behind = totals.late_packets > 0 || totals.loop_over_80ms > 0;
+    v.server_failed = counts["fail"] + counts["error"] > 0;
+    return exit_status(v);
+}
+
+} // namespace
+
+command add_record_command(CLI::App& app) {
+    auto s = std::make_shared<record_settings>();
+    auto* sub = app.add_subcommand(
+        "record",
+        "Record every selected variant of a dataset (pacer dataset synth makes one) as a native "
+        "session: at most --concurrency at once, in batches that each start from one common "
+        "start gate. Per variant, samples/<sample>/<variant>/ holds input.pcm, input.wav, "
+        "manifest.json, continuous.jsonl, input-send-receipts.json, report.json, "
+        "output-media.wav, output-playout.wav, playout.json and transcript.json, and a status "
+        "(invalid, error, fail, not_exercised, pass). run.json is rewritten atomically as the "
+        "recording goes; --resume OUT records only what is missing. Post-processing runs in "
+        "child processes at nice 10 (docs/recording.md).\n"
+        "Exit status: 0 every variant recorded, none failed; 2 bad input; 3 the client fell "
+        "behind (a late packet or a loop stall over 80 ms); 4 some variant failed or had an "
+        "error; 130 interrupted (run.json stays valid: resume it).");
+    sub->add_option("--url", s->url,
+                    "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: the built-in native "
+                    "mock of --profile, in this process");
+    sub->add_option("--dataset", s->dataset, "Dataset folder holding manifest.jsonl");
+    sub->add_option("-c,--concurrency", s->concurrency, "Variants recorded at once, at most")
+        ->check(whole_number(1, max_sessions))
+        ->capture_default_str();
+    sub->add_option("--per-subset", s->per_subset,
+                    "Only the first K samples of every subset (0: all)")
+        ->check(whole_number(0, max_sessions))
+        ->capture_default_str();
+    sub->add_option("--profile", s->profile, "Server profile: nemotron or minicpmo")
+        ->capture_default_str();
+    sub->add_option("-o,--output", s->output,
+                    "Result folder; must not exist. Default: pacer-results/record-<UTC time>");
+    sub->add_option("--resume", s->resume,
+                    "Continue the recording in this folder with its recorded settings: only "
+                    "variants still pending are recorded");
+    sub->add_option("--timeout", s->timeout_s,
+                    "Per-session deadline in seconds; an input not shorter is `invalid`")
+        ->check(number_in(0, 86400, true))
+        ->capture_default_str();
+    sub->add_option("--stagger-ms", s->stagger_ms,
+                    "Session i of a batch of N starts stagger x i/N after the common start")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,
+                    "Playback buffer of the playout reconstruction and the underrun metric")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--workers", s->workers,
+                    "Post-processing processes. Default: a quarter of the CPUs, 1 to 4")
+        ->check(whole_number(1, 64));
+    sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
+        ->check(whole_number(1, max_threads))
+        ->capture_default_str();
+    sub->add_flag("--worker", s->worker, "(internal) post-process variant folders read from stdin")
+        ->group("");
+    add_dry_run_flag(*sub, s->dry_run);
+    return {sub, [s] { return record(*s); }};
+}
+
+} // namespace pacer::cli
