@@ -713,6 +713,8 @@ int run(const run_settings& s) {
                         std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
                         *timeout, out, shard, open_loop ? &*open_loop : nullptr, arrivals,
                         start_monotonic, descriptors, disk_estimate, disk_free});
+        if (const auto line = transport_line(endpoint); !line.empty())
+            fmt::print("  transport  {}\n", line);
         return exit_ok;
     }
     create_output_dir(out);
