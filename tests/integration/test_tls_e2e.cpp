@@ -5,15 +5,13 @@
 // no printed line. Nothing here asserts a speed.
 
 #include <gtest/gtest.h>
-#include <openssl/evp.h>
-#include <openssl/pem.h>
-#include <openssl/x509.h>
-#include <openssl/x509v3.h>
 
 #include "integration/cli_process.hpp"
 #include "integration/process.hpp"
-#include <cstdio>
+#include "integration/tls_files.hpp"
+#include <algorithm>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
