@@ -406,8 +406,11 @@ std::string ws_connection::describe(boost::system::error_code ec) const {
                                                                  : "ConnectionClosedError",
                            frame, frame);
     }
+    // Over TLS a peer that drops the connection without a close_notify reads as a truncated
+    // stream: the same abrupt end as EOF on plain TCP.
     if (ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
+        ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+        ec == asio::ssl::error::stream_truncated)
         return fmt::format("ConnectionClosedError: no close frame received or sent ({})",
                            ec.message());
     if (ec == websocket::error::message_too_big || ec == asio::error::no_buffer_space)

@@ -188,6 +188,25 @@ TEST(TlsE2E, WorkersOfProcessesSendTheSameHeadersAndRecordNoSecret) {
     }
 }
 
+// A server that drops the TCP connection without TLS's close_notify (the `vanish` fault) ends
+// the session as an abrupt close, in the same words as over plain TCP.
+TEST(TlsE2E, AServerThatVanishesIsAnAbruptCloseAsOverPlainTcp) {
+    tls_files f;
+    mock_process mock(
+        {"--fault", "vanish", "--tls-cert", f.cert.string(), "--tls-key", f.key.string()});
+    temp_dir out;
+    const std::string url = "wss://" + mock.url().substr(std::string("ws://").size());
+    const auto r =
+        run_pacer({"run", "--url", url, "--ca-file", f.cert.string(), "-c", "1", "-d", "2s",
+                   "--timeout", "10s", "-o", out.path().string(), "--keep-traces"});
+    EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
+    const auto errors = error_lines(out / "session-000" / "trace.jsonl");
+    ASSERT_EQ(errors.size(), 1u) << r.out;
+    EXPECT_EQ(errors[0].rfind("ConnectionClosedError: no close frame received or sent (", 0), 0u)
+        << errors[0];
+    EXPECT_EQ(mock.stop(), 0);
+}
+
 TEST(TlsE2E, AMissingOrEmptyApiKeyVariableIsBadInputNamingOnlyTheVariable) {
     temp_dir out;
     for (const bool set_empty : {false, true}) {
