@@ -188,6 +188,51 @@ TEST(TlsE2E, WorkersOfProcessesSendTheSameHeadersAndRecordNoSecret) {
     }
 }
 
+// `pacer serve` takes the same flags: every level's connections go over TLS with the headers,
+// and the sweep's summary records the phases, the header names and never a value.
+TEST(TlsE2E, ServeSweepsOverWssWithTheApiKeyAndRecordsNoSecret) {
+    tls_files f;
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    const std::string key = "sk-serve-4d7a1f9c3b6e";
+    std::optional<tls_mock> m(std::in_place, f, stats);
+    const auto sweep = out / "sweep";
+    const auto r =
+        run_cli({"serve", "--url", m->url(), "--ca-file", f.cert.string(), "--api-key-env",
+                 "PACER_E2E_API_KEY", "--concurrencies", "1,2", "-d", "1s", "--loop-lag-limit-ms",
+                 "1000", "--send-lateness-limit-ms", "1000", "-o", sweep.string()},
+                with_env({{"PACER_E2E_API_KEY", key}}));
+    EXPECT_EQ(m->mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(sweep / "summary.json");
+    EXPECT_TRUE(at(summary, {"transport", "tls"}).as_bool());
+    EXPECT_EQ(strings(at(summary, {"transport", "headers"})),
+              std::vector<std::string>{"Authorization"});
+    EXPECT_EQ(at(summary, {"transport", "handshake_s", "tls", "n"}).to_number<int>(), 3);
+    const auto names = strings(at(read_json(stats), {"request_header_names"}));
+    EXPECT_NE(std::find(names.begin(), names.end(), "authorization"), names.end());
+    EXPECT_EQ(files_containing(sweep, key), std::vector<std::string>{});
+    EXPECT_EQ((r.out + r.err).find(key), std::string::npos);
+}
+
+// The open loop (`run --rate`) connects each arrival the same way.
+TEST(TlsE2E, OpenLoopArrivalsConnectOverWss) {
+    tls_files f;
+    temp_dir out;
+    fs::create_directories(out.path());
+    std::optional<tls_mock> m(std::in_place, f, out / "mock-stats.json");
+    const auto run_dir = out / "run";
+    const auto r =
+        run_cli({"run", "--url", m->url(), "--ca-file", f.cert.string(), "--rate", "20",
+                 "--sessions", "3", "-d", "1s", "--timeout", "20s", "-o", run_dir.string()});
+    EXPECT_EQ(m->mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(run_dir / "summary.json");
+    EXPECT_EQ(at(summary, {"transport", "handshake_s", "tls", "n"}).to_number<int>(), 3);
+    EXPECT_EQ(at(summary, {"pacing", "sessions", "complete"}).to_number<int>(), 3);
+}
+
 // A server that drops the TCP connection without TLS's close_notify (the `vanish` fault) ends
 // the session as an abrupt close, in the same words as over plain TCP.
 TEST(TlsE2E, AServerThatVanishesIsAnAbruptCloseAsOverPlainTcp) {
