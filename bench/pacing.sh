@@ -5,6 +5,11 @@
 #
 #   bench/pacing.sh                         all layouts x 30s and 90s
 #   LAYOUTS="1x1024" DURATIONS="90s" bench/pacing.sh
+#   TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh   the same over wss:// (docs/tls.md)
+#
+# TLS=1: the mock serves wss:// with a throwaway self-signed pair (made with the `openssl`
+# tool) and the client trusts it with --ca-file; rows get a `tls_ms` column (TLS handshake
+# p50/p99 over the sessions).
 #
 # Traces are written in full during the run (that is part of what is measured), then deleted
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
@@ -15,6 +20,16 @@ layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256 2x1024"}
 durations=${DURATIONS:-"30s 90s"}
 out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
+tls=${TLS:-0}
+mock_tls=() client_tls=() scheme=ws
+if [ "$tls" = 1 ]; then
+    openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
+        -subj /CN=localhost -addext "subjectAltName=IP:127.0.0.1,DNS:localhost" \
+        -keyout "$out/key.pem" -out "$out/cert.pem" 2>/dev/null
+    mock_tls=(--tls-cert "$out/cert.pem" --tls-key "$out/key.pem")
+    client_tls=(--ca-file "$out/cert.pem")
+    scheme=wss
+fi
 
 printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s
 for layout in $layouts; do
@@ -22,8 +37,9 @@ for layout in $layouts; do
     sessions=${layout#*x}
     for dur in $durations; do
         tag="$layout-$dur"
-        start_mock "$pacer" "$out/$tag-mock.json"
-        "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" --processes "$procs" -c "$sessions" \
+        start_mock "$pacer" "$out/$tag-mock.json" mock "${mock_tls[@]}"
+        "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" \
+            --processes "$procs" -c "$sessions" \
             -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
@@ -49,11 +65,15 @@ else:
     cores = s["resources"]["client_cpu_cores"]
     rss = s["resources"]["peak_rss_bytes"] / 1e6
     trace = s["trace"]["bytes_per_s"] / 1e6
+tls_ms = ""
+hs = s.get("transport", {}).get("handshake_s", {}).get("tls")
+if hs and hs.get("n"):
+    tls_ms = f"  tls_ms p50 {hs['p50'] * 1e3:.1f} p99 {hs['p99'] * 1e3:.1f}"
 lag = pc["loop_lag_s"]
 lag_p99 = lag.get("p99", lag.get("worst_part_p99"))
 print(f"{tag.split('-')[0]:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
       f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} {ms(lag_p99):<10} "
-      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:.1f}"
+      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:.1f}{tls_ms}"
       + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
          else f"  ({pc['sessions']['requested'] - pc['sessions']['complete']} incomplete)"))
 PY

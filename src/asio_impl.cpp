@@ -1,4 +1,5 @@
-// The one translation unit that compiles Asio and Beast (separate compilation).
+// The one translation unit that compiles Asio (with its SSL) and Beast (separate compilation).
 // Everything else includes narrow headers and links this object.
 #include <boost/asio/impl/src.hpp>
+#include <boost/asio/ssl/impl/src.hpp>
 #include <boost/beast/src.hpp>

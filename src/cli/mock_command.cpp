@@ -51,7 +51,8 @@ int run_mock(mock_settings& s) {
 command add_mock_command(CLI::App& app) {
     auto s = std::make_shared<mock_settings>();
     auto* sub = app.add_subcommand(
-        "mock", "Probe mock of the native realtime protocol on ws://HOST:PORT/v1/realtime. "
+        "mock", "Probe mock of the native realtime protocol on ws://HOST:PORT/v1/realtime (wss:// "
+                "with --tls-cert and --tls-key). "
                 "Answers each append with --replies-per-append events and records how far each "
                 "append arrived from its session's 80 ms grid. Prints 'listening on HOST:PORT' "
                 "when ready; on SIGINT/SIGTERM writes --stats-output and exits 0.");

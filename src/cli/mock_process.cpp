@@ -38,6 +38,12 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host,
         ->capture_default_str();
     sub.add_option("--stats-output", stats_output,
                    "Where to write the stats JSON on exit (new file)");
+    sub.add_option("--tls-cert", host.tls_cert,
+                   "PEM certificate (chain): serve wss:// (TLS) with it; needs --tls-key "
+                   "(docs/tls.md)")
+        ->check(CLI::ExistingFile);
+    sub.add_option("--tls-key", host.tls_key, "PEM private key of --tls-cert")
+        ->check(CLI::ExistingFile);
 }
 
 namespace {
@@ -73,6 +79,9 @@ void print_mock_process_plan(std::string_view command, const server::host_option
                host.max_sessions == 0 ? std::string("no session limit")
                                       : fmt::format("at most {} open sessions", host.max_sessions),
                host.reject_first);
+    fmt::print("  transport  {}\n",
+               host.tls_cert.empty() ? std::string("ws:// (plain TCP)")
+                                     : fmt::format("wss:// (TLS, certificate {})", host.tls_cert));
     fmt::print("  stats      {}\n", stats_output.empty()
                                         ? std::string("not written (no --stats-output)")
                                         : stats_output + " on SIGINT/SIGTERM");
@@ -104,7 +113,11 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
         if (e)
             std::rethrow_exception(e);
     });
-    fmt::print("listening on {}:{}\n", host.host, mock->port());
+    // Scripts and tests take the port after the last ':'; the scheme says whether it is TLS.
+    if (host.tls_cert.empty())
+        fmt::print("listening on {}:{}\n", host.host, mock->port());
+    else
+        fmt::print("listening on wss://{}:{}\n", host.host, mock->port());
     std::fflush(stdout);
     io.run();
     auto stats = mock->stats();

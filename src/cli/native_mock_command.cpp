@@ -75,7 +75,8 @@ command add_native_mock_command(CLI::App& app) {
     auto s = std::make_shared<native_mock_settings>();
     auto* sub = app.add_subcommand(
         "native-mock",
-        "Mock of the native full-duplex realtime server on ws://HOST:PORT/v1/realtime "
+        "Mock of the native full-duplex realtime server on ws://HOST:PORT/v1/realtime (wss:// "
+        "with --tls-cert and --tls-key) "
         "(docs/protocol.md §1.4 and the section 6 recipe): healthy sessions pass `pacer replay`. "
         "VoiceChat-like (continuous audio) or MiniCPM-o-like (replies to questions), unit output "
         "in bursts, a capacity model whose unit latency grows with open sessions, HTTP 503 "

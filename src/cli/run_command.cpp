@@ -2,6 +2,7 @@
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
+#include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
@@ -84,6 +85,7 @@ struct run_settings {
     std::string progress = "auto";
     bool no_report = false;
     std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
+    client_settings client;    // wss:// trust and handshake headers
 };
 
 std::string ms(const boost::json::value& v) {
@@ -272,6 +274,8 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
         a.push_back("--inject-stall-ms");
         a.push_back(fmt::format("{}", s.inject_stall_ms));
     }
+    const auto client = client_worker_args(s.client); // secrets go by the environment
+    a.insert(a.end(), client.begin(), client.end());
     return a;
 }
 
@@ -398,7 +402,12 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
-    summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
+    summary["profile"] = protocol::find_profile(s.profile)->name;   // validated by run()
+    transport::ws_endpoint endpoint = transport::parse_ws_url(url); // checked by run()
+    apply_client_settings(s.client, endpoint);
+    auto transport_block = transport_json(endpoint);
+    transport_block.erase("handshake_s"); // measured by the workers: worker-K/summary.json
+    summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
@@ -688,6 +697,7 @@ int run(const run_settings& s) {
             throw usage_error(e.what());
         }
     }
+    apply_client_settings(s.client, endpoint); // bad headers, a missing key: before any file
     const fs::path out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
     if (fs::exists(out))
         throw usage_error(fmt::format(
@@ -709,6 +719,8 @@ int run(const run_settings& s) {
                         std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
                         *timeout, out, shard, open_loop ? &*open_loop : nullptr, arrivals,
                         start_monotonic, descriptors, disk_estimate, disk_free});
+        if (const auto line = transport_line(endpoint); !line.empty())
+            fmt::print("  transport  {}\n", line);
         return exit_ok;
     }
     create_output_dir(out);
@@ -721,6 +733,7 @@ int run(const run_settings& s) {
         });
         url = mock->url();
         endpoint = transport::parse_ws_url(url);
+        apply_client_settings(s.client, endpoint);
     }
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr);
@@ -810,6 +823,7 @@ int run(const run_settings& s) {
                        {"free_bytes", disk_free}};
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
+    summary["transport"] = transport_json(endpoint);
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid: the
@@ -896,6 +910,8 @@ int run(const run_settings& s) {
     if (!s.export_format.empty())
         if (const auto tables = write_end_tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
+    if (const auto line = transport_line(endpoint); !line.empty())
+        fmt::print("  transport  {}\n", line);
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {
@@ -1005,7 +1021,9 @@ command add_run_command(CLI::App& app) {
                     "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
-                    "probe mock in this process on its own thread");
+                    "probe mock in this process on its own thread. wss:// for TLS "
+                    "(docs/tls.md)");
+    add_client_options(*sub, s->client);
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "
                     "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "

@@ -3,6 +3,7 @@
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
+#include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
@@ -67,6 +68,7 @@ struct serve_settings {
     std::string progress = "auto";
     bool no_report = false;
     std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
+    client_settings client;    // wss:// trust and handshake headers
 };
 
 // Everything a level needs that does not change between levels.
@@ -556,6 +558,7 @@ int serve(const serve_settings& s) {
             throw usage_error(e.what());
         }
     }
+    apply_client_settings(s.client, w.endpoint); // bad headers, a missing key: before any file
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw usage_error(
             fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
@@ -650,6 +653,7 @@ int serve(const serve_settings& s) {
             return std::make_unique<server::native_mock>(io, o);
         });
         w.endpoint = transport::parse_ws_url(mock->url());
+        apply_client_settings(s.client, w.endpoint);
         w.url = mock->url() + " (built-in native mock)";
     }
     create_output_dir(out);
@@ -771,6 +775,7 @@ int serve(const serve_settings& s) {
         summary["capacity"] = capacity;
     summary["client_timing_valid"] = all_valid;
     summary["interrupted"] = interrupted;
+    summary["transport"] = transport_json(w.endpoint); // every level's connections
     if (mock)
         summary["mock"] = mock->stop();
     char host[256] = {};
@@ -801,6 +806,8 @@ int serve(const serve_settings& s) {
                    : limited == "unreachable" ? "the server could not be reached"
                                               : "interrupted");
     }
+    if (const auto line = transport_line(w.endpoint); !line.empty())
+        fmt::print("transport  {}\n", line);
     fmt::print("results    {}{}\n", (out / "summary.json").string(),
                report ? ", " + report->string() : std::string());
     if (!s.export_format.empty())
@@ -835,7 +842,9 @@ command add_serve_command(CLI::App& app) {
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: the built-in native "
                     "mock of --profile, in this process (a try-out: it shares the client's "
-                    "cores; run `pacer native-mock` or a real server to measure)");
+                    "cores; run `pacer native-mock` or a real server to measure). wss:// for "
+                    "TLS (docs/tls.md)");
+    add_client_options(*sub, s->client);
     sub->add_option("--audio", s->audio,
                     "Input WAV files (16 kHz mono PCM16); session i streams file i mod N")
         ->expected(1, -1);

@@ -8,9 +8,11 @@
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/json/array.hpp>
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <cerrno>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -53,8 +55,35 @@ std::size_t parse_choice(std::span<const std::string_view> names, std::string_vi
         fmt::format("{} must be one of {} (got '{}')", flag, fmt::join(names, ", "), name));
 }
 
+namespace {
+
+std::unique_ptr<asio::ssl::context> server_tls(const host_options& o) {
+    if (o.tls_cert.empty() && o.tls_key.empty())
+        return nullptr;
+    if (o.tls_cert.empty() || o.tls_key.empty())
+        throw std::invalid_argument("--tls-cert and --tls-key go together: give both or neither");
+    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
+    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                     asio::ssl::context::no_tlsv1_1);
+    boost::system::error_code ec;
+    ctx->use_certificate_chain_file(o.tls_cert, ec);
+    if (ec)
+        throw std::invalid_argument(fmt::format("--tls-cert {}: cannot load a PEM certificate ({})",
+                                                o.tls_cert, ec.message()));
+    ctx->use_private_key_file(o.tls_key, asio::ssl::context::pem, ec);
+    if (ec)
+        throw std::invalid_argument(
+            fmt::format("--tls-key {}: cannot load a PEM private key matching --tls-cert ({})",
+                        o.tls_key, ec.message()));
+    return ctx;
+}
+
+} // namespace
+
 mock_host::mock_host(asio::io_context& ctx, host_options options)
-    : options_(std::move(options)), acceptor_(ctx), stopped_signal_(ctx), started_(clock::now()) {
+    : options_(std::move(options)), tls_(server_tls(options_)), acceptor_(ctx),
+      stopped_signal_(ctx), started_(clock::now()) {
     stopped_signal_.expires_at(time_point::max());
 }
 
@@ -94,22 +123,47 @@ asio::awaitable<void> mock_host::serve(const session_handler& handler) {
 }
 
 asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler handler) {
-    beast::tcp_stream stream(std::move(socket));
+    ws_stream ws(beast::tcp_stream(std::move(socket)));
+    auto& layer = ws.next_layer(); // TLS when serving wss://
+    if (tls_)
+        layer.use_tls(*tls_); // before the reference below: it moves the TCP stream
+    auto& stream = beast::get_lowest_layer(ws);
+    // Registered for stop() while the stream lives; the guard holds the host, so it outlives
+    // the registration even when the coroutine frame is destroyed with its io_context.
+    struct registration {
+        std::shared_ptr<mock_host> host;
+        beast::tcp_stream* stream;
+        ~registration() { host->open_.erase(stream); }
+    } registered{shared_from_this(), &stream};
+    open_.insert(registered.stream);
+    stream.expires_after(std::chrono::seconds(30));
+    if (auto* t = layer.tls()) {
+        auto [tec] = co_await t->async_handshake(asio::ssl::stream_base::server, use_tuple);
+        if (tec || stopped_)
+            co_return; // e.g. a client that does not trust the certificate
+    }
     beast::flat_buffer buffer;
     http::request<http::string_body> request;
-    stream.expires_after(std::chrono::seconds(30));
-    auto [rec, n] = co_await http::async_read(stream, buffer, request, use_tuple);
-    if (rec)
+    auto [rec, n] = co_await http::async_read(layer, buffer, request, use_tuple);
+    if (rec || stopped_)
         co_return;
     stream.expires_never();
     ++handshakes_;
+    for (const auto& field : request) {
+        std::string name(field.name_string());
+        for (auto& c : name)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        header_names_.insert(std::move(name));
+    }
     auto refuse = [&](http::status status, std::string body) -> asio::awaitable<void> {
         http::response<http::string_body> res{status, request.version()};
         res.set(http::field::content_type, "text/plain");
         res.body() = std::move(body);
         res.prepare_payload();
         res.keep_alive(false);
-        co_await http::async_write(stream, res, use_tuple);
+        co_await http::async_write(layer, res, use_tuple);
+        if (auto* t = layer.tls())
+            co_await t->async_shutdown(use_tuple);
         boost::system::error_code ignored;
         stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
     };
@@ -127,17 +181,6 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
         co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
         co_return;
     }
-    ws_stream ws(std::move(stream));
-    // Registered for stop() while the stream lives; the guard holds the host, so it outlives
-    // the registration even when the coroutine frame is destroyed with its io_context.
-    struct registration {
-        std::shared_ptr<mock_host> host;
-        beast::tcp_stream* stream;
-        ~registration() { host->open_.erase(stream); }
-    } registered{shared_from_this(), &beast::get_lowest_layer(ws)};
-    open_.insert(registered.stream);
-    if (stopped_)
-        co_return; // stop() came during the upgrade read
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws.read_message_max(8 * 1024 * 1024);
     // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it.
@@ -147,7 +190,7 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
         --active_;
         co_return;
     }
-    beast::get_lowest_layer(ws).socket().set_option(tcp::no_delay(true));
+    stream.socket().set_option(tcp::no_delay(true));
     const std::size_t index = seen_++;
     co_await handler(ws, index);
     --active_;
@@ -182,6 +225,11 @@ boost::json::object mock_host::stats() const {
     o["sessions_seen"] = seen_;
     o["sessions_completed"] = completed_;
     o["sessions_rejected"] = rejected_;
+    o["tls"] = tls_ != nullptr;
+    boost::json::array names;
+    for (const auto& name : header_names_)
+        names.emplace_back(name);
+    o["request_header_names"] = std::move(names);
     auto lag = to_json(summarize(lags, pacing_fractions));
     lag["over_80ms"] = lags_over;
     o["loop_lag_s"] = std::move(lag);

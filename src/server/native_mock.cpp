@@ -200,6 +200,7 @@ private:
     // Writes whatever is due, in order; sleeps until the next job is due or the reader wakes it.
     asio::awaitable<void> write_loop() {
         auto& socket = boost::beast::get_lowest_layer(ws_).socket();
+        auto& layer = ws_.next_layer(); // raw frames go through TLS when it is on
         std::string batch;
         for (;;) {
             if (peer_gone_)
@@ -216,7 +217,7 @@ private:
                 pending_.pop_front();
             }
             if (!batch.empty()) {
-                auto [ec, n] = co_await asio::async_write(socket, asio::buffer(batch), use_tuple);
+                auto [ec, n] = co_await asio::async_write(layer, asio::buffer(batch), use_tuple);
                 batch.clear();
                 if (ec) {
                     peer_gone_ = true;

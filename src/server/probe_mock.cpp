@@ -94,8 +94,8 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
     std::string batch;
     auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
     auto flush = [&]() -> asio::awaitable<bool> {
-        auto [ec, n] = co_await asio::async_write(beast::get_lowest_layer(ws).socket(),
-                                                  asio::buffer(batch), use_tuple);
+        // Through TLS when it is on: next_layer() is the TLS stream's owner.
+        auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
         batch.clear();
         co_return !ec;
     };

@@ -1,13 +1,24 @@
+#include <pacer/core/clock.hpp>
+#include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/error.hpp>
+#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
 #include <fmt/format.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
+#include <algorithm>
+#include <array>
+#include <cctype>
 #include <stdexcept>
 
 namespace pacer::transport {
@@ -21,12 +32,32 @@ namespace {
 constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 }
 
+struct tls_client_context {
+    asio::ssl::context ctx{asio::ssl::context::tls_client};
+};
+
+std::vector<std::string> client_options::header_names() const {
+    std::vector<std::string> names;
+    for (const auto& h : headers)
+        names.push_back(h.first);
+    return names;
+}
+
 ws_endpoint parse_ws_url(std::string_view url) {
-    constexpr std::string_view scheme = "ws://";
-    if (url.substr(0, scheme.size()) != scheme)
-        throw std::invalid_argument(fmt::format("--url must start with ws:// (got '{}')", url));
-    std::string_view rest = url.substr(scheme.size());
+    constexpr std::string_view plain = "ws://";
+    constexpr std::string_view secure = "wss://";
     ws_endpoint ep;
+    std::string_view rest;
+    if (url.substr(0, plain.size()) == plain) {
+        rest = url.substr(plain.size());
+    } else if (url.substr(0, secure.size()) == secure) {
+        rest = url.substr(secure.size());
+        ep.tls = true;
+        ep.port = "443";
+    } else {
+        throw std::invalid_argument(
+            fmt::format("--url must start with ws:// or wss:// (got '{}')", url));
+    }
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     ep.target = slash == std::string_view::npos ? "/" : std::string(rest.substr(slash));
@@ -52,9 +83,93 @@ ws_endpoint parse_ws_url(std::string_view url) {
     return ep;
 }
 
+namespace {
+
+// The OpenSSL error queue's first reason, or `fallback`.
+std::string openssl_reason(std::string_view fallback) {
+    const unsigned long e = ::ERR_get_error();
+    ::ERR_clear_error();
+    if (e == 0)
+        return std::string(fallback);
+    std::array<char, 256> text{};
+    ::ERR_error_string_n(e, text.data(), text.size());
+    return text.data();
+}
+
+bool is_ip_literal(const std::string& host) {
+    boost::system::error_code ec;
+    (void)asio::ip::make_address(host, ec);
+    return !ec;
+}
+
+} // namespace
+
+void prepare_tls(ws_endpoint& ep) {
+    if (!ep.tls)
+        return;
+    auto t = std::make_shared<tls_client_context>();
+    auto& ctx = t->ctx;
+    ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
+                    asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
+                    asio::ssl::context::no_tlsv1_1);
+    if (ep.client.insecure) {
+        ctx.set_verify_mode(asio::ssl::verify_none);
+    } else {
+        ctx.set_verify_mode(asio::ssl::verify_peer);
+        boost::system::error_code ec;
+        if (!ep.client.ca_file.empty()) {
+            ctx.load_verify_file(ep.client.ca_file, ec);
+            if (ec)
+                throw std::invalid_argument(
+                    fmt::format("--ca-file {}: cannot load CA certificates ({})", ep.client.ca_file,
+                                openssl_reason(ec.message())));
+        } else {
+            ctx.set_default_verify_paths(ec);
+            if (ec)
+                throw std::invalid_argument(fmt::format("cannot load the system CA store ({})",
+                                                        openssl_reason(ec.message())));
+        }
+    }
+    ep.client.tls_context = std::move(t);
+}
+
+std::pair<std::string, std::string> parse_header(std::string_view text) {
+    const auto colon = text.find(':');
+    if (colon == std::string_view::npos || colon == 0)
+        throw std::invalid_argument("--header must be 'Name: value'");
+    std::string name(text.substr(0, colon));
+    // RFC 9110 token characters only: no blanks, no CR/LF, no separators.
+    constexpr std::string_view token_extra = "!#$%&'*+-.^_`|~";
+    for (char c : name)
+        if (!(std::isalnum(static_cast<unsigned char>(c)) ||
+              token_extra.find(c) != std::string_view::npos))
+            throw std::invalid_argument(fmt::format(
+                "--header name '{}' is not an HTTP token (letters, digits, -, _ ...)", name));
+    std::string_view value = text.substr(colon + 1);
+    if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
+        throw std::invalid_argument(
+            fmt::format("--header {} has a CR, LF or NUL in its value", name));
+    while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
+        value.remove_prefix(1);
+    while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
+        value.remove_suffix(1);
+    std::string lower = name;
+    std::transform(lower.begin(), lower.end(), lower.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    constexpr std::array<std::string_view, 4> reserved{"host", "upgrade", "connection",
+                                                       "content-length"};
+    if (std::find(reserved.begin(), reserved.end(), lower) != reserved.end() ||
+        lower.rfind("sec-websocket-", 0) == 0)
+        throw std::invalid_argument(fmt::format(
+            "--header {} would override the WebSocket handshake: pacer sets it itself", name));
+    return {std::move(name), std::string(value)};
+}
+
 struct ws_connection::impl {
     explicit impl(asio::any_io_executor ex) : ws(ex) {}
-    websocket::stream<beast::tcp_stream> ws;
+    websocket::stream<detail::maybe_tls_stream> ws;
+    std::shared_ptr<tls_client_context> tls; // keeps the context alive beside its stream
+    handshake_times times;
 };
 
 ws_connection::ws_connection(asio::any_io_executor ex) : impl_(std::make_unique<impl>(ex)) {}
@@ -62,8 +177,24 @@ ws_connection::~ws_connection() = default;
 
 asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
     auto& ws = impl_->ws;
-    auto& stream = beast::get_lowest_layer(ws);
+    impl_->times = {};
     handshake_result result;
+    if (ep.tls) {
+        impl_->tls = ep.client.tls_context;
+        if (!impl_->tls) { // built here when the caller did not prepare one
+            ws_endpoint copy = ep;
+            try {
+                prepare_tls(copy);
+            } catch (const std::invalid_argument& e) {
+                result.ec = asio::error::invalid_argument;
+                result.message = fmt::format("OSError: TLS: {}", e.what());
+                co_return result;
+            }
+            impl_->tls = copy.client.tls_context;
+        }
+        ws.next_layer().use_tls(impl_->tls->ctx); // before any reference to the TCP stream
+    }
+    auto& stream = beast::get_lowest_layer(ws);
     tcp::resolver resolver(ws.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, ep.port, use_tuple);
     if (rec) {
@@ -71,6 +202,7 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
         result.message = fmt::format("OSError: cannot resolve {}: {}", ep.host, rec.message());
         co_return result;
     }
+    auto phase_start = clock::now();
     auto [cec, endpoint] = co_await stream.async_connect(endpoints, use_tuple);
     if (cec) {
         result.ec = cec;
@@ -79,6 +211,39 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
         co_return result;
     }
     stream.socket().set_option(tcp::no_delay(true));
+    impl_->times.connect_s = to_seconds(clock::now() - phase_start);
+
+    if (ep.tls) {
+        phase_start = clock::now();
+        auto& tls = *ws.next_layer().tls();
+        // SNI names the host, never an address literal (RFC 6066 section 3).
+        if (!is_ip_literal(ep.host) &&
+            !::SSL_set_tlsext_host_name(tls.native_handle(), ep.host.c_str())) {
+            result.ec = asio::error::invalid_argument;
+            result.message = fmt::format("OSError: TLS: cannot set SNI {}", ep.host);
+            co_return result;
+        }
+        if (!ep.client.insecure)
+            tls.set_verify_callback(asio::ssl::host_name_verification(ep.host));
+        stream.expires_after(std::chrono::seconds(30));
+        auto [tec] = co_await tls.async_handshake(asio::ssl::stream_base::client, use_tuple);
+        stream.expires_never();
+        if (tec) {
+            result.ec = tec;
+            const long verify = ::SSL_get_verify_result(tls.native_handle());
+            if (verify != X509_V_OK)
+                result.message = fmt::format(
+                    "OSError: TLS handshake with {}:{}: certificate verify failed: {}{}", ep.host,
+                    ep.port, ::X509_verify_cert_error_string(verify),
+                    ep.client.ca_file.empty() ? " (trusted: the system CA store; see --ca-file)"
+                                              : fmt::format(" (trusted: {})", ep.client.ca_file));
+            else
+                result.message = fmt::format("OSError: TLS handshake with {}:{}: {}", ep.host,
+                                             ep.port, tec.message());
+            co_return result;
+        }
+        impl_->times.tls_s = to_seconds(clock::now() - phase_start);
+    }
 
     websocket::stream_base::timeout timeouts{};
     timeouts.handshake_timeout = std::chrono::seconds(30);
@@ -88,10 +253,17 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
     ws.read_message_max(max_message_bytes);
     ws.auto_fragment(false);
     ws.text(true);
+    if (!ep.client.headers.empty())
+        ws.set_option(websocket::stream_base::decorator(
+            [headers = ep.client.headers](websocket::request_type& req) {
+                for (const auto& [name, value] : headers)
+                    req.set(name, value);
+            }));
 
     const std::string host = ep.host.find(':') != std::string::npos
                                  ? fmt::format("[{}]:{}", ep.host, ep.port)
                                  : fmt::format("{}:{}", ep.host, ep.port);
+    phase_start = clock::now();
     websocket::response_type response;
     auto [hec] = co_await ws.async_handshake(response, host, ep.target, use_tuple);
     if (hec) {
@@ -103,8 +275,16 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
         } else {
             result.message = fmt::format("OSError: handshake: {}", hec.message());
         }
+        co_return result;
     }
+    impl_->times.upgrade_s = to_seconds(clock::now() - phase_start);
+    if (ep.client.handshakes)
+        ep.client.handshakes->add(impl_->times);
     co_return result;
+}
+
+handshake_times ws_connection::times() const {
+    return impl_->times;
 }
 
 asio::awaitable<boost::system::error_code> ws_connection::write(std::string_view text) {
@@ -226,8 +406,11 @@ std::string ws_connection::describe(boost::system::error_code ec) const {
                                                                  : "ConnectionClosedError",
                            frame, frame);
     }
+    // Over TLS a peer that drops the connection without a close_notify reads as a truncated
+    // stream: the same abrupt end as EOF on plain TCP.
     if (ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
-        ec == asio::error::connection_reset || ec == asio::error::broken_pipe)
+        ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
+        ec == asio::ssl::error::stream_truncated)
         return fmt::format("ConnectionClosedError: no close frame received or sent ({})",
                            ec.message());
     if (ec == websocket::error::message_too_big || ec == asio::error::no_buffer_space)

@@ -58,7 +58,11 @@ struct mock_thread {
         thread.join();
     }
     pacer::transport::ws_endpoint endpoint() {
-        return {"127.0.0.1", std::to_string(mock.port()), "/v1/realtime"};
+        pacer::transport::ws_endpoint ep;
+        ep.host = "127.0.0.1";
+        ep.port = std::to_string(mock.port());
+        ep.target = "/v1/realtime";
+        return ep;
     }
 };
 

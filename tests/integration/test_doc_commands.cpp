@@ -29,6 +29,7 @@
 //   N -> 4   I -> 1 (so I/N is 1/4)   C -> 8   K -> 2   L -> 20   P -> 0.5   S -> 16   R -> 20
 //   F, MODE -> server_error (a fault both mocks know)   SLO -> ttfa-p95=1.5s
 //   T -> one hour from now, in Unix seconds   <command> -> run
+//   VAR -> PACER_DOC_API_KEY (set in the command's environment: --api-key-env reads it)
 //
 // Inputs and outputs: each line runs in a fresh empty folder, so output folders named in the
 // docs never exist yet (a dry run still refuses an existing one). The inputs a line names are
@@ -39,6 +40,8 @@
 // its name starts with session-) and to `pacer merge`, `pacer report` and `pacer export`
 // (copies of a real run's folder; merge refuses the same run twice, so write one). Every
 // --start-at is moved to one hour from now (a date written in a doc is soon in the past).
+// The files after --ca-file and --tls-cert are a throwaway self-signed certificate, the one
+// after --tls-key its key.
 // Absolute paths are used as they are.
 //
 // PACER_DOC_COMMANDS_VERBOSE=1 prints every command as it ran.
@@ -46,6 +49,7 @@
 #include <gtest/gtest.h>
 
 #include "integration/cli_process.hpp"
+#include "integration/tls_files.hpp"
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
@@ -277,6 +281,7 @@ std::string substitute(const std::string& word, std::set<std::string>& unknown,
         {"F", "server_error"},
         {"MODE", "server_error"},
         {"SLO", "ttfa-p95=1.5s"},
+        {"VAR", "PACER_DOC_API_KEY"},
     };
     std::string w = word;
     if (w == "T")
@@ -365,6 +370,7 @@ protected:
         part_log_ = r.out + r.err;
         const auto s = run_cli({"schedule", "--rate", "10", "--count", "5", "--format", "json"});
         std::ofstream(fixtures_->path() / "schedule.json") << s.out;
+        make_self_signed(fixtures_->path() / "cert.pem", fixtures_->path() / "key.pem");
     }
     static void TearDownTestSuite() {
         delete fixtures_;
@@ -409,6 +415,14 @@ protected:
                         << R"("threads":1,"workers":1},"samples":[]})"
                         << "\n";
                 }
+                continue;
+            }
+            if ((a == "--ca-file" || a == "--tls-cert" || a == "--tls-key") &&
+                i + 1 < args.size() && !fs::exists(at(args[i + 1]))) {
+                fs::create_directories(at(args[i + 1]).parent_path());
+                fs::copy_file(fixtures_->path() / (a == "--tls-key" ? "key.pem" : "cert.pem"),
+                              at(args[i + 1]));
+                ++i;
                 continue;
             }
             if (a == "--schedule" && i + 1 < args.size() && !fs::exists(at(args[i + 1]))) {
@@ -500,6 +514,9 @@ TEST_F(DocCommands, EveryDocumentedCommandPassesItsDryRun) {
                 argv.push_back("--dry-run");
             auto o = in_dir(cwd.path());
             o.env = env;
+            for (std::size_t i = 0; i + 1 < args.size(); ++i)
+                if (args[i] == "--api-key-env")
+                    o.env[args[i + 1]] = "doc-test-key";
             const auto r = run_cli(argv, o);
             std::string ran = "pacer";
             for (const auto& a : argv)

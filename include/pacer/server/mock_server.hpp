@@ -22,6 +22,10 @@ struct host_options {
     /// 0 keeps the system's. Small values make a peer's send window fill within seconds.
     int receive_buffer = 0;
     int max_segment = 0;
+    /// PEM certificate (chain) and private key: serve wss:// (TLS) instead of ws://. Both or
+    /// neither; the mock refuses to start (std::invalid_argument) when they cannot be loaded.
+    std::string tls_cert;
+    std::string tls_key;
 };
 
 namespace detail {

@@ -8,22 +8,87 @@
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
+#include <cstddef>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace pacer::transport {
 
-/// Where a `ws://host:port/target` URL points.
+/// How long each phase of one connection took, in seconds: TCP connect (after the name was
+/// resolved), TLS handshake (0 for ws://) and WebSocket upgrade.
+struct handshake_times {
+    double connect_s = 0;
+    double tls_s = 0;
+    double upgrade_s = 0;
+};
+
+/// Collects `handshake_times` from every connection that upgraded, from any thread: one entry
+/// per admitted session (a 503-declined attempt records nothing).
+class handshake_log {
+public:
+    void add(const handshake_times& t) {
+        std::lock_guard lock(mutex_);
+        times_.push_back(t);
+    }
+    std::vector<handshake_times> snapshot() const {
+        std::lock_guard lock(mutex_);
+        return times_;
+    }
+
+private:
+    mutable std::mutex mutex_;
+    std::vector<handshake_times> times_;
+};
+
+/// A client TLS configuration (an OpenSSL context: trust store, verification), built once and
+/// shared by every connection of a run. Opaque: Asio's SSL stays inside the transport's .cpp.
+struct tls_client_context;
+
+/// The client's settings beyond the address, carried by `ws_endpoint` to every connection.
+struct client_options {
+    /// PEM file of trusted CAs for wss://; empty: the system's CA store.
+    std::string ca_file;
+    /// wss:// without verifying the server's certificate (nor its name).
+    bool insecure = false;
+    /// Extra handshake headers (`Name`, `value`), in order. The values may be secrets (an API
+    /// key): never print or record them; `header_names()` is what reports may show.
+    std::vector<std::pair<std::string, std::string>> headers;
+    /// Built by `prepare_tls` for wss://; a connection without one builds its own.
+    std::shared_ptr<tls_client_context> tls_context;
+    /// Optional: where every upgraded connection reports its handshake phases.
+    std::shared_ptr<handshake_log> handshakes;
+
+    std::vector<std::string> header_names() const;
+};
+
+/// Where a `ws://host:port/target` (or `wss://`) URL points, and how to connect there.
 struct ws_endpoint {
     std::string host;
     std::string port = "80";
     std::string target = "/";
+    bool tls = false; ///< wss://
+    client_options client;
 };
 
-/// Parses `ws://HOST[:PORT][/PATH]` (IPv6 hosts in brackets). Throws std::invalid_argument
-/// with a one-line reason for anything else (wss:// is not supported).
+/// Parses `ws://HOST[:PORT][/PATH]` or `wss://HOST[:PORT][/PATH]` (IPv6 hosts in brackets;
+/// default ports 80 and 443). Throws std::invalid_argument with a one-line reason for anything
+/// else.
 ws_endpoint parse_ws_url(std::string_view url);
+
+/// Builds `ep.client.tls_context` for a wss:// endpoint from `ca_file` and `insecure` (the
+/// system CA store when no file is given); nothing for ws://. Throws std::invalid_argument
+/// naming the file when the CA file cannot be loaded.
+void prepare_tls(ws_endpoint& ep);
+
+/// Checks one `--header` argument, `Name: value`: a token name, no CR/LF/NUL, not a header the
+/// WebSocket handshake sets itself (Host, Upgrade, Connection, Sec-WebSocket-*). Returns the
+/// name and the value (surrounding blanks trimmed); throws std::invalid_argument with a reason
+/// that names the header but never shows its value.
+std::pair<std::string, std::string> parse_header(std::string_view text);
 
 /// Largest inbound message accepted (`MAX_MESSAGE_BYTES`).
 inline constexpr std::size_t max_message_bytes = 8 * 1024 * 1024;
@@ -71,6 +136,9 @@ public:
 
     /// Whether `ec` is a close that the peer started with a close frame.
     bool closed_by_peer(boost::system::error_code ec) const;
+
+    /// The phases of the last `connect()` (zeros for a phase not reached).
+    handshake_times times() const;
 
 private:
     struct impl;

@@ -6,11 +6,13 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/server/mock_server.hpp>
+#include <pacer/transport/detail/maybe_tls_stream.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/ssl/context.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
@@ -28,7 +30,9 @@
 
 namespace pacer::server::detail {
 
-using ws_stream = boost::beast::websocket::stream<boost::beast::tcp_stream>;
+/// A session's WebSocket: over TLS when the host has a certificate, plain TCP otherwise. Raw
+/// frames go to `ws.next_layer()` (through TLS when on); `get_lowest_layer(ws)` is the TCP stream.
+using ws_stream = boost::beast::websocket::stream<transport::detail::maybe_tls_stream>;
 
 /// The mocks' completion token: expected I/O errors come back as values.
 inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
@@ -57,6 +61,8 @@ public:
 
     void listen();
     std::uint16_t port() const;
+    /// Whether it serves wss:// (a certificate and key were given).
+    bool tls() const { return tls_ != nullptr; }
     /// Accepts until `stop()`, running `handler` for every admitted session, and the loop
     /// monitor beside. Each connection is its own coroutine (with its copy of `handler`): its
     /// failure ends only itself. `handler` must outlive the returned awaitable.
@@ -75,8 +81,10 @@ public:
     /// Counts a session that ended with `session.closed` answering the client's close.
     void session_completed() { ++completed_; }
 
-    /// `{sessions_seen, sessions_completed, sessions_rejected, loop_lag_s{…, over_80ms}, wall_s,
-    /// thread_cpu_s, thread_cpu_cores}` (the last two once stopped).
+    /// `{sessions_seen, sessions_completed, sessions_rejected, tls, request_header_names,
+    /// loop_lag_s{…, over_80ms}, wall_s, thread_cpu_s, thread_cpu_cores}` (the last two once
+    /// stopped). `request_header_names` lists, sorted and lower-cased, the names of the headers
+    /// the upgrade requests carried (never their values, which may be secrets).
     boost::json::object stats() const;
 
 private:
@@ -84,6 +92,7 @@ private:
                                         session_handler handler);
 
     host_options options_;
+    std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
     boost::asio::ip::tcp::acceptor acceptor_;
     boost::asio::steady_timer stopped_signal_; // cancelled by stop()
     runtime::loop_monitor monitor_;
@@ -97,6 +106,7 @@ private:
     std::size_t rejected_ = 0;
     std::size_t completed_ = 0;
     std::set<boost::beast::tcp_stream*> open_; // the open sessions' streams, closed by stop()
+    std::set<std::string> header_names_;       // lower-cased, names only
 };
 
 /// What a mock adds to its host: how it runs a session, and its stats.

@@ -1,0 +1,181 @@
+#include <pacer/cli/client_options.hpp>
+#include <pacer/cli/commands.hpp>
+#include <pacer/core/stats.hpp>
+
+#include <boost/json/array.hpp>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <stdexcept>
+
+namespace pacer::cli {
+
+namespace {
+
+constexpr const char* worker_headers_variable = "PACER_WORKER_HEADERS";
+
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+} // namespace
+
+void add_client_options(CLI::App& sub, client_settings& s) {
+    sub.add_option("--ca-file", s.ca_file,
+                   "wss://: trust the CA certificates of this PEM file instead of the system's "
+                   "CA store (docs/tls.md)")
+        ->check(CLI::ExistingFile);
+    sub.add_flag("--insecure", s.insecure,
+                 "wss:// without verifying the server's certificate or name (said loudly in the "
+                 "summary; for test servers only)");
+    sub.add_option("--header", s.headers,
+                   "Extra handshake header 'Name: value' (repeatable). Values are treated as "
+                   "secrets: only names are recorded. Host, Upgrade, Connection and "
+                   "Sec-WebSocket-* are refused");
+    sub.add_option("--api-key-env", s.api_key_env,
+                   "Send 'Authorization: Bearer <key>' with the key read from this environment "
+                   "variable (never from the command line, never recorded)");
+    sub.add_option("--headers-env", s.headers_env)->group(""); // a worker's headers
+}
+
+void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep) {
+    auto& c = ep.client;
+    c.ca_file = s.ca_file;
+    c.insecure = s.insecure;
+    c.headers.clear();
+    std::vector<std::string> lines = s.headers;
+    if (!s.headers_env.empty()) {
+        const char* all = std::getenv(s.headers_env.c_str());
+        std::string_view rest = all ? all : "";
+        while (!rest.empty()) {
+            const auto nl = rest.find('\n');
+            lines.emplace_back(rest.substr(0, nl));
+            rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+        }
+    }
+    for (const auto& line : lines) {
+        try {
+            c.headers.push_back(transport::parse_header(line));
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    }
+    for (std::size_t i = 0; i < c.headers.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (lower(c.headers[i].first) == lower(c.headers[j].first))
+                throw usage_error(fmt::format("--header {} is given twice", c.headers[i].first));
+    if (!s.api_key_env.empty()) {
+        const char* key = std::getenv(s.api_key_env.c_str());
+        if (key == nullptr || *key == '\0')
+            throw usage_error(fmt::format("--api-key-env {}: the environment variable is {}",
+                                          s.api_key_env, key == nullptr ? "not set" : "empty"));
+        const std::string_view k(key);
+        if (k.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
+            throw usage_error(
+                fmt::format("--api-key-env {}: the key has a CR, LF or NUL in it", s.api_key_env));
+        for (const auto& h : c.headers)
+            if (lower(h.first) == "authorization")
+                throw usage_error("--api-key-env and --header Authorization both set "
+                                  "Authorization: give one");
+        c.headers.emplace_back("Authorization", fmt::format("Bearer {}", k));
+    }
+    if (!ep.tls && (!s.ca_file.empty() || s.insecure))
+        throw usage_error(fmt::format("{} is for wss:// URLs; this one is ws://",
+                                      s.insecure ? "--insecure" : "--ca-file"));
+    if (s.insecure && !s.ca_file.empty())
+        throw usage_error("--insecure verifies nothing, so --ca-file means nothing with it: "
+                          "give one");
+    try {
+        transport::prepare_tls(ep);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (!c.handshakes)
+        c.handshakes = std::make_shared<transport::handshake_log>();
+}
+
+std::vector<std::string> client_worker_args(const client_settings& s) {
+    std::vector<std::string> a;
+    if (!s.ca_file.empty())
+        a.insert(a.end(), {"--ca-file", s.ca_file});
+    if (s.insecure)
+        a.emplace_back("--insecure");
+    if (!s.api_key_env.empty())
+        a.insert(a.end(), {"--api-key-env", s.api_key_env});
+    std::vector<std::string> lines = s.headers;
+    if (!s.headers_env.empty()) // a worker starting workers: pass its own on
+        if (const char* all = std::getenv(s.headers_env.c_str()); all && *all)
+            lines.emplace_back(all);
+    if (!lines.empty()) {
+        std::string joined;
+        for (const auto& l : lines)
+            joined += (joined.empty() ? "" : "\n") + l;
+        ::setenv(worker_headers_variable, joined.c_str(), 1);
+        a.insert(a.end(), {"--headers-env", worker_headers_variable});
+    }
+    return a;
+}
+
+boost::json::object transport_json(const transport::ws_endpoint& ep) {
+    boost::json::object o;
+    o["tls"] = ep.tls;
+    o["insecure"] = ep.client.insecure;
+    if (ep.client.ca_file.empty())
+        o["ca_file"] = nullptr;
+    else
+        o["ca_file"] = ep.client.ca_file;
+    boost::json::array names;
+    for (const auto& n : ep.client.header_names())
+        names.emplace_back(n);
+    o["headers"] = std::move(names);
+    std::vector<transport::handshake_times> times;
+    if (ep.client.handshakes)
+        times = ep.client.handshakes->snapshot();
+    std::vector<double> connect, tls, upgrade;
+    for (const auto& t : times) {
+        connect.push_back(t.connect_s);
+        tls.push_back(t.tls_s);
+        upgrade.push_back(t.upgrade_s);
+    }
+    boost::json::object h;
+    h["connections"] = times.size();
+    h["connect"] = to_json(summarize(connect, protocol_fractions));
+    if (ep.tls)
+        h["tls"] = to_json(summarize(tls, protocol_fractions));
+    h["upgrade"] = to_json(summarize(upgrade, protocol_fractions));
+    o["handshake_s"] = std::move(h);
+    return o;
+}
+
+std::string transport_line(const transport::ws_endpoint& ep) {
+    std::string line;
+    if (ep.tls)
+        line = ep.client.insecure
+                   ? "wss:// with --insecure: WARNING, the server's certificate was NOT verified"
+                   : fmt::format("wss://, certificate verified against {}",
+                                 ep.client.ca_file.empty() ? std::string("the system CA store")
+                                                           : ep.client.ca_file);
+    if (!ep.client.headers.empty())
+        line += fmt::format("{}headers {}", line.empty() ? "" : "; ",
+                            fmt::join(ep.client.header_names(), ", "));
+    if (ep.tls && ep.client.handshakes) {
+        auto times = ep.client.handshakes->snapshot();
+        std::vector<double> tls;
+        for (const auto& t : times)
+            tls.push_back(t.tls_s);
+        if (!tls.empty()) {
+            const auto d = summarize(tls, protocol_fractions);
+            line += fmt::format("; TLS handshake p50 {:.1f} ms p99 {:.1f} ms", *d.at(0.50) * 1e3,
+                                *d.at(0.99) * 1e3);
+        }
+    }
+    return line;
+}
+
+} // namespace pacer::cli
