@@ -33,8 +33,8 @@ namespace metrics = pacer::metrics;
 
 using pacer::fuzz::fail;
 
-// missed / expected (docs/protocol.md §4.3). Missed = late units + units never completed, so it is at
-// most the expected count unless the server reported more units than the input holds: then the
+// missed / expected (docs/protocol.md §4.3). Missed = late units + units never completed, so it is
+// at most the expected count unless the server reported more units than the input holds: then the
 // reference's formula exceeds 1 (the session is an error, "completed X/Y units", anyway). The
 // fuzzer found that case (fuzz/corpus/replay_session/more-units-than-expected); pacer keeps
 // the reference's figure.

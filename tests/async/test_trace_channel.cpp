@@ -1,6 +1,6 @@
-// End-to-end test of the trace path on real io_contexts (one executor per session, lossless tracing off the hot path): sessions on
-// two producer threads emit lines through `trace::sink` into a small strand-free channel, and
-// `run_writer` drains it on its own thread into the session folders.
+// End-to-end test of the trace path on real io_contexts (one executor per session, lossless tracing
+// off the hot path): sessions on two producer threads emit lines through `trace::sink` into a small
+// strand-free channel, and `run_writer` drains it on its own thread into the session folders.
 //
 // Nothing here sleeps or asserts on timing. Backpressure is made certain, not likely: the
 // producers run first, on this thread, until the channel is full and every session is blocked

@@ -21,8 +21,8 @@
 
 namespace pacer::server {
 
-/// The reference peer's failure modes (docs/protocol.md §6; DuplexPeer). Those tied to audio fire on
-/// the session's first append, as the reference's do.
+/// The reference peer's failure modes (docs/protocol.md §6; DuplexPeer). Those tied to audio fire
+/// on the session's first append, as the reference's do.
 enum class peer_fault {
     none,
     server_error,   ///< a fatal `error` answering the append, then session.closed server_error
