@@ -1302,9 +1302,14 @@ std::string recording_sections(const result_folder& f) {
     load.push_back(
         {"client loop lags over 80 ms", {"load", "client_loop", "over_80ms"}, unit::count});
     load.push_back({"client loop samples", {"load", "client_loop", "samples"}, unit::count});
-    for (const char* k : {"sessions_admitted", "sessions_rejected", "sessions_complete",
-                          "packets_sent", "late_packets", "sessions_with_late_packet"})
+    for (const char* k : {"admitted", "rejected", "complete"})
+        load.push_back({std::string("sessions ") + k, {"load", "pacing", k}, unit::count});
+    for (const char* k : {"packets_sent", "late_packets", "sessions_with_late_packet"})
         load.push_back({spaced(k), {"load", "pacing", k}, unit::count});
+    for (const char* k : {"p50", "p95", "p99", "max"})
+        load.push_back({std::string("pacing deviation (signed) ") + k,
+                        {"load", "pacing", "deviation_s", k},
+                        unit::seconds});
     load.push_back(
         {"max |pacing deviation|", {"load", "pacing", "max_abs_deviation_s"}, unit::seconds});
     load.push_back({"pacing qualified", {"load", "pacing", "pacing_qualified"}, unit::flag});
