@@ -1283,8 +1283,15 @@ std::string recording_sections(const result_folder& f) {
     std::string sub;
     if (const auto* per = lookup(s, {"summary", "per_subset"}); per && per->is_object()) {
         sub = "<table><tr><th>subset</th><th>counts</th></tr>\n";
-        for (const auto& [k, v] : per->as_object())
-            sub += row({std::string(k), text_of(v)});
+        for (const auto& [k, v] : per->as_object()) {
+            // "pass 4, fail 1": the statuses the subset has, in run.json's order.
+            std::string c;
+            if (const auto* o = v.if_object())
+                for (const auto& [st, n] : *o)
+                    if (!(n.is_number() && n.to_number<double>() == 0))
+                        c += (c.empty() ? "" : ", ") + std::string(st) + " " + text_of(n);
+            sub += row({std::string(k), c.empty() ? text_of(v) : c});
+        }
         sub += "</table>\n";
     }
     out += fmt::format(

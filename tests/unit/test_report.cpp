@@ -593,7 +593,9 @@ json::object recording_run_json() {
                       {"variants_selected", 4},
                       {"variants", json::object{{"pass", 2}, {"fail", 1}, {"pending", 1}}},
                       {"pairs_qualified", 0},
-                      {"per_subset", json::object{{"subset-0", json::object{{"pass", 1}}}}}}},
+                      {"per_subset",
+                       json::object{{"subset-0", json::object{{"pass", 1}, {"fail", 1}}},
+                                    {"subset-1", json::object{{"pending", 1}, {"fail", 0}}}}}}},
         {"load",
          json::object{{"concurrency", 2},
                       {"batches", 2},
@@ -670,6 +672,8 @@ TEST(report_recording, page_prints_run_json_figures_and_a_row_per_variant) {
     EXPECT_EQ(cell_text(html, "load.pacing.max_abs_deviation_s"), "95.43 ms");
     EXPECT_NE(html.find("PACING UNQUALIFIED"), std::string::npos);
     EXPECT_NE(html.find("<b>interrupted</b>"), std::string::npos);
+    EXPECT_NE(html.find("<td>subset-0</td><td>pass 1, fail 1</td>"), std::string::npos);
+    EXPECT_NE(html.find("<td>subset-1</td><td>pending 1</td>"), std::string::npos);
     // The variants table: status, verdict, late packets, max |deviation|, TTFA from report.json.
     EXPECT_NE(html.find("<tr class=\"status-fail\"><td>s0</td><td>subset-0</td><td>overlap</td>"
                         "<td>fail</td><td>false</td><td>false</td><td class=\"num\">5</td>"
