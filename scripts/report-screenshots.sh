@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The screenshots of docs/report.md: makes one small result folder of each kind (a closed-loop
-# run, an open-loop run, a --processes run, a serve sweep against the native mock, and a
-# comparison of a run with one whose session context was stalled on purpose), then photographs
+# run, an open-loop run, a --processes run, a serve sweep against the native mock, a comparison
+# of a run with one whose session context was stalled on purpose, and a recording of a small
+# synthetic dataset when espeak-ng is installed), then photographs
 # a part of each report.html in headless Chromium (Debian: apt-get install chromium) into
 # docs/img/report-<kind>.png. Not part of the tests; the figures differ from run to run.
 #   scripts/report-screenshots.sh            (the folders are kept under $OUT, default a temp dir)
@@ -27,6 +28,11 @@ start_mock "$pacer" "$out/mock-stats.json" native-mock --per-session-cost-ms 40
     --slo unit-miss-rate=0.05 -o "$out/sweep" >/dev/null || true
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
+if command -v espeak-ng >/dev/null; then
+    "$pacer" dataset synth --subsets 2 --per-subset 2 --min-s 3 --max-s 5 --seed 1 \
+        -o "$out/dataset" >/dev/null
+    "$pacer" record --dataset "$out/dataset" -c 4 -o "$out/recording" >/dev/null || true
+fi
 
 # shot KIND PAGE SECTION HEIGHT: the page from SECTION down, 1000 px wide, HEIGHT px high.
 shot() {
@@ -46,4 +52,7 @@ shot open-loop "$out/open/report.html" arrivals 1300
 shot serve "$out/sweep/report.html" levels 1300
 shot comparison "$out/comparison.html" deviation 1250
 shot loop-lag "$out/stalled/report.html" loop-lag-over-time 540
+if [ -f "$out/recording/report.html" ]; then
+    shot recording "$out/recording/report.html" statuses 900
+fi
 echo "folders: $out"

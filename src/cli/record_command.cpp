@@ -2,10 +2,12 @@
 // once, with its trace, receipts, report and reconstructed output, post-processed in child
 // processes; `run.json` checkpointed as it goes (docs/recording.md).
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/progress.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -53,6 +55,9 @@ struct record_settings {
     double startup_reserve_ms = 80;
     std::size_t workers = 0; // 0: the default
     std::size_t threads = 1;
+    std::string progress = "auto";
+    bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
     bool worker = false;
     bool dry_run = false;
 };
@@ -374,6 +379,10 @@ int record(record_settings s) {
                "{} post-processing worker(s)\n",
                to_record, dataset.string(), target, profile->name, s.concurrency, workers);
     std::fflush(stdout);
+    // The live line of each batch: on its own thread, fed by the sessions' relaxed atomic
+    // totals (as pacer run's); its ETA is the batch's longest input and the stagger.
+    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    progress_reporter progress(*progress_mode);
     bool interrupted = false;
     std::size_t next = 0, batch_no = 0;
     catch_stop_signals();
@@ -463,7 +472,14 @@ int record(record_settings s) {
         ro.stagger = from_seconds(s.stagger_ms / 1e3);
         ro.start_gate_lead = std::chrono::milliseconds(200);
         ro.profile = profile;
+        if (progress.on())
+            ro.live = &progress.counters();
+        double longest_s = 0;
+        for (const auto& p : batch)
+            longest_s = std::max(longest_s, p.duration_s);
+        progress.begin(fmt::format("batch {}", batch_no), longest_s + s.stagger_ms / 1e3);
         auto outcome = session::run_duplex(ro);
+        progress.end();       // the terminal line is cleared before the batch's line
         catch_stop_signals(); // the runner's own handling ends with the batch
         interrupted = outcome.interrupted;
         const auto pacing = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
@@ -576,7 +592,18 @@ int record(record_settings s) {
     fmt::print("client     {} late packet(s) of {}, loop lag max {:.1f} ms ({} over 80 ms)\n",
                totals.late_packets, totals.packets_sent, totals.max_loop_lag_s * 1e3,
                totals.loop_over_80ms);
-    fmt::print("results    {}\n", (out / "run.json").string());
+    std::optional<fs::path> report;
+    if (!s.no_report)
+        report = write_end_report(out);
+    fmt::print("results    {}{}\n", (out / "run.json").string(),
+               report ? ", " + report->string() : std::string());
+    if (!s.export_format.empty()) {
+        std::error_code ec;
+        if (resumed) // the tables of the earlier attempt are replaced
+            fs::remove_all(out / fmt::format("tables-{}", s.export_format), ec);
+        if (const auto tables = write_end_tables(out, s.export_format))
+            fmt::print("tables     {}\n", tables->string());
+    }
     if (interrupted)
         fmt::print("INTERRUPTED by a signal: pacer record --resume {} records what is missing\n",
                    out.string());
@@ -640,6 +667,19 @@ command add_record_command(CLI::App& app) {
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
         ->check(whole_number(1, max_threads))
         ->capture_default_str();
+    sub->add_option("--progress", s->progress,
+                    "Live progress of each batch on stderr: elapsed and ETA, sessions "
+                    "active/done/failed, packets sent and late, loop lag max and errors. auto: on "
+                    "when stderr is a terminal; always: also into a pipe or file (a line every "
+                    "10 s and one at the end of each batch); never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    sub->add_flag("--no-report", s->no_report,
+                  "Do not write report.html (see pacer report) into the output folder at the end");
+    sub->add_option("--export", s->export_format,
+                    "Also write the flat tables (see pacer export) into the output folder at the "
+                    "end: tables-csv/ or tables-jsonl/")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
     sub->add_flag("--worker", s->worker, "(internal) post-process variant folders read from stdin")
         ->group("");
     add_dry_run_flag(*sub, s->dry_run);

@@ -122,11 +122,13 @@ command add_report_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "report",
         "Write report.html for a result folder of pacer run (closed or open loop), a merged run "
-        "(--processes or pacer merge) or pacer serve: one self-contained file (inline SVG, no "
+        "(--processes or pacer merge), pacer serve or pacer record (run.json): one self-contained "
+        "file (inline SVG, no "
         "script, no network) with the pacing deviation distribution and the 80 ms line, late "
         "packets over time, a per-session heat strip, loop lag, send time, the open-loop "
-        "arrivals, dispatch lag and latency, the serve levels against their SLOs, the "
-        "environment, and every plotted number in a table. Two folders: compared side by side. See "
+        "arrivals, dispatch lag and latency, the serve levels against their SLOs, a "
+        "recording's statuses and variants, the environment, and every plotted number in a table. "
+        "Two folders: compared side by side. See "
         "docs/report.md.\nExit status: 0 written; 1 the file could not be written; 2 bad input "
         "(nothing written).");
     sub->add_option("folders", s->inputs, "One result folder, or two (A B) to compare")
@@ -144,10 +146,12 @@ command add_export_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "export",
         "Write the flat tables of a result folder for pandas and spreadsheets: "
-        "packets, sessions, levels (serve) and requests (open loop), with units in "
+        "packets, sessions (a recording: one per variant), levels (serve) and requests (open "
+        "loop), with units in "
         "the column names (_s: seconds). See docs/report.md.\nExit status: 0 written; 1 a "
         "file could not be written; 2 bad input (nothing written).");
-    sub->add_option("folder", s->input, "A result folder of pacer run, merge or serve")->required();
+    sub->add_option("folder", s->input, "A result folder of pacer run, merge, serve or record")
+        ->required();
     sub->add_option("--format", s->format, "csv or jsonl")
         ->check(CLI::IsMember({"csv", "jsonl"}))
         ->capture_default_str();

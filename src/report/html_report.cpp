@@ -10,6 +10,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <map>
 
 namespace pacer::report {
@@ -663,16 +664,24 @@ std::string over_time_sections(const result_folder& f) {
                          "<th>max |deviation| (ms)</th></tr>\n";
     const bool parts = f.kind == folder_kind::merged;
     auto name = [&](const session_record& s) {
+        if (f.kind == folder_kind::recording)
+            return fmt::format("{}/{}", s.sample, s.variant);
         return parts ? fmt::format("part {} session {}", s.part, s.index)
                      : fmt::format("session {}", s.index);
     };
-    auto group_name = [&](const session_record& first, const session_record& last) {
-        return parts && first.part != last.part
-                   ? fmt::format("parts {}–{}", first.part, last.part)
-                   : fmt::format("{}sessions {}–{}",
-                                 parts ? fmt::format("part {} ", first.part) : "", first.index,
-                                 last.index);
-    };
+    std::function<std::string(const session_record&, const session_record&)> group_name =
+        [&](const session_record& first, const session_record& last) {
+            return parts && first.part != last.part
+                       ? fmt::format("parts {}–{}", first.part, last.part)
+                       : fmt::format("{}sessions {}–{}",
+                                     parts ? fmt::format("part {} ", first.part) : "", first.index,
+                                     last.index);
+        };
+    if (f.kind == folder_kind::recording)
+        group_name = [&](const session_record& first, const session_record& last) {
+            return fmt::format("{}/{} … {}/{}", first.sample, first.variant, last.sample,
+                               last.variant);
+        };
     for (std::size_t r = 0; r * std::max<std::size_t>(per_row, 1) < ss.size(); ++r) {
         const std::size_t a = r * std::max<std::size_t>(per_row, 1);
         const std::size_t b = std::min(ss.size(), a + std::max<std::size_t>(per_row, 1));
@@ -1259,8 +1268,119 @@ std::string serve_sections(const std::vector<const result_folder*>& folders,
     return out;
 }
 
+// ---------------------------------------------------------------------------- recording
+
+std::string recording_sections(const result_folder& f) {
+    const auto& s = f.summary;
+    std::string out;
+    // Status counts, as run.json's summary has them.
+    std::vector<figure> counts = {
+        {"samples selected", {"summary", "samples_selected"}, unit::count},
+        {"variants selected", {"summary", "variants_selected"}, unit::count},
+        {"pairs qualified (every variant passed)", {"summary", "pairs_qualified"}, unit::count}};
+    for (const char* st : {"pass", "fail", "not_exercised", "invalid", "error", "pending"})
+        counts.push_back({std::string("variants ") + st, {"summary", "variants", st}, unit::count});
+    std::string sub;
+    if (const auto* per = lookup(s, {"summary", "per_subset"}); per && per->is_object()) {
+        sub = "<table><tr><th>subset</th><th>counts</th></tr>\n";
+        for (const auto& [k, v] : per->as_object()) {
+            // "pass 4, fail 1": the statuses the subset has, in run.json's order.
+            std::string c;
+            if (const auto* o = v.if_object())
+                for (const auto& [st, n] : *o)
+                    if (!(n.is_number() && n.to_number<double>() == 0))
+                        c += (c.empty() ? "" : ", ") + std::string(st) + " " + text_of(n);
+            sub += row({std::string(k), c.empty() ? text_of(v) : c});
+        }
+        sub += "</table>\n";
+    }
+    out += fmt::format(
+        "<section id=\"statuses\"><h2>Variant statuses</h2>\n<p>The recording is <b>{}</b>. "
+        "Every variant ends pass, fail, not_exercised, invalid or error; pending is not "
+        "recorded yet.</p>\n{}{}</section>\n",
+        escape(lookup(s, {"status"}) ? text_of(*lookup(s, {"status"})) : std::string("?")),
+        figure_table(s, counts), sub);
+    // The load the recorder was under.
+    std::vector<figure> load;
+    for (const char* k : {"concurrency", "batches", "sessions"})
+        load.push_back({spaced(k), {"load", k}, unit::count});
+    load.push_back({"recording wall time", {"load", "recording_wall_s"}, unit::seconds});
+    load.push_back({"client loop max lag", {"load", "client_loop", "max_lag_s"}, unit::seconds});
+    load.push_back(
+        {"client loop lags over 80 ms", {"load", "client_loop", "over_80ms"}, unit::count});
+    load.push_back({"client loop samples", {"load", "client_loop", "samples"}, unit::count});
+    for (const char* k : {"admitted", "rejected", "complete"})
+        load.push_back({std::string("sessions ") + k, {"load", "pacing", k}, unit::count});
+    for (const char* k : {"packets_sent", "late_packets", "sessions_with_late_packet"})
+        load.push_back({spaced(k), {"load", "pacing", k}, unit::count});
+    for (const char* k : {"p50", "p95", "p99", "max"})
+        load.push_back({std::string("pacing deviation (signed) ") + k,
+                        {"load", "pacing", "deviation_s", k},
+                        unit::seconds});
+    load.push_back(
+        {"max |pacing deviation|", {"load", "pacing", "max_abs_deviation_s"}, unit::seconds});
+    load.push_back({"pacing qualified", {"load", "pacing", "pacing_qualified"}, unit::flag});
+    for (const char* k : {"p50", "p90", "max"})
+        load.push_back(
+            {std::string("initial delay ") + k, {"load", "initial_delay_s", k}, unit::seconds});
+    load.push_back({"recorder CPU", {"load", "cpu", "recorder_cores"}, unit::cores});
+    load.push_back({"worker CPU", {"load", "cpu", "worker_cores"}, unit::cores});
+    std::vector<figure> present;
+    for (auto& x : load)
+        if (lookup(s, x.path))
+            present.push_back(std::move(x));
+    out = "<section id=\"figures\"><h2>Load and pacing figures</h2>\n" + figure_table(s, present) +
+          "</section>\n" + out;
+    // One row per variant.
+    std::string t = "<table id=\"variants\"><tr><th>sample</th><th>subset</th><th>variant</th>"
+                    "<th>status</th><th>protocol verdict</th><th>qualified</th><th>packets</th>"
+                    "<th>late packets</th><th>max |deviation| (ms)</th><th>TTFA (s)</th>"
+                    "<th>output duration (s)</th></tr>\n";
+    for (const auto& se : f.sessions) {
+        std::size_t late = 0;
+        std::optional<double> m;
+        for (const auto& p : se.packets) {
+            const double a = std::abs(p.deviation_s);
+            late += a > late_s ? 1 : 0;
+            m = std::max(m.value_or(a), a);
+        }
+        const auto jt = [](const json::object& o, const char* k) {
+            const auto* v = o.if_contains(k);
+            return v && !v->is_null() ? text_of(*v) : std::string("–");
+        };
+        const auto jn = [](const json::object& o, const char* k) {
+            const auto* v = o.if_contains(k);
+            return v && v->is_number() ? std::optional<double>(v->to_number<double>())
+                                       : std::nullopt;
+        };
+        const std::string status = jt(se.variant_entry, "status");
+        t += fmt::format("<tr class=\"status-{}\"><td>{}</td><td>{}</td><td>{}</td><td>{}</td>"
+                         "<td>{}</td><td>{}</td><td class=\"num\">{}</td>"
+                         "<td class=\"num\">{}</td>{}{}{}</tr>\n",
+                         escape(status), escape(se.sample), escape(se.subset), escape(se.variant),
+                         escape(status), escape(jt(se.variant_entry, "protocol_verdict")),
+                         escape(jt(se.variant_entry, "qualified")), se.packets.size(), late,
+                         num_cell(m, 1e3), num_cell(jn(se.serving, "ttfa_s")),
+                         num_cell(jn(se.serving, "output_duration_s")));
+    }
+    t += "</table>\n";
+    out += "<section id=\"variants-section\"><h2>Variants</h2>\n<p>One row per variant: its "
+           "status and oracle verdict from run.json, its packets from its send receipts, TTFA "
+           "and output duration from its report.json.</p>\n" +
+           t + "</section>\n";
+    return out;
+}
+
 // The one-line verdict of a folder, as a coloured span.
 std::string verdict_span(const result_folder& f) {
+    if (f.kind == folder_kind::recording) {
+        const auto* q = lookup(f.summary, {"load", "pacing", "pacing_qualified"});
+        const bool ok = q && q->is_bool() && q->as_bool();
+        return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
+                           ok ? "PACING QUALIFIED: no packet more than 80 ms from its deadline"
+                              : "PACING UNQUALIFIED (or not recorded): some packet was more "
+                                "than 80 ms late");
+    }
     if (f.kind == folder_kind::serve) {
         const auto* v = f.summary.if_contains("client_timing_valid");
         const bool ok = v && v->is_bool() && v->as_bool();
@@ -1292,6 +1412,11 @@ std::string render_report(const result_folder& f) {
         body += serve_sections(one, no_name);
         body += deviation_cdf_section(one, no_name);
         body += send_time_section(one, no_name);
+    } else if (f.kind == folder_kind::recording) {
+        body += recording_sections(f);
+        body += deviation_cdf_section(one, no_name);
+        body += over_time_sections(f);
+        body += send_time_section(one, no_name);
     } else {
         body += "<section id=\"figures\"><h2>Summary figures</h2>\n" +
                 figure_table(f.summary, run_figures(f.summary)) + "</section>\n";
@@ -1309,6 +1434,11 @@ std::string render_report(const result_folder& f) {
 }
 
 std::string render_comparison(const result_folder& a, const result_folder& b) {
+    for (const auto* f : {&a, &b})
+        if (f->kind == folder_kind::recording)
+            throw folder_error(fmt::format("{} is a recording: pacer report compares two runs or "
+                                           "two serve sweeps, not recordings",
+                                           f->dir.string()));
     if (run_family(a.kind) != run_family(b.kind))
         throw folder_error(fmt::format("cannot compare a {} ({}) with a {} ({}): give two runs or "
                                        "two serve sweeps",

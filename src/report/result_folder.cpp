@@ -26,6 +26,8 @@ const char* to_string(folder_kind k) {
         return "merged run";
     case folder_kind::serve:
         return "serve sweep";
+    case folder_kind::recording:
+        return "recording";
     }
     return "run";
 }
@@ -93,8 +95,8 @@ std::string session_dir_name(std::uint32_t index) {
 }
 
 // The receipts of one session, as packets; false when the file is missing or unreadable.
-bool read_receipts(const fs::path& dir, session_record& s) {
-    const auto text = read_text(dir / session_dir_name(s.index) / "input-send-receipts.json");
+bool read_receipts_file(const fs::path& file, session_record& s) {
+    const auto text = read_text(file);
     if (!text)
         return false;
     metrics::send_receipts r;
@@ -126,6 +128,10 @@ bool read_receipts(const fs::path& dir, session_record& s) {
         s.packets.push_back(p);
     }
     return true;
+}
+
+bool read_receipts(const fs::path& dir, session_record& s) {
+    return read_receipts_file(dir / session_dir_name(s.index) / "input-send-receipts.json", s);
 }
 
 // Sessions of one run folder (a single run or a part): samples.json names them; the receipts
@@ -320,6 +326,63 @@ void read_schedule(result_folder& f) {
     }
 }
 
+// A `pacer record` folder: run.json names every variant; each variant's folder has its
+// receipts and report.json. A variant still pending has neither (no packets, no note).
+void read_recording(result_folder& f) {
+    f.parts.push_back(make_part(f.dir, json::object{}));
+    const auto* samples = f.summary.if_contains("samples");
+    if (!samples || !samples->is_array())
+        return;
+    std::size_t without = 0, recorded = 0;
+    std::uint32_t next = 0;
+    for (const auto& sv : samples->as_array()) {
+        const auto* so = sv.if_object();
+        if (!so)
+            continue;
+        const auto str = [](const json::object& o, const char* k) {
+            const auto* v = o.if_contains(k);
+            return v && v->is_string() ? std::string(v->as_string()) : std::string();
+        };
+        const auto* vars = so->if_contains("variants");
+        if (!vars || !vars->is_object())
+            continue;
+        for (const auto& [name, ev] : vars->as_object()) {
+            const auto* eo = ev.if_object();
+            if (!eo)
+                continue;
+            session_record s;
+            s.index = next++;
+            s.sample = str(*so, "id");
+            s.subset = str(*so, "subset");
+            s.variant = std::string(name);
+            s.variant_entry = *eo;
+            if (const auto* a = find(*eo, {"session", "admitted"}); a && a->is_bool())
+                s.admitted = a->as_bool();
+            const std::string status = str(*eo, "status");
+            std::string directory = str(*eo, "directory");
+            if (directory.empty())
+                directory = fmt::format("samples/{}/{}", s.sample, s.variant);
+            const fs::path vdir = f.dir / directory;
+            if (status != "pending" && status != "invalid") {
+                ++recorded;
+                if (!read_receipts_file(vdir / "input-send-receipts.json", s))
+                    ++without;
+            }
+            if (const auto report = read_json(vdir / "report.json"); report && report->is_object())
+                if (const auto* cases = report->as_object().if_contains("cases");
+                    cases && cases->is_array() && !cases->as_array().empty())
+                    if (const auto* c = cases->as_array()[0].if_object())
+                        if (const auto* sv2 = c->if_contains("serving"); sv2 && sv2->is_object())
+                            s.serving = sv2->as_object();
+            f.sessions.push_back(std::move(s));
+        }
+    }
+    if (without > 0)
+        f.notes.push_back(fmt::format("{} of {} recorded variants have no readable "
+                                      "input-send-receipts.json (send times unknown for them)",
+                                      without, recorded));
+}
+
 } // namespace
 
 result_folder read_result_folder(const fs::path& dir) {
@@ -328,10 +391,27 @@ result_folder read_result_folder(const fs::path& dir) {
         throw folder_error(fmt::format("{} does not exist", dir.string()));
     if (!fs::is_directory(dir, ec))
         throw folder_error(fmt::format("{} is not a folder", dir.string()));
+    if (!fs::exists(dir / "summary.json", ec) && fs::exists(dir / "run.json", ec)) {
+        std::string why;
+        const auto run = read_json(dir / "run.json", &why);
+        if (!run)
+            throw folder_error(fmt::format("{} {}", (dir / "run.json").string(), why));
+        const auto* kind = run->is_object() ? run->as_object().if_contains("kind") : nullptr;
+        if (!kind || !kind->is_string() || kind->as_string() != "pacer-record")
+            throw folder_error(fmt::format("{} was not written by pacer record (no kind "
+                                           "\"pacer-record\"): pacer report reads those",
+                                           (dir / "run.json").string()));
+        result_folder f;
+        f.dir = dir;
+        f.kind = folder_kind::recording;
+        f.summary = run->as_object();
+        read_recording(f);
+        return f;
+    }
     if (!fs::exists(dir / "summary.json", ec))
         throw folder_error(fmt::format(
-            "{} is not a pacer result folder (no summary.json): give the folder of a pacer run, "
-            "merge or serve",
+            "{} is not a pacer result folder (no summary.json nor run.json): give the folder of "
+            "a pacer run, merge, serve or record",
             dir.string()));
     std::string why;
     const auto summary = read_json(dir / "summary.json", &why);

@@ -80,6 +80,8 @@ packet_stats stats_of(const session_record& s) {
 // part (a merged run), and its index. `session_key` gives the matching cells.
 std::vector<std::string> session_key_columns(const result_folder& f) {
     std::vector<std::string> c;
+    if (f.kind == folder_kind::recording)
+        return {"sample", "subset", "variant"};
     if (f.kind == folder_kind::serve)
         c = {"level", "repeat"};
     if (f.kind == folder_kind::merged)
@@ -90,6 +92,8 @@ std::vector<std::string> session_key_columns(const result_folder& f) {
 
 std::vector<cell> session_key(const result_folder& f, const session_record& s) {
     std::vector<cell> r;
+    if (f.kind == folder_kind::recording)
+        return {cell(s.sample), cell(s.subset), cell(s.variant)};
     if (f.kind == folder_kind::serve) {
         r.push_back(static_cast<std::int64_t>(s.level.value_or(0)));
         r.push_back(static_cast<std::int64_t>(s.repeat.value_or(1)));
@@ -135,6 +139,11 @@ table sessions_table(const result_folder& f) {
         for (const char* c : {"status", "ttfa_s", "output_duration_s", "output_coverage",
                               "underrun_ratio", "unit_miss_rate", "send_lateness_p99_s", "errors"})
             t.columns.push_back(c);
+    const bool recording = f.kind == folder_kind::recording;
+    if (recording)
+        for (const char* c : {"status", "protocol_verdict", "qualified", "ttfa_s",
+                              "output_duration_s", "errors", "violations"})
+            t.columns.push_back(c);
     for (const auto& s : f.sessions) {
         const auto st = stats_of(s);
         auto r = session_key(f, s);
@@ -154,6 +163,16 @@ table sessions_table(const result_folder& f) {
             r.push_back(json_cell(o, {"units", "unit_miss_rate"}));
             r.push_back(json_cell(o, {"send_lateness_p99_s"}));
             r.push_back(joined(o, "errors"));
+        }
+        if (recording) {
+            const auto& e = s.variant_entry;
+            r.push_back(json_cell(e, {"status"}));
+            r.push_back(json_cell(e, {"protocol_verdict"}));
+            r.push_back(json_cell(e, {"qualified"}));
+            r.push_back(json_cell(s.serving, {"ttfa_s"}));
+            r.push_back(json_cell(s.serving, {"output_duration_s"}));
+            r.push_back(joined(e, "errors"));
+            r.push_back(joined(e, "violations"));
         }
         t.rows.push_back(std::move(r));
     }

@@ -269,5 +269,23 @@ TEST_F(ReportBrowser, ComparisonOfTwoRuns) {
     EXPECT_NE(expect_renders(dir("a") / "report.html", run_plots()), cmp_bytes);
 }
 
+// A `pacer record` folder (needs espeak-ng for its synthetic dataset).
+TEST_F(ReportBrowser, Recording) {
+    if (std::system("command -v espeak-ng >/dev/null 2>&1") != 0)
+        GTEST_SKIP() << "espeak-ng is not installed (apt-get install espeak-ng): no synthetic "
+                        "dataset to record";
+    const auto d = run_pacer({"dataset", "synth", "--subsets", "1", "--per-subset", "2", "--min-s",
+                              "2", "--max-s", "3", "--seed", "3", "-o", dir("dataset").string()});
+    ASSERT_EQ(d.exit_code, 0) << d.out;
+    expect_ran(run_pacer({"record", "--dataset", dir("dataset").string(), "-c", "2", "-o",
+                          dir("recording").string()}));
+    const auto page = dir("recording") / "report.html";
+    expect_renders(page, {"plot-deviation-cdf", "plot-deviation-over-time", "plot-late-over-time",
+                          "plot-heat-strip", "plot-send-time"});
+    const auto dom = rendered_dom(page);
+    EXPECT_NE(dom.find("id=\"variants\""), std::string::npos);
+    EXPECT_NE(dom.find("id=\"statuses\""), std::string::npos);
+}
+
 } // namespace
 } // namespace pacer::test

@@ -7,9 +7,11 @@
 
 #include <boost/json/serialize.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <algorithm>
 #include <cmath>
 #include <csignal>
 #include <map>
@@ -141,6 +143,44 @@ TEST(RecordE2E, RecordsEveryVariantWithItsFilesStatusAndRunJson) {
     // Nothing of the batches is left behind.
     for (const auto& e : fs::directory_iterator(out.path()))
         EXPECT_NE(e.path().filename().string().rfind(".batch-", 0), 0u) << e.path();
+}
+
+// At the end, report.html (every recorded variant a row, the pacing plots) and, with
+// --export, the tables; --progress always prints each batch's live line into the pipe.
+TEST(RecordE2E, WritesTheReportAndTablesAtTheEndAndShowsProgress) {
+    SKIP_WITHOUT_ESPEAK();
+    temp_dir data, out, quiet;
+    synth(data.path());
+    const auto r =
+        run_pacer({"record", "--dataset", data.path().string(), "--concurrency", "2", "--progress",
+                   "always", "--export", "csv", "-o", out.path().string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_NE(r.out.find("progress batch 1"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("progress batch 2"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find((out / "report.html").string()), std::string::npos) << r.out;
+    const auto html = slurp(out / "report.html");
+    for (const char* id : {"plot-deviation-cdf", "plot-heat-strip", "plot-send-time",
+                           "id=\"variants\"", "data-key=\"load.pacing.packets_sent\""})
+        EXPECT_NE(html.find(id), std::string::npos) << id;
+    const auto run = read_json(out / "run.json");
+    for (const auto& sample : at(run, {"samples"}).as_array())
+        for (const auto& [name, v] : at(sample, {"variants"}).as_object())
+            EXPECT_NE(
+                html.find(fmt::format("<td>{}</td><td>subset-0</td><td>{}</td><td>{}</td>",
+                                      std::string(sample.at("id").as_string()), std::string(name),
+                                      std::string(at(v, {"status"}).as_string()))),
+                std::string::npos)
+                << name;
+    const auto sessions = slurp(out / "tables-csv" / "sessions.csv");
+    EXPECT_EQ(std::count(sessions.begin(), sessions.end(), '\n'), 1 + 4);
+    EXPECT_TRUE(fs::exists(out / "tables-csv" / "packets.csv"));
+
+    const auto q = run_pacer({"record", "--dataset", data.path().string(), "--concurrency", "4",
+                              "--progress", "never", "--no-report", "-o", quiet.path().string()});
+    ASSERT_TRUE(finished(q.exit_code)) << q.out;
+    EXPECT_EQ(q.out.find("progress batch"), std::string::npos) << q.out;
+    EXPECT_FALSE(fs::exists(quiet / "report.html"));
+    EXPECT_FALSE(fs::exists(quiet / "tables-csv"));
 }
 
 TEST(RecordE2E, AnInterruptedRecordingResumesWithOnlyWhatIsMissing) {

@@ -555,3 +555,185 @@ TEST(report, log_axis_and_numbers_are_readable) {
 }
 
 } // namespace
+
+// ------------------------------------------------------------------------- a recording
+
+// run.json of a `pacer record` folder with two samples of two variants; the figures are made
+// up (the page must print them as written). s1/overlap is still pending: no folder.
+json::object recording_run_json() {
+    auto variant = [](const char* sample, const char* name, const char* status, bool verdict) {
+        return json::object{{"directory", fmt::format("samples/{}/{}", sample, name)},
+                            {"source", "audio.wav"},
+                            {"status", status},
+                            {"qualified", std::string(status) == "pass"},
+                            {"protocol_verdict", verdict},
+                            {"errors", json::array{}},
+                            {"violations", json::array{}},
+                            {"session", json::object{{"admitted", true}}}};
+    };
+    json::object s0{
+        {"id", "s0"},
+        {"subset", "subset-0"},
+        {"text", "hello"},
+        {"variants", json::object{{"clean", variant("s0", "clean", "pass", true)},
+                                  {"overlap", variant("s0", "overlap", "fail", false)}}}};
+    json::object s1{{"id", "s1"},
+                    {"subset", "subset-1"},
+                    {"text", "world"},
+                    {"variants", json::object{{"clean", variant("s1", "clean", "pass", true)}}}};
+    auto pending = variant("s1", "overlap", "pending", false);
+    s1["variants"].as_object()["overlap"] = pending;
+    return json::object{
+        {"schema_version", 1},
+        {"kind", "pacer-record"},
+        {"status", "interrupted"},
+        {"config", json::object{{"concurrency", 2}, {"profile", "nemotron"}}},
+        {"summary",
+         json::object{{"samples_selected", 2},
+                      {"variants_selected", 4},
+                      {"variants", json::object{{"pass", 2}, {"fail", 1}, {"pending", 1}}},
+                      {"pairs_qualified", 0},
+                      {"per_subset",
+                       json::object{{"subset-0", json::object{{"pass", 1}, {"fail", 1}}},
+                                    {"subset-1", json::object{{"pending", 1}, {"fail", 0}}}}}}},
+        {"load",
+         json::object{{"concurrency", 2},
+                      {"batches", 2},
+                      {"sessions", 3},
+                      {"recording_wall_s", 12.5},
+                      {"client_loop",
+                       json::object{{"max_lag_s", 0.0123456}, {"over_80ms", 0}, {"samples", 777}}},
+                      {"pacing", json::object{{"admitted", 3},
+                                              {"deviation_s", json::object{{"p99", 0.0034567}}},
+                                              {"packets_sent", 15},
+                                              {"late_packets", 1},
+                                              {"sessions_with_late_packet", 1},
+                                              {"max_abs_deviation_s", 0.0954321},
+                                              {"pacing_qualified", false}}}}},
+        {"samples", json::array{s0, s1}}};
+}
+
+// The run.json above, and receipts and report.json for the three recorded variants (the
+// second has one late packet, 95 ms).
+void make_recording(const fs::path& dir) {
+    write(dir / "run.json", json::serialize(recording_run_json()));
+    const deviations devs = {{0.001, 0.002, 0.0005, 0.003, 0.001},
+                             {0.002, 0.0954321, 0.001, 0.0004, 0.002},
+                             {0.0001, 0.0002, 0.0003, 0.0004, 0.0005}};
+    const char* names[] = {"samples/s0/clean", "samples/s0/overlap", "samples/s1/clean"};
+    for (std::size_t i = 0; i < devs.size(); ++i) {
+        const fs::path tmp = dir / ".tmp";
+        write_sessions(tmp, {devs[i]}, 100 + 10 * static_cast<double>(i));
+        fs::create_directories(dir / names[i]);
+        fs::rename(tmp / "session-000" / "input-send-receipts.json",
+                   dir / names[i] / "input-send-receipts.json");
+        fs::remove_all(tmp);
+        write(dir / names[i] / "report.json",
+              json::serialize(json::object{
+                  {"cases", json::array{json::object{
+                                {"id", "continuous"},
+                                {"serving", json::object{{"ttfa_s", 0.25 + 0.5 * i},
+                                                         {"output_duration_s", 3.5}}}}}}}));
+    }
+}
+
+TEST(report_recording, page_prints_run_json_figures_and_a_row_per_variant) {
+    temp_folder t;
+    make_recording(t.path());
+    const auto folder = read_result_folder(t.path());
+    EXPECT_EQ(folder.kind, folder_kind::recording);
+    ASSERT_EQ(folder.sessions.size(), 4u); // the pending variant too, without packets
+    EXPECT_EQ(folder.packet_count(), 15u);
+    EXPECT_TRUE(folder.notes.empty());
+    const auto html = render_report(folder);
+    const auto run = recording_run_json();
+    for (const auto& key : {std::vector<const char*>{"load", "pacing", "late_packets"},
+                            {"load", "pacing", "packets_sent"},
+                            {"load", "pacing", "max_abs_deviation_s"},
+                            {"load", "pacing", "admitted"},
+                            {"load", "pacing", "deviation_s", "p99"},
+                            {"load", "client_loop", "max_lag_s"},
+                            {"load", "client_loop", "samples"},
+                            {"load", "recording_wall_s"},
+                            {"summary", "variants", "pass"},
+                            {"summary", "variants", "fail"},
+                            {"summary", "variants", "pending"},
+                            {"summary", "pairs_qualified"}}) {
+        std::string k;
+        for (const char* p : key)
+            k += (k.empty() ? "" : ".") + std::string(p);
+        const auto v = data_value(html, k);
+        ASSERT_TRUE(v) << k;
+        const json::value* cur = &run.at(key[0]);
+        for (std::size_t i = 1; i < key.size(); ++i)
+            cur = &cur->as_object().at(key[i]);
+        EXPECT_EQ(std::strtod(v->c_str(), nullptr), cur->to_number<double>()) << k;
+    }
+    EXPECT_EQ(cell_text(html, "load.pacing.max_abs_deviation_s"), "95.43 ms");
+    EXPECT_NE(html.find("PACING UNQUALIFIED"), std::string::npos);
+    EXPECT_NE(html.find("<b>interrupted</b>"), std::string::npos);
+    EXPECT_NE(html.find("<td>subset-0</td><td>pass 1, fail 1</td>"), std::string::npos);
+    EXPECT_NE(html.find("<td>subset-1</td><td>pending 1</td>"), std::string::npos);
+    // The variants table: status, verdict, late packets, max |deviation|, TTFA from report.json.
+    EXPECT_NE(html.find("<tr class=\"status-fail\"><td>s0</td><td>subset-0</td><td>overlap</td>"
+                        "<td>fail</td><td>false</td><td>false</td><td class=\"num\">5</td>"
+                        "<td class=\"num\">1</td><td class=\"num\">95.43</td>"
+                        "<td class=\"num\">0.75</td><td class=\"num\">3.5</td></tr>"),
+              std::string::npos)
+        << html;
+    EXPECT_NE(html.find("<tr class=\"status-pending\"><td>s1</td><td>subset-1</td><td>overlap"),
+              std::string::npos);
+    // The run's plots, the heat strip one row per recorded variant.
+    for (const char* id : {"plot-deviation-cdf", "plot-deviation-over-time", "plot-late-over-time",
+                           "plot-heat-strip", "plot-send-time"}) {
+        const auto svg = svg_of(html, id);
+        ASSERT_FALSE(svg.empty()) << id;
+        EXPECT_GT(marks(svg), 0u) << id;
+    }
+    EXPECT_NE(svg_of(html, "plot-deviation-cdf").find("late: 80 ms"), std::string::npos);
+    const auto heat = svg_of(html, "plot-heat-strip");
+    for (const char* s : {"s0/clean", "s0/overlap", "s1/clean"})
+        EXPECT_NE(heat.find(s), std::string::npos) << s;
+    EXPECT_EQ(heat.find("s1/overlap"), std::string::npos);
+    EXPECT_NE(html.find("id=\"environment\""), std::string::npos);
+}
+
+TEST(report_recording, export_has_a_row_per_packet_and_per_variant) {
+    temp_folder t;
+    make_recording(t.path());
+    const auto tables = build_tables(read_result_folder(t.path()));
+    ASSERT_EQ(tables.size(), 2u);
+    EXPECT_EQ(tables[0].columns[0], "sample");
+    EXPECT_EQ(lines_of(to_csv(tables[0])), 1u + 15u);
+    const auto csv = to_csv(tables[1]);
+    EXPECT_EQ(lines_of(csv), 1u + 4u);
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "sample,subset,variant,session_start_s,admitted,packets,late_packets,"
+              "max_abs_deviation_s,max_send_time_s,status,protocol_verdict,qualified,ttfa_s,"
+              "output_duration_s,errors,violations");
+    const auto jl = to_jsonl(tables[1]);
+    std::istringstream in(jl);
+    std::string line;
+    std::getline(in, line);
+    std::getline(in, line);
+    const auto second = json::parse(line);
+    EXPECT_EQ(second.at("variant").as_string(), "overlap");
+    EXPECT_EQ(second.at("late_packets").as_int64(), 1);
+    EXPECT_EQ(second.at("status").as_string(), "fail");
+    EXPECT_EQ(second.at("ttfa_s").as_double(), 0.75);
+}
+
+TEST(report_recording, a_run_json_of_something_else_is_refused_and_recordings_not_compared) {
+    temp_folder t;
+    write(t.path() / "run.json", R"({"kind":"other"})");
+    try {
+        (void)read_result_folder(t.path());
+        ADD_FAILURE() << "accepted";
+    } catch (const folder_error& e) {
+        EXPECT_NE(std::string(e.what()).find("was not written by pacer record"), std::string::npos);
+    }
+    temp_folder r;
+    make_recording(r.path());
+    const auto f = read_result_folder(r.path());
+    EXPECT_THROW((void)render_comparison(f, f), folder_error);
+}

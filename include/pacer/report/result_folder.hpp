@@ -21,6 +21,7 @@ enum class folder_kind {
     open_loop, ///< `pacer run --rate/--sessions/--schedule`
     merged,    ///< `pacer run --processes P` or `pacer merge`: pooled parts
     serve,     ///< `pacer serve`: concurrency levels
+    recording, ///< `pacer record`: run.json, one session per dataset variant
 };
 const char* to_string(folder_kind k);
 
@@ -54,6 +55,10 @@ struct session_record {
     bool from_receipts = false; ///< false: deviations from samples.json (µs), no send times
     std::vector<packet> packets;
     boost::json::object serving; ///< serve: the session's entry of its level summary
+    /// recording: the variant's sample, subset and name, its entry of run.json, and the
+    /// `serving` object of its report.json case (TTFA, output duration) when it has one.
+    std::string sample, subset, variant;
+    boost::json::object variant_entry;
 };
 
 /// A folder whose samples or receipts were read: the run itself, or each pooled part.
@@ -69,7 +74,7 @@ struct part_info {
 struct result_folder {
     std::filesystem::path dir;
     folder_kind kind = folder_kind::run;
-    boost::json::object summary; ///< the folder's summary.json
+    boost::json::object summary; ///< the folder's summary.json (a recording: its run.json)
     std::vector<part_info> parts;
     std::vector<session_record> sessions;
     /// open loop: the schedule's arrival offsets from the run's start, seconds.
@@ -81,8 +86,9 @@ struct result_folder {
 };
 
 /// Reads a result folder. Throws folder_error (one line naming the folder or file) when `dir`
-/// does not exist, has no readable summary.json, or was not written by `pacer run`,
-/// `pacer merge` or `pacer serve`. Missing per-session files are notes, not errors.
+/// does not exist, has no readable summary.json (nor a recording's run.json), or was not
+/// written by `pacer run`, `pacer merge`, `pacer serve` or `pacer record`. Missing per-session
+/// files are notes, not errors.
 result_folder read_result_folder(const std::filesystem::path& dir);
 
 } // namespace pacer::report
