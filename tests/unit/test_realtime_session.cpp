@@ -205,3 +205,93 @@ TEST(RealtimeSession, AGivenOriginAnchorsTheGrid) {
 }
 
 } // namespace
+
+#include <pacer/protocol/realtime_events.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+using namespace pacer::protocol;
+
+TEST(RealtimeEventsBuild, OpenAiSessionUpdateNamesTheFormatsAndTurns) {
+    const auto vad = boost::json::parse(openai_session_update("id", realtime_turns::server_vad));
+    EXPECT_EQ(vad.at("type").as_string(), "session.update");
+    const auto& in = vad.at("session").at("audio").at("input");
+    EXPECT_EQ(in.at("format").at("type").as_string(), "audio/pcm");
+    EXPECT_EQ(in.at("format").at("rate").to_number<int>(), 24000);
+    EXPECT_EQ(in.at("turn_detection").at("type").as_string(), "server_vad");
+    EXPECT_EQ(vad.at("session").at("audio").at("output").at("format").at("rate").to_number<int>(),
+              24000);
+    const auto manual = boost::json::parse(openai_session_update("id", realtime_turns::manual));
+    EXPECT_TRUE(manual.at("session").at("audio").at("input").at("turn_detection").is_null());
+}
+
+TEST(RealtimeEventsBuild, VllmEventsCarryTheModelAndFinal) {
+    const auto u = boost::json::parse(vllm_session_update("id", "org/model"));
+    EXPECT_EQ(u.at("model").as_string(), "org/model");
+    EXPECT_EQ(boost::json::parse(realtime_commit("id", realtime_protocol::vllm, true))
+                  .at("final")
+                  .as_bool(),
+              true);
+    EXPECT_EQ(boost::json::parse(realtime_commit("id", realtime_protocol::vllm, false))
+                  .at("final")
+                  .as_bool(),
+              false);
+    EXPECT_FALSE(boost::json::parse(realtime_commit("id", realtime_protocol::openai, false))
+                     .as_object()
+                     .contains("final"));
+    std::string frame;
+    realtime_append(frame, "id", "AAAA");
+    EXPECT_EQ(boost::json::parse(frame).at("audio").as_string(), "AAAA");
+    EXPECT_EQ(boost::json::parse(response_create("id")).at("type").as_string(), "response.create");
+}
+
+TEST(RealtimeEventsBuild, ParsesProtocolNames) {
+    realtime_protocol p{};
+    EXPECT_TRUE(parse_realtime_protocol("vllm-realtime", p));
+    EXPECT_EQ(p, realtime_protocol::vllm);
+    EXPECT_TRUE(parse_realtime_protocol("openai-realtime", p));
+    EXPECT_EQ(p, realtime_protocol::openai);
+    EXPECT_FALSE(parse_realtime_protocol("native", p));
+}
+
+// One second of a 440 Hz tone at 16 kHz.
+std::vector<std::uint8_t> tone16k() {
+    std::vector<std::uint8_t> pcm;
+    for (int i = 0; i < 16000; ++i) {
+        const auto s = static_cast<std::int16_t>(8000 * std::sin(2 * M_PI * 440 * i / 16000.0));
+        const auto u = static_cast<std::uint16_t>(s);
+        pcm.push_back(static_cast<std::uint8_t>(u & 0xff));
+        pcm.push_back(static_cast<std::uint8_t>(u >> 8));
+    }
+    return pcm;
+}
+
+TEST(RealtimeResample, SixteenToTwentyFourKhzKeepsTheDurationAndTheTone) {
+    const auto in = tone16k();
+    const auto out = resample_pcm16(in, 16000, 24000);
+    ASSERT_NEAR(static_cast<double>(out.size()), 48000.0, 8.0); // 24,000 samples, 2 bytes each
+    // The tone survives: sample 1200 (50 ms) at 24 kHz is close to the 16 kHz curve there.
+    auto at = [&](std::size_t i) {
+        return static_cast<std::int16_t>(out[2 * i] | (out[2 * i + 1] << 8));
+    };
+    const double expect = 8000 * std::sin(2 * M_PI * 440 * 1200 / 24000.0);
+    EXPECT_NEAR(at(1200), expect, 400.0);
+    EXPECT_EQ(resample_pcm16(in, 16000, 16000), in);
+}
+
+TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
+    std::vector<std::uint8_t> pcm(3840 * 2 + 100);
+    const std::size_t count = 3;
+    EXPECT_EQ(rate_packet(pcm, 24000, 0, count).size(), 3840u);
+    EXPECT_EQ(rate_packet(pcm, 24000, 1, count).size(), 3840u);
+    EXPECT_EQ(rate_packet(pcm, 24000, 2, count).size(), 100u);
+    std::vector<std::uint8_t> longer(3840 * 2 + 4); // a resampler's extra samples
+    EXPECT_EQ(rate_packet(longer, 24000, 1, 2).size(), 3844u);
+}
+
+} // namespace
