@@ -167,6 +167,7 @@ TEST(RealtimeSession, VllmStartsWithoutSessionUpdatedAndClosesOnTranscriptionDon
     EXPECT_EQ(s.utterance_end(), origin + 160ms);
     EXPECT_EQ(s.first_transcript_at(), origin + 190ms);
     EXPECT_EQ(s.final_transcript_at(), origin + 260ms);
+    EXPECT_TRUE(s.finished());
 }
 
 TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
@@ -181,6 +182,7 @@ TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
     s.on_event(realtime_event::error, clock.now);
     EXPECT_EQ(s.next(clock.now).what, kind::close);
     EXPECT_EQ(s.appends_sent(), 1u);
+    EXPECT_FALSE(s.finished());
 }
 
 TEST(RealtimeSession, TheReceiverEndingEndsTheDriver) {
@@ -292,6 +294,29 @@ TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
     EXPECT_EQ(rate_packet(pcm, 24000, 2, count).size(), 100u);
     std::vector<std::uint8_t> longer(3840 * 2 + 4); // a resampler's extra samples
     EXPECT_EQ(rate_packet(longer, 24000, 1, 2).size(), 3844u);
+}
+
+} // namespace
+
+#include <pacer/metrics/realtime.hpp>
+
+namespace {
+
+TEST(RealtimeMetrics, MeasuresFromTheUtteranceEndAndTheAnchor) {
+    std::vector<pacer::session::session_result> s(2);
+    s[0].session_start_s = 10.0;
+    s[0].utterance_end_s = 12.0;
+    s[0].first_transcript_s = 12.25;
+    s[0].final_transcript_s = 12.5;
+    s[1].session_start_s = 20.0; // no utterance end: only the anchor figures
+    s[1].first_transcript_s = 21.0;
+    const auto j = pacer::metrics::realtime_latency_json(s);
+    EXPECT_TRUE(j.at("first_audio_from_anchor_s").is_null());
+    EXPECT_EQ(j.at("first_transcript_from_utterance_end_s").at("count").to_number<int>(), 1);
+    EXPECT_DOUBLE_EQ(j.at("first_transcript_from_utterance_end_s").at("p50").as_double(), 0.25);
+    EXPECT_EQ(j.at("first_transcript_from_anchor_s").at("count").to_number<int>(), 2);
+    EXPECT_DOUBLE_EQ(j.at("first_transcript_from_anchor_s").at("max").as_double(), 2.25);
+    EXPECT_DOUBLE_EQ(j.at("final_transcript_from_utterance_end_s").at("p50").as_double(), 0.5);
 }
 
 } // namespace

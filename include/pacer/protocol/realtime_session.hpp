@@ -245,12 +245,14 @@ public:
                 }
                 if (o_.protocol == realtime_protocol::vllm) {
                     if (has_seen(realtime_event::transcription_done)) {
+                        finished_ = true;
                         phase_ = phase::close;
                         continue;
                     }
                     return {k::wait_event};
                 }
                 if (done_after_input_) {
+                    finished_ = true;
                     phase_ = phase::close;
                     continue;
                 }
@@ -261,6 +263,7 @@ public:
                                                   : *input_end_at_;
                 if (now < quiet_from + o_.quiet)
                     return {k::wait_until, 0, quiet_from + o_.quiet};
+                finished_ = true;
                 phase_ = phase::close;
                 continue;
             }
@@ -277,6 +280,9 @@ public:
 
     bool has_seen(realtime_event e) const { return seen_[static_cast<std::size_t>(e)]; }
     bool aborted() const { return aborted_; }
+    /// The flow ran to its end (the awaited terminal event, or server-vad's quiet period).
+    bool finished() const { return finished_; }
+    realtime_protocol protocol() const { return o_.protocol; }
     std::size_t expected_appends() const { return expected_; }
     std::size_t appends_sent() const { return grid_ ? grid_->sent_count() : 0; }
     /// The grid's origin (packet 0's deadline), once packet 0 has gone.
@@ -315,6 +321,7 @@ private:
     bool aborted_ = false;
     bool receiver_ended_ = false;
     bool done_after_input_ = false;
+    bool finished_ = false;
     std::optional<time_point> stagger_until_;
     std::optional<schedule::packet_grid> grid_;
     time_point last_append_start_{};
