@@ -1081,7 +1081,8 @@ command add_run_command(CLI::App& app) {
                     "turns) or manual (commit + response.create at the input's end)")
         ->capture_default_str();
     sub->add_option("--model", s->model,
-                    "The model named in session.update (vllm-realtime needs it)");
+                    "vllm-realtime: the served model, named in session.update (required); "
+                    "openai-realtime takes its model in the URL");
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "
                     "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "
