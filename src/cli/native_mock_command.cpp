@@ -4,6 +4,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
+#include <pacer/protocol/realtime_events.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@ namespace {
 struct native_mock_settings {
     server::native_mock_options options;
     std::string profile = "nemotron";
+    std::string protocol = "native";
     double unit_latency_ms = 0;
     double per_session_cost_ms = 0;
     std::string fault = "none";
@@ -28,6 +30,7 @@ struct native_mock_settings {
 void print_native_mock_plan(const native_mock_settings& s) {
     const auto& o = s.options;
     print_mock_process_plan("native-mock", o, s.stats_output);
+    fmt::print("  protocol   {}\n", s.protocol);
     fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
                o.output_sample_rate == 0 ? std::string("at the profile's rate")
                                          : fmt::format("{} Hz", o.output_sample_rate),
@@ -49,6 +52,16 @@ int run_native_mock(native_mock_settings& s) {
     if (o.profile == nullptr)
         throw usage_error(
             fmt::format("--profile must be nemotron or minicpmo (got '{}')", s.profile));
+    if (s.protocol != "native") {
+        protocol::realtime_protocol p{};
+        if (!protocol::parse_realtime_protocol(s.protocol, p))
+            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+                                          "openai-realtime or vllm-realtime",
+                                          s.protocol));
+        if (s.fault != "none")
+            throw usage_error("--fault needs --protocol native (the fault modes are native's)");
+        o.realtime = p;
+    }
     o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
     o.per_session_cost = std::chrono::duration<double, std::milli>(s.per_session_cost_ms);
     try {
@@ -85,6 +98,10 @@ command add_native_mock_command(CLI::App& app) {
         "0. See docs/native-mock.md.");
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
+    sub->add_option("--protocol", s->protocol,
+                    "Protocol served: native, openai-realtime (audio and transcript deltas at "
+                    "24 kHz) or vllm-realtime (transcription deltas); docs/protocols.md")
+        ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously, grants "
                     "output audio) or minicpmo (1000 ms units, 24000 Hz, silent while listening, "

@@ -12,7 +12,9 @@
 #include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/realtime.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
@@ -59,6 +61,9 @@ struct run_settings {
     std::string audio;
     std::string url;
     std::string profile = "nemotron";
+    std::string protocol = "native";
+    std::string turns = "server-vad";
+    std::string model;
     std::size_t threads = 1;
     std::string output;
     bool keep_traces = false;
@@ -270,6 +275,9 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
     a.insert(a.end(), {"--no-report", "--progress", "never"});
     a.push_back("--profile");
     a.push_back(s.profile);
+    a.insert(a.end(), {"--protocol", s.protocol, "--turns", s.turns});
+    if (!s.model.empty())
+        a.insert(a.end(), {"--model", s.model});
     if (s.inject_stall_ms > 0) {
         a.push_back("--inject-stall-ms");
         a.push_back(fmt::format("{}", s.inject_stall_ms));
@@ -572,6 +580,24 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format("--profile {} needs --url: the built-in probe mock serves "
                                       "the nemotron profile only",
                                       s.profile));
+    std::optional<protocol::realtime_protocol> realtime;
+    if (s.protocol != "native") {
+        protocol::realtime_protocol p{};
+        if (!protocol::parse_realtime_protocol(s.protocol, p))
+            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+                                          "openai-realtime or vllm-realtime",
+                                          s.protocol));
+        if (s.url.empty())
+            throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
+                                          "speaks the native protocol only",
+                                          s.protocol));
+        if (p == protocol::realtime_protocol::vllm && s.model.empty())
+            throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+        realtime = p;
+    }
+    if (s.turns != "server-vad" && s.turns != "manual")
+        throw usage_error(
+            fmt::format("--turns '{}' is not known: use server-vad or manual", s.turns));
     // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
     std::optional<runtime::shard> shard;
     try {
@@ -768,6 +794,16 @@ int run(const run_settings& s) {
     ro.timeout = std::chrono::duration_cast<duration>(*timeout);
     ro.trace_root = out;
     ro.profile = profile;
+    ro.realtime = realtime;
+    ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
+                                   : protocol::realtime_turns::server_vad;
+    ro.model = s.model;
+    if (realtime)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+            *realtime == protocol::realtime_protocol::openai
+                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
+                                           protocol::openai_sample_rate)
+                : *ro.pcm);
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
@@ -800,6 +836,7 @@ int run(const run_settings& s) {
                          {"input_duration_s", to_seconds(input_length)},
                          {"url", url},
                          {"profile", profile->name},
+                         {"protocol", s.protocol},
                          {"timeout_s", to_seconds(ro.timeout)},
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
@@ -818,6 +855,17 @@ int run(const run_settings& s) {
     summary["loop_lag_over_time"] = metrics::loop_lag_over_time(
         outcome.loop_lag_s, outcome.loop_lag_started_s, outcome.loop_lag_period_s);
     summary["server"] = server_json(figures, outcome.sessions);
+    if (realtime) {
+        auto& cfg = summary["config"].as_object();
+        cfg["turns"] = s.turns;
+        cfg["model"] = s.model;
+        const bool openai = *realtime == protocol::realtime_protocol::openai;
+        cfg["wire_sample_rate"] =
+            openai ? protocol::openai_sample_rate : protocol::input_sample_rate;
+        cfg["resampler"] = openai ? "libsamplerate SRC_SINC_BEST_QUALITY" : "none";
+        summary["server"].as_object()["realtime"] =
+            metrics::realtime_latency_json(outcome.sessions);
+    }
     summary["disk"] = {{"estimated_bytes", disk_estimate},
                        {"trace_bytes_per_session_second", trace_bytes_per_session_second},
                        {"free_bytes", disk_free}};
@@ -1024,6 +1072,17 @@ command add_run_command(CLI::App& app) {
                     "probe mock in this process on its own thread. wss:// for TLS "
                     "(docs/tls.md)");
     add_client_options(*sub, s->client);
+    sub->add_option("--protocol", s->protocol,
+                    "Wire protocol: native (sglang-omni), openai-realtime or vllm-realtime "
+                    "(docs/protocols.md; the last two need --url)")
+        ->capture_default_str();
+    sub->add_option("--turns", s->turns,
+                    "openai-realtime turn handling: server-vad (stream, the server finds the "
+                    "turns) or manual (commit + response.create at the input's end)")
+        ->capture_default_str();
+    sub->add_option("--model", s->model,
+                    "vllm-realtime: the served model, named in session.update (required); "
+                    "openai-realtime takes its model in the URL");
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "
                     "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "

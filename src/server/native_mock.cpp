@@ -173,6 +173,10 @@ private:
             const auto now = clock::now();
             if (ec) {
                 peer_gone_ = true;
+                if (options_.realtime && !completed_) {
+                    completed_ = true; // the realtime APIs end by the client's close
+                    mock_.host->session_completed();
+                }
                 break;
             }
             if (deaf_ || parser.parse(frame) != nullptr)
@@ -182,7 +186,9 @@ private:
             const std::string client_id =
                 id && id->is_string() ? std::string(id->get_string()) : "";
             const auto type = parser.type();
-            if (type == "session.update")
+            if (options_.realtime)
+                on_realtime(type, e, now);
+            else if (type == "session.update")
                 on_update(client_id);
             else if (type == "input_audio_buffer.append")
                 on_append(e, client_id, now);
@@ -242,6 +248,59 @@ private:
     }
 
     // ---- the client's commands
+
+    // openai-realtime and vllm-realtime (see native_mock_options::realtime).
+    void on_realtime(std::string_view type, const boost::json::object& e, time_point now) {
+        const bool openai = *options_.realtime == protocol::realtime_protocol::openai;
+        const std::uint64_t unit = openai ? protocol::openai_packet_bytes : protocol::packet_bytes;
+        if (type == "session.update") {
+            if (openai)
+                event(immediate_,
+                      R"("type":"session.updated","session":{{"id":"{}","type":"realtime",)"
+                      R"("audio":{{"output":{{"format":{{"type":"audio/pcm","rate":24000}}}}}}}})",
+                      session_id_);
+        } else if (type == "input_audio_buffer.append") {
+            ++mock_.appends;
+            if (const auto* a = e.if_contains("audio"); a && a->is_string())
+                input_bytes_ += base64_decoded_size(a->get_string());
+            while ((units_done_ + 1) * unit <= input_bytes_) {
+                auto& job = queue(now + unit_delay());
+                if (openai) {
+                    open_response(job.frames);
+                    pcm_.assign(protocol::openai_packet_bytes, 0);
+                    b64_.clear();
+                    base64_append(b64_, pcm_.data(), pcm_.size());
+                    event(job.frames,
+                          R"("type":"response.output_audio.delta","response_id":"response_0",)"
+                          R"("item_id":"item_0","output_index":0,"content_index":0,"delta":"{}")",
+                          b64_);
+                    event(job.frames,
+                          R"("type":"response.output_audio_transcript.delta","response_id":)"
+                          R"("response_0","item_id":"item_0","delta":"w{} ")",
+                          units_done_);
+                } else {
+                    event(job.frames, R"("type":"transcription.delta","delta":"w{} ")",
+                          units_done_);
+                }
+                transcript_ += fmt::format("w{} ", units_done_);
+                job.units_ready.push_back(now);
+                ++units_done_;
+                ++mock_.units;
+            }
+        } else if (type == "input_audio_buffer.commit" && !openai) {
+            const auto* f = e.if_contains("final");
+            if (f && f->is_bool() && f->get_bool())
+                event(queue(now + unit_delay()).frames,
+                      R"("type":"transcription.done","text":"{}","usage":{{}})", transcript_);
+        } else if (type == "response.create" && openai) {
+            auto& job = queue(now + unit_delay());
+            open_response(job.frames);
+            event(job.frames,
+                  R"("type":"response.done","response":{{"id":"response_0","object":)"
+                  R"("realtime.response","status":"completed","output":[],"usage":{{}}}})");
+            ++mock_.responses;
+        }
+    }
 
     void on_update(const std::string& client_id) {
         if (fault_ == peer_fault::close_without_update) {
@@ -570,6 +629,7 @@ private:
     std::uint64_t chunk_seq_ = 0;
     std::uint64_t replies_ = 0;
     bool response_open_ = false;
+    bool completed_ = false;
     std::string transcript_;
     std::string json_, b64_;
     std::vector<std::uint8_t> pcm_;
@@ -628,6 +688,9 @@ boost::json::object native_sessions::stats() const {
     const auto& s = *this;
     boost::json::object o = host->stats();
     o["profile"] = s.options.profile->name;
+    o["protocol"] = !s.options.realtime                                          ? "native"
+                    : *s.options.realtime == protocol::realtime_protocol::openai ? "openai-realtime"
+                                                                                 : "vllm-realtime";
     o["output_sample_rate"] = s.options.output_sample_rate;
     o["burst_units"] = s.options.burst_units;
     o["unit_latency_ms"] = s.options.unit_latency.count();

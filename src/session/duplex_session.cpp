@@ -4,6 +4,7 @@
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/native_session.hpp>
+#include <pacer/protocol/realtime_events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/trace/sink.hpp>
@@ -55,6 +56,19 @@ protocol::native_session_options machine_options(const session_options& o) {
     return m;
 }
 
+std::optional<protocol::realtime_session> realtime_machine(const session_options& o) {
+    if (!o.realtime)
+        return std::nullopt;
+    protocol::realtime_session_options m;
+    m.protocol = *o.realtime;
+    m.turns = o.turns;
+    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.origin = o.origin;
+    m.start_delay = o.start_delay;
+    m.quiet = o.quiet;
+    return protocol::realtime_session(m);
+}
+
 // One session's state. The protocol's decisions live in the sans-io machines (`machine`: what
 // the driver does next; `completion`: §1.5 step 4); this holds the I/O objects they need and
 // moves the bytes. Both tasks run on one single-threaded executor: no lock. The only owner
@@ -64,7 +78,7 @@ struct session_ctx {
     session_ctx(asio::any_io_executor ex, session_options opts, trace::channel& ch)
         : options(std::move(opts)), trace(ch, options.index), signal(ex), wake(ex), pace(ex),
           watchdog(ex), ids(options.seed), machine(machine_options(options)),
-          completion(options.post_close) {
+          rt(realtime_machine(options)), completion(options.post_close) {
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
     ~session_ctx() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
@@ -80,6 +94,8 @@ struct session_ctx {
     asio::steady_timer watchdog; // the session deadline
     protocol::event_id_source ids;
     protocol::native_session machine;
+    /// openai-realtime / vllm-realtime: their machine, which drives instead of `machine`.
+    std::optional<protocol::realtime_session> rt;
     protocol::task_completion completion;
     interrupt_source::subscription interrupt;
     session_result result;
@@ -87,6 +103,7 @@ struct session_ctx {
     bool stopping = false; // the session is ending: nothing more goes out
     bool timed_out = false;
     bool gate_reported = false;
+    bool client_closed = false; // realtime: the driver closed the socket (the flow's end)
     std::optional<time_point> write_started; // the socket write in flight, if any
 
     void notify() { signal.cancel(); }
@@ -149,6 +166,8 @@ struct session_ctx {
         }
         if (ec) {
             machine.send_failed();
+            if (rt)
+                rt->send_failed();
             co_await fail(ws->describe(ec));
             co_return false;
         }
@@ -172,8 +191,8 @@ asio::awaitable<void> receive_loop(session_ctx& c) {
         const auto ec = co_await c.ws->read(frame);
         const auto now = clock::now();
         if (ec) {
-            if (c.stopping)
-                co_return; // stopped (the other task, the deadline): nothing to report
+            if (c.stopping || c.client_closed)
+                co_return; // stopped (the other task, the deadline, our close): nothing to report
             if (c.machine.has_seen(server_event::session_closed))
                 co_return; // the server closed after session.closed, as it should
             std::string message = c.ws->describe(ec);
@@ -196,8 +215,19 @@ asio::awaitable<void> receive_loop(session_ctx& c) {
                 frame, protocol::reference_decode_error(frame, reason, scanner.error_offset())));
             co_return;
         }
-        const auto kind = protocol::classify_server_event(scanner.type());
         const double now_s = to_seconds(now);
+        if (c.rt) {
+            co_await c.trace.emit(trace::direction::receive, now_s, frame);
+            const auto e = protocol::classify_realtime_event(scanner.type());
+            c.rt->on_event(e, now);
+            if (e == protocol::realtime_event::session_updated && !r.updated_s)
+                r.updated_s = now_s;
+            if (e == protocol::realtime_event::error)
+                co_await c.record_error(fmt::format("server error: {}", frame));
+            c.notify();
+            continue;
+        }
+        const auto kind = protocol::classify_server_event(scanner.type());
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
         const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
@@ -326,6 +356,85 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
     }
 }
 
+// The driver of openai-realtime and vllm-realtime: what `rt.next` says, bytes and waits only.
+// Packet k carries the wire input's k-th 80 ms (resampled to the protocol's rate).
+asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
+    using kind = protocol::realtime_action::kind;
+    auto& c = *ctx;
+    auto& m = *c.rt;
+    const auto& wire = *c.options.wire_pcm;
+    const std::size_t rate = m.protocol() == protocol::realtime_protocol::openai
+                                 ? protocol::openai_sample_rate
+                                 : protocol::input_sample_rate;
+    std::string frame, audio_b64;
+    auto& r = c.result;
+    while (!c.stopping) {
+        const auto a = m.next(clock::now());
+        switch (a.what) {
+        case kind::done:
+            co_return;
+        case kind::wait_event:
+            co_await session_ctx::wait(c.signal, time_point::max());
+            break;
+        case kind::wait_until: // absolute, and an event wakes it early
+            co_await session_ctx::wait(c.pace, a.at);
+            break;
+        case kind::send_update: {
+            auto update = m.protocol() == protocol::realtime_protocol::openai
+                              ? protocol::openai_session_update(c.ids.next(), c.options.turns)
+                              : protocol::vllm_session_update(c.ids.next(), c.options.model);
+            if (!co_await c.send(std::move(update)))
+                co_return;
+            break;
+        }
+        case kind::send_start:
+            if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), false)))
+                co_return;
+            break;
+        case kind::send_append: {
+            const auto packet = protocol::rate_packet(wire, rate, a.seq, m.expected_appends());
+            audio_b64.clear();
+            base64_append(audio_b64, packet.data(), packet.size());
+            append_receipt receipt;
+            const auto event_id = c.ids.next();
+            receipt.event_id = event_id.chars;
+            receipt.seq = a.seq;
+            protocol::realtime_append(frame, event_id.view(), audio_b64);
+            const auto start = clock::now();
+            m.append_sent(start);
+            receipt.scheduled_s = to_seconds(a.seq == 0 && !c.options.origin ? start : a.at);
+            if (a.seq == 0)
+                r.session_start_s = to_seconds(*m.origin());
+            const bool ok = co_await c.send(frame, &receipt);
+            std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
+            piece += receipt_json(receipt);
+            co_await c.trace.receipt(std::move(piece));
+            ++r.appends_sent;
+            c.count(&live_counters::packets_sent);
+            if (std::abs(receipt.start_s - receipt.scheduled_s) > protocol::late_threshold_s)
+                c.count(&live_counters::late_packets);
+            if (a.seq == 0 && c.options.on_streaming)
+                c.options.on_streaming();
+            if (!ok)
+                co_return;
+            break;
+        }
+        case kind::send_commit:
+            if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), true)))
+                co_return;
+            break;
+        case kind::send_response:
+            if (!co_await c.send(protocol::response_create(c.ids.next())))
+                co_return;
+            break;
+        case kind::close:
+            c.client_closed = true;
+            co_await c.ws->close(protocol::close_timeout);
+            break;
+        }
+    }
+}
+
 // Runs one task of the session, then applies the completion rules (§1.5 step 4, decided by
 // `completion`): the first task to end normally waits for the other up to the grace, and
 // stops it when the grace is over. An escaped exception is recorded as an error, never lost.
@@ -334,13 +443,18 @@ asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
     try {
         if (which == task::receiver)
             co_await receive_loop(c);
+        else if (c.rt)
+            co_await drive_realtime(ctx);
         else
             co_await drive(ctx);
     } catch (const std::exception& e) {
         c.result.errors.push_back(fmt::format("internal error: {}", e.what()));
     }
-    if (which == task::receiver)
+    if (which == task::receiver) {
         c.machine.on_receiver_ended();
+        if (c.rt)
+            c.rt->on_receiver_ended();
+    }
     c.completion.ended(which, clock::now());
     c.notify();
     c.notify_completion();
@@ -419,12 +533,18 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     auto ex = co_await asio::this_coro::executor;
     if (!options.pcm || options.pcm->empty() || options.pcm->size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
+    if (options.realtime && !options.wire_pcm)
+        options.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+            *options.realtime == protocol::realtime_protocol::openai
+                ? protocol::resample_pcm16(*options.pcm, protocol::input_sample_rate,
+                                           protocol::openai_sample_rate)
+                : *options.pcm);
     auto ctx = std::make_shared<session_ctx>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;
     r.index = c.options.index;
     c.count(&live_counters::started);
-    r.expected_appends = c.machine.expected_appends();
+    r.expected_appends = c.rt ? c.rt->expected_appends() : c.machine.expected_appends();
 
     // The watchdog and the interrupt stop the session from outside: no grace, nothing more
     // sent. Neither keeps the session alive once it has returned.
@@ -504,9 +624,20 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(protocol::close_timeout);
 
-    r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
-                 c.machine.has_seen(server_event::input_drained) &&
-                 c.machine.has_seen(server_event::session_closed);
+    if (c.rt) {
+        const auto seconds = [](std::optional<time_point> t) {
+            return t ? std::optional<double>(to_seconds(*t)) : std::nullopt;
+        };
+        r.utterance_end_s = seconds(c.rt->utterance_end());
+        r.first_audio_s = seconds(c.rt->first_audio_at());
+        r.first_transcript_s = seconds(c.rt->first_transcript_at());
+        r.final_transcript_s = seconds(c.rt->final_transcript_at());
+        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+                     c.rt->finished();
+    } else
+        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+                     c.machine.has_seen(server_event::input_drained) &&
+                     c.machine.has_seen(server_event::session_closed);
     r.trace_error = co_await c.trace.finish(receipts_tail(r));
     if (!r.trace_error.empty())
         r.complete = false;

@@ -139,6 +139,10 @@ run_outcome run_duplex(const run_options& options) {
         }
         so.lockstep_unit_bytes = options.lockstep_unit_bytes;
         so.profile = options.profile;
+        so.realtime = options.realtime;
+        so.turns = options.turns;
+        so.model = options.model;
+        so.wire_pcm = options.wire_pcm;
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         so.live = options.live;

@@ -7,6 +7,7 @@
 // modes of the reference peer into chosen sessions while the others stay healthy.
 
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/realtime_session.hpp>
 #include <pacer/server/mock_server.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -68,6 +69,13 @@ struct native_mock_options : host_options {
     peer_fault fault = peer_fault::none;
     /// Sessions (accept order) the fault hits; nullopt: all of them.
     std::optional<session_set> fault_sessions;
+    /// `--protocol`: nullopt is native; openai-realtime answers each 80 ms of input (3,840
+    /// bytes at 24 kHz) with an audio delta (80 ms at 24 kHz) and a transcript delta,
+    /// `session.updated` on update and `response.done` on `response.create`; vllm-realtime
+    /// answers each 80 ms (2,560 bytes at 16 kHz) with a `transcription.delta` and the final
+    /// commit with `transcription.done`. Both on the same capacity model; the fault modes are
+    /// the native protocol's only. The session completes when the client closes.
+    std::optional<protocol::realtime_protocol> realtime;
 };
 
 /// The granted capabilities the mock sends in every `session.updated` of `options` (the

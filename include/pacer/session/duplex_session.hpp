@@ -7,6 +7,7 @@
 
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
 #include <pacer/trace/record.hpp>
@@ -117,6 +118,15 @@ struct session_options {
     /// The server profile, whose output modalities `session.update` asks for; nullptr: the
     /// default (VoiceChat) profile. Must outlive the session (the profiles are static).
     const protocol::profile* profile = nullptr;
+    /// The wire protocol: nullopt is native; else openai-realtime or vllm-realtime
+    /// (docs/protocols.md), with its turn handling, model and quiet period.
+    std::optional<protocol::realtime_protocol> realtime;
+    protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
+    std::string model;
+    duration quiet = protocol::server_vad_quiet;
+    /// The input at the protocol's rate (openai-realtime: 24 kHz), resampled once by the
+    /// caller; null: the session resamples `pcm` itself.
+    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
     std::uint64_t seed = 0; ///< event ids (the runner gives each session a unique seed)
     int admission_retries = protocol::admission_retries;
     duration admission_backoff = protocol::admission_backoff;
@@ -159,6 +169,11 @@ struct session_result {
     std::optional<double> connect_start_s;
     std::optional<double> updated_s;     ///< `session.updated` received
     std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
+    /// openai-realtime / vllm-realtime: the utterance's end (the commit, or `speech_stopped`
+    /// with server-vad), the first transcript delta, and `transcription.done`.
+    std::optional<double> utterance_end_s;
+    std::optional<double> first_transcript_s;
+    std::optional<double> final_transcript_s;
     std::size_t expected_appends = 0;
     std::size_t appends_sent = 0;
     /// The receipts, read back from `input-send-receipts.json` once the session's files are

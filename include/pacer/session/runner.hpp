@@ -51,6 +51,12 @@ struct run_options {
     std::optional<std::size_t> lockstep_unit_bytes;
     /// The server profile every session negotiates (see session_options); nullptr: default.
     const protocol::profile* profile = nullptr;
+    /// The wire protocol and its settings (see session_options); nullopt: native.
+    std::optional<protocol::realtime_protocol> realtime;
+    protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
+    std::string model;
+    /// The input at the protocol's rate, resampled once for every session.
+    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;

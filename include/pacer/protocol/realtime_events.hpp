@@ -1,0 +1,42 @@
+#pragma once
+// The client events of the openai-realtime and vllm-realtime protocols (docs/protocols.md),
+// and the resampling of pacer's 16 kHz input to a protocol's rate.
+
+#include <pacer/protocol/realtime_session.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pacer::protocol {
+
+/// The protocol named `name` (`openai-realtime`, `vllm-realtime`); false for any other name.
+bool parse_realtime_protocol(std::string_view name, realtime_protocol& out);
+
+/// openai-realtime's `session.update`: PCM16 in and out at `rate` Hz, and turn detection
+/// (`server_vad`, or none with manual turns).
+std::string openai_session_update(std::string_view event_id, realtime_turns turns,
+                                  std::size_t rate = openai_sample_rate);
+/// vllm-realtime's `session.update` with the model.
+std::string vllm_session_update(std::string_view event_id, std::string_view model);
+/// `input_audio_buffer.append` with audio already in base64, into `out` (its capacity reused).
+void realtime_append(std::string& out, std::string_view event_id, std::string_view audio_b64);
+/// `input_audio_buffer.commit`; vllm-realtime adds `final` (false: start, true: end of input).
+std::string realtime_commit(std::string_view event_id, realtime_protocol p, bool final_input);
+/// openai-realtime's `response.create`.
+std::string response_create(std::string_view event_id);
+
+/// `pcm` (PCM16 LE mono at `from` Hz) at `to` Hz, with libsamplerate's best sinc converter;
+/// the same bytes when the rates are equal.
+std::vector<std::uint8_t> resample_pcm16(std::span<const std::uint8_t> pcm, std::size_t from,
+                                         std::size_t to);
+
+/// Packet `seq` of `count` 80 ms packets of `pcm` at `rate` Hz: `rate * 0.16` bytes each,
+/// the last one taking whatever remains (a resampled input need not end on a packet).
+std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,
+                                          std::size_t seq, std::size_t count);
+
+} // namespace pacer::protocol

@@ -1,0 +1,336 @@
+#pragma once
+// The client logic of the two OpenAI-style realtime protocols (docs/protocols.md), as one
+// sans-io state machine beside `native_session`: events and the clock go in, actions come out.
+//
+// - `openai-realtime`: `session.update` (audio formats), appends on the absolute 80 ms grid,
+//   then with `--turns manual` `input_audio_buffer.commit` + `response.create` and the wait for
+//   `response.done`; with `--turns server-vad` the server finds the turns, and the session ends
+//   at the first `response.done` after the input's end or after a bounded quiet period. There
+//   is no `session.close` in that API: the client closes the socket.
+// - `vllm-realtime` (transcription): `session.update` with the model, a `commit` with
+//   `final:false` that starts generation, appends, a final `commit` (`final:true`), and the
+//   wait for `transcription.done`.
+//
+// The grid counts 80 ms packets of the 16 kHz input pacer holds; the coroutine resamples each
+// packet to the protocol's rate (24 kHz for openai-realtime: 3,840 bytes a packet).
+
+#include <pacer/core/clock.hpp>
+#include <pacer/protocol/constants.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+
+#include <bitset>
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace pacer::protocol {
+
+enum class realtime_protocol { openai, vllm };
+enum class realtime_turns { server_vad, manual };
+
+/// openai-realtime's default PCM16 rate, and its bytes per 80 ms packet.
+inline constexpr std::size_t openai_sample_rate = 24000;
+inline constexpr std::size_t openai_packet_bytes = openai_sample_rate * 2 * 80 / 1000;
+static_assert(openai_packet_bytes == 3840);
+/// With server-side turn detection: how long the session waits, after its input's end, for a
+/// quiet server (no event) before it closes when no `response.done` comes.
+inline constexpr std::chrono::seconds server_vad_quiet{3};
+
+/// The server events the realtime machines tell apart.
+enum class realtime_event {
+    session_created,
+    session_updated,
+    speech_stopped,
+    audio_delta,
+    transcript_delta,
+    response_done,
+    transcription_delta,
+    transcription_done,
+    rate_limits_updated,
+    error,
+    other,
+};
+inline constexpr std::size_t realtime_event_count = 11;
+
+/// The event an incoming `type` names: the GA names, and the beta names on receive.
+inline realtime_event classify_realtime_event(std::string_view type) {
+    using e = realtime_event;
+    if (type == "session.created" || type == "transcription_session.created")
+        return e::session_created;
+    if (type == "session.updated" || type == "transcription_session.updated")
+        return e::session_updated;
+    if (type == "input_audio_buffer.speech_stopped")
+        return e::speech_stopped;
+    if (type == "response.output_audio.delta" || type == "response.audio.delta")
+        return e::audio_delta;
+    if (type == "response.output_audio_transcript.delta" ||
+        type == "response.audio_transcript.delta" || type == "response.output_text.delta" ||
+        type == "response.text.delta")
+        return e::transcript_delta;
+    if (type == "response.done")
+        return e::response_done;
+    if (type == "transcription.delta" ||
+        type == "conversation.item.input_audio_transcription.delta")
+        return e::transcription_delta;
+    if (type == "transcription.done" ||
+        type == "conversation.item.input_audio_transcription.completed")
+        return e::transcription_done;
+    if (type == "rate_limits.updated")
+        return e::rate_limits_updated;
+    if (type == "error")
+        return e::error;
+    return e::other;
+}
+
+struct realtime_session_options {
+    realtime_protocol protocol = realtime_protocol::openai;
+    realtime_turns turns = realtime_turns::server_vad;
+    std::size_t pcm_bytes = 0; ///< the 16 kHz PCM16 input's size (whole samples, not empty)
+    /// A common start for packet 0; without it the grid is anchored to packet 0's actual send.
+    std::optional<time_point> origin;
+    /// Without an origin: how long after negotiation packet 0 goes (stagger).
+    duration start_delay{};
+    duration quiet = server_vad_quiet;
+};
+
+/// The driver's next step.
+struct realtime_action {
+    enum class kind {
+        send_update,   ///< send `session.update`
+        send_start,    ///< vllm: send `input_audio_buffer.commit` with `final:false`
+        send_append,   ///< send packet `seq`, reporting its send start with `append_sent`
+        send_commit,   ///< send `input_audio_buffer.commit` (vllm: `final:true`)
+        send_response, ///< openai manual: send `response.create`
+        wait_event,    ///< wait for a server event (or the receive loop's end)
+        wait_until,    ///< wait until `at`, or an event, then ask again
+        close,         ///< close the socket (neither API has a close event)
+        done,          ///< nothing left to do
+    };
+    kind what;
+    std::size_t seq = 0;
+    time_point at{};
+};
+
+/// The driver of one openai-realtime or vllm-realtime session, sans-io.
+class realtime_session {
+public:
+    explicit realtime_session(realtime_session_options o)
+        : o_(o), expected_(schedule::packet_count(o.pcm_bytes)) {}
+
+    // Inputs ---------------------------------------------------------------------------------
+
+    /// A server event arrived at `now`.
+    void on_event(realtime_event e, time_point now) {
+        seen_[static_cast<std::size_t>(e)] = true;
+        last_event_at_ = now;
+        switch (e) {
+        case realtime_event::error:
+            aborted_ = true;
+            break;
+        case realtime_event::speech_stopped:
+            if (!speech_stopped_at_)
+                speech_stopped_at_ = now;
+            break;
+        case realtime_event::audio_delta:
+            if (!first_audio_at_)
+                first_audio_at_ = now;
+            break;
+        case realtime_event::transcript_delta:
+        case realtime_event::transcription_delta:
+            if (!first_transcript_at_)
+                first_transcript_at_ = now;
+            break;
+        case realtime_event::response_done:
+            if (input_end_at_)
+                done_after_input_ = true;
+            break;
+        case realtime_event::transcription_done:
+            if (!final_transcript_at_)
+                final_transcript_at_ = now;
+            break;
+        default:
+            break;
+        }
+    }
+    void on_receiver_ended() { receiver_ended_ = true; }
+    void append_sent(time_point start) {
+        grid_->sent(start);
+        last_append_start_ = start;
+    }
+    void send_failed() { aborted_ = true; }
+
+    // Output ---------------------------------------------------------------------------------
+
+    /// What to do at `now`. Sends and `close` are returned once; `send_append` stays the step
+    /// until `append_sent`; waits are returned until their condition or deadline is met.
+    realtime_action next(time_point now) {
+        using k = realtime_action::kind;
+        for (;;) {
+            if (receiver_ended_ && phase_ != phase::closed)
+                phase_ = phase::closed;
+            switch (phase_) {
+            case phase::created:
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                if (!has_seen(realtime_event::session_created))
+                    return {k::wait_event};
+                phase_ = phase::updated;
+                return {k::send_update};
+            case phase::updated:
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                // vLLM answers session.update with nothing on success: it goes straight on.
+                if (o_.protocol == realtime_protocol::openai &&
+                    !has_seen(realtime_event::session_updated))
+                    return {k::wait_event};
+                phase_ = phase::stagger;
+                if (o_.protocol == realtime_protocol::vllm)
+                    return {k::send_start};
+                continue;
+            case phase::stagger:
+                if (o_.start_delay > duration::zero() && !o_.origin) {
+                    if (!stagger_until_)
+                        stagger_until_ = now + o_.start_delay;
+                    if (now < *stagger_until_)
+                        return {k::wait_until, 0, *stagger_until_};
+                }
+                grid_.emplace(expected_, o_.origin);
+                phase_ = phase::streaming;
+                continue;
+            case phase::streaming: {
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                const auto a = grid_->next(now);
+                if (a.what == schedule::pacing_action::kind::done) {
+                    phase_ = phase::end_of_input;
+                    continue;
+                }
+                if (a.what == schedule::pacing_action::kind::wait)
+                    return {k::wait_until, a.seq, a.scheduled};
+                return {k::send_append, a.seq, a.scheduled};
+            }
+            case phase::end_of_input: {
+                if (aborted_ || expected_ == 0) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                const auto eos_at =
+                    schedule::end_of_input_at(*grid_->origin(), o_.pcm_bytes, last_append_start_,
+                                              schedule::packet_size(o_.pcm_bytes, expected_ - 1));
+                if (now < eos_at)
+                    return {k::wait_until, 0, eos_at};
+                input_end_at_ = now;
+                if (o_.protocol == realtime_protocol::openai &&
+                    o_.turns == realtime_turns::server_vad) {
+                    phase_ = phase::awaiting;
+                    continue;
+                }
+                phase_ =
+                    o_.protocol == realtime_protocol::openai ? phase::response : phase::awaiting;
+                return {k::send_commit};
+            }
+            case phase::response:
+                phase_ = phase::awaiting;
+                return {k::send_response};
+            case phase::awaiting: {
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                if (o_.protocol == realtime_protocol::vllm) {
+                    if (has_seen(realtime_event::transcription_done)) {
+                        finished_ = true;
+                        phase_ = phase::close;
+                        continue;
+                    }
+                    return {k::wait_event};
+                }
+                if (done_after_input_) {
+                    finished_ = true;
+                    phase_ = phase::close;
+                    continue;
+                }
+                if (o_.turns == realtime_turns::manual)
+                    return {k::wait_event};
+                const time_point quiet_from = last_event_at_ && *last_event_at_ > *input_end_at_
+                                                  ? *last_event_at_
+                                                  : *input_end_at_;
+                if (now < quiet_from + o_.quiet)
+                    return {k::wait_until, 0, quiet_from + o_.quiet};
+                finished_ = true;
+                phase_ = phase::close;
+                continue;
+            }
+            case phase::close:
+                phase_ = phase::closed;
+                return {k::close};
+            case phase::closed:
+                return {k::done};
+            }
+        }
+    }
+
+    // State and timings ----------------------------------------------------------------------
+
+    bool has_seen(realtime_event e) const { return seen_[static_cast<std::size_t>(e)]; }
+    bool aborted() const { return aborted_; }
+    /// The flow ran to its end (the awaited terminal event, or server-vad's quiet period).
+    bool finished() const { return finished_; }
+    realtime_protocol protocol() const { return o_.protocol; }
+    std::size_t expected_appends() const { return expected_; }
+    std::size_t appends_sent() const { return grid_ ? grid_->sent_count() : 0; }
+    /// The grid's origin (packet 0's deadline), once packet 0 has gone.
+    std::optional<time_point> origin() const {
+        return grid_ ? grid_->origin() : std::optional<time_point>{};
+    }
+    /// The end of the utterance: `speech_stopped` with server-vad, else the input's end (the
+    /// commit).
+    std::optional<time_point> utterance_end() const {
+        if (o_.protocol == realtime_protocol::openai && o_.turns == realtime_turns::server_vad &&
+            speech_stopped_at_)
+            return speech_stopped_at_;
+        return input_end_at_;
+    }
+    std::optional<time_point> first_audio_at() const { return first_audio_at_; }
+    std::optional<time_point> first_transcript_at() const { return first_transcript_at_; }
+    std::optional<time_point> final_transcript_at() const { return final_transcript_at_; }
+
+private:
+    enum class phase {
+        created,
+        updated,
+        stagger,
+        streaming,
+        end_of_input,
+        response,
+        awaiting,
+        close,
+        closed
+    };
+
+    realtime_session_options o_;
+    std::size_t expected_;
+    phase phase_ = phase::created;
+    std::bitset<realtime_event_count> seen_;
+    bool aborted_ = false;
+    bool receiver_ended_ = false;
+    bool done_after_input_ = false;
+    bool finished_ = false;
+    std::optional<time_point> stagger_until_;
+    std::optional<schedule::packet_grid> grid_;
+    time_point last_append_start_{};
+    std::optional<time_point> input_end_at_;
+    std::optional<time_point> last_event_at_;
+    std::optional<time_point> speech_stopped_at_;
+    std::optional<time_point> first_audio_at_;
+    std::optional<time_point> first_transcript_at_;
+    std::optional<time_point> final_transcript_at_;
+};
+
+} // namespace pacer::protocol

@@ -1,0 +1,143 @@
+// End to end: `pacer run --protocol openai-realtime|vllm-realtime` against `pacer native-mock
+// --protocol ...` as real processes on loopback (docs/protocols.md). Asserts the event flow
+// each session's trace shows and the summary's records; never a speed (exit 0 or 3).
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <algorithm>
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+using boost::json::value;
+
+std::vector<std::string> types(const fs::path& trace, std::string_view direction) {
+    std::vector<std::string> out;
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == direction)
+            out.emplace_back(at(l, {"event", "type"}).as_string());
+    return out;
+}
+
+std::size_t count(const std::vector<std::string>& v, std::string_view what) {
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
+}
+
+struct protocol_run {
+    temp_dir out;
+    run_result run;
+    value summary;
+    value mock_stats;
+    fs::path trace(int i) const {
+        return out / "run" / fmt::format("session-{:03}", i) / "trace.jsonl";
+    }
+};
+
+std::unique_ptr<protocol_run> run_protocol(const std::string& protocol,
+                                           const std::vector<std::string>& run_flags) {
+    auto r = std::make_unique<protocol_run>();
+    fs::create_directories(r->out.path());
+    const auto stats = r->out / "mock-stats.json";
+    mock_process mock({"--protocol", protocol, "--stats-output", stats.string()}, "native-mock");
+    std::vector<std::string> args{"run",      "--protocol",
+                                  protocol,   "--url",
+                                  mock.url(), "-c",
+                                  "3",        "-d",
+                                  "1s",       "--timeout",
+                                  "20s",      "--keep-traces",
+                                  "-o",       (r->out / "run").string()};
+    args.insert(args.end(), run_flags.begin(), run_flags.end());
+    r->run = run_pacer(args);
+    EXPECT_EQ(mock.stop(), 0);
+    r->mock_stats = read_json(stats);
+    r->summary = read_json(r->out / "run" / "summary.json");
+    return r;
+}
+
+TEST(ProtocolsE2E, OpenAiRealtimeManualTurnsCommitCreateAndEndAtResponseDone) {
+    const auto r = run_protocol("openai-realtime", {"--turns", "manual"});
+    EXPECT_TRUE(r->run.exit_code == 0 || r->run.exit_code == 3) << r->run.out;
+    EXPECT_EQ(at(r->summary, {"config", "protocol"}).as_string(), "openai-realtime");
+    EXPECT_EQ(at(r->summary, {"config", "wire_sample_rate"}).to_number<int>(), 24000);
+    EXPECT_EQ(at(r->mock_stats, {"responses"}).to_number<int>(), 3);
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE(i);
+        const auto sent = types(r->trace(i), "send");
+        ASSERT_FALSE(sent.empty());
+        EXPECT_EQ(sent.front(), "session.update");
+        EXPECT_EQ(count(sent, "input_audio_buffer.append"), 13u); // 1 s in 80 ms packets
+        ASSERT_GE(sent.size(), 2u);
+        EXPECT_EQ(sent[sent.size() - 2], "input_audio_buffer.commit");
+        EXPECT_EQ(sent.back(), "response.create");
+        const auto got = types(r->trace(i), "receive");
+        EXPECT_GT(count(got, "response.output_audio.delta"), 0u);
+        EXPECT_EQ(got.back(), "response.done");
+        // 24 kHz on the wire: a full packet is 3,840 bytes (5,120 base64 characters).
+        for (const auto& l : read_jsonl(r->trace(i)))
+            if (at(l, {"direction"}).as_string() == "send" &&
+                at(l, {"event", "type"}).as_string() == "input_audio_buffer.append") {
+                EXPECT_EQ(at(l, {"event", "audio"}).as_string().size(), 5120u);
+                break;
+            }
+    }
+    EXPECT_EQ(at(r->summary, {"server", "realtime", "first_audio_from_anchor_s", "count"})
+                  .to_number<int>(),
+              3);
+}
+
+TEST(ProtocolsE2E, OpenAiRealtimeServerVadSendsNoCommitAndEndsAfterTheQuietPeriod) {
+    const auto r = run_protocol("openai-realtime", {});
+    EXPECT_TRUE(r->run.exit_code == 0 || r->run.exit_code == 3) << r->run.out;
+    EXPECT_EQ(at(r->summary, {"config", "turns"}).as_string(), "server-vad");
+    for (int i = 0; i < 3; ++i) {
+        const auto sent = types(r->trace(i), "send");
+        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 0u);
+        EXPECT_EQ(count(sent, "response.create"), 0u);
+        EXPECT_EQ(sent.back(), "input_audio_buffer.append");
+    }
+    EXPECT_EQ(at(r->mock_stats, {"sessions_completed"}).to_number<int>(), 3);
+}
+
+TEST(ProtocolsE2E, VllmRealtimeStartsCommitsFinalAndEndsAtTranscriptionDone) {
+    const auto r = run_protocol("vllm-realtime", {"--model", "org/asr"});
+    EXPECT_TRUE(r->run.exit_code == 0 || r->run.exit_code == 3) << r->run.out;
+    EXPECT_EQ(at(r->summary, {"config", "model"}).as_string(), "org/asr");
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE(i);
+        std::vector<value> sent;
+        for (const auto& l : read_jsonl(r->trace(i)))
+            if (at(l, {"direction"}).as_string() == "send")
+                sent.push_back(at(l, {"event"}));
+        ASSERT_EQ(sent.size(), 16u); // update, start, 13 appends, final commit
+        EXPECT_EQ(at(sent[0], {"model"}).as_string(), "org/asr");
+        EXPECT_EQ(at(sent[1], {"type"}).as_string(), "input_audio_buffer.commit");
+        EXPECT_FALSE(at(sent[1], {"final"}).as_bool());
+        EXPECT_TRUE(at(sent[15], {"final"}).as_bool());
+        const auto got = types(r->trace(i), "receive");
+        EXPECT_GT(count(got, "transcription.delta"), 0u);
+        EXPECT_EQ(got.back(), "transcription.done");
+    }
+    EXPECT_EQ(
+        at(r->summary, {"server", "realtime", "final_transcript_from_utterance_end_s", "count"})
+            .to_number<int>(),
+        3);
+}
+
+TEST(ProtocolsE2E, VllmRealtimeWithoutAModelIsBadInput) {
+    temp_dir out;
+    const auto dir = out / "run";
+    const auto r = run_pacer({"run", "--protocol", "vllm-realtime", "--url",
+                              "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find("pacer: --protocol vllm-realtime needs --model"), std::string::npos)
+        << r.out;
+    EXPECT_FALSE(fs::exists(dir));
+}
+
+} // namespace
+} // namespace pacer::test

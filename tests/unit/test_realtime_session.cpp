@@ -1,0 +1,322 @@
+// Unit tests of the sans-io machine of the openai-realtime and vllm-realtime protocols
+// (docs/protocols.md): each test drives `realtime_session` by hand with a manual clock.
+
+#include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/realtime_session.hpp>
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+
+namespace {
+
+using namespace std::chrono_literals;
+using pacer::time_point;
+using pacer::protocol::classify_realtime_event;
+using pacer::protocol::realtime_action;
+using pacer::protocol::realtime_event;
+using pacer::protocol::realtime_protocol;
+using pacer::protocol::realtime_session;
+using pacer::protocol::realtime_session_options;
+using pacer::protocol::realtime_turns;
+using kind = realtime_action::kind;
+
+struct manual_clock {
+    time_point now = time_point{} + 1000s;
+    void advance(pacer::duration d) { now += d; }
+};
+
+realtime_session_options options(realtime_protocol p, realtime_turns t, std::size_t packets) {
+    realtime_session_options o;
+    o.protocol = p;
+    o.turns = t;
+    o.pcm_bytes = packets * pacer::protocol::packet_bytes;
+    return o;
+}
+
+// Streams every packet on the grid, each sent at its deadline; returns the origin.
+time_point stream_all(realtime_session& s, manual_clock& clock) {
+    const std::size_t n = s.expected_appends();
+    for (std::size_t i = 0; i < n; ++i) {
+        auto a = s.next(clock.now);
+        if (a.what == kind::wait_until) {
+            EXPECT_EQ(a.seq, i);
+            clock.now = a.at;
+            a = s.next(clock.now);
+        }
+        EXPECT_EQ(a.what, kind::send_append);
+        EXPECT_EQ(a.seq, i);
+        s.append_sent(clock.now);
+    }
+    return *s.origin();
+}
+
+TEST(RealtimeEvents, ClassifiesGaAndBetaNames) {
+    EXPECT_EQ(classify_realtime_event("response.output_audio.delta"), realtime_event::audio_delta);
+    EXPECT_EQ(classify_realtime_event("response.audio.delta"), realtime_event::audio_delta);
+    EXPECT_EQ(classify_realtime_event("response.output_audio_transcript.delta"),
+              realtime_event::transcript_delta);
+    EXPECT_EQ(classify_realtime_event("response.audio_transcript.delta"),
+              realtime_event::transcript_delta);
+    EXPECT_EQ(classify_realtime_event("response.done"), realtime_event::response_done);
+    EXPECT_EQ(classify_realtime_event("rate_limits.updated"), realtime_event::rate_limits_updated);
+    EXPECT_EQ(classify_realtime_event("transcription.delta"), realtime_event::transcription_delta);
+    EXPECT_EQ(classify_realtime_event("transcription.done"), realtime_event::transcription_done);
+    EXPECT_EQ(classify_realtime_event("input_audio_buffer.speech_stopped"),
+              realtime_event::speech_stopped);
+    EXPECT_EQ(classify_realtime_event("error"), realtime_event::error);
+    EXPECT_EQ(classify_realtime_event("response.created"), realtime_event::other);
+}
+
+TEST(RealtimeSession, OpenAiManualCommitsAndCreatesAResponseThenClosesOnResponseDone) {
+    manual_clock clock;
+    realtime_session s(options(realtime_protocol::openai, realtime_turns::manual, 3));
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(realtime_event::session_created, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // until session.updated
+    s.on_event(realtime_event::session_updated, clock.now);
+    const time_point origin = stream_all(s, clock);
+    EXPECT_EQ(s.appends_sent(), 3u);
+
+    // Not before the grid's end: 3 x 80 ms after packet 0.
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, origin + 240ms);
+    clock.now = a.at;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_commit);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_response);
+    EXPECT_EQ(s.utterance_end(), origin + 240ms);
+
+    clock.advance(100ms);
+    s.on_event(realtime_event::audio_delta, clock.now);
+    s.on_event(realtime_event::rate_limits_updated, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // manual waits for response.done
+    clock.advance(10s);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // however long
+    s.on_event(realtime_event::response_done, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.first_audio_at(), origin + 340ms);
+}
+
+TEST(RealtimeSession, OpenAiServerVadSendsNoCommitAndClosesAfterAQuietPeriod) {
+    manual_clock clock;
+    auto o = options(realtime_protocol::openai, realtime_turns::server_vad, 2);
+    o.quiet = 1s;
+    realtime_session s(o);
+    s.on_event(realtime_event::session_created, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    s.on_event(realtime_event::session_updated, clock.now);
+    const time_point origin = stream_all(s, clock);
+    clock.now = origin + 160ms;
+    s.on_event(realtime_event::speech_stopped, clock.now);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until); // no commit, no response.create
+    EXPECT_EQ(a.at, origin + 160ms + 1s);
+
+    // An event restarts the quiet period.
+    clock.advance(500ms);
+    s.on_event(realtime_event::transcript_delta, clock.now);
+    a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, clock.now + 1s);
+    clock.now = a.at;
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.utterance_end(), origin + 160ms); // speech_stopped
+    EXPECT_EQ(s.first_transcript_at(), origin + 660ms);
+}
+
+TEST(RealtimeSession, OpenAiServerVadClosesAtResponseDoneAfterTheInput) {
+    manual_clock clock;
+    realtime_session s(options(realtime_protocol::openai, realtime_turns::server_vad, 2));
+    s.on_event(realtime_event::session_created, clock.now);
+    s.next(clock.now);
+    s.on_event(realtime_event::session_updated, clock.now);
+    stream_all(s, clock);
+    // A response.done during the input (an earlier turn) does not end the session.
+    s.on_event(realtime_event::response_done, clock.now);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    clock.now = a.at; // the input's end
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_until);
+    clock.advance(50ms);
+    s.on_event(realtime_event::response_done, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+}
+
+TEST(RealtimeSession, VllmStartsWithoutSessionUpdatedAndClosesOnTranscriptionDone) {
+    manual_clock clock;
+    realtime_session s(options(realtime_protocol::vllm, realtime_turns::server_vad, 2));
+    s.on_event(realtime_event::session_created, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_start); // commit final:false
+    const time_point origin = stream_all(s, clock);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    clock.now = a.at;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_commit); // final:true
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    clock.advance(30ms);
+    s.on_event(realtime_event::transcription_delta, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    clock.advance(70ms);
+    s.on_event(realtime_event::transcription_done, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.utterance_end(), origin + 160ms);
+    EXPECT_EQ(s.first_transcript_at(), origin + 190ms);
+    EXPECT_EQ(s.final_transcript_at(), origin + 260ms);
+    EXPECT_TRUE(s.finished());
+}
+
+TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
+    manual_clock clock;
+    realtime_session s(options(realtime_protocol::openai, realtime_turns::manual, 5));
+    s.on_event(realtime_event::session_created, clock.now);
+    s.next(clock.now);
+    s.on_event(realtime_event::session_updated, clock.now);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::send_append);
+    s.append_sent(clock.now);
+    s.on_event(realtime_event::error, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.appends_sent(), 1u);
+    EXPECT_FALSE(s.finished());
+}
+
+TEST(RealtimeSession, TheReceiverEndingEndsTheDriver) {
+    manual_clock clock;
+    realtime_session s(options(realtime_protocol::vllm, realtime_turns::server_vad, 2));
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_receiver_ended();
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+}
+
+TEST(RealtimeSession, AGivenOriginAnchorsTheGrid) {
+    manual_clock clock;
+    auto o = options(realtime_protocol::openai, realtime_turns::manual, 2);
+    o.origin = clock.now + 1s;
+    realtime_session s(o);
+    s.on_event(realtime_event::session_created, clock.now);
+    s.next(clock.now);
+    s.on_event(realtime_event::session_updated, clock.now);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, *o.origin);
+}
+
+} // namespace
+
+#include <pacer/protocol/realtime_events.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <cmath>
+#include <vector>
+
+namespace {
+
+using namespace pacer::protocol;
+
+TEST(RealtimeEventsBuild, OpenAiSessionUpdateNamesTheFormatsAndTurns) {
+    const auto vad = boost::json::parse(openai_session_update("id", realtime_turns::server_vad));
+    EXPECT_EQ(vad.at("type").as_string(), "session.update");
+    const auto& in = vad.at("session").at("audio").at("input");
+    EXPECT_EQ(in.at("format").at("type").as_string(), "audio/pcm");
+    EXPECT_EQ(in.at("format").at("rate").to_number<int>(), 24000);
+    EXPECT_EQ(in.at("turn_detection").at("type").as_string(), "server_vad");
+    EXPECT_EQ(vad.at("session").at("audio").at("output").at("format").at("rate").to_number<int>(),
+              24000);
+    const auto manual = boost::json::parse(openai_session_update("id", realtime_turns::manual));
+    EXPECT_TRUE(manual.at("session").at("audio").at("input").at("turn_detection").is_null());
+}
+
+TEST(RealtimeEventsBuild, VllmEventsCarryTheModelAndFinal) {
+    const auto u = boost::json::parse(vllm_session_update("id", "org/model"));
+    EXPECT_EQ(u.at("model").as_string(), "org/model");
+    EXPECT_EQ(boost::json::parse(realtime_commit("id", realtime_protocol::vllm, true))
+                  .at("final")
+                  .as_bool(),
+              true);
+    EXPECT_EQ(boost::json::parse(realtime_commit("id", realtime_protocol::vllm, false))
+                  .at("final")
+                  .as_bool(),
+              false);
+    EXPECT_FALSE(boost::json::parse(realtime_commit("id", realtime_protocol::openai, false))
+                     .as_object()
+                     .contains("final"));
+    std::string frame;
+    realtime_append(frame, "id", "AAAA");
+    EXPECT_EQ(boost::json::parse(frame).at("audio").as_string(), "AAAA");
+    EXPECT_EQ(boost::json::parse(response_create("id")).at("type").as_string(), "response.create");
+}
+
+TEST(RealtimeEventsBuild, ParsesProtocolNames) {
+    realtime_protocol p{};
+    EXPECT_TRUE(parse_realtime_protocol("vllm-realtime", p));
+    EXPECT_EQ(p, realtime_protocol::vllm);
+    EXPECT_TRUE(parse_realtime_protocol("openai-realtime", p));
+    EXPECT_EQ(p, realtime_protocol::openai);
+    EXPECT_FALSE(parse_realtime_protocol("native", p));
+}
+
+// One second of a 440 Hz tone at 16 kHz.
+std::vector<std::uint8_t> tone16k() {
+    std::vector<std::uint8_t> pcm;
+    for (int i = 0; i < 16000; ++i) {
+        const auto s = static_cast<std::int16_t>(8000 * std::sin(2 * M_PI * 440 * i / 16000.0));
+        const auto u = static_cast<std::uint16_t>(s);
+        pcm.push_back(static_cast<std::uint8_t>(u & 0xff));
+        pcm.push_back(static_cast<std::uint8_t>(u >> 8));
+    }
+    return pcm;
+}
+
+TEST(RealtimeResample, SixteenToTwentyFourKhzKeepsTheDurationAndTheTone) {
+    const auto in = tone16k();
+    const auto out = resample_pcm16(in, 16000, 24000);
+    ASSERT_NEAR(static_cast<double>(out.size()), 48000.0, 8.0); // 24,000 samples, 2 bytes each
+    // The tone survives: sample 1200 (50 ms) at 24 kHz is close to the 16 kHz curve there.
+    auto at = [&](std::size_t i) {
+        return static_cast<std::int16_t>(out[2 * i] | (out[2 * i + 1] << 8));
+    };
+    const double expect = 8000 * std::sin(2 * M_PI * 440 * 1200 / 24000.0);
+    EXPECT_NEAR(at(1200), expect, 400.0);
+    EXPECT_EQ(resample_pcm16(in, 16000, 16000), in);
+}
+
+TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
+    std::vector<std::uint8_t> pcm(3840 * 2 + 100);
+    const std::size_t count = 3;
+    EXPECT_EQ(rate_packet(pcm, 24000, 0, count).size(), 3840u);
+    EXPECT_EQ(rate_packet(pcm, 24000, 1, count).size(), 3840u);
+    EXPECT_EQ(rate_packet(pcm, 24000, 2, count).size(), 100u);
+    std::vector<std::uint8_t> longer(3840 * 2 + 4); // a resampler's extra samples
+    EXPECT_EQ(rate_packet(longer, 24000, 1, 2).size(), 3844u);
+}
+
+} // namespace
+
+#include <pacer/metrics/realtime.hpp>
+
+namespace {
+
+TEST(RealtimeMetrics, MeasuresFromTheUtteranceEndAndTheAnchor) {
+    std::vector<pacer::session::session_result> s(2);
+    s[0].session_start_s = 10.0;
+    s[0].utterance_end_s = 12.0;
+    s[0].first_transcript_s = 12.25;
+    s[0].final_transcript_s = 12.5;
+    s[1].session_start_s = 20.0; // no utterance end: only the anchor figures
+    s[1].first_transcript_s = 21.0;
+    const auto j = pacer::metrics::realtime_latency_json(s);
+    EXPECT_TRUE(j.at("first_audio_from_anchor_s").is_null());
+    EXPECT_EQ(j.at("first_transcript_from_utterance_end_s").at("count").to_number<int>(), 1);
+    EXPECT_DOUBLE_EQ(j.at("first_transcript_from_utterance_end_s").at("p50").as_double(), 0.25);
+    EXPECT_EQ(j.at("first_transcript_from_anchor_s").at("count").to_number<int>(), 2);
+    EXPECT_DOUBLE_EQ(j.at("first_transcript_from_anchor_s").at("max").as_double(), 2.25);
+    EXPECT_DOUBLE_EQ(j.at("final_transcript_from_utterance_end_s").at("p50").as_double(), 0.5);
+}
+
+} // namespace
