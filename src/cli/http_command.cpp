@@ -529,7 +529,9 @@ int find_capacity(const http_settings& s, http_plan plan) {
     json::array probes;
     std::optional<double> pass, fail;
     bool client_limited = false, interrupted = false;
-    const auto probe = [&](double rate) {
+    // A probe's verdict, or nullopt when the rate gives no arrival in --duration (halving has
+    // gone below one request per run): the search cannot go lower.
+    const auto probe = [&](double rate) -> std::optional<bool> {
         auto spec = plan.schedule.spec;
         spec.rate = rate;
         try {
@@ -537,6 +539,11 @@ int find_capacity(const http_settings& s, http_plan plan) {
             plan.schedule = {spec, schedule::make_schedule(spec), {}};
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
+        }
+        if (plan.schedule.offsets.empty()) {
+            fmt::print("probe {}: {:g} requests/s gives no arrival: the search stops here\n",
+                       probes.size() + 1, rate);
+            return std::nullopt;
         }
         plan.schedule.sha256 = schedule::schedule_sha256(plan.schedule.offsets);
         take_arrivals(plan);
@@ -562,14 +569,13 @@ int find_capacity(const http_settings& s, http_plan plan) {
         return ok;
     };
     double rate = plan.schedule.spec.rate;
-    const bool first = probe(rate);
+    const bool first = probe(rate).value_or(false);
     for (int i = 0; i < 10 && !interrupted; ++i) {
         if ((first && fail) || (!first && pass))
             break;
         rate = first ? rate * 2 : rate / 2;
-        if (rate > schedule::max_rate)
+        if (rate > schedule::max_rate || !probe(rate))
             break;
-        probe(rate);
     }
     for (std::size_t i = 0; i < s.capacity_steps && pass && fail && !interrupted; ++i)
         probe((*pass + *fail) / 2);

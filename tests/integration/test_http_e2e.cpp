@@ -247,6 +247,22 @@ TEST(HttpE2e, FindCapacityProbesRatesEachInItsOwnFolder) {
     EXPECT_EQ(r->run.exit_code, any_unkept ? 3 : 0);
 }
 
+// Every probe misses the SLO (no request completes within 1 ms), so the search halves the rate
+// until --duration holds no arrival: it stops there with no capacity (it used to fail with
+// "shard 0/1 gets no arrival").
+TEST(HttpE2e, FindCapacityStopsWhenHalvingLeavesNoArrival) {
+    auto r = run_http({"--ttft-ms", "30", "--itl-ms", "1"},
+                      {"--rate", "4", "--duration", "1s", "--output-len", "2", "--goodput",
+                       "e2el:1", "--find-capacity", "--capacity-steps", "1"});
+    ASSERT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    EXPECT_NE(r->run.out.find("gives no arrival: the search stops here"), std::string::npos)
+        << r->run.out;
+    const auto doc = read_json(r->dir / "run" / "capacity.json");
+    EXPECT_TRUE(at(doc, {"capacity_rps"}).is_null());
+    for (const auto& p : at(doc, {"probes"}).as_array())
+        EXPECT_FALSE(at(p, {"passed"}).as_bool());
+}
+
 TEST(HttpE2e, AShardRunsItsArrivalsOfTheOneSchedule) {
     auto r = run_http({"--ttft-ms", "1", "--itl-ms", "1"},
                       {"--rate", "50", "--requests", "6", "--output-len", "1", "--shard", "1/2"});
