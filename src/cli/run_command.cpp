@@ -976,22 +976,21 @@ int run(const run_settings& s) {
 command add_run_command(CLI::App& app) {
     auto s = std::make_shared<run_settings>();
     auto* sub = app.add_subcommand(
-        "run",
-        "Run N paced duplex sessions at once against --url, or against the built-in mock "
-        "when no URL is given. Writes summary.json, samples.json and report.html (unless "
-        "--no-report) to --output, with a live progress line on stderr (--progress).\n"
-        "Every session writes a trace while it streams (about 110 kB/s a session, "
-        "deleted at the end unless --keep-traces): a run the output folder's disk cannot "
-        "hold is refused before it starts, and so is a descriptor limit too low for the sessions "
-        "in flight (3 each: all of them in a closed batch; in an open loop, the most "
-        "arrivals within one --timeout, at most --max-concurrency).\n"
-        "Exit status: 0 all sessions complete and paced; 1 pacer itself failed (a "
-        "session's files could not be written, a worker process died); 2 bad input "
-        "(nothing written); 3 the client fell behind its 80 ms grid or its open-loop "
-        "schedule (pacing-unqualified: the run measured the client); 4 the server failed "
-        "or rejected sessions, or could not be reached; 130 interrupted by SIGINT/SIGTERM "
-        "(sessions closed, files and a partial summary written). When several apply, the "
-        "first of 130, 3, 1, 4 wins.");
+        "run", "Run N paced duplex sessions at once against --url, or against the built-in mock "
+               "when no URL is given. Writes summary.json, samples.json and report.html (unless "
+               "--no-report) to --output, with a live progress line on stderr (--progress).\n"
+               "Every session writes a trace while it streams (about 110 kB/s a session, "
+               "deleted at the end unless --keep-traces): a run the output folder's disk cannot "
+               "hold is refused before it starts, and so is a descriptor limit too low for "
+               "the sessions in flight (3 each: all of them in a closed batch; in an open "
+               "loop, the most arrivals within one --timeout, at most --max-concurrency).\n"
+               "Exit status: 0 all sessions complete and paced; 1 pacer itself failed (a "
+               "session's files could not be written, a worker process died); 2 bad input "
+               "(nothing written); 3 the client fell behind its 80 ms grid or its open-loop "
+               "schedule (pacing-unqualified: the run measured the client); 4 the server failed "
+               "or rejected sessions, or could not be reached; 130 interrupted by SIGINT/SIGTERM "
+               "(sessions closed, files and a partial summary written). When several apply, the "
+               "first of 130, 3, 1, 4 wins.");
     s->concurrency_option = sub->add_option("-c,--concurrency", s->concurrency,
                                             "Sessions started at once (closed batch)")
                                 ->check(whole_number(1, max_sessions))
