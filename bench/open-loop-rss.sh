@@ -5,8 +5,8 @@
 # until the end would make RSS climb with the sessions served; it must stay flat. Prints RSS
 # at 10 % / 50 % / 90 % of the samples, the least-squares slope after the warm-up, the peak and
 # the descriptors' range (summed over the run's processes when PROCESSES > 1). `pacer run`
-# checks descriptors as if every session were open at once (3 a session): 10,000 sessions need
-# a descriptor limit over 30,064 (`ulimit -n`); under a limit of 20,000, run 6,500.
+# sizes its descriptor check by the sessions the schedule can have in flight (arrivals within
+# one timeout, 61 s here: about 3,100, 9,500 descriptors), so 10,000 sessions fit a limit of 20,000.
 #   bench/open-loop-rss.sh                          10,000 sessions at 50/s (~200 s)
 #   SESSIONS=6500 bench/open-loop-rss.sh
 set -euo pipefail

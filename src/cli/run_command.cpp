@@ -33,6 +33,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <csignal>
 #include <cstdlib>
@@ -494,6 +495,7 @@ struct run_plan {
     const schedule::schedule_document* open_loop = nullptr;
     std::span<const std::chrono::nanoseconds> arrivals;
     std::optional<double> start_monotonic;
+    std::size_t in_flight = 0; // the peak of sessions in flight the descriptors are sized for
     std::size_t descriptors = 0;
     std::uint64_t disk = 0;
     std::uint64_t disk_free = 0;
@@ -543,12 +545,14 @@ void print_run_plan(const run_plan& p) {
                p.out.string(), s.keep_traces ? "; traces kept" : "",
                p.open_loop ? ", schedule.json" : "", s.no_report ? "" : ", report.html",
                s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
-    fmt::print("  descriptors about {} needed, limit {}\n", p.descriptors,
+    fmt::print("  descriptors about {} needed for {} sessions in flight at most{}, limit {}\n",
+               p.descriptors, p.in_flight,
+               p.open_loop ? " (arrivals within one timeout, capped by --max-concurrency)" : "",
                runtime::descriptor_limit());
-    fmt::print("  disk       about {} of traces and receipts (written while streaming{}), {} "
-               "free\n",
-               format_bytes(p.disk), s.keep_traces ? "" : ", traces deleted at the end",
-               format_bytes(p.disk_free));
+    fmt::print("  disk       about {} of traces and receipts for all {} sessions (written while "
+               "streaming{}), {} free\n",
+               format_bytes(p.disk), p.open_loop ? p.arrivals.size() : p.sessions * s.processes,
+               s.keep_traces ? "" : ", traces deleted at the end", format_bytes(p.disk_free));
 }
 
 int run(const run_settings& s) {
@@ -737,14 +741,22 @@ int run(const run_settings& s) {
     const std::uint64_t disk_estimate =
         trace_bytes_estimate(all_sessions, input_s) + receipt_bytes_estimate(all_sessions, input_s);
     const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
-    // Each session holds a socket and two files; a local mock holds the other socket end.
-    const std::size_t descriptors = all_sessions * (s.url.empty() ? 4 : 3) + 64;
+    // Each session in flight holds a socket and two files; a local mock holds the other socket
+    // end. A closed batch has all its sessions in flight at once; an open loop only those that
+    // arrived within one session lifetime (its timeout), at most --max-concurrency per process.
+    std::size_t in_flight = all_sessions;
+    if (open_loop) {
+        in_flight = schedule::peak_in_flight(arrivals, *timeout);
+        if (s.max_concurrency > 0)
+            in_flight = std::min(in_flight, s.max_concurrency * (shard ? 1 : s.processes));
+    }
+    const std::size_t descriptors = in_flight * (s.url.empty() ? 4 : 3) + 64;
     runtime::ensure_descriptors(descriptors);
     if (s.dry_run) {
         print_run_plan({s, sessions,
                         std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
                         *timeout, out, shard, open_loop ? &*open_loop : nullptr, arrivals,
-                        start_monotonic, descriptors, disk_estimate, disk_free});
+                        start_monotonic, in_flight, descriptors, disk_estimate, disk_free});
         if (const auto line = transport_line(endpoint); !line.empty())
             fmt::print("  transport  {}\n", line);
         return exit_ok;
@@ -1017,7 +1029,9 @@ command add_run_command(CLI::App& app) {
                "--no-report) to --output, with a live progress line on stderr (--progress).\n"
                "Every session writes a trace while it streams (about 110 kB/s a session, "
                "deleted at the end unless --keep-traces): a run the output folder's disk cannot "
-               "hold is refused before it starts.\n"
+               "hold is refused before it starts, and so is a descriptor limit too low for "
+               "the sessions in flight (3 each: all of them in a closed batch; in an open "
+               "loop, the most arrivals within one --timeout, at most --max-concurrency).\n"
                "Exit status: 0 all sessions complete and paced; 1 pacer itself failed (a "
                "session's files could not be written, a worker process died); 2 bad input "
                "(nothing written); 3 the client fell behind its 80 ms grid or its open-loop "

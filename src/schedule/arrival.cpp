@@ -2,6 +2,7 @@
 
 #include <fmt/core.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -252,6 +253,20 @@ std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec) {
         }
     }
     return offsets;
+}
+
+std::size_t peak_in_flight(std::span<const std::chrono::nanoseconds> offsets,
+                           std::chrono::nanoseconds lifetime) noexcept {
+    // Two pointers: for each arrival j, the arrivals i <= j with offsets[j] - offsets[i] <=
+    // lifetime are the ones that may still be in flight when j arrives.
+    std::size_t peak = 0;
+    std::size_t first = 0;
+    for (std::size_t j = 0; j < offsets.size(); ++j) {
+        while (offsets[j] - offsets[first] > lifetime)
+            ++first;
+        peak = std::max(peak, j - first + 1);
+    }
+    return peak;
 }
 
 } // namespace pacer::schedule

@@ -10,6 +10,9 @@
 #include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/bind_cancellation_slot.hpp>
+#include <boost/asio/cancellation_signal.hpp>
+#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
@@ -98,6 +101,11 @@ struct session_ctx {
     std::optional<protocol::realtime_session> rt;
     protocol::task_completion completion;
     interrupt_source::subscription interrupt;
+    // The deadline and the interrupt stop the session through Asio cancellation: what the
+    // session awaits at that moment (the connection, the backoff, the exchange) is bound to
+    // this signal's slot, and the operations under it (socket reads and writes, the timers)
+    // complete with operation_aborted.
+    asio::cancellation_signal stop_signal;
     session_result result;
 
     bool stopping = false; // the session is ending: nothing more goes out
@@ -120,6 +128,33 @@ struct session_ctx {
         notify_completion();
         if (ws)
             ws->cancel();
+    }
+
+    // The deadline or the interrupt: the session stops from outside, with no grace. The
+    // bookkeeping of `stop_all` first (a write still pending is measured now), then a terminal
+    // cancellation of whatever is bound to `stop_signal`.
+    void stop_from_outside() {
+        if (write_started && !result.pending_write_s)
+            result.pending_write_s = to_seconds(clock::now() - *write_started);
+        stopping = true;
+        stop_signal.emit(asio::cancellation_type::terminal);
+    }
+
+    // Awaits `op` with `stop_signal`'s slot bound: a stop from outside cancels what it awaits.
+    // A cancelled operation reports operation_aborted through its result (never an exception:
+    // throw_if_cancelled is off), so the session still records its error line, closes the
+    // connection and writes its files after the stop.
+    template <class T>
+    asio::awaitable<T> stoppable(asio::awaitable<T> op) {
+        auto ex = co_await asio::this_coro::executor;
+        co_return co_await asio::co_spawn(
+            ex, unthrowing(std::move(op)),
+            asio::bind_cancellation_slot(stop_signal.slot(), asio::use_awaitable));
+    }
+    template <class T>
+    static asio::awaitable<T> unthrowing(asio::awaitable<T> op) {
+        co_await asio::this_coro::throw_if_cancelled(false);
+        co_return co_await std::move(op);
     }
 
     // Adds one to a live total of the run, if it keeps them.
@@ -440,6 +475,9 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
 // stops it when the grace is over. An escaped exception is recorded as an error, never lost.
 asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
     auto& c = *ctx;
+    // A stop from outside cancels this task's operations (each task is its own coroutine
+    // under the exchange): they report operation_aborted and the task ends on `stopping`.
+    co_await asio::this_coro::throw_if_cancelled(false);
     try {
         if (which == task::receiver)
             co_await receive_loop(c);
@@ -553,7 +591,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     c.watchdog.async_wait([weak](boost::system::error_code ec) {
         if (auto ctx = weak.lock(); ctx && !ec) {
             ctx->timed_out = true;
-            ctx->stop_all();
+            ctx->stop_from_outside();
         }
     });
     if (c.options.interrupt && c.options.interrupt->requested) {
@@ -562,7 +600,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     } else if (c.options.interrupt) {
         c.interrupt = c.options.interrupt->subscribe([&c] {
             c.result.interrupted = true;
-            c.stop_all();
+            c.stop_from_outside();
         });
     }
 
@@ -570,7 +608,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
     r.connect_start_s = to_seconds(clock::now());
     for (int attempt = 1; !c.stopping; ++attempt) {
         c.ws = std::make_unique<transport::ws_connection>(ex);
-        const auto hs = co_await c.ws->connect(c.options.endpoint);
+        const auto hs = co_await c.stoppable(c.ws->connect(c.options.endpoint));
         if (!hs.ec) {
             r.admitted = true;
             break;
@@ -593,7 +631,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             r.rejected = true;
             break;
         }
-        co_await session_ctx::wait(c.pace, clock::now() + c.options.admission_backoff);
+        co_await c.stoppable(session_ctx::wait(c.pace, clock::now() + c.options.admission_backoff));
     }
 
     // The exchange: the receive loop and the driver as one structured unit; both have ended
@@ -603,7 +641,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         auto receiver = run_task(ctx, task::receiver);
         auto driver = run_task(ctx, task::driver);
         auto both = std::move(receiver) && std::move(driver);
-        co_await std::move(both);
+        co_await c.stoppable(std::move(both));
         if (c.completion.driver_stalled() && !c.timed_out)
             co_await c.record_error("driver stalled after the receive loop"); // no type prefix
     }

@@ -159,6 +159,38 @@ TEST(CliDescriptors, TooLowALimitIsExitTwoInEveryCommand) {
     }
 }
 
+TEST(CliDescriptors, AnOpenLoopNeedsDescriptorsForTheSessionsInFlightOnly) {
+    // 10,000 arrivals at 50/s under a limit of 1,000 descriptors: at most about 50/s x 3 s
+    // (the timeout) are in flight, or --max-concurrency of them, so the plan passes; counting
+    // every session of the schedule (3 descriptors each) would refuse it.
+    const std::vector<std::string> base = {"run",    "--url", "ws://127.0.0.1:9/v1/realtime",
+                                           "--rate", "50",    "--sessions",
+                                           "10000",  "-d",    "1s",
+                                           "-o",     "out",   "--dry-run"};
+    auto with = [&](std::vector<std::string> extra) {
+        auto args = base;
+        args.insert(args.end(), extra.begin(), extra.end());
+        return args;
+    };
+    for (const auto& args : {with({"--timeout", "3s"}), with({"--max-concurrency", "100"})}) {
+        scratch_dir cwd;
+        auto o = in_dir(cwd.path());
+        o.nofile = 1000;
+        const auto r = run_cli(args, o);
+        EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+        EXPECT_NE(r.out.find("sessions in flight at most"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("for all 10000 sessions"), std::string::npos) << r.out;
+        EXPECT_EQ(cwd.listing(), "");
+    }
+    // The default timeout (the input + 60 s) holds about 3,000 in flight: still too many.
+    scratch_dir cwd;
+    auto o = in_dir(cwd.path());
+    o.nofile = 1000;
+    const auto r = run_cli(base, o);
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    EXPECT_NE(r.err.find("file descriptors"), std::string::npos) << r.err;
+}
+
 TEST(CliTypo, AMistypedCommandNamesTheNearestOne) {
     auto r = run_cli({"rnu", "-c", "2"});
     EXPECT_EQ(r.exit_code, 2);

@@ -443,4 +443,31 @@ TEST(ArrivalConformance, StandardNormalMoments) {
     EXPECT_NEAR(m4 / n, 3, 0.025);
 }
 
+// The peak in flight: the most arrivals within any closed window of one lifetime.
+TEST(PeakInFlight, CountsTheArrivalsWithinOneLifetime) {
+    using pacer::schedule::peak_in_flight;
+    const std::vector<ns> none;
+    EXPECT_EQ(peak_in_flight(none, 1s), 0u);
+    const std::vector<ns> one{5s};
+    EXPECT_EQ(peak_in_flight(one, 1ns), 1u);
+    // Every second for 100 s, each session living 10 s: the window [t, t + 10 s] holds 11.
+    std::vector<ns> steady;
+    for (int i = 1; i <= 100; ++i)
+        steady.emplace_back(std::chrono::seconds(i));
+    EXPECT_EQ(peak_in_flight(steady, 10s), 11u);
+    EXPECT_EQ(peak_in_flight(steady, 10s - 1ns), 10u);
+    EXPECT_EQ(peak_in_flight(steady, 1000s), 100u); // the lifetime spans the whole schedule
+    // A burst inside a sparse schedule is the peak, wherever it falls.
+    const std::vector<ns> burst{0s, 10s, 20s, 20s + 1ms, 20s + 2ms, 20s + 3ms, 40s};
+    EXPECT_EQ(peak_in_flight(burst, 5ms), 4u);
+    EXPECT_EQ(peak_in_flight(burst, 10s), 4u);       // 10 s to 20 s + 3 ms is longer
+    EXPECT_EQ(peak_in_flight(burst, 10s + 3ms), 5u); // 10 s and the whole burst
+}
+
+TEST(PeakInFlight, ConstantRateScheduleGivesRateTimesLifetime) {
+    // 10,000 arrivals at 50/s with a 61 s lifetime: 50 * 61 + 1 in any window, not 10,000.
+    const auto offsets = make_schedule(spec_of(arrival_process::constant, 50, 1, 10'000));
+    EXPECT_EQ(pacer::schedule::peak_in_flight(offsets, 61s), 3051u);
+}
+
 } // namespace

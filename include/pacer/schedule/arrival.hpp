@@ -30,6 +30,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <vector>
 
@@ -84,6 +85,14 @@ void validate(const schedule_spec& spec);
 /// nanoseconds (a rate far too low) or exceed `max_arrivals`. May return an empty vector
 /// when only a duration is given and the first arrival falls after it.
 std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec);
+
+/// The most sessions of an open-loop schedule that can be in flight at once when each lives
+/// at most `lifetime` (its timeout): the largest number of arrivals within any closed window
+/// [t, t + lifetime]. `offsets` must be non-decreasing (as make_schedule gives them); 0 for an
+/// empty schedule, at least 1 otherwise. A pure function of its arguments, used to size the
+/// descriptor budget of a run (every session holds a socket and its files only while in flight).
+std::size_t peak_in_flight(std::span<const std::chrono::nanoseconds> offsets,
+                           std::chrono::nanoseconds lifetime) noexcept;
 
 /// The gamma shape k for a burstiness B: k = 1 / B^2 (the gap CV of gamma(k) is 1/sqrt(k)).
 /// This is also the value of vLLM's `--burstiness`, which is the gamma shape itself.

@@ -213,7 +213,8 @@ std::size_t session_states_alive();
 /// Runs one session on the calling coroutine's executor (a single-threaded context; no
 /// strand, no lock). Hands trace lines to `traces` and returns once its files are written.
 /// Cancellation: none per operation; the session's own deadline (`timeout`) and the
-/// `interrupt` source stop it (no grace, nothing more sent, files still written).
+/// `interrupt` source stop it through its own `cancellation_signal` (no grace, nothing more
+/// sent, the error line, the close and the files still follow; docs/architecture.md).
 boost::asio::awaitable<session_result> run_duplex_session(session_options options,
                                                           trace::channel& traces);
 
