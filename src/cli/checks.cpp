@@ -49,6 +49,15 @@ void add_dry_run_flag(CLI::App& sub, bool& dry_run) {
                  "print the plan, create and write nothing, exit 0");
 }
 
+void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_format) {
+    sub.add_flag("--no-report", no_report,
+                 "Do not write report.html (see pacer report) into the result folder at the end");
+    sub.add_option("--export", export_format,
+                   "Also write the flat tables (see pacer export) into the result folder at the "
+                   "end: tables-csv/ or tables-jsonl/")
+        ->check(CLI::IsMember({"csv", "jsonl"}));
+}
+
 namespace {
 
 // Levenshtein distance where swapping two neighbouring letters is one edit (optimal string

@@ -674,12 +674,7 @@ command add_record_command(CLI::App& app) {
                     "10 s and one at the end of each batch); never")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
-    sub->add_flag("--no-report", s->no_report,
-                  "Do not write report.html (see pacer report) into the output folder at the end");
-    sub->add_option("--export", s->export_format,
-                    "Also write the flat tables (see pacer export) into the output folder at the "
-                    "end: tables-csv/ or tables-jsonl/")
-        ->check(CLI::IsMember({"csv", "jsonl"}));
+    add_end_output_options(*sub, s->no_report, s->export_format);
     sub->add_flag("--worker", s->worker, "(internal) post-process variant folders read from stdin")
         ->group("");
     add_dry_run_flag(*sub, s->dry_run);

@@ -930,12 +930,7 @@ command add_serve_command(CLI::App& app) {
                     "end); never")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
-    sub->add_flag("--no-report", s->no_report,
-                  "Do not write report.html (see pacer report) into the result folder at the end");
-    sub->add_option("--export", s->export_format,
-                    "Also write the flat tables (see pacer export) into the result folder at the "
-                    "end: tables-csv/ or tables-jsonl/")
-        ->check(CLI::IsMember({"csv", "jsonl"}));
+    add_end_output_options(*sub, s->no_report, s->export_format);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return serve(*s); }};
 }

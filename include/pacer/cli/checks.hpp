@@ -32,6 +32,10 @@ CLI::Validator number_in(double lo, double hi, bool lo_open = false);
 /// plan, create and write nothing, exit 0.
 void add_dry_run_flag(CLI::App& sub, bool& dry_run);
 
+/// Adds what a job writes at its end besides its summary: `--no-report` (skip report.html)
+/// and `--export csv|jsonl` (the flat tables of `pacer export`).
+void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_format);
+
 /// The nearest subcommand name to a mistyped one, or "" when none is close.
 std::string nearest_command(const CLI::App& app, const std::string& typed);
 
