@@ -44,6 +44,16 @@ void add_client_options(CLI::App& sub, client_settings& s) {
     sub.add_option("--headers-env", s.headers_env)->group(""); // a worker's headers
 }
 
+transport::ws_endpoint url_option(const std::string& url) {
+    if (url.empty())
+        return {};
+    try {
+        return transport::parse_ws_url(url);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+}
+
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep) {
     auto& c = ep.client;
     c.ca_file = s.ca_file;

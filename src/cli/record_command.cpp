@@ -4,6 +4,7 @@
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
+#include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
@@ -230,14 +231,7 @@ int record(record_settings s) {
     if (!profile || profile->name == "qwen3-omni-half-duplex")
         throw usage_error(
             fmt::format("--profile '{}' is not known: use nemotron or minicpmo", s.profile));
-    transport::ws_endpoint endpoint;
-    if (!s.url.empty()) {
-        try {
-            endpoint = transport::parse_ws_url(s.url);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
+    transport::ws_endpoint endpoint = url_option(s.url);
     const fs::path dataset(s.dataset);
     const auto manifest_text = read_file_if_exists(dataset / "manifest.jsonl");
     if (!manifest_text)

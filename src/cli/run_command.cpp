@@ -719,14 +719,7 @@ int run(const run_settings& s) {
     else if (*timeout <= input_length)
         throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
                                       s.timeout, to_seconds(input_length)));
-    transport::ws_endpoint endpoint;
-    if (!s.url.empty()) {
-        try {
-            endpoint = transport::parse_ws_url(s.url);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
+    transport::ws_endpoint endpoint = url_option(s.url);
     apply_client_settings(s.client, endpoint); // bad headers, a missing key: before any file
     const fs::path out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
     if (fs::exists(out))

@@ -551,13 +551,7 @@ int serve(const serve_settings& s) {
                                       "(or their full names)",
                                       s.profile));
     sweep w{s, *profile, {}, {}, {}, {}, {}, s.url};
-    if (!s.url.empty()) {
-        try {
-            w.endpoint = transport::parse_ws_url(s.url);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
+    w.endpoint = url_option(s.url);
     apply_client_settings(s.client, w.endpoint); // bad headers, a missing key: before any file
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw usage_error(

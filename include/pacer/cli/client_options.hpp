@@ -33,6 +33,10 @@ void add_client_options(CLI::App& sub, client_settings& s);
 /// from `--api-key-env`, and for wss:// the TLS context. Throws usage_error for bad input: a
 /// malformed or reserved header, a missing or empty variable (named, never its value), an
 /// unreadable CA file, or TLS flags on a ws:// URL.
+/// `--url`'s endpoint (`parse_ws_url`; a bad URL is a `usage_error`), or a default endpoint when
+/// no URL was given (the command then starts its built-in mock).
+transport::ws_endpoint url_option(const std::string& url);
+
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep);
 
 /// The arguments a `--processes` worker needs for the same connection settings. The headers
