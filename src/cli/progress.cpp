@@ -95,6 +95,11 @@ progress_reporter::~progress_reporter() {
         thread_.join();
 }
 
+void progress_reporter::set_source(std::function<progress_snapshot()> source) {
+    std::lock_guard lock(mutex_);
+    source_ = std::move(source);
+}
+
 void progress_reporter::begin(std::string label, std::optional<double> expected_s) {
     if (mode_ == progress_mode::off)
         return;
@@ -134,8 +139,8 @@ void progress_reporter::print_locked(double now_s) {
     if (winsize ws{};
         mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
         width = ws.ws_col;
-    const auto line =
-        format_progress(take_snapshot(counters_), view_, mode_ == progress_mode::terminal, width);
+    const auto line = format_progress(source_ ? source_() : take_snapshot(counters_), view_,
+                                      mode_ == progress_mode::terminal, width);
     std::fputs(line.c_str(), out_);
     std::fflush(out_);
     last_printed_s_ = now_s;

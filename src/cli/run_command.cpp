@@ -4,6 +4,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/live_file.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
@@ -18,6 +19,7 @@
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
+#include <pacer/runtime/worker_pool.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/schedule_file.hpp>
@@ -34,20 +36,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <csignal>
 #include <cstdlib>
-#include <cstring>
-#include <fcntl.h>
 #include <future>
 #include <random>
 #include <span>
-#include <spawn.h>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
-
-extern char** environ;
 
 namespace pacer::cli {
 
@@ -87,6 +82,7 @@ struct run_settings {
     std::string schedule_file;
     CLI::Option* concurrency_option = nullptr;
     int worker_index = -1; // hidden: which worker of `--processes` this is
+    std::string live_file; // hidden: where a worker exports its live totals for the parent
     bool dry_run = false;
     std::string progress = "auto";
     bool no_report = false;
@@ -247,7 +243,7 @@ boost::json::object server_json(const metrics::pacing_figures& f,
 // (closed loop), or shard index/P of the parent's schedule file (open loop).
 std::vector<std::string> worker_args(const run_settings& s, const std::string& url,
                                      const fs::path& out, double start_at_monotonic, int index,
-                                     const fs::path& schedule_file) {
+                                     const fs::path& schedule_file, const fs::path& live_file) {
     std::vector<std::string> a{"pacer", "run", "--url", url};
     if (schedule_file.empty()) {
         a.insert(a.end(), {"-c", std::to_string(s.concurrency)});
@@ -272,8 +268,9 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
     }
     if (s.keep_traces)
         a.push_back("--keep-traces");
-    // The parent writes the pooled report; a worker's stderr is its log file.
-    a.insert(a.end(), {"--no-report", "--progress", "never"});
+    // The parent writes the pooled report and shows the one progress line (from each worker's
+    // live file); a worker's stderr is its log file.
+    a.insert(a.end(), {"--no-report", "--progress", "never", "--live-file", live_file.string()});
     a.push_back("--profile");
     a.push_back(s.profile);
     a.insert(a.end(), {"--protocol", s.protocol, "--turns", s.turns});
@@ -288,27 +285,11 @@ std::vector<std::string> worker_args(const run_settings& s, const std::string& u
     return a;
 }
 
-// Workers of `--processes`: children whose signals the parent forwards.
-std::vector<pid_t> g_workers;
-void forward_signal(int sig) {
-    for (pid_t pid : g_workers)
-        ::kill(pid, sig);
-}
-
-std::string describe_status(int status) {
-    if (WIFEXITED(status))
-        return fmt::format("exit {}", WEXITSTATUS(status));
-    if (WIFSIGNALED(status))
-        return fmt::format("killed by signal {} ({})", WTERMSIG(status),
-                           ::strsignal(WTERMSIG(status)));
-    return "unknown";
-}
-
 // `--processes P`: P worker processes share one start deadline on the host's monotonic clock,
 // each with S sessions (closed loop) or shard K/P of the one schedule (open loop, from the
 // parent's schedule.json); their raw samples are pooled into one summary.
 int run_workers(const run_settings& s, const std::string& url, const fs::path& out,
-                local_mock* mock, const schedule::schedule_document* open_loop) {
+                local_mock* mock, const schedule::schedule_document* open_loop, double expected_s) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
@@ -317,41 +298,29 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     }
     // One second lets every worker exec, read its input and connect before the deadline.
     const double start_at = to_seconds(clock::now()) + 1.0;
-    struct sigaction forward {
-    }, old_int{}, old_term{};
-    forward.sa_handler = forward_signal;
-    ::sigaction(SIGINT, &forward, &old_int);
-    ::sigaction(SIGTERM, &forward, &old_term);
-    std::vector<pid_t> pids;
-    for (std::size_t k = 0; k < s.processes; ++k) {
-        auto args = worker_args(s, url, out / fmt::format("worker-{}", k), start_at,
-                                static_cast<int>(k), schedule_file);
-        std::vector<char*> argv;
-        for (auto& a : args)
-            argv.push_back(a.data());
-        argv.push_back(nullptr);
-        // Each worker's own table and errors go to worker-K.log beside its folder.
-        const std::string log = (out / fmt::format("worker-{}.log", k)).string();
-        posix_spawn_file_actions_t fa;
-        posix_spawn_file_actions_init(&fa);
-        posix_spawn_file_actions_addopen(&fa, 1, log.c_str(), O_WRONLY | O_CREAT | O_EXCL, 0644);
-        posix_spawn_file_actions_adddup2(&fa, 1, 2);
-        pid_t pid = -1;
-        const int rc = ::posix_spawn(&pid, "/proc/self/exe", &fa, nullptr, argv.data(), environ);
-        posix_spawn_file_actions_destroy(&fa);
-        if (rc != 0)
-            throw std::runtime_error(
-                fmt::format("cannot start worker {}: {}", k, std::strerror(rc)));
-        pids.push_back(pid);
-        g_workers.push_back(pid);
-    }
-    std::vector<int> statuses(pids.size(), 0);
-    for (std::size_t k = 0; k < pids.size(); ++k)
-        while (::waitpid(pids[k], &statuses[k], 0) < 0 && errno == EINTR) {
-        }
-    g_workers.clear();
-    ::sigaction(SIGINT, &old_int, nullptr);
-    ::sigaction(SIGTERM, &old_term, nullptr);
+    // The pool forwards SIGINT/SIGTERM to the workers; each worker's own table and errors go
+    // to worker-K.log beside its folder.
+    runtime::worker_pool pool("/proc/self/exe");
+    // One progress line for all: the workers' live files, pooled on the progress thread.
+    std::vector<fs::path> live_files;
+    for (std::size_t k = 0; k < s.processes; ++k)
+        live_files.push_back(out / fmt::format("worker-{}.live.json", k));
+    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    progress_reporter progress(*progress_mode);
+    progress.set_source([&live_files] {
+        std::vector<progress_snapshot> parts;
+        for (const auto& f : live_files)
+            if (const auto l = read_live_file(f))
+                parts.push_back(l->totals);
+        return pool_snapshots(parts);
+    });
+    progress.begin(fmt::format("{} processes", s.processes), 1.0 + expected_s);
+    for (std::size_t k = 0; k < s.processes; ++k)
+        pool.spawn(worker_args(s, url, out / fmt::format("worker-{}", k), start_at,
+                               static_cast<int>(k), schedule_file, live_files[k]),
+                   out / fmt::format("worker-{}.log", k));
+    const std::vector<int> statuses = pool.wait_all();
+    progress.end(); // its last line: the workers' final totals
     boost::json::object mock_stats;
     if (mock)
         mock_stats = mock->stop();
@@ -359,7 +328,7 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     std::vector<metrics::run_part> parts;
     boost::json::array workers;
     bool all_ok = true, interrupted = false;
-    for (std::size_t k = 0; k < pids.size(); ++k) {
+    for (std::size_t k = 0; k < statuses.size(); ++k) {
         const fs::path dir = out / fmt::format("worker-{}", k);
         const int st = statuses[k];
         const bool exited = WIFEXITED(st);
@@ -367,7 +336,7 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
         boost::json::object w{{"index", k},
                               {"dir", dir.string()},
                               {"log", (out / fmt::format("worker-{}.log", k)).string()},
-                              {"status", describe_status(st)}};
+                              {"status", runtime::describe_status(st)}};
         try {
             auto part = metrics::read_run_part(dir);
             if (open_loop) {
@@ -766,14 +735,21 @@ int run(const run_settings& s) {
         endpoint = transport::parse_ws_url(url);
         apply_client_settings(s.client, endpoint);
     }
+    // The ETA of the progress line: the input (after the last arrival, open loop) and the
+    // stagger; negotiation comes on top.
+    const double expected_s =
+        to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
-        return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr);
+        return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s);
     if (mock)
         url += " (built-in mock)";
 
-    if (const char* abort_worker = std::getenv("PACER_TEST_ABORT_WORKER");
-        abort_worker && s.worker_index >= 0 && std::to_string(s.worker_index) == abort_worker)
-        std::abort(); // test seam: a worker that dies, so the parent's reporting can be checked
+    // A worker of `--processes` exports its live totals (and its pid) from now on: the parent's
+    // progress line pools them.
+    session::live_counters exported;
+    std::optional<live_file_writer> live_writer;
+    if (!s.live_file.empty())
+        live_writer.emplace(s.live_file, exported);
     if (start_monotonic) {
         // A shared start: every worker or shard begins at the same instant.
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
@@ -812,19 +788,21 @@ int run(const run_settings& s) {
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
-    // The live line: on its own thread, fed by the sessions' relaxed atomic totals. Its ETA is
-    // the input (after the last arrival, open loop) and the stagger; negotiation comes on top.
+    // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
+    // `--processes` shows none: it exports the same totals to its parent's live file.
     const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     progress_reporter progress(worker ? progress_mode::off : *progress_mode);
     if (progress.on())
         ro.live = &progress.counters();
-    const double expected_s =
-        to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
+    if (live_writer)
+        ro.live = &exported;
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
     progress.begin("", expected_s);
     auto outcome = session::run_duplex(ro);
     progress.end(); // the terminal line is cleared before the table
+    if (live_writer)
+        live_writer->stop(); // the final totals, before the parent sees this worker end
     const auto usage = runtime::read_process_usage();
     boost::json::object mock_stats;
     if (mock)
@@ -1133,6 +1111,7 @@ command add_run_command(CLI::App& app) {
                     "begins together");
     sub->add_option("--start-at-monotonic", s->start_at_monotonic)->group("");
     sub->add_option("--worker-index", s->worker_index)->group("");
+    sub->add_option("--live-file", s->live_file)->group("");
     sub->add_option("--timeout", s->timeout,
                     "Per-session deadline: admission, exchange and close, e.g. 90s or 2m30s. "
                     "Default: the input's length + 60 s; a timeout not longer than the input is "
@@ -1141,8 +1120,8 @@ command add_run_command(CLI::App& app) {
                     "Live progress on stderr: elapsed and ETA, sessions active/done/failed, "
                     "packets sent and late, loop lag max and errors so far. auto: on when stderr "
                     "is a terminal (one line refreshed 4 times a second); always: also into a "
-                    "pipe or file (a line every 10 s and one at the end); never. Not shown by the "
-                    "parent of --processes")
+                    "pipe or file (a line every 10 s and one at the end); never. With --processes, "
+                    "the parent shows one line pooling its workers' totals")
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
     add_end_output_options(*sub, s->no_report, s->export_format);
