@@ -147,6 +147,35 @@ TEST(ScaleE2E, AWorkerThatDiesIsReportedAndTheOthersKept) {
     EXPECT_EQ(num(s, {"pacing", "sessions", "complete"}), 2) << "worker 0's sessions are kept";
 }
 
+// Ctrl-C to the parent of `--processes` reaches every worker (the pool forwards it): each
+// closes its sessions and writes its partial part, and the pooled run is interrupted (130).
+TEST(ScaleE2E, SigintToTheParentInterruptsEveryWorker) {
+    temp_dir out;
+    child run({PACER_BINARY, "run", "--processes", "2", "-c", "1", "-d", "60s", "-o",
+               out.path().string()});
+    // Both workers are streaming once their live files count a started session.
+    auto streaming = [&](int k) {
+        try {
+            const auto live = read_json(out / ("worker-" + std::to_string(k) + ".live.json"));
+            return at(live, {"packets_sent"}).to_number<std::uint64_t>() > 0;
+        } catch (const std::exception&) {
+            return false; // not written yet
+        }
+    };
+    ASSERT_TRUE(poll_until([&] { return streaming(0) && streaming(1); }));
+    run.signal(SIGINT);
+    const std::string printed = run.read_all();
+    EXPECT_EQ(run.wait(), 130) << printed;
+    const auto s = read_json(out / "summary.json");
+    EXPECT_TRUE(s.at("interrupted").as_bool());
+    const auto& workers = s.at("workers").as_array();
+    ASSERT_EQ(workers.size(), 2u);
+    for (const auto& w : workers) {
+        EXPECT_EQ(w.at("status").as_string(), "exit 130") << printed;
+        EXPECT_TRUE(w.at("merged").as_bool());
+    }
+}
+
 TEST(ScaleE2E, ShardsMergeIntoTheWholeRun) {
     mock_process mock;
     temp_dir dir;
