@@ -2,8 +2,8 @@
 // of `--processes`; summary.json, samples.json, the report and the table (see run_job.hpp).
 
 #include <pacer/cli/auto_report.hpp>
-#include <pacer/cli/commands.hpp>
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/commands.hpp>
 #include <pacer/cli/live_file.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
@@ -28,18 +28,14 @@
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
 
-#include <boost/asio/co_spawn.hpp>
 #include <boost/asio/io_context.hpp>
-#include <boost/asio/post.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <cstdlib>
-#include <future>
 #include <random>
-#include <span>
 #include <sys/wait.h>
 #include <thread>
 #include <unistd.h>
