@@ -719,7 +719,8 @@ command add_record_command(CLI::App& app) {
         "output-media.wav, output-playout.wav, playout.json and transcript.json, and a status "
         "(invalid, error, fail, not_exercised, pass). run.json is rewritten atomically as the "
         "recording goes; --resume OUT records only what is missing. Post-processing runs in "
-        "child processes at nice 10 (docs/recording.md).\n"
+        "child processes at nice 10 (--postprocess), followed by your own step per variant with "
+        "--postprocess-command (docs/recording.md).\n"
         "Exit status: 0 every variant recorded, none failed; 2 bad input; 3 the client fell "
         "behind (a late packet or a loop stall over 80 ms); 4 some variant failed or had an "
         "error; 130 interrupted (run.json stays valid: resume it).");
