@@ -190,11 +190,13 @@ run_outcome run_duplex(const run_options& options) {
         ++c.running;
         ++c.not_streaming;
         asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
-                       [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
+                       [&c, &out, &failures, &options, i](std::exception_ptr e, session_result r) {
                            if (e)
                                failures[i] = e;
                            else
                                out.sessions[i] = std::move(r);
+                           if (!e && options.on_session_end)
+                               options.on_session_end(i, out.sessions[i]);
                            if (--c.running == 0) {
                                c.monitor.stop();
                                c.interrupt.release();

@@ -7,6 +7,7 @@
 #include <pacer/trace/writer.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
@@ -60,6 +61,11 @@ struct run_options {
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;
+    /// Optional (closed-loop runs): called on the session's own context thread as each
+    /// session ends, once its files are on disk (trace_root/session-NNN/). Whatever it does
+    /// there delays every other session of that context: `pacer record --postprocess inline`
+    /// post-processes there on purpose, as a diagnostic.
+    std::function<void(std::size_t index, const session_result&)> on_session_end;
 };
 
 struct run_outcome {
