@@ -54,7 +54,7 @@ std::vector<figure> http_figures(const json::object& s) {
     std::vector<figure> f;
     for (const char* k : {"scheduled", "completed", "failed", "dropped"})
         f.push_back({std::string("requests ") + k, {k}, unit::count});
-    f.push_back({"duration (origin to last completion)", {"duration"}, unit::count});
+    f.push_back({"duration (s, origin to last completion)", {"duration"}, unit::count});
     f.push_back({"request throughput (per s)", {"request_throughput"}, unit::count});
     f.push_back({"output throughput (tokens per s)", {"output_throughput"}, unit::count});
     f.push_back({"total token throughput (per s)", {"total_token_throughput"}, unit::count});
