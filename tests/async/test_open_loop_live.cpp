@@ -85,6 +85,19 @@ TEST(OpenLoopLive, QueueCapCountsTheArrivalsItHeld) {
     EXPECT_EQ(live.dropped.load(), 0u);
 }
 
+// Request i ends at once: 4 times fine with a first token 20 ms after its schedule, a timeout
+// (i = 4), a throw (i = 5). A free coroutine: its frame holds its parameters.
+asio::awaitable<void> fake_request(pacer::metrics::llm_request& r, std::size_t i,
+                                   pacer::time_point at) {
+    r.completed = pacer::clock::now();
+    if (i == 4)
+        r.error = "timeout";
+    if (i == 5)
+        throw std::runtime_error("a bug");
+    r.first_token = at + 20ms;
+    co_return;
+}
+
 TEST(OpenLoopLive, ObservedRequestsCountTheirEndByKind) {
     constexpr std::size_t n = 6;
     asio::io_context ctx;
@@ -93,17 +106,7 @@ TEST(OpenLoopLive, ObservedRequestsCountTheirEndByKind) {
     session::open_loop_options o;
     o.start = pacer::clock::now();
     const auto request = [&](std::size_t i, pacer::time_point at) -> asio::awaitable<void> {
-        auto work = [&records, i, at]() -> asio::awaitable<void> {
-            auto& r = records[i];
-            r.completed = pacer::clock::now();
-            if (i == 4)
-                r.error = "timeout";
-            if (i == 5)
-                throw std::runtime_error("a bug");
-            r.first_token = at + 20ms;
-            co_return;
-        };
-        return pacer::cli::observe_request(work(), records[i], at, &live);
+        return pacer::cli::observe_request(fake_request(records[i], i, at), records[i], at, &live);
     };
     const auto r =
         run(ctx, session::run_open_loop(std::vector<std::chrono::nanoseconds>(n, 0ns), o, request));
