@@ -2,8 +2,11 @@
 // (docs/http.md). The schedule, the concurrency cap and the dispatch-lag verdict are those of
 // the open-loop module (docs/open-loop.md); each request streams SSE over a keep-alive pool.
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
@@ -32,6 +35,7 @@
 #include <filesystem>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace pacer::cli {
@@ -70,6 +74,9 @@ struct http_settings {
     double goodput_fraction = 0.95;
     std::size_t capacity_steps = 4;
     bool dry_run = false;
+    std::string progress = "auto";
+    bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
 };
 
 // Everything checked, ready to run.
@@ -299,8 +306,9 @@ void print_plan(const http_settings& s, const http_plan& p) {
                                      : fmt::format(" (Authorization from ${})", s.api_key_env));
     if (!p.slo.empty())
         fmt::print("  goodput    {}\n", s.goodput);
-    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json)\n",
-               p.output.string());
+    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json{}{})\n",
+               p.output.string(), s.no_report ? "" : ", report.html",
+               s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
 }
 
 // One request: streams the answer, records every moment and any error as data.
@@ -412,6 +420,14 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     session::open_loop_options options;
     options.max_concurrency = s.max_concurrency;
     options.policy = plan.policy;
+    // The live line: its own thread, reading the dispatcher's and the requests' relaxed atomic
+    // totals. Its ETA is the last arrival; the answers still in flight come on top.
+    http_progress_reporter progress(
+        resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1).value_or(progress_mode::off));
+    progress.begin("", plan.offsets, s.max_concurrency, to_seconds(plan.offsets.back()));
+    http_live* live = progress.on() ? &progress.requests() : nullptr;
+    if (progress.on())
+        options.live = &progress.dispatch();
     session::open_loop_result result;
     std::exception_ptr failure;
     asio::cancellation_signal cancel;
@@ -425,11 +441,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         interrupted = true;
         cancel.emit(asio::cancellation_type::terminal);
     });
-    asio::co_spawn(io,
-                   session::run_open_loop(plan.offsets, options,
-                                          [&](std::size_t i, time_point) -> asio::awaitable<void> {
-                                              return one_request(pool, plan, records[i]);
-                                          }),
+    // Each request counts its end in the live totals (when the line is on).
+    const auto request = [&](std::size_t i, time_point scheduled) -> asio::awaitable<void> {
+        return observe_request(one_request(pool, plan, records[i]), records[i], scheduled, live);
+    };
+    asio::co_spawn(io, session::run_open_loop(plan.offsets, options, request),
                    asio::bind_cancellation_slot(
                        cancel.slot(), [&](std::exception_ptr e, session::open_loop_result r) {
                            failure = e;
@@ -438,6 +454,7 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                            pool.close_idle();
                        }));
     io.run();
+    progress.end(); // the terminal line is cleared before the table
     if (failure)
         std::rethrow_exception(failure);
 
@@ -482,6 +499,10 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     summary["connections"] =
         json::object{{"opened", pool.connections_opened()}, {"reused", pool.connections_reused()}};
     summary["interrupted"] = interrupted || result.interrupted;
+    summary["command"] = "http";
+    summary["command_line"] = recorded_command_line({"-H", "--header"});
+    if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0)
+        summary["host"] = host;
 
     std::string lines;
     for (const auto& r : records)
@@ -490,6 +511,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     write_new_file(out / "schedule.json",
                    schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
     write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    std::optional<std::filesystem::path> report, tables;
+    if (!s.no_report)
+        report = write_end_report(out);
+    if (!s.export_format.empty())
+        tables = write_end_tables(out, s.export_format);
 
     const auto num = [&](const char* k) { return summary.at(k).to_number<double>(); };
     const auto failed = summary.at("failed").to_number<std::uint64_t>();
@@ -508,7 +534,9 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
     fmt::print("  schedule {}\n", kept ? "kept (dispatch lag within bounds)"
                                        : "NOT kept: the client fell behind (exit 3)");
-    fmt::print("  results  {}\n", out.string());
+    fmt::print("  results  {}{}\n", out.string(), report ? ", " + report->string() : "");
+    if (tables)
+        fmt::print("  tables   {}\n", tables->string());
 
     run_outcome o;
     o.kept = kept;
@@ -588,7 +616,16 @@ int find_capacity(const http_settings& s, http_plan plan) {
     doc["client_limited"] = client_limited;
     doc["interrupted"] = interrupted;
     doc["probes"] = std::move(probes);
+    doc["command"] = "http";
+    doc["command_line"] = recorded_command_line({"-H", "--header"});
     write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    // The search's own page (the probes; each probe's folder has its own).
+    if (!s.no_report)
+        if (const auto report = write_end_report(plan.output))
+            fmt::print("  report   {}\n", report->string());
+    if (!s.export_format.empty())
+        if (const auto tables = write_end_tables(plan.output, s.export_format))
+            fmt::print("  tables   {}\n", tables->string());
     fmt::print("pacer http --find-capacity: {}{}\n",
                pass ? fmt::format("{:g} requests/s meet the SLOs", *pass)
                     : std::string("no probed rate meets the SLOs"),
@@ -632,7 +669,8 @@ command add_http_command(CLI::App& app) {
         "llama.cpp): a seeded arrival schedule that never moves, SSE over HTTP/1.1 keep-alive, "
         "TTFT/ITL/TPOT/E2E latency anchored to the schedule with the uncorrected view beside "
         "them, goodput, and the dispatch-lag verdict (exit 3 when the schedule was not kept). "
-        "Writes requests.jsonl, summary.json and schedule.json. See docs/http.md.");
+        "Writes requests.jsonl, summary.json, schedule.json and report.html (--no-report: "
+        "none). See docs/http.md.");
     sub->add_option("--base-url", s->base_url,
                     "Server, e.g. http://127.0.0.1:8000 (https:// is not supported yet)")
         ->required();
@@ -724,6 +762,15 @@ command add_http_command(CLI::App& app) {
         ->check(whole_number(0, 20))
         ->capture_default_str()
         ->group("Capacity");
+    sub->add_option("--progress", s->progress,
+                    "Live progress on stderr: elapsed and ETA, requests due/dispatched/in "
+                    "flight/done/failed (by kind), dispatch lag p99 and TTFT p50 so far, the cap. "
+                    "auto: on when stderr is a terminal (one line refreshed 4 times a second); "
+                    "always: also into a pipe or file (a line every 10 s and one at the end); "
+                    "never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    add_end_output_options(*sub, s->no_report, s->export_format);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_http(*s); }};
 }

@@ -33,8 +33,6 @@ progress_snapshot take_snapshot(const session::live_counters& c) {
     return s;
 }
 
-namespace {
-
 // "7s", "1m05s", "2h03m04s": whole seconds.
 std::string short_duration(double s) {
     const auto t = static_cast<std::uint64_t>(std::max(0.0, std::floor(s)));
@@ -44,8 +42,6 @@ std::string short_duration(double s) {
         return fmt::format("{}m{:02}s", t / 60, t % 60);
     return fmt::format("{}h{:02}m{:02}s", t / 3600, t / 60 % 60, t % 60);
 }
-
-} // namespace
 
 std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
                             std::size_t width) {

@@ -51,6 +51,9 @@ struct progress_view {
 std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
                             std::size_t width = 0);
 
+/// Whole seconds for a progress line: "7s", "1m05s", "2h03m04s".
+std::string short_duration(double s);
+
 /// The periods between two lines.
 inline constexpr double terminal_period_s = 0.25;
 inline constexpr double plain_period_s = 10;

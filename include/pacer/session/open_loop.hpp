@@ -19,6 +19,7 @@
 // See docs/open-loop.md.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/core/live_histogram.hpp>
 
 #include <boost/asio/awaitable.hpp>
 #include <boost/json/object.hpp>
@@ -226,12 +227,24 @@ extern template class basic_dispatcher<time_point>;
 
 using dispatcher = basic_dispatcher<time_point>;
 
+/// Live totals of an open-loop run for a progress line: the dispatcher bumps them with relaxed
+/// atomic adds on its executor (no lock, no wait); another thread reads them while it runs.
+struct open_loop_live {
+    std::atomic<std::int64_t> start_ns{0}; ///< the schedule's origin (clock epoch), once known
+    std::atomic<std::uint64_t> dispatched{0};
+    std::atomic<std::uint64_t> dropped{0}; ///< skipped by the `drop` cap policy
+    std::atomic<std::uint64_t> delayed{0}; ///< dispatched after the cap held them
+    live_histogram dispatch_lag_ns;        ///< as `dispatch_lag()`: cap delay left out
+};
+
 /// How `run_open_loop` runs.
 struct open_loop_options {
     /// The schedule's origin; default: the clock when `run_open_loop` starts.
     std::optional<time_point> start;
     std::size_t max_concurrency = 0; ///< 0 = unlimited
     cap_policy policy = cap_policy::queue;
+    /// Optional: live totals for a progress line; must outlive the run.
+    open_loop_live* live = nullptr;
 };
 
 /// A request that threw (a bug of the request: errors are supposed to be data).
