@@ -29,6 +29,10 @@ co_ttft_ms=${CO_TTFT_MS:-4}
 co_connections=${CO_CONNECTIONS:-$(( co_rate * co_ttft_ms / 1000 > 0 ? co_rate * co_ttft_ms / 1000 : 1 ))}
 pause_ms=${PAUSE_MS:-100}
 pause_every_ms=${PAUSE_EVERY_MS:-1000}
+# Sockets in flight at most (the descriptor budget: pacer sizes it from --timeout and this cap);
+# against the zero-delay mock a few dozen are in flight, so the cap does not bind (the summary's
+# open_loop.cap.binding would say so).
+max_in_flight=${MAX_IN_FLIGHT:-8192}
 out=${OUT:-bench-results/http-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
@@ -44,7 +48,8 @@ run_pacer() {
     # bash's `time` gives the child's user and system CPU and the wall time.
     times=$( { TIMEFORMAT='%U %S %R'; time "$pacer" http --base-url "http://127.0.0.1:$port" \
         --model m --arrival constant --rate "$rate" --duration "$duration" \
-        --output-len "$output_len" --ignore-eos --timeout 30s -o "$out/$name" \
+        --output-len "$output_len" --ignore-eos --timeout 2s --max-concurrency "$max_in_flight" \
+        -o "$out/$name" \
         >"$out/$name.log" 2>&1 || status=$?; } 2>&1 )
     after=$(cpu_jiffies)
     python3 - "$out/$name/summary.json" "$rate" "$status" "$times" "$before" "$after" <<'PY'

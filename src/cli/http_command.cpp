@@ -447,10 +447,12 @@ struct run_outcome {
 // Runs the plan's arrivals once and writes the result folder `out` (created here).
 run_outcome execute(const http_settings& s, const http_plan& plan,
                     const std::filesystem::path& out) {
-    runtime::ensure_descriptors(
-        std::min<std::size_t>(plan.offsets.size(),
-                              s.max_concurrency ? s.max_concurrency : plan.offsets.size()) +
-        64);
+    // One socket per request in flight: at most the arrivals within one --timeout (a request
+    // lives no longer), and at most --max-concurrency.
+    std::size_t in_flight = schedule::peak_in_flight(plan.offsets, plan.timeout);
+    if (s.max_concurrency > 0)
+        in_flight = std::min(in_flight, s.max_concurrency);
+    runtime::ensure_descriptors(in_flight + 64);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
         records[i].index = plan.indices[i];

@@ -255,5 +255,36 @@ TEST(HttpVerdictE2E, LlmMockPausesHoldTokensDueInAPause) {
     EXPECT_EQ(bad.exit_code, 2) << bad.out << bad.err;
 }
 
+// The descriptors asked for are those of the requests that can be in flight (the arrivals
+// within one --timeout), not one per request of the schedule.
+TEST(HttpVerdictE2E, DescriptorsAreSizedByTheRequestsInFlightNotTheWholeSchedule) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    mock_process mock({"--ttft-ms", "1", "--itl-ms", "1"}, "llm-mock");
+    const auto ws = mock.url();
+    const auto colon = ws.rfind(':');
+    const auto port = ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    const auto out = dir / "run";
+    cli_options o;
+    o.nofile = 400; // 600 requests, at most 201 within any 1 s window
+    const auto r = run_cli({"http", "--base-url", "http://127.0.0.1:" + port, "--model", "m",
+                            "--arrival", "constant", "--rate", "200", "--requests", "600",
+                            "--output-len", "1", "--timeout", "1s", "-o", out.string()},
+                           o);
+    EXPECT_NE(r.exit_code, 2) << r.out << r.err;
+    EXPECT_TRUE(fs::exists(out / "summary.json")) << r.err;
+    EXPECT_EQ(mock.stop(), 0);
+    // Refused before anything is created when even that does not fit.
+    o.nofile = 100;
+    const auto out2 = dir / "run2";
+    const auto low = run_cli({"http", "--base-url", "http://127.0.0.1:" + port, "--model", "m",
+                              "--arrival", "constant", "--rate", "200", "--requests", "600",
+                              "--timeout", "1s", "-o", out2.string()},
+                             o);
+    EXPECT_EQ(low.exit_code, 2) << low.out << low.err;
+    EXPECT_NE(low.err.find("file descriptors"), std::string::npos) << low.err;
+    EXPECT_FALSE(fs::exists(out2));
+}
+
 } // namespace
 } // namespace pacer::test
