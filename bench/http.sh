@@ -98,8 +98,7 @@ lat, unc = ol["latency_s"], ol["uncorrected_latency_s"]
 print(f"| pacer http (open loop, from the schedule) | {s['request_throughput']:.0f} | {f(lat['p50'])} | {f(lat['p99'])} | {f(lat['max'])} |")
 print(f"| pacer http, uncorrected (from dispatch) | {s['request_throughput']:.0f} | {f(unc['p50'])} | {f(unc['p99'])} | {f(unc['max'])} |")
 PY
-wrk_duration=${duration%s}
-OUTPUT_LEN=$output_len wrk -t1 -c"$co_connections" -d"${wrk_duration}s" --latency \
+OUTPUT_LEN=$output_len wrk -t1 -c"$co_connections" -d"$duration" --latency \
     -s bench/http-wrk.lua "http://127.0.0.1:$port/v1/completions" >"$out/co-wrk.log" 2>&1 || true
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
@@ -116,7 +115,7 @@ else:
     print(f"| wrk -t1 -c{sys.argv[2]} (closed loop, from its own send) | {float(f['rps']):.0f} | {float(f['p50_ms']):.3f} | {float(f['p99_ms']):.3f} | {float(f['max_ms']):.3f} |")
 PY
 echo
-echo "wrk offers what its $co_connections connections allow (closed loop), not $co_rate/s: a stall"
-echo "holds at most $co_connections requests, so it hides in its percentiles; pacer's schedule"
-echo "kept arriving through each stall and every delayed request counts it."
+echo "wrk offers what its $co_connections connection(s) allow (closed loop), not $co_rate/s: a stall"
+echo "holds at most $co_connections of its requests, so it hides in its percentiles; pacer's"
+echo "schedule kept arriving through each stall and every delayed request counts it."
 echo "results: $out"
