@@ -2,8 +2,8 @@
 # HTTP client benchmark (not a test): how fast one `pacer http` keeps an open-loop schedule,
 # and what a closed-loop tool (wrk) reports against the same server. `pacer llm-mock` runs as
 # its own process with zero token delays, so the client is the bottleneck. For each rate in
-# RATES: offered and achieved request rate, dispatch lag p50/p99/max, the client's CPU in cores
-# (user + system over wall time), the verdict, and the host's CPU steal over the run (from
+# RATES: offered and achieved request rate, dispatch lag p50/p99/max, the client's and the
+# mock's CPU in cores (user + system over the run's wall time), the verdict, and the host's CPU steal over the run (from
 # /proc/stat; high steal means the figures measure the hypervisor). The sweep stops at the
 # first rate whose schedule was not kept.
 #
@@ -36,6 +36,11 @@ max_in_flight=${MAX_IN_FLIGHT:-8192}
 out=${OUT:-bench-results/http-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
+# CPU jiffies (user + system) of the mock process so far.
+mock_jiffies() {
+    awk '{ print $14 + $15 }' "/proc/$mock_pid/stat"
+}
+
 # The host's cpu line of /proc/stat: total and steal jiffies.
 cpu_jiffies() {
     awk '/^cpu / { t = 0; for (i = 2; i <= NF; i++) t += $i; print t, $9 }' /proc/stat
@@ -43,8 +48,9 @@ cpu_jiffies() {
 
 # run_pacer NAME RATE: one `pacer http` run at RATE against the mock on $port; prints one row.
 run_pacer() {
-    local name=$1 rate=$2 status=0 before after times
+    local name=$1 rate=$2 status=0 before after times mock_before mock_after
     before=$(cpu_jiffies)
+    mock_before=$(mock_jiffies)
     # bash's `time` gives the child's user and system CPU and the wall time.
     times=$( { TIMEFORMAT='%U %S %R'; time "$pacer" http --base-url "http://127.0.0.1:$port" \
         --model m --arrival constant --rate "$rate" --duration "$duration" \
@@ -52,9 +58,11 @@ run_pacer() {
         -o "$out/$name" \
         >"$out/$name.log" 2>&1 || status=$?; } 2>&1 )
     after=$(cpu_jiffies)
-    python3 - "$out/$name/summary.json" "$rate" "$status" "$times" "$before" "$after" <<'PY'
+    mock_after=$(mock_jiffies)
+    python3 - "$out/$name/summary.json" "$rate" "$status" "$times" "$before" "$after" \
+        "$(( mock_after - mock_before ))" "$(getconf CLK_TCK)" <<'PY'
 import json, sys
-summary, rate, status, times, before, after = sys.argv[1:]
+summary, rate, status, times, before, after, mock_jiffies, tck = sys.argv[1:]
 s = json.load(open(summary))
 user, system, wall = map(float, times.split())
 t0, st0 = map(int, before.split())
@@ -64,7 +72,8 @@ ms = lambda v: "-" if v is None else f"{v * 1e3:.3f}"
 steal = 100.0 * (st1 - st0) / max(1, t1 - t0)
 achieved = s["open_loop"]["requests"]["dispatched"] / max(s["duration"], 1e-9)
 print(f"| {float(rate):g} | {achieved:.0f} | {s['completed']} | {ms(lag['p50'])} | {ms(lag['p99'])} "
-      f"| {ms(lag['max'])} | {(user + system) / wall:.2f} | {steal:.1f} % "
+      f"| {ms(lag['max'])} | {(user + system) / wall:.2f} "
+      f"| {int(mock_jiffies) / int(tck) / wall:.2f} | {steal:.1f} % "
       f"| {'yes' if s['schedule_kept'] else 'NO'} | {status} |")
 print(f"kept={1 if s['schedule_kept'] else 0}", file=sys.stderr)
 PY
@@ -72,8 +81,8 @@ PY
 
 echo "## pacer http against pacer llm-mock (zero token delays, $output_len tokens), $duration per rate"
 echo
-echo "| offered req/s | achieved req/s | completed | lag p50 ms | lag p99 ms | lag max ms | client cores | host steal | schedule kept | exit |"
-echo "|---|---|---|---|---|---|---|---|---|---|"
+echo "| offered req/s | achieved req/s | completed | lag p50 ms | lag p99 ms | lag max ms | client cores | mock cores | host steal | schedule kept | exit |"
+echo "|---|---|---|---|---|---|---|---|---|---|---|"
 start_mock "$pacer" "$out/sweep-mock.json" llm-mock --ttft-ms 0 --itl-ms 0
 for rate in ${rates//,/ }; do
     row=$(run_pacer "rate-$rate" "$rate" 2>"$out/rate-$rate.verdict")
