@@ -2,6 +2,8 @@
 # Installs the Debian 12 packages pacer builds with, when they are missing.
 # As root it installs them; otherwise it prints the one apt line to run and fails.
 #   scripts/deps.sh [EXTRA_PACKAGE...]   (e.g. clang libclang-rt-14-dev for fuzzing)
+# Optional, for benchmarks only (no test needs them): wrk (bench/http.sh's closed-loop
+# comparison), installed by that script through `scripts/deps.sh wrk`.
 set -euo pipefail
 
 packages=(

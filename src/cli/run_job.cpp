@@ -561,12 +561,9 @@ int execute_run(run_job job) {
     summary["transport"] = transport_json(endpoint);
     bool schedule_kept = true;
     if (outcome.open_loop) {
-        // A session start is late for the schedule like a packet is late for its grid: the
-        // run keeps its schedule when dispatch lag p99 <= 5 ms and max <= 80 ms.
-        session::schedule_thresholds thresholds;
-        thresholds.dispatch_lag_p99 = std::chrono::milliseconds(5);
-        thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
-        auto ol = session::open_loop_summary(*outcome.open_loop, thresholds);
+        // A session start is late for the schedule like a packet is late for its grid.
+        auto ol =
+            session::open_loop_summary(*outcome.open_loop, session::client_schedule_thresholds);
         schedule_kept = ol.at("schedule_kept").as_bool();
         ol["schedule"] =
             boost::json::object{{"arrival", schedule::to_string(open_loop->spec.process)},

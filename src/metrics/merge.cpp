@@ -368,9 +368,7 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
                         .value_or(session::cap_policy::queue);
     pooled.peak_in_flight = peak;
     // The parts' own tolerance (`pacer run`: p99 <= 5 ms, max <= 80 ms).
-    session::schedule_thresholds thresholds;
-    thresholds.dispatch_lag_p99 = std::chrono::milliseconds(5);
-    thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
+    session::schedule_thresholds thresholds = session::client_schedule_thresholds;
     const auto* t = value_at(first, {"open_loop", "schedule_kept_thresholds_s"});
     if (t && t->is_object()) {
         thresholds.dispatch_lag_p99 =
