@@ -4,6 +4,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
@@ -699,12 +700,15 @@ int run(const run_settings& s) {
         start_monotonic = now.monotonic_s + (*wall - now.realtime_s);
     }
     std::vector<std::uint8_t> pcm;
+    // Any WAV: mixed down and converted to 16 kHz, and to the protocol's rate straight from the
+    // file (recorded in config.input_conversion).
+    const std::size_t wire_rate = realtime == protocol::realtime_protocol::openai
+                                      ? protocol::openai_sample_rate
+                                      : protocol::input_sample_rate;
+    std::optional<loaded_input> loaded;
     if (!s.audio.empty()) {
-        try {
-            pcm = runtime::read_input_wav(s.audio);
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
+        loaded = load_input_audio(s.audio, wire_rate);
+        pcm = loaded->pcm;
     } else {
         const auto d = parse_duration(s.duration);
         if (!d || d->count() == 0)
@@ -803,7 +807,9 @@ int run(const run_settings& s) {
     ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
                                    : protocol::realtime_turns::server_vad;
     ro.model = s.model;
-    if (realtime)
+    if (realtime && loaded && loaded->wire)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(*loaded->wire);
+    else if (realtime)
         ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
             *realtime == protocol::realtime_protocol::openai
                 ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
@@ -847,6 +853,8 @@ int run(const run_settings& s) {
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
                          {"keep_traces", s.keep_traces}};
+    summary["config"].as_object()["input_conversion"] =
+        loaded ? loaded->conversion : silence_conversion(wire_rate);
     const auto sync = read_clock_sync();
     summary["clock"] =
         boost::json::object{{"monotonic_s", clocks.monotonic_s},
@@ -1073,7 +1081,9 @@ command add_run_command(CLI::App& app) {
                     "2m30s)")
         ->capture_default_str();
     sub->add_option("--audio", s->audio,
-                    "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
+                    "Input WAV file: any rate, channels and PCM/float encoding, mixed down to mono "
+                    "and converted with libsamplerate to 16 kHz and the protocol's rate "
+                    "(config.input_conversion records it)");
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
                     "probe mock in this process on its own thread. wss:// for TLS "

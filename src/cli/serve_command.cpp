@@ -5,6 +5,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
@@ -88,6 +89,8 @@ struct sweep {
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
     /// The inputs at the protocol's rate (realtime protocols), resampled once, in order.
     std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    /// How each input was read and converted (config.input_conversion), in order.
+    json::array conversions;
     duration timeout{};
     std::vector<metrics::slo_check> slos;
     std::string url;                       ///< `--url`, or the built-in mock's address and name
@@ -573,6 +576,7 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
         c["silence"] = s.duration;
     if (w.realtime)
         add_realtime_config(c, w);
+    c["input_conversion"] = w.conversions;
     c["validity_checks"] = validity_checks_json(w);
     if (s.find_capacity)
         c["find_capacity"] = json::object{{"start_level", s.start_level},
@@ -673,7 +677,7 @@ int serve(const serve_settings& s) {
         throw usage_error(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
                                       "(or their full names)",
                                       s.profile));
-    sweep w{s, *profile, {}, {}, {}, {}, {}, {}, {}, {}, s.url};
+    sweep w{s, *profile, {}, {}, {}, {}, {}, {}, {}, {}, {}, s.url};
     w.endpoint = url_option(s.url);
     apply_client_settings(s.client, w.endpoint); // bad headers, a missing key: before any file
     if (s.pacing != "realtime" && s.pacing != "lockstep")
@@ -746,13 +750,14 @@ int serve(const serve_settings& s) {
                 fmt::format("--duration '{}' is not a positive duration such as 10s", s.duration));
         w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(*d)));
     }
+    if (s.audio.empty())
+        w.conversions.push_back(silence_conversion(wire_sample_rate(w)));
+    std::vector<std::optional<std::vector<std::uint8_t>>> direct_wire; // from each file
     for (const auto& a : s.audio) {
-        try {
-            w.inputs.push_back(
-                std::make_shared<const std::vector<std::uint8_t>>(runtime::read_input_wav(a)));
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
+        auto in = load_input_audio(a, wire_sample_rate(w));
+        w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(std::move(in.pcm)));
+        w.conversions.push_back(std::move(in.conversion));
+        direct_wire.push_back(std::move(in.wire));
     }
     if (s.timeout.empty()) {
         std::size_t longest = 0;
@@ -783,9 +788,12 @@ int serve(const serve_settings& s) {
         return exit_ok;
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs
-        for (const auto& in : w.inputs)
+        for (std::size_t i = 0; i < w.inputs.size(); ++i)
             w.wire_inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(
-                protocol::resample_pcm16(*in, protocol::input_sample_rate, wire_sample_rate(w))));
+                i < direct_wire.size() && direct_wire[i]
+                    ? std::move(*direct_wire[i])
+                    : protocol::resample_pcm16(*w.inputs[i], protocol::input_sample_rate,
+                                               wire_sample_rate(w))));
     // Without --url: the native mock of this profile, in this process on a thread of its own
     // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,
     // is what a measurement wants).
@@ -994,7 +1002,9 @@ command add_serve_command(CLI::App& app) {
                     "TLS (docs/tls.md)");
     add_client_options(*sub, s->client);
     sub->add_option("--audio", s->audio,
-                    "Input WAV files (16 kHz mono PCM16); session i streams file i mod N")
+                    "Input WAV files (any rate, channels and PCM/float encoding: mixed down to "
+                    "mono and converted with libsamplerate to 16 kHz and the protocol's rate; "
+                    "config.input_conversion records it); session i streams file i mod N")
         ->expected(1, -1);
     sub->add_option("-d,--duration", s->duration, "Silent input per session when no --audio")
         ->capture_default_str();
