@@ -412,11 +412,14 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
-    summary["profile"] = protocol::find_profile(s.profile)->name;   // validated by run()
+    summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
+    summary["protocol"] = s.protocol;
     transport::ws_endpoint endpoint = transport::parse_ws_url(url); // checked by run()
     apply_client_settings(s.client, endpoint);
     auto transport_block = transport_json(endpoint);
-    transport_block.erase("handshake_s"); // measured by the workers: worker-K/summary.json
+    // Measured by the workers, pooled from their samples.json by merge_parts.
+    transport_block["handshake_s"] = summary.at("handshake_s");
+    summary.erase("handshake_s");
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
@@ -885,6 +888,8 @@ int run(const run_settings& s) {
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
     summary["transport"] = transport_json(endpoint);
+    summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
+        metrics::update_ack_json(outcome.sessions);
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid: the

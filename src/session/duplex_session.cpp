@@ -375,6 +375,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
         case kind::send_update: {
             const auto& profile =
                 c.options.profile ? *c.options.profile : protocol::default_profile();
+            c.result.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
                 co_return;
             break;
@@ -422,6 +423,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
             auto update = m.protocol() == protocol::realtime_protocol::openai
                               ? protocol::openai_session_update(c.ids.next(), c.options.turns)
                               : protocol::vllm_session_update(c.ids.next(), c.options.model);
+            r.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(std::move(update)))
                 co_return;
             break;
@@ -618,6 +620,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         const auto hs = co_await c.stoppable(c.ws->connect(c.options.endpoint));
         if (!hs.ec) {
             r.admitted = true;
+            r.handshake = c.ws->times();
             break;
         }
         if (c.stopping)
