@@ -30,8 +30,8 @@ std::unique_ptr<sweep_run> serve_protocol(const std::string& protocol,
     fs::create_directories(r->out.path());
     mock_process mock({"--protocol", protocol}, "native-mock");
     std::vector<std::string> args{
-        "serve", "--protocol", protocol, "--url",       mock.url(), "--concurrencies", "1,2", "-d",
-        "1s",    "--timeout",  "20s",    "--no-report", "-o",       r->dir().string()};
+        "serve", "--protocol", protocol,    "--url", mock.url(), "--concurrencies", "1,2",
+        "-d",    "1s",         "--timeout", "20s",   "-o",       r->dir().string()};
     args.insert(args.end(), flags.begin(), flags.end());
     r->run = run_pacer(args);
     EXPECT_EQ(mock.stop(), 0);
@@ -89,6 +89,7 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeSweepGatesEachLevelOnSessionUpdated) {
     EXPECT_GT(at(a, {"output_gap_s", "n"}).to_number<int>(), 0); // many deltas per response
     EXPECT_TRUE(at(a, {"underrun_ratio"}).is_number());
     EXPECT_GT(at(a, {"output_duration_s"}).to_number<double>(), 0.0);
+    EXPECT_TRUE(fs::exists(r->dir() / "report.html")); // the report reads these summaries
     // The table names the protocol's figures under each level.
     EXPECT_NE(r->run.out.find("first audio"), std::string::npos) << r->run.out;
 }
