@@ -413,7 +413,6 @@ int run_workers(const run_settings& s, const std::string& url, const fs::path& o
     summary["interrupted"] = interrupted;
     summary["url"] = url;
     summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
-    summary["protocol"] = s.protocol;
     transport::ws_endpoint endpoint = transport::parse_ws_url(url); // checked by run()
     apply_client_settings(s.client, endpoint);
     auto transport_block = transport_json(endpoint);
