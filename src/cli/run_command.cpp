@@ -4,6 +4,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
@@ -260,12 +261,15 @@ int run(const run_settings& s) {
         start_monotonic = now.monotonic_s + (*wall - now.realtime_s);
     }
     std::vector<std::uint8_t> pcm;
+    // Any WAV: mixed down and converted to 16 kHz, and to the protocol's rate straight from the
+    // file (recorded in config.input_conversion).
+    const std::size_t wire_rate = realtime == protocol::realtime_protocol::openai
+                                      ? protocol::openai_sample_rate
+                                      : protocol::input_sample_rate;
+    std::optional<loaded_input> loaded;
     if (!s.audio.empty()) {
-        try {
-            pcm = runtime::read_input_wav(s.audio);
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
+        loaded = load_input_audio(s.audio, wire_rate);
+        pcm = loaded->pcm;
     } else {
         const auto d = parse_duration(s.duration);
         if (!d || d->count() == 0)
@@ -319,6 +323,12 @@ int run(const run_settings& s) {
     job.options = s;
     job.sessions = sessions;
     job.pcm = std::move(pcm);
+    if (loaded) {
+        job.wire_pcm = std::move(loaded->wire);
+        job.input_conversion = std::move(loaded->conversion);
+    } else {
+        job.input_conversion = silence_conversion(wire_rate);
+    }
     job.input_length = input_length;
     job.timeout = *timeout;
     job.out = out;
@@ -396,7 +406,9 @@ command add_run_command(CLI::App& app) {
                     "2m30s)")
         ->capture_default_str();
     sub->add_option("--audio", s->audio,
-                    "Input WAV file: 16 kHz mono PCM16 (anything else is refused)");
+                    "Input WAV file: any rate, channels and PCM/float encoding, mixed down to mono "
+                    "and converted with libsamplerate to 16 kHz and the protocol's rate "
+                    "(config.input_conversion records it)");
     sub->add_option("--url", s->url,
                     "Server, e.g. ws://127.0.0.1:8097/v1/realtime. Default: start the built-in "
                     "probe mock in this process on its own thread. wss:// for TLS "

@@ -341,7 +341,9 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     transport::ws_endpoint endpoint = transport::parse_ws_url(url); // checked by run()
     apply_client_settings(s.client, endpoint);
     auto transport_block = transport_json(endpoint);
-    transport_block.erase("handshake_s"); // measured by the workers: worker-K/summary.json
+    // Measured by the workers, pooled from their samples.json by merge_parts.
+    transport_block["handshake_s"] = summary.at("handshake_s");
+    summary.erase("handshake_s");
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
@@ -483,7 +485,9 @@ int execute_run(run_job job) {
     ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
                                    : protocol::realtime_turns::server_vad;
     ro.model = s.model;
-    if (realtime)
+    if (realtime && job.wire_pcm)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
+    else if (realtime)
         ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
             *realtime == protocol::realtime_protocol::openai
                 ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
@@ -529,6 +533,7 @@ int execute_run(run_job job) {
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
                          {"keep_traces", s.keep_traces}};
+    summary["config"].as_object()["input_conversion"] = std::move(job.input_conversion);
     const auto sync = read_clock_sync();
     summary["clock"] =
         boost::json::object{{"monotonic_s", clocks.monotonic_s},
@@ -559,6 +564,8 @@ int execute_run(run_job job) {
     summary["stalls_injected"] = outcome.stalls_injected;
     summary["interrupted"] = outcome.interrupted;
     summary["transport"] = transport_json(endpoint);
+    summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
+        metrics::update_ack_json(outcome.sessions);
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid.

@@ -69,6 +69,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     m.origin = o.origin;
     m.start_delay = o.start_delay;
     m.quiet = o.quiet;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
     return protocol::realtime_session(m);
 }
 
@@ -294,6 +296,8 @@ void report_to_gate(const std::shared_ptr<session_ctx>& ctx, bool ready) {
                            [w = std::weak_ptr<session_ctx>(ctx)](time_point start) {
                                if (auto ctx = w.lock()) {
                                    ctx->machine.gate_started(start);
+                                   if (ctx->rt)
+                                       ctx->rt->gate_started(start);
                                    ctx->notify();
                                }
                            });
@@ -371,6 +375,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
         case kind::send_update: {
             const auto& profile =
                 c.options.profile ? *c.options.profile : protocol::default_profile();
+            c.result.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
                 co_return;
             break;
@@ -418,6 +423,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
             auto update = m.protocol() == protocol::realtime_protocol::openai
                               ? protocol::openai_session_update(c.ids.next(), c.options.turns)
                               : protocol::vllm_session_update(c.ids.next(), c.options.model);
+            r.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(std::move(update)))
                 co_return;
             break;
@@ -425,6 +431,9 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
         case kind::send_start:
             if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), false)))
                 co_return;
+            break;
+        case kind::join_gate:
+            report_to_gate(ctx, true);
             break;
         case kind::send_append: {
             const auto packet = protocol::rate_packet(wire, rate, a.seq, m.expected_appends());
@@ -437,7 +446,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
             protocol::realtime_append(frame, event_id.view(), audio_b64);
             const auto start = clock::now();
             m.append_sent(start);
-            receipt.scheduled_s = to_seconds(a.seq == 0 && !c.options.origin ? start : a.at);
+            receipt.scheduled_s = to_seconds(a.seq == 0 && !m.given_origin() ? start : a.at);
             if (a.seq == 0)
                 r.session_start_s = to_seconds(*m.origin());
             const bool ok = co_await c.send(frame, &receipt);
@@ -611,6 +620,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         const auto hs = co_await c.stoppable(c.ws->connect(c.options.endpoint));
         if (!hs.ec) {
             r.admitted = true;
+            r.handshake = c.ws->times();
             break;
         }
         if (c.stopping)

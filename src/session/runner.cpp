@@ -142,7 +142,9 @@ run_outcome run_duplex(const run_options& options) {
         so.realtime = options.realtime;
         so.turns = options.turns;
         so.model = options.model;
-        so.wire_pcm = options.wire_pcm;
+        so.wire_pcm = options.wire_inputs.empty()
+                          ? options.wire_pcm
+                          : options.wire_inputs[i % options.wire_inputs.size()];
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         so.live = options.live;

@@ -14,6 +14,8 @@
 #include <pacer/session/open_loop.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
+#include <boost/json/object.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -67,8 +69,12 @@ struct run_options {
 /// A checked run: every value resolved, nothing created yet.
 struct run_job {
     run_options options;
-    std::size_t sessions = 0; ///< this process's (per worker with --processes)
-    std::vector<std::uint8_t> pcm;
+    std::size_t sessions = 0;      ///< this process's (per worker with --processes)
+    std::vector<std::uint8_t> pcm; ///< 16 kHz mono PCM16
+    /// The input at the protocol's own rate, converted straight from the file (none: derive it
+    /// from `pcm`).
+    std::optional<std::vector<std::uint8_t>> wire_pcm;
+    boost::json::object input_conversion; ///< config.input_conversion of summary.json
     duration input_length{};
     std::chrono::nanoseconds timeout{};
     std::filesystem::path out; ///< does not exist yet

@@ -168,6 +168,9 @@ struct session_result {
     bool dispatched = true;                ///< open loop: false when the cap dropped it
     std::optional<double> connect_start_s;
     std::optional<double> updated_s;     ///< `session.updated` received
+    std::optional<double> update_sent_s; ///< `session.update` sent (its send start)
+    /// The connection's phases (TCP connect, TLS, WebSocket upgrade), once admitted.
+    std::optional<transport::handshake_times> handshake;
     std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
     /// openai-realtime / vllm-realtime: the utterance's end (the commit, or `speech_stopped`
     /// with server-vad), the first transcript delta, and `transcription.done`.

@@ -58,6 +58,9 @@ struct run_options {
     std::string model;
     /// The input at the protocol's rate, resampled once for every session.
     std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    /// With several `inputs`: each at the protocol's rate, in the same order (session i
+    /// streams wire_inputs[i mod n]); empty: `wire_pcm` for every session.
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;
