@@ -292,8 +292,14 @@ int run(const run_settings& s) {
     // (Open-loop workers share the one schedule: together they run its sessions once.)
     const double input_s = to_seconds(input_length);
     const std::size_t all_sessions = sessions * (open_loop ? 1 : s.processes);
+    // (--trace receipts writes no trace, --trace none nothing at all.)
+    if (s.trace != "full" && s.keep_traces)
+        throw usage_error(fmt::format("--keep-traces needs --trace full (--trace {} writes no "
+                                      "trace.jsonl)",
+                                      s.trace));
     const std::uint64_t disk_estimate =
-        trace_bytes_estimate(all_sessions, input_s) + receipt_bytes_estimate(all_sessions, input_s);
+        (s.trace == "full" ? trace_bytes_estimate(all_sessions, input_s) : 0) +
+        (s.trace == "none" ? 0 : receipt_bytes_estimate(all_sessions, input_s));
     const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
     // Each session in flight holds a socket and two files; a local mock holds the other socket
     // end. A closed batch has all its sessions in flight at once; an open loop only those that
@@ -426,6 +432,13 @@ command add_run_command(CLI::App& app) {
                     "Result folder; must not exist. Default: pacer-results/run-<UTC time>");
     sub->add_flag("--keep-traces", s->keep_traces,
                   "Keep every session's trace.jsonl (about 110 kB/s per session)");
+    sub->add_option("--trace", s->trace,
+                    "What each session writes: full (trace.jsonl and input-send-receipts.json), "
+                    "receipts (input-send-receipts.json only) or none (no session file; the "
+                    "receipts stay in memory, so the summary is the same). For measuring what "
+                    "the trace costs; `pacer replay` and the per-line analyses need full")
+        ->check(CLI::IsMember({"full", "receipts", "none"}))
+        ->capture_default_str();
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,
                     "Fault injection: block each session context once, half-way, for this long, "
                     "starting 10 ms before a packet deadline, to show that the lateness detector "

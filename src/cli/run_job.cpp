@@ -225,6 +225,8 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
     }
     if (s.keep_traces)
         a.push_back("--keep-traces");
+    a.push_back("--trace");
+    a.push_back(s.trace);
     // The parent writes the pooled report and shows the one progress line (from each worker's
     // live file); a worker's stderr is its log file.
     a.insert(a.end(), {"--no-report", "--progress", "never", "--live-file", live_file.string()});
@@ -478,6 +480,7 @@ int execute_run(run_job job) {
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
     ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
     ro.trace_root = out;
+    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
     ro.profile = profile;
     ro.realtime = realtime;
     ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
@@ -528,7 +531,8 @@ int execute_run(run_job job) {
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
-                         {"keep_traces", s.keep_traces}};
+                         {"keep_traces", s.keep_traces},
+                         {"trace", s.trace}};
     const auto sync = read_clock_sync();
     summary["clock"] =
         boost::json::object{{"monotonic_s", clocks.monotonic_s},
@@ -599,7 +603,8 @@ int execute_run(run_job job) {
         {"write_errors", w.write_errors},
         {"peak_buffered_bytes", w.peak_buffered_bytes},
         {"bytes_per_s", outcome.wall_s > 0 ? static_cast<double>(w.bytes) / outcome.wall_s : 0.0},
-        {"kept", s.keep_traces}};
+        {"kept", s.keep_traces},
+        {"mode", s.trace}};
     boost::json::object resources;
     const double cpu = usage.cpu_s - cpu_before;
     double mock_cpu = 0;

@@ -15,6 +15,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <csignal>
 #include <pthread.h>
@@ -92,6 +94,7 @@ run_outcome run_duplex(const run_options& options) {
     trace::channel channel(writer_io.get_executor(), options.channel_capacity);
     trace::writer_options wo;
     wo.root = options.trace_root;
+    wo.what = options.trace;
     trace::writer_core core(std::move(wo));
     std::exception_ptr writer_error;
     asio::co_spawn(writer_io, trace::run_writer(channel, core),
@@ -146,6 +149,7 @@ run_outcome run_duplex(const run_options& options) {
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         so.live = options.live;
+        so.trace_lines = options.trace == trace::mode::full;
         return so;
     };
     asio::cancellation_signal stop_dispatch; // used on context 0 only
@@ -250,13 +254,19 @@ run_outcome run_duplex(const run_options& options) {
     writer_thread.join();
     out.writer = core.stats();
     // The sessions streamed their receipts to disk; the summaries need them back.
-    for (auto& r : out.sessions)
-        if (r.appends_sent > 0 && r.trace_error.empty())
-            if (auto error =
-                    read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
-                                         "input-send-receipts.json");
-                !error.empty())
-                r.trace_error = std::move(error);
+    // (--trace none: the writer kept them in memory.)
+    for (auto& r : out.sessions) {
+        if (r.appends_sent == 0 || !r.trace_error.empty())
+            continue;
+        auto error =
+            options.trace == trace::mode::none
+                ? read_receipts_text(r, core.take_receipts(r.index),
+                                     fmt::format("the receipts of session {}", r.index))
+                : read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
+                                       "input-send-receipts.json");
+        if (!error.empty())
+            r.trace_error = std::move(error);
+    }
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());

@@ -22,6 +22,9 @@ struct run_options {
     duration timeout = protocol::session_timeout;
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
+    /// What each session writes (`pacer run --trace`): `none` keeps the receipts in the writer's
+    /// memory and reads them from there, so the summary's figures are the same in every mode.
+    trace::mode trace = trace::mode::full;
     /// Blocks each session context once for this long, half-way through its sessions' input,
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
