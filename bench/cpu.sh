@@ -49,7 +49,8 @@ for line in open(f"{out}/{tag}.perf"):
     if f[2] == "task-clock":
         cpu_ms = float(f[0])
     else:
-        counts[f[2].split(":")[-1].replace("sys_enter_", "")] = int(f[0])
+        name = f[2].split(":")
+        counts["all" if name[0] == "raw_syscalls" else name[-1].replace("sys_enter_", "")] = int(f[0])
 try:
     s = json.load(open(f"{out}/{tag}/summary.json"))
 except OSError:
@@ -62,9 +63,9 @@ cpu_s = cpu_ms / 1e3
 # millicores per session: the process's CPU-seconds (perf's task-clock: every thread, from
 # exec to exit) / (sessions x the run's wall time)
 mcores = 1e3 * cpu_s / (int(sessions) * wall) if wall else 0
-by_kind = " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "raw_syscalls" and v)
+by_kind = " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "all" and v)
 print(f"{build.split('/')[-1]:<12} {mode:<9} {pc['packets']['sent']:<8} {pc['packets']['late']:<9} "
-      f"{cpu_s:<9.2f} {mcores:<11.3f} {counts.get('raw_syscalls', 0) / packets:<9.2f} "
+      f"{cpu_s:<9.3f} {mcores:<11.3f} {counts.get('all', 0) / packets:<9.2f} "
       f"{s['trace']['bytes'] / packets:<11.0f} {steal:<10} {by_kind}")
 PY
         rm -rf "$out/$tag"/session-*/trace.jsonl
