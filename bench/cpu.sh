@@ -3,7 +3,8 @@
 # then `pacer run` against it under `perf stat`, once per trace mode (`--trace full|receipts|
 # none`) and per build folder. Figures that load on the host barely moves: the client's
 # CPU-seconds (user + system, every thread) and syscalls per packet sent (all of them, and the
-# main kinds), trace bytes written per packet. Pacing figures are printed too, but on a busy
+# main kinds), trace bytes written per packet; and the CPU of the session contexts and of the
+# trace writer thread, in cores (from the summary). Pacing figures are printed too, but on a busy
 # machine they say more about the machine than about pacer.
 #
 #   bench/cpu.sh                                          256 sessions x 10 s, full/receipts/none
@@ -26,7 +27,7 @@ events=raw_syscalls:sys_enter
 kinds="write writev sendmsg sendto read readv recvmsg recvfrom epoll_wait io_uring_enter timerfd_settime futex"
 for k in $kinds; do events+=",syscalls:sys_enter_$k"; done
 
-printf '%-12s %-9s %-8s %-9s %-9s %-11s %-9s %-8s %-10s %s\n' build trace packets late cpu_s mcores_ses sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind
+printf '%-12s %-9s %-8s %-9s %-9s %-11s %-10s %-10s %-9s %-11s %-10s %s\n' build trace packets late cpu_s mcores_ses ctx_cores writer_cor sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind
 for b in $builds; do
     for mode in $modes; do
         tag="$(basename "$b")-$mode"
@@ -65,7 +66,8 @@ cpu_s = cpu_ms / 1e3
 mcores = 1e3 * cpu_s / (int(sessions) * wall) if wall else 0
 by_kind = " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "all" and v)
 print(f"{build.split('/')[-1]:<12} {mode:<9} {pc['packets']['sent']:<8} {pc['packets']['late']:<9} "
-      f"{cpu_s:<9.3f} {mcores:<11.3f} {counts.get('all', 0) / packets:<9.2f} "
+      f"{cpu_s:<9.3f} {mcores:<11.3f} {sum(s['resources']['session_context_cpu_cores']):<10.3f} "
+      f"{s['resources']['writer_cpu_cores']:<10.3f} {counts.get('all', 0) / packets:<9.2f} "
       f"{s['trace']['bytes'] / packets:<11.0f} {steal:<10} {by_kind}")
 PY
         rm -rf "$out/$tag"/session-*/trace.jsonl
