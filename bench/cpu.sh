@@ -10,6 +10,7 @@
 #   bench/cpu.sh                                          256 sessions x 10 s, full/receipts/none
 #   BUILDS="build build-uring" MODES=none bench/cpu.sh    the same binary built with PACER_IO_URING=ON
 #   SESSIONS=1024 DURATION=30s bench/cpu.sh               issue 14's target size
+#   EXTRA="--stagger-ms 0" LABEL=aligned bench/cpu.sh     more `pacer run` options; LABEL names the rows
 #
 # Needs `perf` with access to the syscall tracepoints (root, or kernel.perf_event_paranoid
 # <= -1). steal_%: host CPU steal during the run (bench/lib.sh); above 1 % the row is
@@ -27,19 +28,19 @@ events=raw_syscalls:sys_enter
 kinds="write writev sendmsg sendto read readv recvmsg recvfrom epoll_wait io_uring_enter timerfd_settime futex"
 for k in $kinds; do events+=",syscalls:sys_enter_$k"; done
 
-printf '%-12s %-9s %-8s %-9s %-9s %-11s %-10s %-10s %-9s %-11s %-10s %s\n' build trace packets late cpu_s mcores_ses ctx_cores writer_cor sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind
+printf '%-14s %-9s %-8s %-9s %-9s %-11s %-10s %-10s %-9s %-11s %-10s %s\n' build trace packets late cpu_s mcores_ses ctx_cores writer_cor sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind
 for b in $builds; do
     for mode in $modes; do
-        tag="$(basename "$b")-$mode"
+        tag="$(basename "$b")${LABEL:+-$LABEL}-$mode"
         start_mock "$pacer" "$out/$tag-mock.json"
         steal=$(steal_mark)
         perf stat -x, -o "$out/$tag.perf" -e "$events,task-clock" -- \
             "$b/pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
-            --trace "$mode" --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
+            --trace "$mode" ${EXTRA:-} --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         stolen=$(steal_since "$steal")
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$b" "$mode" "$sessions" "$stolen" <<'PY'
+        python3 - "$out" "$tag" "$(basename "$b")${LABEL:+-$LABEL}" "$mode" "$sessions" "$stolen" <<'PY'
 import json, sys
 out, tag, build, mode, sessions, steal = sys.argv[1:7]
 counts, cpu_ms = {}, 0.0
@@ -65,7 +66,7 @@ cpu_s = cpu_ms / 1e3
 # exec to exit) / (sessions x the run's wall time)
 mcores = 1e3 * cpu_s / (int(sessions) * wall) if wall else 0
 by_kind = " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "all" and v)
-print(f"{build.split('/')[-1]:<12} {mode:<9} {pc['packets']['sent']:<8} {pc['packets']['late']:<9} "
+print(f"{build:<14} {mode:<9} {pc['packets']['sent']:<8} {pc['packets']['late']:<9} "
       f"{cpu_s:<9.3f} {mcores:<11.3f} {sum(s['resources']['session_context_cpu_cores']):<10.3f} "
       f"{s['resources']['writer_cpu_cores']:<10.3f} {counts.get('all', 0) / packets:<9.2f} "
       f"{s['trace']['bytes'] / packets:<11.0f} {steal:<10} {by_kind}")
