@@ -450,6 +450,13 @@ command add_run_command(CLI::App& app) {
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
+    sub->add_option("--stagger-slots", s->stagger_slots,
+                    "Round the stagger's offsets down to this many slots (k/K x --stagger-ms), "
+                    "so that the sessions of a slot share their send instants and one timer "
+                    "wake-up serves them all (less CPU, a batch of sends per instant); 0: every "
+                    "session its own phase")
+        ->check(whole_number(0, 1000000))
+        ->capture_default_str();
     sub->add_option("--processes", s->processes,
                     "Worker processes of --concurrency sessions each (P x S in all), sharing one "
                     "start deadline; their raw samples are pooled into one summary.json and each "

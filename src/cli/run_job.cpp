@@ -227,6 +227,8 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
         a.push_back("--keep-traces");
     a.push_back("--trace");
     a.push_back(s.trace);
+    a.push_back("--stagger-slots");
+    a.push_back(std::to_string(s.stagger_slots));
     // The parent writes the pooled report and shows the one progress line (from each worker's
     // live file); a worker's stderr is its log file.
     a.insert(a.end(), {"--no-report", "--progress", "never", "--live-file", live_file.string()});
@@ -493,6 +495,7 @@ int execute_run(run_job job) {
                                            protocol::openai_sample_rate)
                 : *ro.pcm);
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
+    ro.stagger_slots = s.stagger_slots;
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
     // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
@@ -531,6 +534,7 @@ int execute_run(run_job job) {
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
+                         {"stagger_slots", s.stagger_slots},
                          {"keep_traces", s.keep_traces},
                          {"trace", s.trace}};
     const auto sync = read_clock_sync();

@@ -73,6 +73,15 @@ struct session_context {
 
 } // namespace
 
+duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots) {
+    const auto n = static_cast<std::int64_t>(sessions);
+    const auto k = static_cast<std::int64_t>(i);
+    if (slots == 0 || sessions == 0)
+        return sessions == 0 ? duration{} : stagger * k / n;
+    const auto s = static_cast<std::int64_t>(slots);
+    return stagger * (k * s / n) / s; // slot floor(i K / N) of K
+}
+
 run_outcome run_duplex(const run_options& options) {
     if (options.sessions == 0 || options.threads == 0)
         throw std::invalid_argument("sessions and threads must be at least 1");
@@ -132,8 +141,8 @@ run_outcome run_duplex(const run_options& options) {
         so.timeout = options.timeout;
         // Event ids unique across sessions, runs and processes (not reproducible by design).
         so.seed = protocol::unique_id_seed(options.seed);
-        const auto offset = options.stagger * static_cast<std::int64_t>(i) /
-                            static_cast<std::int64_t>(options.sessions);
+        const auto offset =
+            stagger_offset(i, options.sessions, options.stagger, options.stagger_slots);
         if (gate) {
             so.gate = &*gate;
             so.start_offset = offset;

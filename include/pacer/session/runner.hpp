@@ -12,6 +12,9 @@
 
 namespace pacer::session {
 
+/// Session `i` of `sessions`: its start offset within `stagger` (see run_options::stagger_slots).
+duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots);
+
 struct run_options {
     std::size_t sessions = 1;
     std::size_t threads = 1; ///< session contexts; sessions are dealt round-robin
@@ -34,6 +37,10 @@ struct run_options {
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
     duration stagger = protocol::packet_period;
+    /// With K > 0, the stagger's offsets are rounded down to K slots (k/K x stagger), so the
+    /// sessions of a slot share their deadlines and one timer wake-up serves them all; each
+    /// session still awaits its own absolute deadlines. 0: every session its own phase.
+    std::size_t stagger_slots = 0;
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;
