@@ -96,14 +96,18 @@ void print_run_plan(const run_plan& p) {
                s.audio.empty() ? std::string("silence") : s.audio, to_seconds(p.input));
     fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(p.timeout),
                s.timeout.empty() ? " (default: the input + 60 s)" : "");
-    fmt::print("  threads    {} session context(s), stagger {:g} ms{}\n", s.threads, s.stagger_ms,
+    fmt::print("  threads    {} session context(s), stagger {:g} ms{}{}\n", s.threads, s.stagger_ms,
+               s.stagger_slots > 0 ? fmt::format(" in {} slots", s.stagger_slots) : std::string(),
                s.inject_stall_ms > 0 ? fmt::format(", injected stall {:g} ms", s.inject_stall_ms)
                                      : std::string());
     if (p.start_monotonic)
         fmt::print("  start      in {:.1f} s (--start-at {})\n",
                    *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
-    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{}{})\n",
-               p.out.string(), s.keep_traces ? "; traces kept" : "",
+    fmt::print("  output     {} (summary.json, samples.json, {}{}{}{})\n", p.out.string(),
+               s.trace == "none"       ? "no session file (--trace none)"
+               : s.trace == "receipts" ? "session-NNN/ receipts only (--trace receipts)"
+               : s.keep_traces         ? "session-NNN/; traces kept"
+                                       : "session-NNN/",
                p.open_loop ? ", schedule.json" : "", s.no_report ? "" : ", report.html",
                s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
     fmt::print("  descriptors about {} needed for {} sessions in flight at most{}, limit {}\n",

@@ -1,10 +1,12 @@
 // `pacer run --trace` on the command line: an unknown mode and `--keep-traces` without traces
-// are bad input (one line, exit 2, nothing created); `--dry-run` names the mode's files.
+// are bad input (one line, exit 2, nothing created); `--dry-run` names the mode's files, and
+// the slots of `--stagger-slots`.
 
 #include <gtest/gtest.h>
 
 #include "integration/cli_process.hpp"
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace pacer::test {
@@ -32,15 +34,29 @@ TEST(CliTraceMode, KeepTracesWithoutTracesIsRefused) {
             "--keep-traces needs --trace full");
 }
 
-TEST(CliTraceMode, EveryModeDryRuns) {
-    for (const std::string mode : {"full", "receipts", "none"}) {
+TEST(CliTraceMode, EveryModeDryRunsAndThePlanSaysWhatItWrites) {
+    const std::pair<std::string, std::string> modes[] = {
+        {"full", "samples.json, session-NNN/"},
+        {"receipts", "session-NNN/ receipts only (--trace receipts)"},
+        {"none", "no session file (--trace none)"}};
+    for (const auto& [mode, plan] : modes) {
         scratch_dir cwd;
         const auto r =
             run_cli({"run", "-c", "1", "-d", "1s", "--trace", mode, "--dry-run", "-o", "out"},
                     in_dir(cwd.path()));
         EXPECT_EQ(r.exit_code, 0) << mode << ": " << r.out << r.err;
+        EXPECT_NE(r.out.find(plan), std::string::npos) << mode << ": " << r.out;
         EXPECT_EQ(cwd.listing(), "") << mode;
     }
+}
+
+TEST(CliStaggerSlots, ThePlanNamesTheSlots) {
+    scratch_dir cwd;
+    const auto r =
+        run_cli({"run", "-c", "4", "-d", "1s", "--stagger-slots", "2", "--dry-run", "-o", "out"},
+                in_dir(cwd.path()));
+    EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("stagger 80 ms in 2 slots"), std::string::npos) << r.out;
 }
 
 } // namespace
