@@ -19,6 +19,8 @@
 # tool) and the client trusts it with --ca-file; rows get a `tls_ms` column (TLS handshake
 # p50/p99 over the sessions).
 #
+# steal_%: host CPU steal during the run (bench/lib.sh); above 1 % the row is host-disturbed.
+#
 # Traces are written in full during the run (that is part of what is measured), then deleted
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
 set -euo pipefail
@@ -52,21 +54,22 @@ if [ "$tls" = 1 ]; then
 fi
 
 echo "protocol $protocol, $([ "$tls" = 1 ] && echo "wss:// (TLS)" || echo "ws://")"
-printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s
+printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s steal_%
 for layout in $layouts; do
     procs=${layout%x*}
     sessions=${layout#*x}
     for dur in $durations; do
         tag="$layout-$dur"
         start_mock "$pacer" "$out/$tag-mock.json" "$mock_command" "${mock_protocol[@]}" "${mock_tls[@]}"
+        steal=$(steal_mark)
         "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
             --processes "$procs" -c "$sessions" \
             -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$procs" <<'PY'
+        python3 - "$out" "$tag" "$procs" "$(steal_since "$steal")" <<'PY'
 import json, sys
-out, tag, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+out, tag, procs, steal = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 mock = json.load(open(f"{out}/{tag}-mock.json"))
 mock_cpu = mock.get("process_cpu_s", mock.get("thread_cpu_s", 0))
 mock_cores = mock_cpu / mock["wall_s"] if mock.get("wall_s") else 0
@@ -95,7 +98,7 @@ lag = pc["loop_lag_s"]
 lag_p99 = lag.get("p99", lag.get("worst_part_p99"))
 print(f"{tag.split('-')[0]:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
       f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} {ms(lag_p99):<10} "
-      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:.1f}{tls_ms}"
+      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:<10.1f} {steal}{tls_ms}"
       + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
          else f"  ({pc['sessions']['requested'] - pc['sessions']['complete']} incomplete)"))
 PY

@@ -11,6 +11,7 @@ packages=(
     libboost1.81-dev libboost-json1.81-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev libfmt-dev libsndfile1-dev libssl-dev libsamplerate0-dev espeak-ng
+    liburing-dev # PACER_IO_URING=ON (Asio's io_uring backend)
     "$@"
 )
 

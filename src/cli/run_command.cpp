@@ -97,14 +97,18 @@ void print_run_plan(const run_plan& p) {
                s.audio.empty() ? std::string("silence") : s.audio, to_seconds(p.input));
     fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(p.timeout),
                s.timeout.empty() ? " (default: the input + 60 s)" : "");
-    fmt::print("  threads    {} session context(s), stagger {:g} ms{}\n", s.threads, s.stagger_ms,
+    fmt::print("  threads    {} session context(s), stagger {:g} ms{}{}\n", s.threads, s.stagger_ms,
+               s.stagger_slots > 0 ? fmt::format(" in {} slots", s.stagger_slots) : std::string(),
                s.inject_stall_ms > 0 ? fmt::format(", injected stall {:g} ms", s.inject_stall_ms)
                                      : std::string());
     if (p.start_monotonic)
         fmt::print("  start      in {:.1f} s (--start-at {})\n",
                    *p.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
-    fmt::print("  output     {} (summary.json, samples.json, session-NNN/{}{}{}{})\n",
-               p.out.string(), s.keep_traces ? "; traces kept" : "",
+    fmt::print("  output     {} (summary.json, samples.json, {}{}{}{})\n", p.out.string(),
+               s.trace == "none"       ? "no session file (--trace none)"
+               : s.trace == "receipts" ? "session-NNN/ receipts only (--trace receipts)"
+               : s.keep_traces         ? "session-NNN/; traces kept"
+                                       : "session-NNN/",
                p.open_loop ? ", schedule.json" : "", s.no_report ? "" : ", report.html",
                s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
     fmt::print("  descriptors about {} needed for {} sessions in flight at most{}, limit {}\n",
@@ -296,8 +300,14 @@ int run(const run_settings& s) {
     // (Open-loop workers share the one schedule: together they run its sessions once.)
     const double input_s = to_seconds(input_length);
     const std::size_t all_sessions = sessions * (open_loop ? 1 : s.processes);
+    // (--trace receipts writes no trace, --trace none nothing at all.)
+    if (s.trace != "full" && s.keep_traces)
+        throw usage_error(fmt::format("--keep-traces needs --trace full (--trace {} writes no "
+                                      "trace.jsonl)",
+                                      s.trace));
     const std::uint64_t disk_estimate =
-        trace_bytes_estimate(all_sessions, input_s) + receipt_bytes_estimate(all_sessions, input_s);
+        (s.trace == "full" ? trace_bytes_estimate(all_sessions, input_s) : 0) +
+        (s.trace == "none" ? 0 : receipt_bytes_estimate(all_sessions, input_s));
     const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
     // Each session in flight holds a socket and two files; a local mock holds the other socket
     // end. A closed batch has all its sessions in flight at once; an open loop only those that
@@ -438,6 +448,13 @@ command add_run_command(CLI::App& app) {
                     "Result folder; must not exist. Default: pacer-results/run-<UTC time>");
     sub->add_flag("--keep-traces", s->keep_traces,
                   "Keep every session's trace.jsonl (about 110 kB/s per session)");
+    sub->add_option("--trace", s->trace,
+                    "What each session writes: full (trace.jsonl and input-send-receipts.json), "
+                    "receipts (input-send-receipts.json only) or none (no session file; the "
+                    "receipts stay in memory, so the summary is the same). For measuring what "
+                    "the trace costs; `pacer replay` and the per-line analyses need full")
+        ->check(CLI::IsMember({"full", "receipts", "none"}))
+        ->capture_default_str();
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,
                     "Fault injection: block each session context once, half-way, for this long, "
                     "starting 10 ms before a packet deadline, to show that the lateness detector "
@@ -448,6 +465,13 @@ command add_run_command(CLI::App& app) {
                     "Session i starts streaming i/N x this after negotiating, spreading the "
                     "sessions' 80 ms grids over the period; 0 aligns every session's sends")
         ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--stagger-slots", s->stagger_slots,
+                    "Round the stagger's offsets down to this many slots (k/K x --stagger-ms), "
+                    "so that the sessions of a slot share their send instants and one timer "
+                    "wake-up serves them all (less CPU, a batch of sends per instant); 0: every "
+                    "session its own phase")
+        ->check(whole_number(0, 1000000))
         ->capture_default_str();
     sub->add_option("--processes", s->processes,
                     "Worker processes of --concurrency sessions each (P x S in all), sharing one "

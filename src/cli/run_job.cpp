@@ -225,6 +225,10 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
     }
     if (s.keep_traces)
         a.push_back("--keep-traces");
+    a.push_back("--trace");
+    a.push_back(s.trace);
+    a.push_back("--stagger-slots");
+    a.push_back(std::to_string(s.stagger_slots));
     // The parent writes the pooled report and shows the one progress line (from each worker's
     // live file); a worker's stderr is its log file.
     a.insert(a.end(), {"--no-report", "--progress", "never", "--live-file", live_file.string()});
@@ -480,6 +484,7 @@ int execute_run(run_job job) {
     ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
     ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
     ro.trace_root = out;
+    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
     ro.profile = profile;
     ro.realtime = realtime;
     ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
@@ -494,6 +499,7 @@ int execute_run(run_job job) {
                                            protocol::openai_sample_rate)
                 : *ro.pcm);
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
+    ro.stagger_slots = s.stagger_slots;
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
     // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
@@ -532,7 +538,9 @@ int execute_run(run_job job) {
                          {"packet_ms", 80},
                          {"inject_stall_ms", s.inject_stall_ms},
                          {"stagger_ms", s.stagger_ms},
-                         {"keep_traces", s.keep_traces}};
+                         {"stagger_slots", s.stagger_slots},
+                         {"keep_traces", s.keep_traces},
+                         {"trace", s.trace}};
     summary["config"].as_object()["input_conversion"] = std::move(job.input_conversion);
     const auto sync = read_clock_sync();
     summary["clock"] =
@@ -603,7 +611,8 @@ int execute_run(run_job job) {
         {"write_errors", w.write_errors},
         {"peak_buffered_bytes", w.peak_buffered_bytes},
         {"bytes_per_s", outcome.wall_s > 0 ? static_cast<double>(w.bytes) / outcome.wall_s : 0.0},
-        {"kept", s.keep_traces}};
+        {"kept", s.keep_traces},
+        {"mode", s.trace}};
     boost::json::object resources;
     const double cpu = usage.cpu_s - cpu_before;
     double mock_cpu = 0;

@@ -81,8 +81,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
 // timers and buffers go as soon as it returns.
 struct session_ctx {
     session_ctx(asio::any_io_executor ex, session_options opts, trace::channel& ch)
-        : options(std::move(opts)), trace(ch, options.index), signal(ex), wake(ex), pace(ex),
-          watchdog(ex), ids(options.seed), machine(machine_options(options)),
+        : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
+          wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
@@ -190,7 +190,8 @@ struct session_ctx {
             co_return false; // the session is ending: nothing more goes out
         const auto start = clock::now();
         const double start_s = to_seconds(start);
-        co_await trace.emit(trace::direction::send, start_s, frame);
+        if (trace.lines())
+            co_await trace.emit(trace::direction::send, start_s, frame);
         write_started = clock::now();
         const auto ec = co_await ws->write(frame);
         const auto took = clock::now() - *write_started;
@@ -254,7 +255,8 @@ asio::awaitable<void> receive_loop(session_ctx& c) {
         }
         const double now_s = to_seconds(now);
         if (c.rt) {
-            co_await c.trace.emit(trace::direction::receive, now_s, frame);
+            if (c.trace.lines())
+                co_await c.trace.emit(trace::direction::receive, now_s, frame);
             const auto e = protocol::classify_realtime_event(scanner.type());
             c.rt->on_event(e, now);
             if (e == protocol::realtime_event::session_updated && !r.updated_s)
@@ -267,10 +269,13 @@ asio::awaitable<void> receive_loop(session_ctx& c) {
         const auto kind = protocol::classify_server_event(scanner.type());
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
-        const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
-                              std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-        std::string event = one_line ? frame : boost::json::serialize(boost::json::parse(frame));
-        co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+        if (c.trace.lines()) {
+            const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
+                                  std::memchr(frame.data(), '\r', frame.size()) == nullptr;
+            std::string event =
+                one_line ? frame : boost::json::serialize(boost::json::parse(frame));
+            co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+        }
         c.machine.on_event(kind, kind == server_event::error && scanner.fatal());
         if (kind == server_event::session_updated)
             r.updated_s = now_s;
@@ -546,12 +551,16 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
         return fmt::format("cannot read {}", file.string());
     std::ostringstream text;
     text << in.rdbuf();
+    return read_receipts_text(r, text.str(), file.string());
+}
+
+std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin) {
     boost::system::error_code ec;
-    const auto doc = boost::json::parse(text.str(), ec);
+    const auto doc = boost::json::parse(text, ec);
     const auto* appends =
         ec || !doc.is_object() ? nullptr : doc.get_object().if_contains("appends");
     if (!appends || !appends->is_array())
-        return fmt::format("{} is not a receipts file", file.string());
+        return fmt::format("{} is not a receipts file", origin);
     r.appends.clear();
     r.appends.reserve(appends->get_array().size());
     try {
@@ -560,7 +569,7 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
             append_receipt a;
             const auto& id = o.at("event_id").as_string();
             if (id.size() != a.event_id.size())
-                return fmt::format("{}: an event_id is not 32 characters", file.string());
+                return fmt::format("{}: an event_id is not 32 characters", origin);
             std::memcpy(a.event_id.data(), id.data(), id.size());
             a.seq = o.at("seq").to_number<std::uint64_t>();
             a.scheduled_s = o.at("scheduled_s").to_number<double>();
@@ -569,7 +578,7 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
             r.appends.push_back(a);
         }
     } catch (const std::exception& e) {
-        return fmt::format("{}: unreadable receipt: {}", file.string(), e.what());
+        return fmt::format("{}: unreadable receipt: {}", origin, e.what());
     }
     return {};
 }

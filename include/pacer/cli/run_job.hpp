@@ -39,9 +39,11 @@ struct run_options {
     std::size_t threads = 1;
     std::string output;
     bool keep_traces = false;
+    std::string trace = "full"; // --trace full|receipts|none
     double inject_stall_ms = 0;
     std::string timeout; // default: the input + 60 s
     double stagger_ms = 80;
+    std::size_t stagger_slots = 0; // --stagger-slots
     std::size_t processes = 1;
     std::string shard;
     std::size_t shards = 0;

@@ -138,6 +138,8 @@ struct session_options {
     /// Optional: the run's live totals (sessions, packets, late packets, errors), bumped with
     /// relaxed atomic adds as the session goes; must outlive the session.
     live_counters* live = nullptr;
+    /// False (`pacer run --trace receipts|none`): no trace line is built or queued.
+    bool trace_lines = true;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's
@@ -207,6 +209,9 @@ std::string receipts_tail(const session_result& r);
 
 /// Fills `r.appends` from the session's receipts file; returns an error message or "".
 std::string read_receipts(session_result& r, const std::filesystem::path& file);
+/// The same from the receipts' text (`pacer run --trace none` keeps them in memory); `origin`
+/// names them in the error message.
+std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin);
 
 /// Session states alive in this process: a session's state (socket, timers, buffers) lives
 /// exactly as long as its `run_duplex_session` call, so this is the number of sessions running

@@ -13,6 +13,9 @@
 
 namespace pacer::session {
 
+/// Session `i` of `sessions`: its start offset within `stagger` (see run_options::stagger_slots).
+duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots);
+
 struct run_options {
     std::size_t sessions = 1;
     std::size_t threads = 1; ///< session contexts; sessions are dealt round-robin
@@ -23,6 +26,9 @@ struct run_options {
     duration timeout = protocol::session_timeout;
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
+    /// What each session writes (`pacer run --trace`): `none` keeps the receipts in the writer's
+    /// memory and reads them from there, so the summary's figures are the same in every mode.
+    trace::mode trace = trace::mode::full;
     /// Blocks each session context once for this long, half-way through its sessions' input,
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
@@ -32,6 +38,10 @@ struct run_options {
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
     duration stagger = protocol::packet_period;
+    /// With K > 0, the stagger's offsets are rounded down to K slots (k/K x stagger), so the
+    /// sessions of a slot share their deadlines and one timer wake-up serves them all; each
+    /// session still awaits its own absolute deadlines. 0: every session its own phase.
+    std::size_t stagger_slots = 0;
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;
