@@ -56,7 +56,9 @@ run_pacer() {
         --model m --arrival constant --rate "$rate" --duration "$duration" \
         --output-len "$output_len" --ignore-eos --timeout 2s --max-concurrency "$max_in_flight" \
         -o "$out/$name" \
-        >"$out/$name.log" 2>&1 || status=$?; } 2>&1 )
+        >"$out/$name.log" 2>&1 || echo $? >"$out/$name.status"; } 2>&1 )
+    # (the status is written to a file: an assignment inside $( ) would stay in its subshell)
+    [ -f "$out/$name.status" ] && status=$(cat "$out/$name.status")
     after=$(cpu_jiffies)
     mock_after=$(mock_jiffies)
     python3 - "$out/$name/summary.json" "$rate" "$status" "$times" "$before" "$after" \
