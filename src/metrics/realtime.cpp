@@ -22,7 +22,7 @@ boost::json::value figure(std::vector<double> v) {
 
 } // namespace
 
-boost::json::object realtime_latency_json(const std::vector<session::session_result>& sessions) {
+boost::json::object realtime_latency_json(const std::vector<trace::session_result>& sessions) {
     std::vector<double> audio_eou, audio_anchor, text_eou, text_anchor, final_eou;
     const auto add = [](std::vector<double>& to, std::optional<double> t,
                         std::optional<double> from) {

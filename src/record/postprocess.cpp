@@ -170,7 +170,7 @@ json::object process_variant(const variant_job& job) {
         errors.push_back(*pacing.error);
 
     const auto oracle = metrics::evaluate_trace(parsed.lines, profile);
-    metrics::session_context context;
+    metrics::session_params context;
     context.input_duration_s = job.input_duration_s;
     context.startup_reserve_s = job.startup_reserve_s;
     const auto serving = metrics::compute_session_metrics(parsed.lines, receipts, profile, context);

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/transport/http_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -26,7 +27,6 @@ using tcp = asio::ip::tcp;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::size_t max_error_body = 512;
 
 bool is_disconnect(const boost::system::error_code& ec) {

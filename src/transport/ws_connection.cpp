@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/ws_connection.hpp>
@@ -28,9 +29,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
-namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-}
+namespace {}
 
 struct tls_client_context {
     asio::ssl::context ctx{asio::ssl::context::tls_client};

@@ -108,8 +108,9 @@ struct pacing_deviation_result {
 };
 pacing_deviation_result pacing_deviation(std::span<const trace_line> trace);
 
-/// What a session's metrics need besides its files.
-struct session_context {
+/// What a session's metrics need besides its files: the run's parameters (formerly
+/// `session_context`, a name now kept for the per-thread context of the session runner).
+struct session_params {
     /// D, the input duration. Null: the sum of the traced appends' decoded bytes / 32000.
     std::optional<double> input_duration_s;
     double startup_reserve_s = 0.080;
@@ -142,7 +143,7 @@ struct session_metrics {
 session_metrics compute_session_metrics(std::span<const trace_line> trace,
                                         const send_receipts& receipts,
                                         const protocol::profile& profile,
-                                        const session_context& context);
+                                        const session_params& context);
 
 /// The aggregate over sessions (docs/protocol.md §4.2 "Aggregate").
 boost::json::object aggregate_sessions(std::span<const session_metrics> sessions);
@@ -164,6 +165,6 @@ struct unit_metrics {
 };
 
 unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
-                                  const protocol::profile& profile, const session_context& context);
+                                  const protocol::profile& profile, const session_params& context);
 
 } // namespace pacer::metrics

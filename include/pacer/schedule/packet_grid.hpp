@@ -7,19 +7,13 @@
 // asks `next(now)` and either sends or waits on an absolute timer; tests drive it by hand.
 
 #include <pacer/core/clock.hpp>
-#include <pacer/protocol/constants.hpp>
+#include <pacer/schedule/constants.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <optional>
 
 namespace pacer::schedule {
-
-/// 80 ms of 16 kHz mono PCM16 (the protocol's constants, named here for the grid's users).
-using protocol::input_bytes_per_second;
-using protocol::input_sample_rate;
-using protocol::packet_bytes;
-using protocol::packet_period;
 
 /// How many packets carry `pcm_bytes` of input: the tail packet is shorter, never padded.
 constexpr std::size_t packet_count(std::size_t pcm_bytes) {
