@@ -14,7 +14,7 @@ set(PACER_MODULE_DEPS_transport core)
 set(PACER_MODULE_DEPS_session core schedule trace runtime protocol transport)
 set(PACER_MODULE_DEPS_metrics core schedule trace runtime protocol)
 set(PACER_MODULE_DEPS_server core runtime protocol transport)
-set(PACER_MODULE_DEPS_report core trace runtime metrics)
+set(PACER_MODULE_DEPS_report core schedule trace runtime metrics)
 set(PACER_MODULE_DEPS_record core runtime protocol trace metrics)
 set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
     report record)

@@ -2,6 +2,7 @@
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 
 #include <boost/json/parse.hpp>
@@ -39,12 +40,10 @@ std::string_view string_field(const json::object& o, std::string_view key) {
 }
 
 std::string read_whole(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in)
+    auto text = runtime::read_file_if_exists(p);
+    if (!text)
         throw std::runtime_error(fmt::format("cannot read {}", p.string()));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return std::move(*text);
 }
 
 void write_whole(const fs::path& p, std::string_view text) {
