@@ -2,6 +2,7 @@
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
 
 #include <boost/json/parse.hpp>
@@ -265,9 +266,10 @@ std::optional<run_window> part_window(const run_part& part) {
         if (!ss.session_start_s || ss.deviation_s.empty())
             continue;
         const double first = *ss.session_start_s + ss.deviation_s.front() + to_wall;
-        const double last = *ss.session_start_s +
-                            0.080 * static_cast<double>(ss.deviation_s.size() - 1) +
-                            ss.deviation_s.back() + to_wall;
+        const double last =
+            *ss.session_start_s +
+            schedule::packet_period_s * static_cast<double>(ss.deviation_s.size() - 1) +
+            ss.deviation_s.back() + to_wall;
         if (!w)
             w = run_window{first, last};
         w->begin_s = std::min(w->begin_s, first);
@@ -439,7 +441,8 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             if (ss.session_start_s && !ss.deviation_s.empty()) {
                 const std::size_t n = ss.deviation_s.size();
                 const double first = *ss.session_start_s + ss.deviation_s.front();
-                const double last = *ss.session_start_s + 0.080 * static_cast<double>(n - 1) +
+                const double last = *ss.session_start_s +
+                                    schedule::packet_period_s * static_cast<double>(n - 1) +
                                     ss.deviation_s.back();
                 edges.emplace_back(first + to_wall, +1);
                 edges.emplace_back(last + to_wall, -1);

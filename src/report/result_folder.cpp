@@ -163,10 +163,11 @@ void read_run_sessions(result_folder& f, std::size_t part) {
                         packet p;
                         p.seq = seq++;
                         p.deviation_s = x.is_number() ? x.to_number<double>() : 0.0;
-                        p.start_s = s.session_start_s
-                                        ? *s.session_start_s + static_cast<double>(p.seq) * 0.080 +
-                                              p.deviation_s
-                                        : 0.0;
+                        p.start_s = s.session_start_s ? *s.session_start_s +
+                                                            static_cast<double>(p.seq) *
+                                                                schedule::packet_period_s +
+                                                            p.deviation_s
+                                                      : 0.0;
                         s.packets.push_back(p);
                     }
                 }
