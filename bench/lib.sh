@@ -18,3 +18,16 @@ start_mock() {
     rm -f "$fifo"
     port=${line##*:}
 }
+
+# Host CPU steal (a VM's vCPUs waiting for the hypervisor): figures taken while it was above
+# 1 % are host-disturbed, whatever they say about pacer. `steal_mark` prints /proc/stat's
+# `cpu` counters (all time, steal); `steal_since MARK` prints the steal since MARK in % of all
+# CPU time, with " host-disturbed" after it above 1 % (e.g. `0.12` or `3.40 host-disturbed`).
+steal_mark() {
+    awk '/^cpu / {print $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9, $9; exit}' /proc/stat
+}
+steal_since() {
+    awk -v a="$1" -v b="$(steal_mark)" 'BEGIN {
+        split(a, x, " "); split(b, y, " "); t = y[1] - x[1]; p = t > 0 ? 100 * (y[2] - x[2]) / t : 0
+        printf "%.2f%s", p, (p > 1 ? " host-disturbed" : "") }'
+}

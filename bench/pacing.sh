@@ -6,10 +6,20 @@
 #   bench/pacing.sh                         all layouts x 30s and 90s
 #   LAYOUTS="1x1024" DURATIONS="90s" bench/pacing.sh
 #   TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh   the same over wss:// (docs/tls.md)
+#   PROTOCOL=openai-realtime LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
+#   PROTOCOL=vllm-realtime TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
+#
+# PROTOCOL=native (default) runs against `pacer mock`; openai-realtime and vllm-realtime
+# (docs/protocols.md) against `pacer native-mock --protocol PROTOCOL`, which speaks them (the
+# probe mock does not). TURNS (openai-realtime: manual by default, so a session ends at its
+# response.done instead of after server-vad's 3 s quiet period) and MODEL (vllm-realtime,
+# default pacer-bench) are passed on. Every row names its protocol and TLS setting.
 #
 # TLS=1: the mock serves wss:// with a throwaway self-signed pair (made with the `openssl`
 # tool) and the client trusts it with --ca-file; rows get a `tls_ms` column (TLS handshake
 # p50/p99 over the sessions).
+#
+# steal_%: host CPU steal during the run (bench/lib.sh); above 1 % the row is host-disturbed.
 #
 # Traces are written in full during the run (that is part of what is measured), then deleted
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
@@ -21,6 +31,18 @@ durations=${DURATIONS:-"30s 90s"}
 out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 tls=${TLS:-0}
+protocol=${PROTOCOL:-native}
+mock_command=mock protocol_flags=() mock_protocol=()
+case $protocol in
+native) ;;
+openai-realtime)
+    mock_command=native-mock mock_protocol=(--protocol "$protocol")
+    protocol_flags=(--protocol "$protocol" --turns "${TURNS:-manual}") ;;
+vllm-realtime)
+    mock_command=native-mock mock_protocol=(--protocol "$protocol")
+    protocol_flags=(--protocol "$protocol" --model "${MODEL:-pacer-bench}") ;;
+*) echo "bench/pacing.sh: PROTOCOL=$protocol: use native, openai-realtime or vllm-realtime" >&2; exit 2 ;;
+esac
 mock_tls=() client_tls=() scheme=ws
 if [ "$tls" = 1 ]; then
     openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:P-256 -nodes -days 1 \
@@ -31,23 +53,26 @@ if [ "$tls" = 1 ]; then
     scheme=wss
 fi
 
-printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s
+echo "protocol $protocol, $([ "$tls" = 1 ] && echo "wss:// (TLS)" || echo "ws://")"
+printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s steal_%
 for layout in $layouts; do
     procs=${layout%x*}
     sessions=${layout#*x}
     for dur in $durations; do
         tag="$layout-$dur"
-        start_mock "$pacer" "$out/$tag-mock.json" mock "${mock_tls[@]}"
-        "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" \
+        start_mock "$pacer" "$out/$tag-mock.json" "$mock_command" "${mock_protocol[@]}" "${mock_tls[@]}"
+        steal=$(steal_mark)
+        "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
             --processes "$procs" -c "$sessions" \
             -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$procs" <<'PY'
+        python3 - "$out" "$tag" "$procs" "$(steal_since "$steal")" <<'PY'
 import json, sys
-out, tag, procs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+out, tag, procs, steal = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
 mock = json.load(open(f"{out}/{tag}-mock.json"))
-mock_cores = mock["process_cpu_s"] / mock["wall_s"] if mock.get("wall_s") else 0
+mock_cpu = mock.get("process_cpu_s", mock.get("thread_cpu_s", 0))
+mock_cores = mock_cpu / mock["wall_s"] if mock.get("wall_s") else 0
 try:
     s = json.load(open(f"{out}/{tag}/summary.json"))
 except OSError:
@@ -73,7 +98,7 @@ lag = pc["loop_lag_s"]
 lag_p99 = lag.get("p99", lag.get("worst_part_p99"))
 print(f"{tag.split('-')[0]:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
       f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} {ms(lag_p99):<10} "
-      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:.1f}{tls_ms}"
+      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:<10.1f} {steal}{tls_ms}"
       + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
          else f"  ({pc['sessions']['requested'] - pc['sessions']['complete']} incomplete)"))
 PY

@@ -1,48 +1,112 @@
 #!/usr/bin/env bash
 # Recorder benchmark (not a test): `pacer record` of a synthetic dataset against
-# `pacer native-mock` in its own process, 2 x C variants per run (C at once), with bursts of 1
-# and 25 units, and the table of docs/recording.md: unqualified runs, sessions with a violation,
-# late packets, deviation p99 and max, recorder and worker cores.
+# `pacer native-mock` in its own process, 2 x C variants per run (C at once: two batches), with
+# bursts of 1 and 25 units, and the table of docs/recording.md: unqualified runs, sessions with
+# a violation, late packets, |deviation| p99 and max, loop lag max, recorder and worker cores,
+# and the host's steal time during the runs (from /proc/stat).
 #   bench/record.sh
-#   LEVELS=24,32 BURSTS=1 MIN_S=5 MAX_S=10 bench/record.sh
+#   LEVELS=24,32,64,128 MAX=256 BURSTS=1,25 REPEATS=3 MIN_S=20 MAX_S=30 bench/record.sh
+#   LEVELS=2 BURSTS=1 MIN_S=2 MAX_S=3 bench/record.sh        (a smoke run)
+# MAX adds a row at that concurrency (the highest this machine holds); MAX=auto doubles from the
+# largest level while a run stays qualified (up to MAX_CAP, default 1024) and reports each try.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # sets pacer (building it when needed) and start_mock
 levels=${LEVELS:-24,32,64,128}
+max=${MAX:-}
+max_cap=${MAX_CAP:-1024}
 bursts=${BURSTS:-1,25}
+repeats=${REPEATS:-1}
 min_s=${MIN_S:-20}
-max_s=${MAX_S:-60}
+max_s=${MAX_S:-30}
 out=${OUT:-bench-results/record-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
-largest=$(tr ',' '\n' <<<"$levels" | sort -n | tail -1)
-# 4 subsets x K samples x 2 variants = 2 x C variants when K = C / 4 (rounded up).
-"$pacer" dataset synth --subsets 4 --per-subset $(( (largest + 3) / 4 )) --min-s "$min_s" \
-    --max-s "$max_s" --seed 1 -o "$out/dataset" >/dev/null
+# cpu_ticks: "steal total" of the host's aggregate CPU line.
+cpu_ticks() {
+    awk '/^cpu /{t=0; for(i=2;i<=9;i++) t+=$i; print $9, t; exit}' /proc/stat
+}
 
-printf '%6s %5s %11s %9s %6s %8s %8s %9s %9s\n' C burst unqualified violating late \
-    "p99 ms" "max ms" "rec cores" "wrk cores"
-for burst in ${bursts//,/ }; do
+# dataset C: a synthetic dataset of 2 x C variants (4 subsets x C/4 samples x 2 variants),
+# made once per size; prints its folder.
+dataset() {
+    local k=$(( ($1 + 3) / 4 )) dir
+    dir=$out/dataset-k$k
+    if [ ! -d "$dir" ]; then
+        "$pacer" dataset synth --subsets 4 --per-subset "$k" --min-s "$min_s" --max-s "$max_s" \
+            --seed 1 -o "$dir" >/dev/null
+    fi
+    echo "$dir"
+}
+
+# run BURST C I: one recording at concurrency C against a fresh native-mock; appends its folder,
+# the host's steal and total CPU ticks and the load average to $out/runs.txt; returns 1 when
+# the client fell behind (exit 3).
+run() {
+    local burst=$1 c=$2 i=$3 data name s0 s1 st=0
+    data=$(dataset "$c")
+    name=c$c-burst$burst-run$i
+    start_mock "$pacer" "$out/$name-mock.json" native-mock --burst-units "$burst"
+    s0=$(cpu_ticks)
+    "$pacer" record --url "ws://127.0.0.1:$port/v1/realtime" --dataset "$data" \
+        --per-subset $(( (c + 3) / 4 )) --concurrency "$c" --no-report -o "$out/$name" \
+        >"$out/$name.log" 2>&1 || st=$?
+    s1=$(cpu_ticks)
+    kill -INT "$mock_pid"
+    wait "$mock_pid" || true
+    [ "$st" = 0 ] || [ "$st" = 3 ] || [ "$st" = 4 ] ||
+        echo "note: $name exited $st (see $out/$name.log)" >&2
+    echo "$c $burst $out/$name $(( ${s1% *} - ${s0% *} )) $(( ${s1#* } - ${s0#* } ))" \
+        "$(cut -d' ' -f1-3 /proc/loadavg) exit=$st" >>"$out/runs.txt"
+    [ "$st" != 3 ]
+}
+
+# row BURST C: the row of every run at (C, BURST) in runs.txt.
+row() {
+    awk -v c="$2" -v b="$1" '$1 == c && $2 == b {s += $4; t += $5}
+        END {printf "%.1f", t ? 100 * s / t : 0}' "$out/runs.txt" >"$out/.steal"
+    # shellcheck disable=SC2046
+    python3 bench/record_row.py "c$2 burst$1" "$(cat "$out/.steal")" \
+        $(awk -v c="$2" -v b="$1" '$1 == c && $2 == b {print $3}' "$out/runs.txt")
+}
+
+: >"$out/runs.txt"
+# The runs are interleaved (repeat, then level, then burst) so that a change of the host's load
+# during the benchmark spreads over every setting instead of falling on one.
+for (( i = 1; i <= repeats; i++ )); do
     for c in ${levels//,/ }; do
-        name=c$c-burst$burst
-        start_mock "$pacer" "$out/$name-mock.json" native-mock --burst-units "$burst"
-        status=0
-        "$pacer" record --url "ws://127.0.0.1:$port/v1/realtime" --dataset "$out/dataset" \
-            --per-subset $(( (c + 3) / 4 )) --concurrency "$c" -o "$out/$name" \
-            >"$out/$name.log" 2>&1 || status=$?
-        kill -INT "$mock_pid"
-        wait "$mock_pid" || true
-        python3 - "$out/$name/run.json" "$c" "$burst" "$status" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-load, pacing, cpu = r["load"], r["load"]["pacing"], r["load"]["cpu"]
-violating = sum(1 for s in r["samples"] for v in s["variants"].values()
-                if v.get("violations") or v["status"] != "pass")
-p99 = pacing["deviation_s"]["p99"]
-print(f'{sys.argv[2]:>6} {sys.argv[3]:>5} {0 if pacing["pacing_qualified"] else 1:>11} '
-      f'{violating:>9} {pacing["late_packets"]:>6} {(p99 or 0) * 1e3:>8.1f} '
-      f'{pacing["max_abs_deviation_s"] * 1e3:>8.1f} {cpu["recorder_cores"]:>9.2f} '
-      f'{cpu["worker_cores"]:>9.2f}   (exit {sys.argv[4]})')
-PY
+        for burst in ${bursts//,/ }; do
+            run "$burst" "$c" "$i" || true
+        done
     done
 done
+python3 bench/record_row.py --header setting
+for burst in ${bursts//,/ }; do
+    for c in ${levels//,/ }; do
+        row "$burst" "$c"
+    done
+done
+# The highest concurrency this machine holds: MAX, or (MAX=auto) doubling from the largest level
+# while every run of a level stays qualified.
+largest=$(tr ',' '\n' <<<"$levels" | sort -n | tail -1)
+for burst in ${bursts//,/ }; do
+    if [ "$max" = auto ]; then
+        c=$(( largest * 2 ))
+        while [ "$c" -le "$max_cap" ]; do
+            held=1
+            for (( i = 1; i <= repeats; i++ )); do
+                run "$burst" "$c" "$i" || held=0
+            done
+            row "$burst" "$c"
+            [ "$held" = 1 ] || break
+            c=$(( c * 2 ))
+        done
+    elif [ -n "$max" ]; then
+        for (( i = 1; i <= repeats; i++ )); do
+            run "$burst" "$max" "$i" || true
+        done
+        row "$burst" "$max"
+    fi
+done
+rm -f "$out/.steal"
+echo "runs (with the load average at each run's end) in $out/runs.txt"

@@ -14,6 +14,7 @@ out=${OUT:-bench-results/soak-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
 start_mock "$pacer" "$out/mock.json"
+steal=$(steal_mark)
 
 "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
     --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" >"$out/run.log" 2>&1 &
@@ -28,6 +29,7 @@ while kill -0 "$run_pid" 2>/dev/null; do
     t=$((t + 1))
 done
 wait "$run_pid" || true
+echo "host CPU steal %: $(steal_since "$steal")"
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
 

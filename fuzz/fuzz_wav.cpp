@@ -1,5 +1,6 @@
-// `read_input_wav` reads the file given with --audio through libsndfile. For any bytes it must
-// either return samples (a whole number of PCM16 samples, at least one) or throw
+// `read_input_wav` reads the file given with --audio through libsndfile (any WAV, mixed down and
+// converted to 16 kHz). For any bytes it must either return samples (a whole number of PCM16
+// samples, at least one, no more than the file can make) or throw
 // std::runtime_error; anything else (another exception, a crash, a huge allocation) is a bug.
 
 #include <pacer/runtime/audio_file.hpp>
@@ -47,9 +48,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         const auto pcm = pacer::runtime::read_input_wav(path);
         if (pcm.empty() || pcm.size() % 2 != 0)
             fail("read_input_wav returned no or half samples");
-        // A 16 kHz mono PCM16 file holds at most one sample per two bytes of the file.
-        if (pcm.size() > size)
-            fail("read_input_wav returned more samples than the file holds");
+        // A file holds at most one sample per byte (8-bit, A-law, mu-law), and converting
+        // from the lowest accepted rate (1 kHz) to 16 kHz makes 16 of each (plus the
+        // converter's rounding).
+        if (pcm.size() > 2 * (16 * size + 32))
+            fail("read_input_wav returned more samples than the file can make");
     } catch (const std::runtime_error&) {
         // The documented failure.
     } catch (const std::exception& e) {

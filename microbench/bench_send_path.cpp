@@ -107,7 +107,9 @@ void write_client_frame(std::string& out, std::string_view payload, std::uint32_
     ws_detail::mask_inplace(boost::asio::mutable_buffer(out.data() + body, n), prepared);
 }
 
-enum variant : int { encoded = 0, append_event = 1, as_session = 2 };
+// as_session_untraced: the session's path under `pacer run --trace receipts|none`, where no
+// trace line is built, so the frame is not copied.
+enum variant : int { encoded = 0, append_event = 1, as_session = 2, as_session_untraced = 3 };
 
 void BM_SendPath(benchmark::State& state) {
     const auto v = static_cast<variant>(state.range(0));
@@ -127,7 +129,7 @@ void BM_SendPath(benchmark::State& state) {
                                                    packet_bytes);
         pacer::protocol::event_id id_storage;
         std::string_view id = fixed_id;
-        if (v == as_session) {
+        if (v == as_session || v == as_session_untraced) {
             id_storage = ids.next();
             id = id_storage.view();
         }
@@ -158,7 +160,10 @@ void BM_SendPath(benchmark::State& state) {
     state.counters["wire_bytes"] = static_cast<double>(wire_bytes);
     state.SetItemsProcessed(state.iterations());
     state.SetBytesProcessed(state.iterations() * static_cast<std::int64_t>(wire_bytes));
-    state.SetLabel(v == encoded ? "encoded" : v == append_event ? "append_event" : "as_session");
+    state.SetLabel(v == encoded        ? "encoded"
+                   : v == append_event ? "append_event"
+                   : v == as_session   ? "as_session"
+                                       : "as_session_untraced");
 }
 
 // The stages alone, to see where the time goes.
@@ -202,7 +207,12 @@ void BM_SendStageFrameMask(benchmark::State& state) {
 
 } // namespace
 
-BENCHMARK(BM_SendPath)->ArgName("variant")->Arg(encoded)->Arg(append_event)->Arg(as_session);
+BENCHMARK(BM_SendPath)
+    ->ArgName("variant")
+    ->Arg(encoded)
+    ->Arg(append_event)
+    ->Arg(as_session)
+    ->Arg(as_session_untraced);
 BENCHMARK(BM_SendStageBase64);
 BENCHMARK(BM_SendStageJson);
 BENCHMARK(BM_SendStageFrameMask);

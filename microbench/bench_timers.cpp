@@ -7,9 +7,13 @@
 // 80`); `aligned` gives every coroutine the same deadlines, so the k-th of a batch waits for
 // the k-1 before it. The `spin` variants arm the timer 1 ms early and busy-wait the rest, to
 // see what a final spin buys against what it costs the other coroutines of the context.
+// `slots8` rounds the staggered phases down to 8 slots (`pacer run --stagger-slots 8`).
+// thread_wakeups_per_s_per_timer: the thread's voluntary context switches (each a sleep and
+// a wake-up) per second and per coroutine.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
+#include <pacer/session/runner.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/awaitable.hpp>
@@ -25,6 +29,7 @@
 #include <chrono>
 #include <ctime>
 #include <exception>
+#include <sys/resource.h>
 #include <vector>
 
 namespace {
@@ -36,7 +41,15 @@ constexpr auto period = 80ms;
 constexpr int periods = 25;
 constexpr auto spin_margin = 1ms;
 
-enum mode : int { staggered = 0, aligned = 1, staggered_spin = 2, aligned_spin = 3 };
+// slots8: the phases rounded down to 8 slots (`pacer run --stagger-slots 8`), so a slot's
+// coroutines share their deadlines and one thread wake-up serves them.
+enum mode : int { staggered = 0, aligned = 1, staggered_spin = 2, aligned_spin = 3, slots8 = 4 };
+
+long voluntary_switches() {
+    rusage ru{};
+    ::getrusage(RUSAGE_THREAD, &ru);
+    return ru.ru_nvcsw;
+}
 
 double thread_cpu_s() {
     timespec ts{};
@@ -67,6 +80,7 @@ void BM_TimerWakeup(benchmark::State& state) {
     std::vector<double> lateness_us;
     double cpu_s = 0;
     double wall_s = 0;
+    long sleeps = 0; // the thread's voluntary context switches: each is one sleep and wake-up
     for (auto _ : state) {
         lateness_us.clear();
         lateness_us.reserve(static_cast<std::size_t>(k) * periods);
@@ -75,16 +89,21 @@ void BM_TimerWakeup(benchmark::State& state) {
         const auto origin = pacer::clock::now() + 20ms;
         for (int i = 0; i < k; ++i) {
             const pacer::duration phase =
-                stagger ? pacer::duration(period) * i / k : pacer::duration::zero();
+                m == slots8 ? pacer::session::stagger_offset(static_cast<std::size_t>(i),
+                                                             static_cast<std::size_t>(k), period, 8)
+                : stagger   ? pacer::duration(period) * i / k
+                            : pacer::duration::zero();
             asio::co_spawn(io, pace(origin + phase, spin, lateness_us), [](std::exception_ptr e) {
                 if (e)
                     std::rethrow_exception(e);
             });
         }
         const double cpu0 = thread_cpu_s();
+        const long sleeps0 = voluntary_switches();
         const auto wall0 = pacer::clock::now();
         io.run();
         cpu_s += thread_cpu_s() - cpu0;
+        sleeps += voluntary_switches() - sleeps0;
         wall_s += pacer::to_seconds(pacer::clock::now() - wall0);
     }
     std::sort(lateness_us.begin(), lateness_us.end());
@@ -96,16 +115,19 @@ void BM_TimerWakeup(benchmark::State& state) {
     state.counters["wakes"] = static_cast<double>(lateness_us.size());
     // CPU of the context thread over the run's wall time: the cores this timer load costs.
     state.counters["cores"] = wall_s > 0 ? cpu_s / wall_s : 0;
+    state.counters["thread_wakeups_per_s_per_timer"] =
+        wall_s > 0 ? static_cast<double>(sleeps) / wall_s / k : 0;
     state.counters["cpu_us_per_wake"] =
         lateness_us.empty() ? 0 : cpu_s * 1e6 / static_cast<double>(lateness_us.size());
     state.SetLabel(m == staggered        ? "staggered"
                    : m == aligned        ? "aligned"
                    : m == staggered_spin ? "staggered+spin1ms"
-                                         : "aligned+spin1ms");
+                   : m == aligned_spin   ? "aligned+spin1ms"
+                                         : "slots8");
 }
 
 void timer_args(benchmark::internal::Benchmark* b) {
-    for (int m : {staggered, aligned, staggered_spin, aligned_spin})
+    for (int m : {staggered, aligned, staggered_spin, aligned_spin, slots8})
         for (int k : {1, 256, 1024, 4096})
             b->Args({k, m});
 }

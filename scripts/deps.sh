@@ -2,6 +2,8 @@
 # Installs the Debian 12 packages pacer builds with, when they are missing.
 # As root it installs them; otherwise it prints the one apt line to run and fails.
 #   scripts/deps.sh [EXTRA_PACKAGE...]   (e.g. clang libclang-rt-14-dev for fuzzing)
+# Optional, for benchmarks only (no test needs them): wrk (bench/http.sh's closed-loop
+# comparison), installed by that script through `scripts/deps.sh wrk`.
 set -euo pipefail
 
 packages=(
@@ -9,6 +11,7 @@ packages=(
     libboost1.81-dev libboost-json1.81-dev
     libgtest-dev libgmock-dev libbenchmark-dev
     libcli11-dev libfmt-dev libsndfile1-dev libssl-dev libsamplerate0-dev espeak-ng
+    liburing-dev # PACER_IO_URING=ON (Asio's io_uring backend)
     "$@"
 )
 

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The screenshots of docs/report.md: makes one small result folder of each kind (a closed-loop
 # run, an open-loop run, a --processes run, a serve sweep against the native mock, a comparison
-# of a run with one whose session context was stalled on purpose, and a recording of a small
-# synthetic dataset when espeak-ng is installed), then photographs
+# of a run with one whose session context was stalled on purpose, a recording of a small
+# synthetic dataset when espeak-ng is installed, and a pacer http run against pacer llm-mock),
+# then photographs
 # a part of each report.html in headless Chromium (Debian: apt-get install chromium) into
 # docs/img/report-<kind>.png. Not part of the tests; the figures differ from run to run.
 #   scripts/report-screenshots.sh            (the folders are kept under $OUT, default a temp dir)
@@ -26,6 +27,12 @@ mkdir -p "$img"
 start_mock "$pacer" "$out/mock-stats.json" native-mock --per-session-cost-ms 40
 "$pacer" serve --url "ws://127.0.0.1:$port/v1/realtime" --find-capacity --max-level 16 -d 2s \
     --slo unit-miss-rate=0.05 -o "$out/sweep" >/dev/null || true
+kill -INT "$mock_pid"
+wait "$mock_pid" || true
+# An http run whose cap of 8 binds now and then (20 ms to the first token, 5 ms a token).
+start_mock "$pacer" "$out/llm-stats.json" llm-mock --ttft-ms 20 --itl-ms 5 --batch-cost-ms 0.5
+"$pacer" http --base-url "http://127.0.0.1:$port" --model m --rate 40 --requests 200 --output-len 16 \
+    --max-concurrency 8 --goodput ttft:50,e2el:100 -o "$out/http" >/dev/null || true
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
 if command -v espeak-ng >/dev/null; then
@@ -52,6 +59,7 @@ shot open-loop "$out/open/report.html" arrivals 1300
 shot serve "$out/sweep/report.html" levels 1300
 shot comparison "$out/comparison.html" deviation 1250
 shot loop-lag "$out/stalled/report.html" loop-lag-over-time 540
+shot http "$out/http/report.html" arrivals 1500
 if [ -f "$out/recording/report.html" ]; then
     shot recording "$out/recording/report.html" statuses 900
 fi

@@ -2,9 +2,13 @@
 // (docs/http.md). The schedule, the concurrency cap and the dispatch-lag verdict are those of
 // the open-loop module (docs/open-loop.md); each request streams SSE over a keep-alive pool.
 
+#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -16,6 +20,7 @@
 #include <pacer/transport/http_client.hpp>
 #include <pacer/transport/openai_stream.hpp>
 #include <pacer/transport/sse.hpp>
+#include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -27,11 +32,14 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
+#include <map>
 #include <memory>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace pacer::cli {
@@ -63,6 +71,8 @@ struct http_settings {
     std::optional<double> temperature;
     std::vector<std::string> headers;
     std::string api_key_env;
+    std::string ca_file;
+    bool insecure = false;
     std::string timeout = "5m";
     std::string goodput;
     std::string output;
@@ -70,6 +80,9 @@ struct http_settings {
     double goodput_fraction = 0.95;
     std::size_t capacity_steps = 4;
     bool dry_run = false;
+    std::string progress = "auto";
+    bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
 };
 
 // Everything checked, ready to run.
@@ -121,6 +134,20 @@ http_plan check(const http_settings& s) {
         p.endpoint = transport::parse_http_url(s.base_url);
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
+    }
+    // TLS: the trust settings of `pacer run`'s wss:// (docs/tls.md), one context per run.
+    if (!p.endpoint.tls && (!s.ca_file.empty() || s.insecure))
+        throw usage_error(fmt::format("{} is for https:// base URLs; this one is http://",
+                                      s.insecure ? "--insecure" : "--ca-file"));
+    if (s.insecure && !s.ca_file.empty())
+        throw usage_error("--insecure verifies nothing, so --ca-file means nothing with it: "
+                          "give one");
+    if (p.endpoint.tls) {
+        try {
+            p.endpoint.tls_context = transport::make_tls_client_context(s.ca_file, s.insecure);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
     }
     if (s.endpoint != "/v1/completions" && s.endpoint != "/v1/chat/completions")
         throw usage_error(fmt::format(
@@ -262,6 +289,14 @@ http_plan check(const http_settings& s) {
     return p;
 }
 
+// How the server's certificate is checked, in words; --insecure said loudly.
+std::string tls_words(const http_settings& s) {
+    if (s.insecure)
+        return "https:// with --insecure: WARNING, the server's certificate was NOT verified";
+    return fmt::format("https://, certificate verified against {}",
+                       s.ca_file.empty() ? std::string("the system CA store") : s.ca_file);
+}
+
 session::prompt prompt_for(const http_plan& p, std::size_t global_index) {
     return p.prompt_file
                ? session::make_file_prompt(*p.prompt_file, global_index, p.synthetic.output_len)
@@ -271,9 +306,10 @@ session::prompt prompt_for(const http_plan& p, std::size_t global_index) {
 void print_plan(const http_settings& s, const http_plan& p) {
     const auto& spec = p.schedule.spec;
     fmt::print("pacer http --dry-run: checked; nothing sent, nothing written\n");
-    fmt::print("  server     POST http://{}:{}{} (model {}), streaming, timeout {:g} s\n",
-               p.endpoint.host, p.endpoint.port, p.target, s.model,
-               std::chrono::duration<double>(p.timeout).count());
+    fmt::print("  server     POST {}{} (model {}), streaming, timeout {:g} s\n", p.endpoint.url(),
+               s.endpoint, s.model, std::chrono::duration<double>(p.timeout).count());
+    if (p.endpoint.tls)
+        fmt::print("  tls        {}\n", tls_words(s));
     fmt::print("  schedule   {} arrivals ({} at {:g}/s, seed {}), sha256 {}\n",
                p.schedule.offsets.size(), to_string(spec.process), spec.rate, spec.seed,
                p.schedule.sha256);
@@ -299,8 +335,9 @@ void print_plan(const http_settings& s, const http_plan& p) {
                                      : fmt::format(" (Authorization from ${})", s.api_key_env));
     if (!p.slo.empty())
         fmt::print("  goodput    {}\n", s.goodput);
-    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json)\n",
-               p.output.string());
+    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json{}{})\n",
+               p.output.string(), s.no_report ? "" : ", report.html",
+               s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
 }
 
 // One request: streams the answer, records every moment and any error as data.
@@ -359,6 +396,8 @@ asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& p
     const auto ex = co_await pool.post_stream(plan.target, std::move(body), plan.headers,
                                               clock::now() + plan.timeout, sink);
     r.completed = clock::now();
+    r.connect_s = ex.connect_s;
+    r.tls_handshake_s = ex.tls_s;
     switch (ex.error) {
     case transport::http_error::none:
         if (!done) {
@@ -387,6 +426,23 @@ asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& p
     }
 }
 
+// When no request got an answer and the most frequent error is a connect failure (refused,
+// unresolvable, a TLS handshake that failed), its message; otherwise nullopt.
+std::optional<std::string> unreachable(const std::vector<metrics::llm_request>& records) {
+    std::map<std::string, std::size_t> reasons;
+    for (const auto& r : records) {
+        if (r.first_byte)
+            return std::nullopt;
+        if (r.error == "connect")
+            ++reasons[r.error_message];
+    }
+    if (reasons.empty())
+        return std::nullopt;
+    return std::max_element(reasons.begin(), reasons.end(),
+                            [](const auto& a, const auto& b) { return a.second < b.second; })
+        ->first;
+}
+
 // What one run found.
 struct run_outcome {
     bool kept = false;
@@ -399,19 +455,32 @@ struct run_outcome {
 // Runs the plan's arrivals once and writes the result folder `out` (created here).
 run_outcome execute(const http_settings& s, const http_plan& plan,
                     const std::filesystem::path& out) {
-    runtime::ensure_descriptors(
-        std::min<std::size_t>(plan.offsets.size(),
-                              s.max_concurrency ? s.max_concurrency : plan.offsets.size()) +
-        64);
+    // One socket per request in flight: at most the arrivals within one --timeout (a request
+    // lives no longer), and at most --max-concurrency.
+    std::size_t in_flight = schedule::peak_in_flight(plan.offsets, plan.timeout);
+    if (s.max_concurrency > 0)
+        in_flight = std::min(in_flight, s.max_concurrency);
+    runtime::ensure_descriptors(in_flight + 64);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
         records[i].index = plan.indices[i];
 
     asio::io_context io{1};
+    if (s.insecure) // said on stderr before anything is sent, and again in the summary
+        fmt::print(stderr, "pacer: WARNING: --insecure: the server's certificate is NOT "
+                           "verified\n");
     transport::http_pool pool(io.get_executor(), plan.endpoint);
     session::open_loop_options options;
     options.max_concurrency = s.max_concurrency;
     options.policy = plan.policy;
+    // The live line: its own thread, reading the dispatcher's and the requests' relaxed atomic
+    // totals. Its ETA is the last arrival; the answers still in flight come on top.
+    http_progress_reporter progress(
+        resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1).value_or(progress_mode::off));
+    progress.begin("", plan.offsets, s.max_concurrency, to_seconds(plan.offsets.back()));
+    http_live* live = progress.on() ? &progress.requests() : nullptr;
+    if (progress.on())
+        options.live = &progress.dispatch();
     session::open_loop_result result;
     std::exception_ptr failure;
     asio::cancellation_signal cancel;
@@ -425,11 +494,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         interrupted = true;
         cancel.emit(asio::cancellation_type::terminal);
     });
-    asio::co_spawn(io,
-                   session::run_open_loop(plan.offsets, options,
-                                          [&](std::size_t i, time_point) -> asio::awaitable<void> {
-                                              return one_request(pool, plan, records[i]);
-                                          }),
+    // Each request counts its end in the live totals (when the line is on).
+    const auto request = [&](std::size_t i, time_point scheduled) -> asio::awaitable<void> {
+        return observe_request(one_request(pool, plan, records[i]), records[i], scheduled, live);
+    };
+    asio::co_spawn(io, session::run_open_loop(plan.offsets, options, request),
                    asio::bind_cancellation_slot(
                        cancel.slot(), [&](std::exception_ptr e, session::open_loop_result r) {
                            failure = e;
@@ -438,6 +507,7 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                            pool.close_idle();
                        }));
     io.run();
+    progress.end(); // the terminal line is cleared before the table
     if (failure)
         std::rethrow_exception(failure);
 
@@ -448,7 +518,9 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         records[i].dropped = o.dropped;
     }
     json::object summary = metrics::llm_summary(records, result.start, plan.slo);
-    json::object open_loop = session::open_loop_summary(result);
+    // The verdict rule of `pacer run`'s open loop (p99 <= 5 ms, max <= 80 ms).
+    json::object open_loop =
+        session::open_loop_summary(result, session::client_schedule_thresholds);
     const bool kept = open_loop["schedule_kept"].as_bool();
     summary["schedule_kept"] = kept;
     summary["open_loop"] = std::move(open_loop);
@@ -467,8 +539,7 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     for (const auto& n : plan.header_names)
         header_names.emplace_back(n);
     summary["config"] = json::object{
-        {"base_url", fmt::format("http://{}:{}{}", plan.endpoint.host, plan.endpoint.port,
-                                 plan.endpoint.base_path)},
+        {"base_url", plan.endpoint.url()},
         {"endpoint", s.endpoint},
         {"model", s.model},
         {"prompts", plan.prompt_file ? json::value(s.prompts_file) : json::value("synthetic")},
@@ -479,9 +550,23 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         {"temperature", s.temperature ? json::value(*s.temperature) : json::value(nullptr)},
         {"timeout_s", std::chrono::duration<double>(plan.timeout).count()},
         {"header_names", std::move(header_names)}};
+    auto connect_times = pool.connect_times(), tls_times = pool.tls_times(); // summarize sorts
     summary["connections"] =
-        json::object{{"opened", pool.connections_opened()}, {"reused", pool.connections_reused()}};
+        json::object{{"opened", pool.connections_opened()},
+                     {"reused", pool.connections_reused()},
+                     {"connect_s", to_json(summarize(connect_times, protocol_fractions))}};
+    if (plan.endpoint.tls)
+        summary["connections"].as_object()["tls_handshake_s"] =
+            to_json(summarize(tls_times, protocol_fractions));
+    summary["tls"] = json::object{
+        {"enabled", plan.endpoint.tls},
+        {"insecure", s.insecure},
+        {"ca_file", s.ca_file.empty() ? json::value(nullptr) : json::value(s.ca_file)}};
     summary["interrupted"] = interrupted || result.interrupted;
+    summary["command"] = "http";
+    summary["command_line"] = recorded_command_line({"-H", "--header"});
+    if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0)
+        summary["host"] = host;
 
     std::string lines;
     for (const auto& r : records)
@@ -490,6 +575,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     write_new_file(out / "schedule.json",
                    schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
     write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    std::optional<std::filesystem::path> report, tables;
+    if (!s.no_report)
+        report = write_end_report(out);
+    if (!s.export_format.empty())
+        tables = write_end_tables(out, s.export_format);
 
     const auto num = [&](const char* k) { return summary.at(k).to_number<double>(); };
     const auto failed = summary.at("failed").to_number<std::uint64_t>();
@@ -508,7 +598,21 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
     fmt::print("  schedule {}\n", kept ? "kept (dispatch lag within bounds)"
                                        : "NOT kept: the client fell behind (exit 3)");
-    fmt::print("  results  {}\n", out.string());
+    if (plan.endpoint.tls) {
+        std::string line = tls_words(s);
+        if (!pool.tls_times().empty()) {
+            const auto d = summarize(tls_times, protocol_fractions);
+            line += fmt::format("; TLS handshake p50 {:.1f} ms p99 {:.1f} ms over {} connection(s)",
+                                *d.at(0.50) * 1e3, *d.at(0.99) * 1e3, pool.tls_times().size());
+        }
+        fmt::print("  tls      {}\n", line);
+    }
+    if (const auto reason = unreachable(records))
+        fmt::print(stderr, "pacer: cannot reach {}: {} (no request reached the server)\n",
+                   plan.endpoint.url(), *reason);
+    fmt::print("  results  {}{}\n", out.string(), report ? ", " + report->string() : "");
+    if (tables)
+        fmt::print("  tables   {}\n", tables->string());
 
     run_outcome o;
     o.kept = kept;
@@ -588,7 +692,16 @@ int find_capacity(const http_settings& s, http_plan plan) {
     doc["client_limited"] = client_limited;
     doc["interrupted"] = interrupted;
     doc["probes"] = std::move(probes);
+    doc["command"] = "http";
+    doc["command_line"] = recorded_command_line({"-H", "--header"});
     write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    // The search's own page (the probes; each probe's folder has its own).
+    if (!s.no_report)
+        if (const auto report = write_end_report(plan.output))
+            fmt::print("  report   {}\n", report->string());
+    if (!s.export_format.empty())
+        if (const auto tables = write_end_tables(plan.output, s.export_format))
+            fmt::print("  tables   {}\n", tables->string());
     fmt::print("pacer http --find-capacity: {}{}\n",
                pass ? fmt::format("{:g} requests/s meet the SLOs", *pass)
                     : std::string("no probed rate meets the SLOs"),
@@ -632,9 +745,11 @@ command add_http_command(CLI::App& app) {
         "llama.cpp): a seeded arrival schedule that never moves, SSE over HTTP/1.1 keep-alive, "
         "TTFT/ITL/TPOT/E2E latency anchored to the schedule with the uncorrected view beside "
         "them, goodput, and the dispatch-lag verdict (exit 3 when the schedule was not kept). "
-        "Writes requests.jsonl, summary.json and schedule.json. See docs/http.md.");
+        "Writes requests.jsonl, summary.json, schedule.json and report.html (--no-report: "
+        "none). See docs/http.md.");
     sub->add_option("--base-url", s->base_url,
-                    "Server, e.g. http://127.0.0.1:8000 (https:// is not supported yet)")
+                    "Server, e.g. http://127.0.0.1:8000 or https://HOST (TLS: the system CA "
+                    "store, or --ca-file)")
         ->required();
     sub->add_option("--endpoint", s->endpoint, "/v1/completions or /v1/chat/completions")
         ->capture_default_str();
@@ -701,6 +816,13 @@ command add_http_command(CLI::App& app) {
     sub->add_option("--api-key-env", s->api_key_env,
                     "Send Authorization: Bearer with the key read from this environment "
                     "variable (never printed nor written)");
+    sub->add_option("--ca-file", s->ca_file,
+                    "https://: trust the CA certificates of this PEM file instead of the "
+                    "system's CA store (docs/http.md)")
+        ->check(CLI::ExistingFile);
+    sub->add_flag("--insecure", s->insecure,
+                  "https:// without verifying the server's certificate or name (said loudly "
+                  "on stderr and in the summary; for test servers only)");
     sub->add_option("--timeout", s->timeout,
                     "Per-request deadline from dispatch, connect included, e.g. 60s")
         ->capture_default_str();
@@ -724,6 +846,15 @@ command add_http_command(CLI::App& app) {
         ->check(whole_number(0, 20))
         ->capture_default_str()
         ->group("Capacity");
+    sub->add_option("--progress", s->progress,
+                    "Live progress on stderr: elapsed and ETA, requests due/dispatched/in "
+                    "flight/done/failed (by kind), dispatch lag p99 and TTFT p50 so far, the cap. "
+                    "auto: on when stderr is a terminal (one line refreshed 4 times a second); "
+                    "always: also into a pipe or file (a line every 10 s and one at the end); "
+                    "never")
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+    add_end_output_options(*sub, s->no_report, s->export_format);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_http(*s); }};
 }

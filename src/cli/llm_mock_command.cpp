@@ -16,6 +16,7 @@
 
 #include <cstdio>
 #include <filesystem>
+#include <optional>
 
 namespace pacer::cli {
 
@@ -24,6 +25,7 @@ namespace {
 struct llm_mock_settings {
     server::llm_mock_options options;
     double ttft_ms = 20, itl_ms = 5, batch_cost_ms = 0;
+    double pause_every_ms = 0, pause_ms = 0;
     std::string fault = "none";
     std::string fault_requests;
     std::string stats_output;
@@ -39,6 +41,12 @@ int run_llm_mock(llm_mock_settings& s) {
     o.ttft = from_ms(s.ttft_ms);
     o.itl = from_ms(s.itl_ms);
     o.batch_cost = from_ms(s.batch_cost_ms);
+    if ((s.pause_every_ms > 0) != (s.pause_ms > 0) ||
+        (s.pause_ms > 0 && s.pause_ms >= s.pause_every_ms))
+        throw usage_error("--pause-ms and --pause-every-ms go together, the pause shorter than "
+                          "its period");
+    o.pause_every = from_ms(s.pause_every_ms);
+    o.pause = from_ms(s.pause_ms);
     try {
         o.fault = server::parse_llm_fault(s.fault);
     } catch (const std::invalid_argument& e) {
@@ -56,13 +64,26 @@ int run_llm_mock(llm_mock_settings& s) {
     if (!s.stats_output.empty() && std::filesystem::exists(s.stats_output))
         throw usage_error(
             fmt::format("--stats-output {} already exists; choose a new file", s.stats_output));
+    boost::asio::io_context io{1};
+    std::optional<server::llm_mock> mock;
+    try {
+        mock.emplace(io, o); // loads the TLS certificate and key, binds nothing
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
     if (s.dry_run) {
         fmt::print("pacer llm-mock --dry-run: checked; nothing started, nothing written\n");
         fmt::print("  listen     {} (not bound by a dry run)\n",
                    o.port == 0 ? o.host + ", any free port" : fmt::format("{}:{}", o.host, o.port));
+        fmt::print("  scheme     {}\n",
+                   o.tls_cert.empty() ? std::string("http:// (plain TCP)")
+                                      : fmt::format("https:// (TLS, certificate {})", o.tls_cert));
         fmt::print("  timing     first token {:g} ms, then one every {:g} ms, each + {:g} ms per "
                    "other request in flight\n",
                    s.ttft_ms, s.itl_ms, s.batch_cost_ms);
+        if (s.pause_ms > 0)
+            fmt::print("  pauses     {:g} ms out of every {:g} ms, no token leaves\n", s.pause_ms,
+                       s.pause_every_ms);
         fmt::print("  admission  {}\n",
                    o.max_concurrency == 0
                        ? std::string("no limit")
@@ -78,10 +99,8 @@ int run_llm_mock(llm_mock_settings& s) {
         return exit_ok;
     }
     runtime::ensure_descriptors(64);
-    boost::asio::io_context io{1};
-    server::llm_mock mock(io, o);
     try {
-        mock.listen();
+        mock->listen();
     } catch (const std::exception& e) {
         throw usage_error(fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.what()));
     }
@@ -89,15 +108,19 @@ int run_llm_mock(llm_mock_settings& s) {
     signals.async_wait([&](boost::system::error_code ec, int) {
         if (ec)
             return;
-        mock.stop();
+        mock->stop();
         io.stop(); // open connections end with the process
     });
-    boost::asio::co_spawn(io, mock.serve(), boost::asio::detached);
-    fmt::print("listening on {}:{}\n", o.host, mock.port());
+    boost::asio::co_spawn(io, mock->serve(), boost::asio::detached);
+    // Scripts and tests take the port after the last ':'; the scheme says whether it is TLS.
+    if (mock->tls())
+        fmt::print("listening on https://{}:{}\n", o.host, mock->port());
+    else
+        fmt::print("listening on {}:{}\n", o.host, mock->port());
     std::fflush(stdout);
     io.run();
     if (!s.stats_output.empty())
-        write_new_file(s.stats_output, boost::json::serialize(mock.stats()) + "\n");
+        write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
     return exit_ok;
 }
 
@@ -107,7 +130,8 @@ command add_llm_mock_command(CLI::App& app) {
     auto s = std::make_shared<llm_mock_settings>();
     auto* sub = app.add_subcommand(
         "llm-mock",
-        "OpenAI-compatible streaming LLM mock on http://HOST:PORT (POST /v1/completions and "
+        "OpenAI-compatible streaming LLM mock on http://HOST:PORT (https:// with --tls-cert and "
+        "--tls-key; POST /v1/completions and "
         "/v1/chat/completions, SSE chunks, data: [DONE], usage with "
         "stream_options.include_usage): a time to first token and a per-token delay that grow "
         "with the requests in flight, HTTP 503 admission and fault modes, for pacer http. "
@@ -131,6 +155,12 @@ command add_llm_mock_command(CLI::App& app) {
                     "this per other request in flight when it is due")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
+    sub->add_option("--pause-ms", s->pause_ms,
+                    "Periodic stall: for this long out of every --pause-every-ms (from the "
+                    "start) no token leaves; a token due in a pause leaves when it ends")
+        ->check(number_in(0, max_ms));
+    sub->add_option("--pause-every-ms", s->pause_every_ms, "The period of --pause-ms")
+        ->check(number_in(0, max_ms));
     sub->add_option("--max-concurrency", o.max_concurrency,
                     "Requests in flight before new ones get HTTP 503 (0: no limit)")
         ->check(whole_number(0, max_sessions))
@@ -148,6 +178,12 @@ command add_llm_mock_command(CLI::App& app) {
     sub->add_option("--fault-requests", s->fault_requests,
                     "Generation requests the fault hits, by arrival order from 0, e.g. 0,2,5-7 "
                     "(default: all)");
+    sub->add_option("--tls-cert", o.tls_cert,
+                    "PEM certificate (chain): serve https:// (TLS) with it; needs --tls-key "
+                    "(docs/http.md)")
+        ->check(CLI::ExistingFile);
+    sub->add_option("--tls-key", o.tls_key, "PEM private key of --tls-cert")
+        ->check(CLI::ExistingFile);
     sub->add_option("--stats-output", s->stats_output,
                     "Where to write the stats JSON on exit (new file)");
     add_dry_run_flag(*sub, s->dry_run);

@@ -33,8 +33,6 @@ progress_snapshot take_snapshot(const session::live_counters& c) {
     return s;
 }
 
-namespace {
-
 // "7s", "1m05s", "2h03m04s": whole seconds.
 std::string short_duration(double s) {
     const auto t = static_cast<std::uint64_t>(std::max(0.0, std::floor(s)));
@@ -44,8 +42,6 @@ std::string short_duration(double s) {
         return fmt::format("{}m{:02}s", t / 60, t % 60);
     return fmt::format("{}h{:02}m{:02}s", t / 3600, t / 60 % 60, t % 60);
 }
-
-} // namespace
 
 std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
                             std::size_t width) {
@@ -95,6 +91,11 @@ progress_reporter::~progress_reporter() {
         thread_.join();
 }
 
+void progress_reporter::set_source(std::function<progress_snapshot()> source) {
+    std::lock_guard lock(mutex_);
+    source_ = std::move(source);
+}
+
 void progress_reporter::begin(std::string label, std::optional<double> expected_s) {
     if (mode_ == progress_mode::off)
         return;
@@ -134,8 +135,8 @@ void progress_reporter::print_locked(double now_s) {
     if (winsize ws{};
         mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
         width = ws.ws_col;
-    const auto line =
-        format_progress(take_snapshot(counters_), view_, mode_ == progress_mode::terminal, width);
+    const auto line = format_progress(source_ ? source_() : take_snapshot(counters_), view_,
+                                      mode_ == progress_mode::terminal, width);
     std::fputs(line.c_str(), out_);
     std::fflush(out_);
     last_printed_s_ = now_s;

@@ -17,6 +17,7 @@
 #include <pacer/protocol/events.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
+#include <pacer/record/postprocess_command.hpp>
 #include <pacer/record/run_state.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -54,7 +55,10 @@ struct record_settings {
     double timeout_s = 180;
     double stagger_ms = 0;
     double startup_reserve_ms = 80;
-    std::size_t workers = 0; // 0: the default
+    std::size_t workers = 0;          // 0: the default
+    std::string postprocess = "pool"; ///< --postprocess pool|inline
+    std::string postprocess_command;  ///< --postprocess-command ("": none)
+    bool postprocess_given = false, command_given = false, workers_given = false;
     std::size_t threads = 1;
     std::string progress = "auto";
     bool no_report = false;
@@ -75,6 +79,10 @@ json::object config_json(const record_settings& s, std::size_t workers) {
             {"startup_reserve_ms", s.startup_reserve_ms},
             {"threads", s.threads},
             {"workers", workers},
+            {"postprocess", s.postprocess},
+            {"postprocess_command", s.postprocess_command.empty()
+                                        ? json::value(nullptr)
+                                        : json::value(s.postprocess_command)},
             {"admission", "batches"},
             {"start_lead_s", 0.2},
             {"packet_ms", 80},
@@ -106,6 +114,11 @@ void settings_from_config(record_settings& s, const json::object& c) {
     s.threads = static_cast<std::size_t>(num("threads"));
     if (s.workers == 0)
         s.workers = static_cast<std::size_t>(num("workers"));
+    // Recordings made before these settings existed post-processed in the pool, with no command.
+    if (const auto* v = c.if_contains("postprocess"); v && v->is_string())
+        s.postprocess = std::string(v->get_string());
+    if (const auto* v = c.if_contains("postprocess_command"); v && v->is_string())
+        s.postprocess_command = std::string(v->get_string());
 }
 
 // The load of the whole recording, accumulated batch by batch (on the main thread).
@@ -117,6 +130,7 @@ struct load_totals {
     double max_loop_lag_s = 0;
     std::size_t loop_samples = 0, loop_over_80ms = 0;
     double wall_s = 0, context_cpu_s = 0, writer_cpu_s = 0;
+    double command_cpu_s = 0; // the post-processing commands' (both modes)
     std::vector<double> initial_delay_s;
     std::map<std::int64_t, double> worker_cpu_by_pid; // the latest each worker reported
 };
@@ -131,6 +145,7 @@ json::object load_json(const load_totals& t, const record_settings& s, std::size
     const double wall = std::max(elapsed_s, 1e-9);
     return {{"concurrency", s.concurrency},
             {"admission", "batches"},
+            {"postprocess", s.postprocess},
             {"batches", t.batches},
             {"sessions", t.sessions},
             {"recording_wall_s", t.wall_s},
@@ -162,6 +177,7 @@ json::object load_json(const load_totals& t, const record_settings& s, std::size
                                  {"workers", workers},
                                  {"worker_cpu_s", worker_cpu_s},
                                  {"worker_cores", worker_cpu_s / wall},
+                                 {"postprocess_command_cpu_s", t.command_cpu_s},
                                  {"elapsed_s", elapsed_s}}}};
 }
 
@@ -203,10 +219,19 @@ int record(record_settings s) {
     }
     std::optional<record::resume_state> resumed;
     fs::path out;
+    if (s.postprocess_given && s.postprocess != "pool" && s.postprocess != "inline")
+        throw usage_error(fmt::format("--postprocess '{}': use pool or inline", s.postprocess));
+    if (s.command_given && s.postprocess_command.find_first_not_of(" \t\n") == std::string::npos)
+        throw usage_error("--postprocess-command is empty: give a shell command (the variant "
+                          "folder is its $1), or leave the option out");
     if (!s.resume.empty()) {
         if (!s.dataset.empty() || !s.output.empty())
             throw usage_error("--resume continues with the settings recorded in its run.json: "
                               "drop --dataset and -o");
+        if (s.postprocess_given || s.command_given)
+            throw usage_error(
+                "--resume continues with the settings recorded in its run.json: drop "
+                "--postprocess and --postprocess-command (every variant is post-processed alike)");
         out = s.resume;
         const auto text = read_file_if_exists(out / "run.json");
         if (!text)
@@ -217,6 +242,9 @@ int record(record_settings s) {
             throw usage_error(fmt::format("--resume {}: {}", out.string(), e.what()));
         }
         settings_from_config(s, resumed->config);
+        if (s.postprocess != "pool" && s.postprocess != "inline")
+            throw usage_error(fmt::format("--resume {}: run.json config has postprocess '{}'",
+                                          out.string(), s.postprocess));
     } else {
         if (s.dataset.empty())
             throw usage_error("--dataset is required (or --resume OUT)");
@@ -265,7 +293,13 @@ int record(record_settings s) {
     std::size_t to_record = 0;
     for (const auto& r : records)
         to_record += r.status == "pending";
-    const std::size_t workers = s.workers ? s.workers : record::default_worker_count();
+    const bool inline_postprocess = s.postprocess == "inline";
+    if (inline_postprocess && s.workers_given)
+        throw usage_error("--workers sizes the pool of --postprocess pool; --postprocess inline "
+                          "post-processes in the recording process and has no workers");
+    const std::size_t workers = inline_postprocess ? 0
+                                : s.workers        ? s.workers
+                                                   : record::default_worker_count();
     runtime::ensure_descriptors(std::min(s.concurrency, to_record) * 3 + 64);
     if (s.dry_run) {
         fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
@@ -276,7 +310,14 @@ int record(record_settings s) {
                    dataset.string(), samples.size(), records.size(), to_record);
         fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
                    s.concurrency);
-        fmt::print("  workers    {} post-processing process(es) at nice 10\n", workers);
+        if (inline_postprocess)
+            fmt::print("  postprocess inline: in the recording process, on the session's thread "
+                       "(a diagnostic: it delays the other sessions)\n");
+        else
+            fmt::print("  workers    {} post-processing process(es) at nice 10\n", workers);
+        if (!s.postprocess_command.empty())
+            fmt::print("  command    /bin/sh -c '{}' per recorded variant (its folder is $1)\n",
+                       s.postprocess_command);
         fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
         fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", out.string(),
                    resumed ? " resumed" : "");
@@ -344,34 +385,43 @@ int record(record_settings s) {
     std::map<std::string, std::size_t> by_dir; // absolute variant folder -> record
     for (std::size_t i = 0; i < records.size(); ++i)
         by_dir[(out / records[i].directory).string()] = i;
+    // A variant's post-processing summary into its record and the totals (`mutex` held).
+    auto apply_summary = [&](record::variant_record& r, const json::object& summary) {
+        for (const auto& [k, v] : summary)
+            if (k != "dir" && k != "cpu_s" && k != "worker_pid")
+                r.detail[k] = v;
+        const auto* status = summary.if_contains("status");
+        r.status = status && status->is_string() ? std::string(status->get_string()) : "error";
+        if (const auto* d = summary.if_contains("output"))
+            if (const auto* x = d->as_object().if_contains("initial_delay_s"); x && x->is_number())
+                totals.initial_delay_s.push_back(x->to_number<double>());
+        if (const auto* h = summary.if_contains("postprocess_command"); h && h->is_object())
+            if (const auto* c = h->get_object().if_contains("cpu_s"); c && c->is_number())
+                totals.command_cpu_s += c->to_number<double>();
+        if (const auto* c = summary.if_contains("cpu_s"), *p = summary.if_contains("worker_pid");
+            c && c->is_number() && p && p->is_number())
+            totals.worker_cpu_by_pid[p->to_number<std::int64_t>()] = c->to_number<double>();
+    };
     // Workers start before the first session: forking later, from a process with many live
-    // sessions, would copy their pages while they stream.
-    record::worker_pool pool(
-        "/proc/self/exe", workers, [&](const json::object& job, const json::object& summary) {
-            std::lock_guard lock(mutex);
-            const auto it = by_dir.find(std::string(job.at("dir").as_string()));
-            if (it == by_dir.end())
-                return;
-            auto& r = records[it->second];
-            for (const auto& [k, v] : summary)
-                if (k != "dir" && k != "cpu_s" && k != "worker_pid")
-                    r.detail[k] = v;
-            const auto* status = summary.if_contains("status");
-            r.status = status && status->is_string() ? std::string(status->get_string()) : "error";
-            if (const auto* d = summary.if_contains("output"))
-                if (const auto* x = d->as_object().if_contains("initial_delay_s");
-                    x && x->is_number())
-                    totals.initial_delay_s.push_back(x->to_number<double>());
-            if (const auto* c = summary.if_contains("cpu_s"),
-                *p = summary.if_contains("worker_pid");
-                c && c->is_number() && p && p->is_number())
-                totals.worker_cpu_by_pid[p->to_number<std::int64_t>()] = c->to_number<double>();
-            checkpoints.post(snapshot("running", -1));
-        });
+    // sessions, would copy their pages while they stream. --postprocess inline has none.
+    std::optional<record::worker_pool> pool;
+    if (!inline_postprocess)
+        pool.emplace("/proc/self/exe", workers,
+                     [&](const json::object& job, const json::object& summary) {
+                         std::lock_guard lock(mutex);
+                         const auto it = by_dir.find(std::string(job.at("dir").as_string()));
+                         if (it == by_dir.end())
+                             return;
+                         apply_summary(records[it->second], summary);
+                         checkpoints.post(snapshot("running", -1));
+                     });
 
     fmt::print("pacer record: {} variant(s) of {} against {} (profile {}), at most {} at once; "
-               "{} post-processing worker(s)\n",
-               to_record, dataset.string(), target, profile->name, s.concurrency, workers);
+               "{}\n",
+               to_record, dataset.string(), target, profile->name, s.concurrency,
+               inline_postprocess
+                   ? std::string("post-processing inline, on the sessions' threads (a diagnostic)")
+                   : fmt::format("{} post-processing worker(s)", workers));
     std::fflush(stdout);
     // The live line of each batch: on its own thread, fed by the sessions' relaxed atomic
     // totals (as pacer run's); its ETA is the batch's longest input and the stagger.
@@ -468,6 +518,45 @@ int record(record_settings s) {
         ro.profile = profile;
         if (progress.on())
             ro.live = &progress.counters();
+        // --postprocess inline: each session's post-processing (and command) on its own thread
+        // as it ends, as the reference harness did in its event loop; the other sessions of
+        // that thread wait. Its files are linked into the variant folder first (the runner still
+        // reads the receipts from the batch folder, and the renames below find them in place).
+        std::map<std::size_t, json::object> inline_summaries; // by batch position
+        if (inline_postprocess)
+            ro.on_session_end = [&](std::size_t i, const session::session_result& x) {
+                if (!x.trace_error.empty())
+                    return; // its files were not written: an error, decided below
+                const auto& r = records[batch[i].index];
+                const fs::path dir = out / r.directory;
+                const fs::path from =
+                    batch_dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
+                json::object summary;
+                try {
+                    for (const auto& [a, b] :
+                         {std::pair{"trace.jsonl", "continuous.jsonl"},
+                          {"input-send-receipts.json", "input-send-receipts.json"}}) {
+                        std::error_code ec;
+                        fs::create_hard_link(from / a, dir / b, ec);
+                        if (ec)
+                            fs::copy_file(from / a, dir / b, fs::copy_options::overwrite_existing);
+                    }
+                    record::variant_job job;
+                    job.dir = dir;
+                    job.profile = profile;
+                    job.input_duration_s = batch[i].duration_s;
+                    job.startup_reserve_s = s.startup_reserve_ms / 1e3;
+                    for (const auto& e : x.errors)
+                        job.session_errors.push_back("session: " + e);
+                    summary = record::postprocess_variant(job, s.postprocess_command);
+                } catch (const std::exception& e) {
+                    summary = {
+                        {"status", "error"},
+                        {"errors", json::array{fmt::format("post-processing: {}", e.what())}}};
+                }
+                std::lock_guard lock(mutex);
+                inline_summaries[i] = std::move(summary);
+            };
         double longest_s = 0;
         for (const auto& p : batch)
             longest_s = std::max(longest_s, p.duration_s);
@@ -544,11 +633,20 @@ int record(record_settings s) {
             for (const auto& e : x.errors)
                 session_errors.emplace_back("session: " + e);
             r.status = "pending";
-            pool.submit(json::object{{"dir", dir.string()},
-                                     {"profile", profile->name},
-                                     {"input_duration_s", batch[i].duration_s},
-                                     {"startup_reserve_s", s.startup_reserve_ms / 1e3},
-                                     {"session_errors", std::move(session_errors)}});
+            if (inline_postprocess) {
+                if (auto it = inline_summaries.find(i); it != inline_summaries.end())
+                    apply_summary(r, it->second);
+                else
+                    apply_summary(r, {{"status", "error"},
+                                      {"errors", json::array{"post-processing did not run"}}});
+                continue;
+            }
+            pool->submit(json::object{{"dir", dir.string()},
+                                      {"profile", profile->name},
+                                      {"input_duration_s", batch[i].duration_s},
+                                      {"startup_reserve_s", s.startup_reserve_ms / 1e3},
+                                      {"session_errors", std::move(session_errors)},
+                                      {"command", s.postprocess_command}});
         }
         fs::remove_all(batch_dir);
         {
@@ -559,7 +657,7 @@ int record(record_settings s) {
                    pacing.sessions, pacing.admitted, pacing.late_packets);
         std::fflush(stdout);
     }
-    const double worker_cpu = pool.finish();
+    const double worker_cpu = pool ? pool->finish() : 0.0;
     json::object mock_stats;
     if (mock)
         mock_stats = mock->stop();
@@ -621,7 +719,8 @@ command add_record_command(CLI::App& app) {
         "output-media.wav, output-playout.wav, playout.json and transcript.json, and a status "
         "(invalid, error, fail, not_exercised, pass). run.json is rewritten atomically as the "
         "recording goes; --resume OUT records only what is missing. Post-processing runs in "
-        "child processes at nice 10 (docs/recording.md).\n"
+        "child processes at nice 10 (--postprocess), followed by your own step per variant with "
+        "--postprocess-command (docs/recording.md).\n"
         "Exit status: 0 every variant recorded, none failed; 2 bad input; 3 the client fell "
         "behind (a late packet or a loop stall over 80 ms); 4 some variant failed or had an "
         "error; 130 interrupted (run.json stays valid: resume it).");
@@ -655,9 +754,26 @@ command add_record_command(CLI::App& app) {
                     "Playback buffer of the playout reconstruction and the underrun metric")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
-    sub->add_option("--workers", s->workers,
-                    "Post-processing processes. Default: a quarter of the CPUs, 1 to 4")
-        ->check(whole_number(1, 64));
+    auto* workers_opt =
+        sub->add_option("--workers", s->workers,
+                        "Post-processing processes of --postprocess pool. Default: a quarter of "
+                        "the CPUs, 1 to 4")
+            ->check(whole_number(1, 64));
+    auto* postprocess_opt = sub->add_option(
+        "--postprocess", s->postprocess,
+        "Where each variant is post-processed once its session has closed: pool (child processes "
+        "at nice 10, started before the first session) or inline (in the recording process, on "
+        "the session's thread, blocking its other sessions as the reference harness did: a "
+        "diagnostic that shows why the pool exists)");
+    postprocess_opt->capture_default_str();
+    auto* command_opt = sub->add_option(
+        "--postprocess-command", s->postprocess_command,
+        "Shell command run once per recorded variant after pacer's post-processing, e.g. an ASR "
+        "or scoring script: /bin/sh -c CMD with the variant folder as $1 and PACER_VARIANT_DIR "
+        "(status so far: PACER_VARIANT_STATUS); stdout and stderr go to "
+        "postprocess-command.out/.err in the folder. Run by the pool's workers, or by the "
+        "recorder itself with --postprocess inline. A command that does not exit 0 makes the "
+        "variant `error`");
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
         ->check(whole_number(1, max_threads))
         ->capture_default_str();
@@ -672,7 +788,12 @@ command add_record_command(CLI::App& app) {
     sub->add_flag("--worker", s->worker, "(internal) post-process variant folders read from stdin")
         ->group("");
     add_dry_run_flag(*sub, s->dry_run);
-    return {sub, [s] { return record(*s); }};
+    return {sub, [s, workers_opt, postprocess_opt, command_opt] {
+                s->workers_given = workers_opt->count() > 0;
+                s->postprocess_given = postprocess_opt->count() > 0;
+                s->command_given = command_opt->count() > 0;
+                return record(*s);
+            }};
 }
 
 } // namespace pacer::cli

@@ -101,6 +101,12 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
     if (ec || !v.is_object())
         return nullptr;
     const auto& o = v.get_object();
+    if (const auto* wire = o.if_contains("protocol");
+        wire && wire->is_string() && wire->get_string() != "native")
+        throw usage_error(fmt::format("{} was recorded with --protocol {}: replay checks the "
+                                      "native protocol only (the level's summary.json has that "
+                                      "protocol's own checks)",
+                                      summary.string(), wire->get_string().c_str()));
     const json::value* name = o.if_contains("profile");
     if (const auto* config = o.if_contains("config"); !name && config && config->is_object())
         name = config->get_object().if_contains("profile");

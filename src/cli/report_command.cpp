@@ -77,10 +77,13 @@ int run_report(const report_settings& s) {
     write_new_file(out, html);
     fmt::print("pacer report: {} ({})\n  report     {}\n",
                folders.size() == 1 ? to_string(folders[0].kind) : "comparison",
-               folders.size() == 1
-                   ? fmt::format("{} sessions, {} packets", folders[0].sessions.size(),
-                                 folders[0].packet_count())
-                   : fmt::format("{} against {}", s.inputs[0], s.inputs[1]),
+               folders.size() != 1 ? fmt::format("{} against {}", s.inputs[0], s.inputs[1])
+               : folders[0].kind == report::folder_kind::http
+                   ? fmt::format("{} requests", folders[0].requests.size())
+               : folders[0].kind == report::folder_kind::http_capacity
+                   ? fmt::format("{} probes", folders[0].parts.size())
+                   : fmt::format("{} sessions, {} packets", folders[0].sessions.size(),
+                                 folders[0].packet_count()),
                out.string());
     return exit_ok;
 }
@@ -122,12 +125,15 @@ command add_report_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "report",
         "Write report.html for a result folder of pacer run (closed or open loop), a merged run "
-        "(--processes or pacer merge), pacer serve or pacer record (run.json): one self-contained "
+        "(--processes or pacer merge), pacer serve, pacer record (run.json) or pacer http (also "
+        "a --find-capacity folder): one self-contained "
         "file (inline SVG, no "
         "script, no network) with the pacing deviation distribution and the 80 ms line, late "
         "packets over time, a per-session heat strip, loop lag, send time, the open-loop "
         "arrivals, dispatch lag and latency, the serve levels against their SLOs, a "
-        "recording's statuses and variants, the environment, and every plotted number in a table. "
+        "recording's statuses and variants, an http run's arrivals, TTFT/E2EL/TPOT/ITL from the "
+        "schedule and from dispatch, goodput and errors, the environment, and every plotted "
+        "number in a table. "
         "Two folders: compared side by side. See "
         "docs/report.md.\nExit status: 0 written; 1 the file could not be written; 2 bad input "
         "(nothing written).");
@@ -147,10 +153,12 @@ command add_export_command(CLI::App& app) {
         "export",
         "Write the flat tables of a result folder for pandas and spreadsheets: "
         "packets, sessions (a recording: one per variant), levels (serve) and requests (open "
-        "loop), with units in "
+        "loop); for pacer http requests and tokens (a --find-capacity folder: probes), with "
+        "units in "
         "the column names (_s: seconds). See docs/report.md.\nExit status: 0 written; 1 a "
         "file could not be written; 2 bad input (nothing written).");
-    sub->add_option("folder", s->input, "A result folder of pacer run, merge, serve or record")
+    sub->add_option("folder", s->input,
+                    "A result folder of pacer run, merge, serve, record or http")
         ->required();
     sub->add_option("--format", s->format, "csv or jsonl")
         ->check(CLI::IsMember({"csv", "jsonl"}))

@@ -5,6 +5,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
@@ -13,8 +14,10 @@
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/level.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/realtime_level.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -46,6 +49,9 @@ struct serve_settings {
     std::vector<std::string> audio;
     std::string duration = "10s";
     std::string profile = "nemotron";
+    std::string protocol = "native"; ///< native, openai-realtime or vllm-realtime
+    std::string turns = "server-vad";
+    std::string model;
     std::string concurrencies = "1,2,4,8";
     std::size_t concurrency = 0;
     std::size_t warmup_runs = 0;
@@ -78,6 +84,13 @@ struct sweep {
     transport::ws_endpoint endpoint;
     std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
     std::vector<double> input_duration_s; ///< per input
+    /// openai-realtime / vllm-realtime (docs/protocols.md); nullopt: native.
+    std::optional<protocol::realtime_protocol> realtime;
+    protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
+    /// The inputs at the protocol's rate (realtime protocols), resampled once, in order.
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    /// How each input was read and converted (config.input_conversion), in order.
+    json::array conversions;
     duration timeout{};
     std::vector<metrics::slo_check> slos;
     std::string url;                       ///< `--url`, or the built-in mock's address and name
@@ -90,6 +103,9 @@ struct level_run {
     std::size_t repeat = 0;
     json::object summary;
     std::vector<metrics::level_session> sessions;
+    /// Realtime protocols: the sessions with their protocol's figures (`sessions` holds the
+    /// same sessions' status, admission and send lateness).
+    std::vector<metrics::realtime_level_session> realtime_sessions;
     double loop_lag_p99_s = 0;
     bool valid = false;
     bool interrupted = false;
@@ -135,6 +151,62 @@ std::vector<std::string> validity_problems(const serve_settings& s,
     return problems;
 }
 
+// What a realtime session's evaluation needs: the protocol, its turns, the input's length, the
+// output rate the session asked for and the player's reserve.
+metrics::realtime_context realtime_context(const sweep& w, double input_duration_s) {
+    metrics::realtime_context c;
+    c.protocol = *w.realtime;
+    c.turns = w.turns;
+    c.input_duration_s = input_duration_s;
+    c.output_sample_rate = static_cast<double>(protocol::openai_sample_rate);
+    c.startup_reserve_s = w.s.startup_reserve_ms / 1e3;
+    return c;
+}
+
+std::size_t wire_sample_rate(const sweep& w) {
+    return w.realtime == protocol::realtime_protocol::openai ? protocol::openai_sample_rate
+                                                             : protocol::input_sample_rate;
+}
+
+// A level's (and the sweep's) record of the realtime protocol's settings.
+void add_realtime_config(json::object& o, const sweep& w) {
+    o["turns"] = w.realtime == protocol::realtime_protocol::openai ? json::value(w.s.turns)
+                                                                   : json::value(nullptr);
+    o["model"] = w.s.model.empty() ? json::value(nullptr) : json::value(w.s.model);
+    o["wire_sample_rate"] = wire_sample_rate(w);
+    o["resampler"] = wire_sample_rate(w) != protocol::input_sample_rate
+                         ? "libsamplerate SRC_SINC_BEST_QUALITY"
+                         : "none";
+}
+
+// Which checks decide a level's validity and its sessions' status: the client's timing
+// always; the native protocol's session checks (docs/protocol.md §4.2), or the realtime
+// protocol's own (the native replay oracle does not apply to those).
+json::object validity_checks_json(const sweep& w) {
+    const auto& s = w.s;
+    json::array client{
+        fmt::format("loop-lag p99 of the session contexts <= {:g} ms", s.loop_lag_limit_ms),
+        fmt::format("every admitted session's send-lateness p99 <= {:g} ms",
+                    s.send_lateness_limit_ms),
+        "at least one session admitted"};
+    json::array session;
+    if (w.realtime) {
+        for (auto& c : metrics::realtime_protocol_checks(realtime_context(w, 0)))
+            session.emplace_back(std::move(c));
+    } else {
+        session = {"admitted and the session's files readable", "every append sent",
+                   "sglang.input_audio.drained and session.closed received",
+                   "no server error event, no client error line",
+                   "output audio (continuous profiles) and response.done completed"};
+    }
+    return {{"protocol", s.protocol},
+            {"client", std::move(client)},
+            {"session", std::move(session)},
+            {"oracle", w.realtime ? "not applicable: the replay oracle judges the native "
+                                    "protocol only"
+                                  : "not run by serve: `pacer replay` of a level runs it"}};
+}
+
 level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency,
                     std::size_t repeat, bool warmup) {
     const auto& s = w.s;
@@ -151,6 +223,11 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (s.pacing == "lockstep" && !warmup)
         ro.lockstep_unit_bytes = static_cast<std::size_t>(w.profile.unit_ms) * 32;
     ro.profile = &w.profile;
+    ro.realtime = w.realtime;
+    ro.turns = w.turns;
+    ro.model = s.model;
+    if (w.realtime)
+        ro.wire_inputs = warmup ? decltype(w.wire_inputs){w.wire_inputs.front()} : w.wire_inputs;
     if (w.progress && w.progress->on()) {
         // ETA: the longest input after the common start (0.2 s after the last is ready).
         double longest = 0;
@@ -192,11 +269,18 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
         }
         if (i < outcome.sessions.size() && !outcome.sessions[i].trace_error.empty())
             extra.push_back("trace: " + outcome.sessions[i].trace_error);
-        run.sessions.push_back(metrics::evaluate_session(
-            static_cast<std::uint32_t>(i),
-            trace ? std::optional<std::string_view>(*trace) : std::nullopt,
-            receipts ? std::optional<std::string_view>(*receipts) : std::nullopt, w.profile,
-            context, extra));
+        const auto trace_text = trace ? std::optional<std::string_view>(*trace) : std::nullopt;
+        const auto receipts_text =
+            receipts ? std::optional<std::string_view>(*receipts) : std::nullopt;
+        if (w.realtime) {
+            run.realtime_sessions.push_back(metrics::evaluate_realtime_session(
+                static_cast<std::uint32_t>(i), trace_text, receipts_text,
+                realtime_context(w, *context.input_duration_s), extra));
+            run.sessions.push_back(run.realtime_sessions.back().base);
+            continue;
+        }
+        run.sessions.push_back(metrics::evaluate_session(static_cast<std::uint32_t>(i), trace_text,
+                                                         receipts_text, w.profile, context, extra));
     }
 
     std::vector<double> lags;
@@ -234,7 +318,10 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     o["common_start_s"] =
         outcome.common_start_s ? json::value(*outcome.common_start_s) : json::value(nullptr);
     o["configured_sessions"] = outcome.ready_sessions;
-    o["profile"] = w.profile.name;
+    o["profile"] = w.realtime ? json::value(nullptr) : json::value(w.profile.name);
+    o["protocol"] = s.protocol;
+    if (w.realtime)
+        add_realtime_config(o, w);
     o["pacing"] = ro.lockstep_unit_bytes ? "lockstep" : "realtime";
     o["playback_startup_reserve_s"] = context.startup_reserve_s;
     o["stagger_s"] = to_seconds(ro.stagger);
@@ -248,6 +335,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     if (outcome.interrupted)
         reasons.emplace_back("interrupted by a signal");
     o["client_timing_problems"] = std::move(reasons);
+    o["validity_checks"] = validity_checks_json(w);
     o["unreachable"] = run.unreachable ? json::value(*run.unreachable) : json::value(nullptr);
     json::array errors;
     for (const auto& e : run.errors)
@@ -255,10 +343,15 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     o["errors"] = std::move(errors); // distinct errors, most frequent first
     o["traces_dropped"] = s.drop_traces;
     json::array sessions;
-    for (const auto& x : run.sessions)
-        sessions.push_back(x.to_json());
+    if (w.realtime)
+        for (const auto& x : run.realtime_sessions)
+            sessions.push_back(x.to_json());
+    else
+        for (const auto& x : run.sessions)
+            sessions.push_back(x.to_json());
     o["sessions"] = std::move(sessions);
-    o["aggregate"] = metrics::aggregate_level(run.sessions, w.profile);
+    o["aggregate"] = w.realtime ? metrics::aggregate_realtime_level(run.realtime_sessions)
+                                : metrics::aggregate_level(run.sessions, w.profile);
     if (!w.slos.empty())
         o["slo"] = metrics::evaluate_slos(w.slos, o.at("aggregate").as_object());
     const double wall = outcome.wall_s;
@@ -348,6 +441,22 @@ void print_row(const level_run& r, bool color) {
         fmt::print("{}{}\n", line, fmt::format(fg(fmt::terminal_color::red), "{}", verdict));
     else
         fmt::print("{}{}\n", line, verdict);
+    if (const auto* rt = path(a, {"realtime"}); rt && rt->is_object()) {
+        const auto& f = rt->get_object();
+        auto pair = [&](std::string_view key) {
+            return fmt::format("{}/{}", cell_ms(path(f, {key, "p50"})),
+                               cell_ms(path(f, {key, "p95"})));
+        };
+        fmt::print("{:>10} from utterance end p50/p95 ms: first audio {}, first transcript {}, "
+                   "final transcript {}; rtf p95 {}\n",
+                   "", pair("first_audio_from_utterance_end_s"),
+                   pair("first_transcript_from_utterance_end_s"),
+                   pair("final_transcript_from_utterance_end_s"), [&] {
+                       const auto* v = path(f, {"real_time_factor", "p95"});
+                       return v && v->is_number() ? fmt::format("{:.2f}", v->to_number<double>())
+                                                  : std::string("-");
+                   }());
+    }
     if (r.server_failed && !r.unreachable && !r.errors.empty()) {
         const auto& top = r.errors.front();
         fmt::print("{:>10} {} failed, {} rejected; most frequent error ({} session(s), {} "
@@ -403,6 +512,7 @@ level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, 
     level_result lr;
     lr.concurrency = c;
     std::vector<metrics::level_session> pooled;
+    std::vector<metrics::realtime_level_session> pooled_realtime;
     double lag_p99_max = 0;
     const std::string name = fmt::format("c{}{}", c, second_try ? "-again" : "");
     for (std::size_t r = 1; r <= w.s.repeats; ++r) {
@@ -416,6 +526,8 @@ level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, 
         lr.unreachable = lr.unreachable || run.unreachable.has_value();
         lag_p99_max = std::max(lag_p99_max, run.loop_lag_p99_s);
         pooled.insert(pooled.end(), run.sessions.begin(), run.sessions.end());
+        pooled_realtime.insert(pooled_realtime.end(), run.realtime_sessions.begin(),
+                               run.realtime_sessions.end());
         lr.interrupted = run.interrupted;
         lr.runs.push_back(std::move(run));
         if (lr.interrupted || lr.unreachable)
@@ -426,7 +538,8 @@ level_result run_plan_level(const sweep& w, const fs::path& out, std::size_t c, 
     lr.entry["repeats"] = lr.runs.size();
     lr.entry["client_timing_valid"] = lr.valid;
     lr.entry["loop_lag_p99_s"] = lag_p99_max;
-    auto aggregate = metrics::aggregate_level(pooled, w.profile);
+    auto aggregate = w.realtime ? metrics::aggregate_realtime_level(pooled_realtime)
+                                : metrics::aggregate_level(pooled, w.profile);
     if (!w.slos.empty()) {
         auto slo = metrics::evaluate_slos(w.slos, aggregate);
         lr.slo_met = slo.at("met").as_bool();
@@ -445,7 +558,8 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
         plan.push_back(c);
     json::object c{{"url", w.url},
                    {"audio", std::move(audio)},
-                   {"profile", w.profile.name},
+                   {"profile", w.realtime ? json::value(nullptr) : json::value(w.profile.name)},
+                   {"protocol", s.protocol},
                    {"levels", std::move(plan)},
                    {"warmup_runs", s.warmup_runs},
                    {"repeats", s.repeats},
@@ -460,6 +574,10 @@ json::object config_json(const sweep& w, std::span<const std::size_t> levels) {
                    {"drop_traces", s.drop_traces}};
     if (s.audio.empty())
         c["silence"] = s.duration;
+    if (w.realtime)
+        add_realtime_config(c, w);
+    c["input_conversion"] = w.conversions;
+    c["validity_checks"] = validity_checks_json(w);
     if (s.find_capacity)
         c["find_capacity"] = json::object{{"start_level", s.start_level},
                                           {"max_level", s.max_level},
@@ -503,12 +621,21 @@ void print_serve_plan(const sweep& w, std::span<const std::size_t> levels, const
                       std::size_t descriptors, std::uint64_t disk, std::uint64_t disk_free) {
     const auto& s = w.s;
     fmt::print("pacer serve --dry-run: checked; nothing started, nothing written\n");
-    fmt::print("  target     {}\n",
-               s.url.empty() ? fmt::format("the built-in native mock of profile {} (in this "
-                                           "process, any free loopback port)",
-                                           w.profile.name)
-                             : s.url);
-    fmt::print("  profile    {}, {} pacing\n", w.profile.name, s.pacing);
+    fmt::print("  target     {}\n", s.url.empty()
+                                        ? fmt::format("the built-in native mock of {} {} (in this "
+                                                      "process, any free loopback port)",
+                                                      w.realtime ? "protocol" : "profile",
+                                                      w.realtime ? s.protocol : w.profile.name)
+                                        : s.url);
+    if (w.realtime)
+        fmt::print("  protocol   {}{}{}, input at {} Hz, start gate after {}\n", s.protocol,
+                   w.realtime == protocol::realtime_protocol::openai ? ", turns " + s.turns : "",
+                   s.model.empty() ? "" : ", model " + s.model, wire_sample_rate(w),
+                   w.realtime == protocol::realtime_protocol::openai
+                       ? "session.updated"
+                       : "session.update and the starting commit");
+    else
+        fmt::print("  profile    {}, {} pacing\n", w.profile.name, s.pacing);
     if (s.find_capacity) {
         std::string slos;
         for (const auto& c : w.slos)
@@ -550,12 +677,35 @@ int serve(const serve_settings& s) {
         throw usage_error(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
                                       "(or their full names)",
                                       s.profile));
-    sweep w{s, *profile, {}, {}, {}, {}, {}, s.url};
+    sweep w{s, *profile, {}, {}, {}, {}, {}, {}, {}, {}, {}, s.url};
     w.endpoint = url_option(s.url);
     apply_client_settings(s.client, w.endpoint); // bad headers, a missing key: before any file
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw usage_error(
             fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
+    if (s.protocol != "native") {
+        protocol::realtime_protocol p{};
+        if (!protocol::parse_realtime_protocol(s.protocol, p))
+            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+                                          "openai-realtime or vllm-realtime",
+                                          s.protocol));
+        if (p == protocol::realtime_protocol::vllm && s.model.empty())
+            throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+        if (s.pacing != "realtime")
+            throw usage_error(fmt::format("--pacing {} is the native protocol's; --protocol {} "
+                                          "streams on the 80 ms grid",
+                                          s.pacing, s.protocol));
+        if (profile != &protocol::default_profile())
+            throw usage_error(fmt::format("--profile {} is the native protocol's; --protocol {} "
+                                          "negotiates its own session",
+                                          s.profile, s.protocol));
+        w.realtime = p;
+    }
+    if (s.turns != "server-vad" && s.turns != "manual")
+        throw usage_error(
+            fmt::format("--turns '{}' is not known: use server-vad or manual", s.turns));
+    w.turns = s.turns == "manual" ? protocol::realtime_turns::manual
+                                  : protocol::realtime_turns::server_vad;
     if (s.pacing == "lockstep" && profile->continuous)
         throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
                                       "minicpmo; {} speaks continuously",
@@ -600,13 +750,14 @@ int serve(const serve_settings& s) {
                 fmt::format("--duration '{}' is not a positive duration such as 10s", s.duration));
         w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(*d)));
     }
+    if (s.audio.empty())
+        w.conversions.push_back(silence_conversion(wire_sample_rate(w)));
+    std::vector<std::optional<std::vector<std::uint8_t>>> direct_wire; // from each file
     for (const auto& a : s.audio) {
-        try {
-            w.inputs.push_back(
-                std::make_shared<const std::vector<std::uint8_t>>(runtime::read_input_wav(a)));
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
+        auto in = load_input_audio(a, wire_sample_rate(w));
+        w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(std::move(in.pcm)));
+        w.conversions.push_back(std::move(in.conversion));
+        direct_wire.push_back(std::move(in.wire));
     }
     if (s.timeout.empty()) {
         std::size_t longest = 0;
@@ -636,16 +787,25 @@ int serve(const serve_settings& s) {
         print_serve_plan(w, levels, out, largest * 3 + 64, disk, disk_free);
         return exit_ok;
     }
+    if (w.realtime) // once, before any session: the sessions share the resampled inputs
+        for (std::size_t i = 0; i < w.inputs.size(); ++i)
+            w.wire_inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(
+                i < direct_wire.size() && direct_wire[i]
+                    ? std::move(*direct_wire[i])
+                    : protocol::resample_pcm16(*w.inputs[i], protocol::input_sample_rate,
+                                               wire_sample_rate(w))));
     // Without --url: the native mock of this profile, in this process on a thread of its own
     // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,
     // is what a measurement wants).
     std::unique_ptr<local_mock> mock;
     if (s.url.empty()) {
-        mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
-            server::native_mock_options o;
-            o.profile = profile;
-            return std::make_unique<server::native_mock>(io, o);
-        });
+        mock =
+            std::make_unique<local_mock>([profile, rt = w.realtime](boost::asio::io_context& io) {
+                server::native_mock_options o;
+                o.profile = profile;
+                o.realtime = rt;
+                return std::make_unique<server::native_mock>(io, o);
+            });
         w.endpoint = transport::parse_ws_url(mock->url());
         apply_client_settings(s.client, w.endpoint);
         w.url = mock->url() + " (built-in native mock)";
@@ -655,9 +815,11 @@ int serve(const serve_settings& s) {
     const bool color = use_color();
     progress_reporter progress(*resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
     w.progress = &progress;
-    fmt::print("pacer serve: {} against {} (profile {}, {} pacing); writes about {}{} ({} free)\n",
-               s.find_capacity ? "capacity search" : "sweep", w.url, profile->name, s.pacing,
-               format_bytes(disk), s.find_capacity ? " or more" : "", format_bytes(disk_free));
+    fmt::print("pacer serve: {} against {} ({}, {} pacing); writes about {}{} ({} free)\n",
+               s.find_capacity ? "capacity search" : "sweep", w.url,
+               w.realtime ? "protocol " + s.protocol : "profile " + std::string(profile->name),
+               s.pacing, format_bytes(disk), s.find_capacity ? " or more" : "",
+               format_bytes(disk_free));
     bool interrupted = false;
     json::array runs, level_entries;
     for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
@@ -840,7 +1002,9 @@ command add_serve_command(CLI::App& app) {
                     "TLS (docs/tls.md)");
     add_client_options(*sub, s->client);
     sub->add_option("--audio", s->audio,
-                    "Input WAV files (16 kHz mono PCM16); session i streams file i mod N")
+                    "Input WAV files (any rate, channels and PCM/float encoding: mixed down to "
+                    "mono and converted with libsamplerate to 16 kHz and the protocol's rate; "
+                    "config.input_conversion records it); session i streams file i mod N")
         ->expected(1, -1);
     sub->add_option("-d,--duration", s->duration, "Silent input per session when no --audio")
         ->capture_default_str();
@@ -849,6 +1013,21 @@ command add_serve_command(CLI::App& app) {
                     "output audio) or minicpmo (1000 ms units, 24 kHz, replies per question, "
                     "output audio and text). The sessions negotiate it; the levels record it")
         ->capture_default_str();
+    sub->add_option("--protocol", s->protocol,
+                    "Wire protocol: native (sglang-omni), openai-realtime or vllm-realtime "
+                    "(docs/protocols.md). A realtime session is ready for the level's start gate "
+                    "once its session.update is acknowledged (openai-realtime: session.updated; "
+                    "vllm-realtime, which answers nothing: once the update and the starting "
+                    "commit are sent); its level is judged by the client's timing and the "
+                    "protocol's own checks (the native oracle does not apply); without --url the "
+                    "built-in native mock speaks it")
+        ->capture_default_str();
+    sub->add_option("--turns", s->turns,
+                    "openai-realtime turn handling: server-vad (stream, the server finds the "
+                    "turns) or manual (commit + response.create at the input's end)")
+        ->capture_default_str();
+    sub->add_option("--model", s->model,
+                    "vllm-realtime: the served model, named in session.update (required)");
     sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
         ->capture_default_str();
     sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)")

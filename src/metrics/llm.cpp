@@ -115,6 +115,9 @@ json::object llm_request_json(const llm_request& r, time_point start) {
     o["dispatched_s"] = seconds_since(r.dispatched, start);
     o["first_byte_s"] = seconds_since(r.first_byte, start);
     o["first_token_s"] = seconds_since(r.first_token, start);
+    o["connect_ms"] = r.connect_s ? json::value(*r.connect_s * 1e3) : json::value(nullptr);
+    o["tls_handshake_ms"] =
+        r.tls_handshake_s ? json::value(*r.tls_handshake_s * 1e3) : json::value(nullptr);
     o["completed_s"] = seconds_since(r.completed, start);
     o["dropped"] = r.dropped;
     o["status"] = r.status;

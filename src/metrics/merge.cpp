@@ -140,6 +140,16 @@ run_part read_run_part(const fs::path& dir) {
                 ss.session_start_s = start->to_number<double>();
             for (const auto& d : o.at("deviation_s").as_array())
                 ss.deviation_s.push_back(d.to_number<double>());
+            if (const auto* h = o.if_contains("handshake_s"); h && h->is_object()) {
+                const auto& ho = h->as_object();
+                handshake_sample hs;
+                hs.connect_s = ho.at("connect").to_number<double>();
+                hs.tls_s = ho.at("tls").to_number<double>();
+                hs.upgrade_s = ho.at("upgrade").to_number<double>();
+                if (const auto* a = ho.if_contains("session_update_ack"))
+                    hs.update_ack_s = optional_seconds(*a);
+                part.handshakes.push_back(hs);
+            }
             part.sessions.push_back(std::move(ss));
         }
         if (const auto* ol = samples.as_object().if_contains("open_loop")) {
@@ -233,10 +243,20 @@ void check_distinct(const std::vector<run_part>& parts) {
         }
 }
 
+// A part's wire protocol (`config.protocol`; parts written before it was recorded: native).
+std::string part_protocol(const run_part& p) {
+    const auto name = string_at(p.summary, {"config", "protocol"});
+    return name.empty() ? "native" : name;
+}
+
 void check_compatible(const std::vector<run_part>& parts) {
     for (std::size_t i = 1; i < parts.size(); ++i) {
         const auto& a = parts[0];
         const auto& b = parts[i];
+        if (part_protocol(a) != part_protocol(b))
+            throw std::runtime_error(
+                fmt::format("{} spoke {} and {} spoke {}: only parts of one protocol can be pooled",
+                            a.dir.string(), part_protocol(a), b.dir.string(), part_protocol(b)));
         if (is_open_loop(a) != is_open_loop(b))
             throw std::runtime_error(fmt::format(
                 "{} is an open-loop run and {} is not: only shards of one run can be pooled",
@@ -368,9 +388,7 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
                         .value_or(schedule::cap_policy::queue);
     pooled.peak_in_flight = peak;
     // The parts' own tolerance (`pacer run`: p99 <= 5 ms, max <= 80 ms).
-    schedule::schedule_thresholds thresholds;
-    thresholds.dispatch_lag_p99 = std::chrono::milliseconds(5);
-    thresholds.dispatch_lag_max = std::chrono::milliseconds(80);
+    schedule::schedule_thresholds thresholds = schedule::client_schedule_thresholds;
     const auto* t = value_at(first, {"open_loop", "schedule_kept_thresholds_s"});
     if (t && t->is_object()) {
         thresholds.dispatch_lag_p99 =
@@ -401,6 +419,8 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     std::optional<double> longest_write, longest_pending;
     bool interrupted = false;
     json::array part_list, incomplete_parts;
+    std::vector<double> connect, tls, upgrade, update_ack; // every admitted session's
+    bool any_tls = false;
     for (const auto& p : parts) {
         const auto& s = p.summary;
         const auto part_requested = count_at(s, {"pacing", "sessions", "requested"});
@@ -449,6 +469,14 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             }
         }
         late += part_late;
+        for (const auto& h : p.handshakes) {
+            connect.push_back(h.connect_s);
+            tls.push_back(h.tls_s);
+            upgrade.push_back(h.upgrade_s);
+            any_tls = any_tls || h.tls_s > 0;
+            if (h.update_ack_s)
+                update_ack.push_back(*h.update_ack_s);
+        }
         // A part that was interrupted or left sessions incomplete makes the whole incomplete.
         const bool part_interrupted =
             flag_at(s, {"interrupted"}) || flag_at(s, {"open_loop", "interrupted"});
@@ -516,6 +544,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     json::object out;
     out["schema_version"] = 1;
     out["command"] = "merge";
+    out["protocol"] = parts.empty() ? std::string("native") : part_protocol(parts.front());
     out["pooling"] = "percentiles over every packet of every part (not averages of percentiles)";
     out["pacing"] = std::move(pacing);
     out["pacing_qualified"] = qualified;
@@ -532,6 +561,16 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             warnings.push_back("open_loop not pooled: a part's samples.json has no per-arrival "
                                "records (written by an older pacer)");
     }
+    // Handshake phases pooled over every admitted session of every part (parts written before
+    // pacer recorded them per session add none).
+    json::object handshake;
+    handshake["connections"] = connect.size();
+    handshake["connect"] = to_json(summarize(connect, protocol_fractions));
+    if (any_tls)
+        handshake["tls"] = to_json(summarize(tls, protocol_fractions));
+    handshake["upgrade"] = to_json(summarize(upgrade, protocol_fractions));
+    handshake["session_update_ack"] = to_json(summarize(update_ack, protocol_fractions));
+    out["handshake_s"] = std::move(handshake);
     out["warnings"] = std::move(warnings);
     out["parts"] = std::move(part_list);
     return out;

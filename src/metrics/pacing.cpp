@@ -190,7 +190,21 @@ std::string samples_json(const std::vector<trace::session_result>& sessions,
             fmt::format_to(std::back_inserter(out), "{}{:.6f}", first_dev ? "" : ",", d);
             first_dev = false;
         }
-        out += "]}";
+        out += "]";
+        // The session's handshake phases and how long its session.update took to be
+        // acknowledged (null when it was not), so that parts can pool them.
+        if (s.handshake) {
+            const auto ack = s.updated_s && s.update_sent_s
+                                 ? fmt::format("{:.6f}", *s.updated_s - *s.update_sent_s)
+                                 : std::string("null");
+            fmt::format_to(std::back_inserter(out),
+                           R"(,"handshake_s":{{"connect":{:.6f},"tls":{:.6f},"upgrade":{:.6f},)"
+                           R"("session_update_ack":{}}})",
+                           s.handshake->connect_s, s.handshake->tls_s, s.handshake->upgrade_s, ack);
+        } else {
+            out += R"(,"handshake_s":null)";
+        }
+        out += "}";
     }
     out += "]";
     if (const auto* ol = open_loop.result) {

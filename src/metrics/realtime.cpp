@@ -1,3 +1,4 @@
+#include <pacer/core/stats.hpp>
 #include <pacer/metrics/realtime.hpp>
 
 #include <algorithm>
@@ -41,6 +42,14 @@ boost::json::object realtime_latency_json(const std::vector<trace::session_resul
             {"first_transcript_from_utterance_end_s", figure(std::move(text_eou))},
             {"first_transcript_from_anchor_s", figure(std::move(text_anchor))},
             {"final_transcript_from_utterance_end_s", figure(std::move(final_eou))}};
+}
+
+boost::json::object update_ack_json(const std::vector<trace::session_result>& sessions) {
+    std::vector<double> ack;
+    for (const auto& s : sessions)
+        if (s.updated_s && s.update_sent_s)
+            ack.push_back(*s.updated_s - *s.update_sent_s);
+    return to_json(summarize(ack, protocol_fractions));
 }
 
 } // namespace pacer::metrics

@@ -2,6 +2,7 @@
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
+#include <pacer/record/postprocess_command.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 
@@ -292,13 +293,21 @@ int worker_loop(int in_fd, int out_fd) {
             if (const auto* e = o.if_contains("session_errors"))
                 for (const auto& x : e->as_array())
                     job.session_errors.emplace_back(x.as_string());
-            summary = process_variant(job);
+            std::string command;
+            if (const auto* c = o.if_contains("command"); c && c->is_string())
+                command = std::string(c->get_string());
+            summary = postprocess_variant(job, command);
         } catch (const std::exception& e) {
             summary = {{"status", "error"},
                        {"errors", json::array{fmt::format("post-processing: {}", e.what())}}};
         }
         summary["dir"] = dir;
-        summary["cpu_s"] = runtime::read_process_usage().cpu_s;
+        // Its own CPU and its post-processing commands' (reaped children).
+        rusage children{};
+        ::getrusage(RUSAGE_CHILDREN, &children);
+        summary["cpu_s"] = runtime::read_process_usage().cpu_s +
+                           double(children.ru_utime.tv_sec + children.ru_stime.tv_sec) +
+                           double(children.ru_utime.tv_usec + children.ru_stime.tv_usec) / 1e6;
         summary["worker_pid"] = static_cast<std::int64_t>(::getpid());
         if (!write_all(out_fd, json::serialize(summary) + "\n"))
             return 1;

@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "html_parts.hpp"
 #include <algorithm>
 #include <cmath>
 #include <functional>
@@ -17,20 +18,14 @@ namespace pacer::report {
 
 namespace json = boost::json;
 
-namespace {
+// The page's scaffolding (figures, cells, sections, environment), shared with http_report.cpp
+// through html_parts.hpp.
+namespace detail {
 
 // A packet further than this from its deadline is late (one packet period, 80 ms).
 constexpr double late_s = metrics::pacing_tolerance_s;
 
 // ---------------------------------------------------------------- figures from the summary
-
-enum class unit { seconds, count, ratio, flag, text, cores, bytes };
-
-struct figure {
-    std::string label;
-    std::vector<std::string> path; ///< keys into the summary (array items as "[i]")
-    unit u = unit::seconds;
-};
 
 const json::value* lookup(const json::object& root, const std::vector<std::string>& path) {
     const json::value* v = nullptr;
@@ -84,6 +79,8 @@ std::string display(const json::value& v, unit u) {
         return format_number(d / 1048576.0) + " MiB";
     case unit::cores:
         return format_number(d) + " cores";
+    case unit::millis:
+        return format_number(d) + " ms";
     default:
         return format_number(d);
     }
@@ -426,6 +423,12 @@ std::string dist_table(const json::object& s, const std::vector<std::string>& ba
     }
     return figure_table(s, figs);
 }
+
+} // namespace detail
+
+namespace {
+
+using namespace detail;
 
 // ------------------------------------------------------------------------------ run plots
 
@@ -1402,6 +1405,8 @@ bool run_family(folder_kind k) {
 } // namespace
 
 std::string render_report(const result_folder& f) {
+    if (f.kind == folder_kind::http || f.kind == folder_kind::http_capacity)
+        return detail::render_http_report(f);
     const std::vector<const result_folder*> one = {&f};
     const std::vector<std::string> no_name = {""};
     std::string body =
@@ -1434,6 +1439,12 @@ std::string render_report(const result_folder& f) {
 }
 
 std::string render_comparison(const result_folder& a, const result_folder& b) {
+    for (const auto* f : {&a, &b})
+        if (f->kind == folder_kind::http || f->kind == folder_kind::http_capacity)
+            throw folder_error(fmt::format(
+                "{} is a pacer http {}: pacer report does not compare http runs yet (make one "
+                "report per folder)",
+                f->dir.string(), f->kind == folder_kind::http ? "run" : "capacity search"));
     for (const auto* f : {&a, &b})
         if (f->kind == folder_kind::recording)
             throw folder_error(fmt::format("{} is a recording: pacer report compares two runs or "

@@ -30,6 +30,10 @@ const char* to_string(folder_kind k) {
         return "serve sweep";
     case folder_kind::recording:
         return "recording";
+    case folder_kind::http:
+        return "http run";
+    case folder_kind::http_capacity:
+        return "http capacity search";
     }
     return "run";
 }
@@ -386,6 +390,100 @@ void read_recording(result_folder& f) {
                                       without, recorded));
 }
 
+std::optional<std::uint64_t> whole(const json::value* v) {
+    if (v && v->is_number())
+        return static_cast<std::uint64_t>(std::max(0.0, v->to_number<double>()));
+    return std::nullopt;
+}
+
+// A `pacer http` folder: requests.jsonl, one line per arrival (dropped ones too).
+void read_http(result_folder& f) {
+    f.parts.push_back(make_part(f.dir, f.summary));
+    const auto text = read_text(f.dir / "requests.jsonl");
+    if (!text) {
+        f.notes.push_back(fmt::format("{} cannot be read: the plots have no requests",
+                                      (f.dir / "requests.jsonl").string()));
+        return;
+    }
+    std::size_t bad = 0, line_no = 0;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        if (line.empty())
+            continue;
+        boost::system::error_code ec;
+        const auto v = json::parse(line, ec);
+        if (ec || !v.is_object()) {
+            ++bad;
+            continue;
+        }
+        const auto& o = v.as_object();
+        const auto str = [&](const char* k) {
+            const auto* x = o.if_contains(k);
+            return x && x->is_string() ? std::string(x->as_string()) : std::string();
+        };
+        http_request r;
+        r.index = whole(o.if_contains("index")).value_or(line_no - 1);
+        r.scheduled_s = number(o.if_contains("scheduled_s")).value_or(0);
+        r.dispatched_s = number(o.if_contains("dispatched_s"));
+        r.first_byte_s = number(o.if_contains("first_byte_s"));
+        r.first_token_s = number(o.if_contains("first_token_s"));
+        r.completed_s = number(o.if_contains("completed_s"));
+        if (const auto* d = o.if_contains("dropped"); d && d->is_bool())
+            r.dropped = d->as_bool();
+        r.status = whole(o.if_contains("status")).value_or(0);
+        r.error = str("error");
+        r.error_message = str("error_message");
+        r.input_len = whole(o.if_contains("input_len")).value_or(0);
+        r.output_len = whole(o.if_contains("output_len")).value_or(0);
+        r.output_tokens = whole(o.if_contains("output_tokens")).value_or(0);
+        r.chunks = whole(o.if_contains("chunks")).value_or(0);
+        r.usage_prompt_tokens = whole(o.if_contains("usage_prompt_tokens"));
+        r.usage_completion_tokens = whole(o.if_contains("usage_completion_tokens"));
+        r.ttft_ms = number(o.if_contains("ttft_ms"));
+        r.ttft_uncorrected_ms = number(o.if_contains("ttft_uncorrected_ms"));
+        r.e2el_ms = number(o.if_contains("e2el_ms"));
+        r.e2el_uncorrected_ms = number(o.if_contains("e2el_uncorrected_ms"));
+        r.tpot_ms = number(o.if_contains("tpot_ms"));
+        if (const auto* t = o.if_contains("token_times_s"); t && t->is_array())
+            for (const auto& x : t->as_array())
+                if (x.is_number())
+                    r.token_times_s.push_back(x.to_number<double>());
+        f.requests.push_back(std::move(r));
+    }
+    if (bad > 0)
+        f.notes.push_back(fmt::format("{}: {} line(s) are not JSON objects and were skipped",
+                                      (f.dir / "requests.jsonl").string(), bad));
+}
+
+// A `pacer http --find-capacity` folder: capacity.json names every probe's folder, each a
+// whole `pacer http` run whose summary gives the probe's latencies.
+void read_http_capacity(result_folder& f) {
+    const auto* probes = f.summary.if_contains("probes");
+    if (!probes || !probes->is_array())
+        return;
+    for (const auto& pv : probes->as_array()) {
+        const auto* po = pv.if_object();
+        const auto* folder = po ? po->if_contains("folder") : nullptr;
+        if (!folder || !folder->is_string())
+            continue;
+        const fs::path dir = f.dir / std::string(folder->as_string());
+        std::string why;
+        const auto s = read_json(dir / "summary.json", &why);
+        if (!s || !s->is_object())
+            f.notes.push_back(fmt::format("{} {}: that probe's latencies are missing",
+                                          (dir / "summary.json").string(), why));
+        f.parts.push_back(make_part(dir, s && s->is_object() ? s->as_object() : json::object{}));
+    }
+}
+
+// Whether a summary was written by `pacer http` (those written before it said its command
+// are recognised by their keys).
+bool http_summary(const json::object& s, const std::string& command) {
+    return command == "http" ||
+           (command.empty() && s.contains("open_loop") && s.contains("request_throughput"));
+}
+
 } // namespace
 
 result_folder read_result_folder(const fs::path& dir) {
@@ -411,10 +509,26 @@ result_folder read_result_folder(const fs::path& dir) {
         read_recording(f);
         return f;
     }
+    if (!fs::exists(dir / "summary.json", ec) && fs::exists(dir / "capacity.json", ec)) {
+        std::string why;
+        const auto cap = read_json(dir / "capacity.json", &why);
+        if (!cap)
+            throw folder_error(fmt::format("{} {}", (dir / "capacity.json").string(), why));
+        if (!cap->is_object() || !cap->as_object().contains("capacity_rps"))
+            throw folder_error(fmt::format("{} was not written by pacer http --find-capacity (no "
+                                           "capacity_rps)",
+                                           (dir / "capacity.json").string()));
+        result_folder f;
+        f.dir = dir;
+        f.kind = folder_kind::http_capacity;
+        f.summary = cap->as_object();
+        read_http_capacity(f);
+        return f;
+    }
     if (!fs::exists(dir / "summary.json", ec))
         throw folder_error(fmt::format(
-            "{} is not a pacer result folder (no summary.json nor run.json): give the folder of "
-            "a pacer run, merge, serve or record",
+            "{} is not a pacer result folder (no summary.json, run.json nor capacity.json): give "
+            "the folder of a pacer run, merge, serve, record or http",
             dir.string()));
     std::string why;
     const auto summary = read_json(dir / "summary.json", &why);
@@ -428,7 +542,10 @@ result_folder read_result_folder(const fs::path& dir) {
     f.summary = summary->as_object();
     const auto* cmd = f.summary.if_contains("command");
     const std::string command = cmd && cmd->is_string() ? std::string(cmd->as_string()) : "";
-    if (command == "serve") {
+    if (http_summary(f.summary, command)) {
+        f.kind = folder_kind::http;
+        read_http(f);
+    } else if (command == "serve") {
         if (!f.summary.contains("levels"))
             throw folder_error(fmt::format("{} has no levels: not a finished pacer serve",
                                            (dir / "summary.json").string()));
@@ -447,7 +564,7 @@ result_folder read_result_folder(const fs::path& dir) {
         }
     } else {
         throw folder_error(fmt::format(
-            "{} was not written by pacer run, merge or serve (command '{}'): pacer report "
+            "{} was not written by pacer run, merge, serve or http (command '{}'): pacer report "
             "reads those",
             (dir / "summary.json").string(), command));
     }

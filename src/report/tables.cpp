@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "html_parts.hpp"
 #include <algorithm>
 #include <cmath>
 #include <map>
@@ -297,6 +298,8 @@ json::value json_cell_value(const cell& c) {
 } // namespace
 
 std::vector<table> build_tables(const result_folder& f) {
+    if (f.kind == folder_kind::http || f.kind == folder_kind::http_capacity)
+        return detail::build_http_tables(f);
     std::vector<table> out;
     out.push_back(packets_table(f));
     out.push_back(sessions_table(f));

@@ -43,6 +43,13 @@ double seconds(duration d) {
 
 } // namespace
 
+bool schedule_kept(std::optional<double> lag_p99_s, std::optional<double> lag_max_s,
+                   const schedule_thresholds& t) {
+    const bool p99_ok = !lag_p99_s || *lag_p99_s <= seconds(t.dispatch_lag_p99);
+    const bool max_ok = !lag_max_s || *lag_max_s <= seconds(t.dispatch_lag_max);
+    return p99_ok && max_ok;
+}
+
 json::object open_loop_summary(const open_loop_result& result,
                                const schedule_thresholds& thresholds) {
     std::size_t dispatched = 0, completed = 0, failed = 0, dropped = 0, delayed = 0;
@@ -82,12 +89,9 @@ json::object open_loop_summary(const open_loop_result& result,
     out["uncorrected_latency_s"] = to_json(summarize(uncorrected, protocol_fractions));
 
     const distribution lag_d = summarize(lag, pacing_fractions);
-    // An empty sample (nothing dispatched) kept its schedule vacuously.
-    const bool p99_ok = !lag_d.at(0.99) || *lag_d.at(0.99) <= seconds(thresholds.dispatch_lag_p99);
-    const bool max_ok = !lag_d.max || *lag_d.max <= seconds(thresholds.dispatch_lag_max);
     out["dispatch_lag_s"] = to_json(lag_d);
     out["deadline_missed"] = deadline_missed;
-    out["schedule_kept"] = p99_ok && max_ok;
+    out["schedule_kept"] = schedule_kept(lag_d.at(0.99), lag_d.max, thresholds);
     out["schedule_kept_thresholds_s"] = {
         {"dispatch_lag_p99", seconds(thresholds.dispatch_lag_p99)},
         {"dispatch_lag_max", seconds(thresholds.dispatch_lag_max)}};

@@ -1,5 +1,7 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/server/llm_mock.hpp>
+#include <pacer/transport/detail/maybe_tls_stream.hpp>
+#include <pacer/transport/detail/tls_context.hpp>
 #include <pacer/transport/openai_stream.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -33,6 +35,7 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace json = boost::json;
 using tcp = asio::ip::tcp;
+using stream_type = transport::detail::maybe_tls_stream;
 
 namespace {
 
@@ -66,15 +69,36 @@ llm_fault parse_llm_fault(std::string_view name) {
         "--fault must be none, server_error, stall, malformed_sse or disconnect (got '{}')", name));
 }
 
+time_point after_pause(time_point due, time_point origin, duration every, duration pause) {
+    if (every <= duration::zero() || pause <= duration::zero() || due < origin)
+        return due;
+    const auto into = (due - origin) % every;
+    return into < pause ? due - into + pause : due;
+}
+
 struct llm_mock::state : std::enable_shared_from_this<state> {
     state(asio::io_context& io, llm_mock_options o)
-        : ex(io.get_executor()), options(std::move(o)), acceptor(io) {}
+        : ex(io.get_executor()), options(std::move(o)),
+          tls(transport::detail::make_tls_server_context(options.tls_cert, options.tls_key)),
+          acceptor(io) {}
     asio::any_io_executor ex;
     llm_mock_options options;
+    std::unique_ptr<asio::ssl::context> tls; // set when serving https://
     tcp::acceptor acceptor;
     std::size_t requests = 0, completed = 0, rejected = 0, faulted = 0, bad_requests = 0;
     std::size_t bearer = 0; // generation requests with an `Authorization: Bearer` header
     std::size_t in_flight = 0, peak_in_flight = 0, connections = 0;
+    std::size_t tls_failures = 0; // connections whose TLS handshake failed
+    std::uint64_t paused_tokens = 0;
+    time_point started = clock::now(); // the origin of the pauses
+
+    // When the token due at `due` may leave (a pause holds it).
+    time_point release(time_point due) {
+        const auto at = after_pause(due, started, options.pause_every, options.pause);
+        if (at != due)
+            ++paused_tokens;
+        return at;
+    }
     std::uint64_t tokens = 0;
 
     duration delay(duration base) const {
@@ -84,9 +108,8 @@ struct llm_mock::state : std::enable_shared_from_this<state> {
 
     asio::awaitable<void> connection(tcp::socket socket);
     // Returns whether the connection may carry another request.
-    asio::awaitable<bool> handle(beast::tcp_stream& stream,
-                                 const http::request<http::string_body>& req);
-    asio::awaitable<bool> generate(beast::tcp_stream& stream, const json::object& body, bool chat,
+    asio::awaitable<bool> handle(stream_type& stream, const http::request<http::string_body>& req);
+    asio::awaitable<bool> generate(stream_type& stream, const json::object& body, bool chat,
                                    bool keep_alive, llm_fault fault);
 };
 
@@ -113,7 +136,20 @@ std::string error_body(std::string_view message, std::string_view type, int code
 asio::awaitable<void> llm_mock::state::connection(tcp::socket socket) {
     auto self = shared_from_this();
     ++connections;
-    beast::tcp_stream stream(std::move(socket));
+    stream_type stream(beast::tcp_stream(std::move(socket)));
+    if (tls) {
+        stream.use_tls(*tls); // before any reference to the TCP layer
+        stream.next_layer().expires_after(std::chrono::seconds(30));
+        auto [hec] =
+            co_await stream.tls()->async_handshake(asio::ssl::stream_base::server, use_tuple);
+        stream.next_layer().expires_never();
+        if (hec) {
+            ++tls_failures;
+            boost::system::error_code ignored;
+            stream.next_layer().socket().close(ignored);
+            co_return;
+        }
+    }
     beast::flat_buffer buffer;
     for (;;) {
         http::request_parser<http::string_body> parser;
@@ -126,11 +162,11 @@ asio::awaitable<void> llm_mock::state::connection(tcp::socket socket) {
             break;
     }
     boost::system::error_code ignored;
-    stream.socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream.socket().close(ignored);
+    stream.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.next_layer().socket().close(ignored);
 }
 
-asio::awaitable<bool> llm_mock::state::handle(beast::tcp_stream& stream,
+asio::awaitable<bool> llm_mock::state::handle(stream_type& stream,
                                               const http::request<http::string_body>& req) {
     const bool keep = req.keep_alive();
     const auto send = [&](http::status status, std::string body) -> asio::awaitable<bool> {
@@ -298,7 +334,7 @@ const std::string done_frame = frame("[DONE]");
 
 } // namespace
 
-asio::awaitable<bool> llm_mock::state::generate(beast::tcp_stream& stream, const json::object& body,
+asio::awaitable<bool> llm_mock::state::generate(stream_type& stream, const json::object& body,
                                                 bool chat, bool keep_alive, llm_fault fault) {
     const generation g = plan_generation(body, chat, options.default_max_tokens, requests);
     const std::uint64_t n = g.tokens;
@@ -307,7 +343,7 @@ asio::awaitable<bool> llm_mock::state::generate(beast::tcp_stream& stream, const
 
     if (!g.stream) {
         for (std::uint64_t t = 0; t < n; ++t) {
-            due += delay(t == 0 ? options.ttft : options.itl);
+            due = release(due + delay(t == 0 ? options.ttft : options.itl));
             timer.expires_at(due);
             co_await timer.async_wait(use_tuple);
         }
@@ -334,13 +370,13 @@ asio::awaitable<bool> llm_mock::state::generate(beast::tcp_stream& stream, const
             co_return false;
     }
     for (std::uint64_t t = 0; t < n; ++t) {
-        due += delay(t == 0 ? options.ttft : options.itl);
+        due = release(due + delay(t == 0 ? options.ttft : options.itl));
         timer.expires_at(due);
         co_await timer.async_wait(use_tuple);
         if (fault == llm_fault::disconnect && t == n / 2) {
             boost::system::error_code ignored;
-            stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
-            stream.socket().close(ignored);
+            stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
+            stream.next_layer().socket().close(ignored);
             co_return false;
         }
         if (fault == llm_fault::malformed_sse && t == std::min<std::uint64_t>(1, n - 1)) {
@@ -352,7 +388,7 @@ asio::awaitable<bool> llm_mock::state::generate(beast::tcp_stream& stream, const
         if (fault == llm_fault::stall && t == std::min<std::uint64_t>(1, n - 1)) {
             // Nothing more: wait for the client to give up and close.
             std::array<char, 1> byte{};
-            co_await stream.socket().async_read_some(asio::buffer(byte), use_tuple);
+            co_await stream.next_layer().socket().async_read_some(asio::buffer(byte), use_tuple);
             co_return false;
         }
         const std::string& f = t + 1 == n ? g.last_token_frame : g.token_frame;
@@ -394,6 +430,10 @@ void llm_mock::listen() {
     st_->acceptor.listen(asio::socket_base::max_listen_connections);
 }
 
+bool llm_mock::tls() const {
+    return st_->tls != nullptr;
+}
+
 std::uint16_t llm_mock::port() const {
     return st_->acceptor.local_endpoint().port();
 }
@@ -428,7 +468,10 @@ json::object llm_mock::stats() const {
             {"connections", s.connections},
             {"tokens", s.tokens},
             {"fault", to_string(s.options.fault)},
-            {"with_bearer_token", s.bearer}};
+            {"with_bearer_token", s.bearer},
+            {"tls", s.tls != nullptr},
+            {"tls_handshake_failures", s.tls_failures},
+            {"paused_tokens", s.paused_tokens}};
 }
 
 } // namespace pacer::server

@@ -2,6 +2,7 @@
 #include <pacer/protocol/constants.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/detail/mock_host.hpp>
+#include <pacer/transport/detail/tls_context.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -56,35 +57,10 @@ std::size_t parse_choice(std::span<const std::string_view> names, std::string_vi
         fmt::format("{} must be one of {} (got '{}')", flag, fmt::join(names, ", "), name));
 }
 
-namespace {
-
-std::unique_ptr<asio::ssl::context> server_tls(const host_options& o) {
-    if (o.tls_cert.empty() && o.tls_key.empty())
-        return nullptr;
-    if (o.tls_cert.empty() || o.tls_key.empty())
-        throw std::invalid_argument("--tls-cert and --tls-key go together: give both or neither");
-    auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
-    ctx->set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                     asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                     asio::ssl::context::no_tlsv1_1);
-    boost::system::error_code ec;
-    ctx->use_certificate_chain_file(o.tls_cert, ec);
-    if (ec)
-        throw std::invalid_argument(fmt::format("--tls-cert {}: cannot load a PEM certificate ({})",
-                                                o.tls_cert, ec.message()));
-    ctx->use_private_key_file(o.tls_key, asio::ssl::context::pem, ec);
-    if (ec)
-        throw std::invalid_argument(
-            fmt::format("--tls-key {}: cannot load a PEM private key matching --tls-cert ({})",
-                        o.tls_key, ec.message()));
-    return ctx;
-}
-
-} // namespace
-
 mock_host::mock_host(asio::io_context& ctx, host_options options)
-    : options_(std::move(options)), tls_(server_tls(options_)), acceptor_(ctx),
-      stopped_signal_(ctx), started_(clock::now()) {
+    : options_(std::move(options)),
+      tls_(transport::detail::make_tls_server_context(options_.tls_cert, options_.tls_key)),
+      acceptor_(ctx), stopped_signal_(ctx), started_(clock::now()) {
     stopped_signal_.expires_at(time_point::max());
 }
 

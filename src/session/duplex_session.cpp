@@ -68,6 +68,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     m.origin = o.origin;
     m.start_delay = o.start_delay;
     m.quiet = o.quiet;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
     return protocol::realtime_session(m);
 }
 
@@ -78,7 +80,7 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
 // timers and buffers go as soon as it returns.
 struct session_state {
     session_state(asio::any_io_executor ex, session_options opts, trace::channel& ch)
-        : options(std::move(opts)), trace(ch, options.index), signal(ex), wake(ex), pace(ex),
+        : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex), wake(ex), pace(ex),
           watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
         states_alive.fetch_add(1, std::memory_order_relaxed);
@@ -187,7 +189,8 @@ struct session_state {
             co_return false; // the session is ending: nothing more goes out
         const auto start = clock::now();
         const double start_s = to_seconds(start);
-        co_await trace.emit(trace::direction::send, start_s, frame);
+        if (trace.lines())
+            co_await trace.emit(trace::direction::send, start_s, frame);
         write_started = clock::now();
         const auto ec = co_await ws->write(frame);
         const auto took = clock::now() - *write_started;
@@ -251,7 +254,8 @@ asio::awaitable<void> receive_loop(session_state& c) {
         }
         const double now_s = to_seconds(now);
         if (c.rt) {
-            co_await c.trace.emit(trace::direction::receive, now_s, frame);
+            if (c.trace.lines())
+                co_await c.trace.emit(trace::direction::receive, now_s, frame);
             const auto e = protocol::classify_realtime_event(scanner.type());
             c.rt->on_event(e, now);
             if (e == protocol::realtime_event::session_updated && !r.updated_s)
@@ -264,10 +268,13 @@ asio::awaitable<void> receive_loop(session_state& c) {
         const auto kind = protocol::classify_server_event(scanner.type());
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
-        const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
-                              std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-        std::string event = one_line ? frame : boost::json::serialize(boost::json::parse(frame));
-        co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+        if (c.trace.lines()) {
+            const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
+                                  std::memchr(frame.data(), '\r', frame.size()) == nullptr;
+            std::string event =
+                one_line ? frame : boost::json::serialize(boost::json::parse(frame));
+            co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+        }
         c.machine.on_event(kind, kind == server_event::error && scanner.fatal());
         if (kind == server_event::session_updated)
             r.updated_s = now_s;
@@ -293,6 +300,8 @@ void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
                            [w = std::weak_ptr<session_state>(ctx)](time_point start) {
                                if (auto ctx = w.lock()) {
                                    ctx->machine.gate_started(start);
+                                   if (ctx->rt)
+                                       ctx->rt->gate_started(start);
                                    ctx->notify();
                                }
                            });
@@ -370,6 +379,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_state> ctx) {
         case kind::send_update: {
             const auto& profile =
                 c.options.profile ? *c.options.profile : protocol::default_profile();
+            c.result.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
                 co_return;
             break;
@@ -417,6 +427,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
             auto update = m.protocol() == protocol::realtime_protocol::openai
                               ? protocol::openai_session_update(c.ids.next(), c.options.turns)
                               : protocol::vllm_session_update(c.ids.next(), c.options.model);
+            r.update_sent_s = to_seconds(clock::now());
             if (!co_await c.send(std::move(update)))
                 co_return;
             break;
@@ -424,6 +435,9 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
         case kind::send_start:
             if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), false)))
                 co_return;
+            break;
+        case kind::join_gate:
+            report_to_gate(ctx, true);
             break;
         case kind::send_append: {
             const auto packet = protocol::rate_packet(wire, rate, a.seq, m.expected_appends());
@@ -436,7 +450,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
             protocol::realtime_append(frame, event_id.view(), audio_b64);
             const auto start = clock::now();
             m.append_sent(start);
-            receipt.scheduled_s = to_seconds(a.seq == 0 && !c.options.origin ? start : a.at);
+            receipt.scheduled_s = to_seconds(a.seq == 0 && !m.given_origin() ? start : a.at);
             if (a.seq == 0)
                 r.session_start_s = to_seconds(*m.origin());
             const bool ok = co_await c.send(frame, &receipt);
@@ -559,6 +573,8 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         const auto hs = co_await c.stoppable(c.ws->connect(c.options.endpoint));
         if (!hs.ec) {
             r.admitted = true;
+            const auto t = c.ws->times();
+            r.handshake = trace::handshake_times{t.connect_s, t.tls_s, t.upgrade_s};
             break;
         }
         if (c.stopping)

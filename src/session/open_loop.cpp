@@ -71,6 +71,10 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
 
     const time_point start = options.start.value_or(clock::now());
     auto st = std::make_shared<run_state>(ex, offsets, options, start);
+    if (options.live)
+        options.live->start_ns.store(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
+            std::memory_order_relaxed);
     offsets = {}; // the dispatcher holds the absolute deadlines now
     asio::steady_timer deadline(ex);
 
@@ -91,6 +95,15 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
                 thrown = std::current_exception();
             }
             st->core.dispatched(a.index, now);
+            if (auto* live = options.live) {
+                const auto& rec = st->core.records()[a.index];
+                live->dispatch_lag_ns.record(
+                    std::chrono::duration_cast<std::chrono::nanoseconds>(*rec.dispatch_lag())
+                        .count());
+                if (rec.cap_delay > duration::zero())
+                    live->delayed.fetch_add(1, std::memory_order_relaxed);
+                live->dispatched.fetch_add(1, std::memory_order_relaxed);
+            }
             if (thrown) {
                 st->on_complete(a.index, thrown);
                 break;
@@ -100,6 +113,8 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
             break;
         }
         case kind::drop:
+            if (options.live)
+                options.live->dropped.fetch_add(1, std::memory_order_relaxed);
             break;
         case kind::wait_until: {
             // Absolute deadline (absolute deadlines): a late wake never shifts later arrivals.

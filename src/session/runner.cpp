@@ -15,6 +15,8 @@
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
+#include <fmt/format.h>
+
 #include <atomic>
 #include <csignal>
 #include <pthread.h>
@@ -71,6 +73,15 @@ struct session_context {
 
 } // namespace
 
+duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots) {
+    const auto n = static_cast<std::int64_t>(sessions);
+    const auto k = static_cast<std::int64_t>(i);
+    if (slots == 0 || sessions == 0)
+        return sessions == 0 ? duration{} : stagger * k / n;
+    const auto s = static_cast<std::int64_t>(slots);
+    return stagger * (k * s / n) / s; // slot floor(i K / N) of K
+}
+
 run_outcome run_duplex(const run_options& options) {
     if (options.sessions == 0 || options.threads == 0)
         throw std::invalid_argument("sessions and threads must be at least 1");
@@ -92,6 +103,7 @@ run_outcome run_duplex(const run_options& options) {
     trace::channel channel(writer_io.get_executor(), options.channel_capacity);
     trace::writer_options wo;
     wo.root = options.trace_root;
+    wo.what = options.trace;
     trace::writer_core core(std::move(wo));
     std::exception_ptr writer_error;
     asio::co_spawn(writer_io, trace::run_writer(channel, core),
@@ -129,8 +141,8 @@ run_outcome run_duplex(const run_options& options) {
         so.timeout = options.timeout;
         // Event ids unique across sessions, runs and processes (not reproducible by design).
         so.seed = protocol::unique_id_seed(options.seed);
-        const auto offset = options.stagger * static_cast<std::int64_t>(i) /
-                            static_cast<std::int64_t>(options.sessions);
+        const auto offset =
+            stagger_offset(i, options.sessions, options.stagger, options.stagger_slots);
         if (gate) {
             so.gate = &*gate;
             so.start_offset = offset;
@@ -142,10 +154,13 @@ run_outcome run_duplex(const run_options& options) {
         so.realtime = options.realtime;
         so.turns = options.turns;
         so.model = options.model;
-        so.wire_pcm = options.wire_pcm;
+        so.wire_pcm = options.wire_inputs.empty()
+                          ? options.wire_pcm
+                          : options.wire_inputs[i % options.wire_inputs.size()];
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         so.live = options.live;
+        so.trace_lines = options.trace == trace::mode::full;
         return so;
     };
     asio::cancellation_signal stop_dispatch; // used on context 0 only
@@ -190,11 +205,13 @@ run_outcome run_duplex(const run_options& options) {
         ++c.running;
         ++c.not_streaming;
         asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
-                       [&c, &out, &failures, i](std::exception_ptr e, session_result r) {
+                       [&c, &out, &failures, &options, i](std::exception_ptr e, session_result r) {
                            if (e)
                                failures[i] = e;
                            else
                                out.sessions[i] = std::move(r);
+                           if (!e && options.on_session_end)
+                               options.on_session_end(i, out.sessions[i]);
                            if (--c.running == 0) {
                                c.monitor.stop();
                                c.interrupt.release();
@@ -250,13 +267,19 @@ run_outcome run_duplex(const run_options& options) {
     writer_thread.join();
     out.writer = core.stats();
     // The sessions streamed their receipts to disk; the summaries need them back.
-    for (auto& r : out.sessions)
-        if (r.appends_sent > 0 && r.trace_error.empty())
-            if (auto error =
-                    read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
-                                         "input-send-receipts.json");
-                !error.empty())
-                r.trace_error = std::move(error);
+    // (--trace none: the writer kept them in memory.)
+    for (auto& r : out.sessions) {
+        if (r.appends_sent == 0 || !r.trace_error.empty())
+            continue;
+        auto error =
+            options.trace == trace::mode::none
+                ? read_receipts_text(r, core.take_receipts(r.index),
+                                     fmt::format("the receipts of session {}", r.index))
+                : read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
+                                       "input-send-receipts.json");
+        if (!error.empty())
+            r.trace_error = std::move(error);
+    }
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());

@@ -35,12 +35,16 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
     }
     if (!text)
         return fmt::format("cannot read {}", file.string());
+    return read_receipts_text(r, *text, file.string());
+}
+
+std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin) {
     boost::system::error_code ec;
-    const auto doc = boost::json::parse(*text, ec);
+    const auto doc = boost::json::parse(text, ec);
     const auto* appends =
         ec || !doc.is_object() ? nullptr : doc.get_object().if_contains("appends");
     if (!appends || !appends->is_array())
-        return fmt::format("{} is not a receipts file", file.string());
+        return fmt::format("{} is not a receipts file", origin);
     r.appends.clear();
     r.appends.reserve(appends->get_array().size());
     try {
@@ -49,7 +53,7 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
             append_receipt a;
             const auto& id = o.at("event_id").as_string();
             if (id.size() != a.event_id.size())
-                return fmt::format("{}: an event_id is not 32 characters", file.string());
+                return fmt::format("{}: an event_id is not 32 characters", origin);
             std::memcpy(a.event_id.data(), id.data(), id.size());
             a.seq = o.at("seq").to_number<std::uint64_t>();
             a.scheduled_s = o.at("scheduled_s").to_number<double>();
@@ -58,7 +62,7 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file) 
             r.appends.push_back(a);
         }
     } catch (const std::exception& e) {
-        return fmt::format("{}: unreadable receipt: {}", file.string(), e.what());
+        return fmt::format("{}: unreadable receipt: {}", origin, e.what());
     }
     return {};
 }

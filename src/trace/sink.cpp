@@ -21,6 +21,8 @@ asio::awaitable<void> sink::push(record r) {
 }
 
 asio::awaitable<void> sink::emit(direction dir, double time_s, std::string event_json) {
+    if (!lines_)
+        co_return;
     record r;
     r.dir = dir;
     r.session = session_;

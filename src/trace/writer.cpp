@@ -85,6 +85,28 @@ std::string failure(const fs::path& path, std::string_view what, int err) {
 
 } // namespace
 
+std::optional<mode> parse_mode(std::string_view text) {
+    if (text == "full")
+        return mode::full;
+    if (text == "receipts")
+        return mode::receipts;
+    if (text == "none")
+        return mode::none;
+    return std::nullopt;
+}
+
+std::string_view to_string(mode m) {
+    switch (m) {
+    case mode::full:
+        return "full";
+    case mode::receipts:
+        return "receipts";
+    case mode::none:
+        return "none";
+    }
+    return "full";
+}
+
 std::string session_folder_name(std::uint32_t session) {
     return fmt::format("session-{:03d}", session);
 }
@@ -109,9 +131,11 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
     if (inserted) {
         const fs::path dir = options_.root / session_folder_name(session);
         s.trace_path = dir / "trace.jsonl";
+        if (options_.what == mode::none) // nothing on disk: the receipts stay in memory
+            return s;
         if (::mkdir(dir.c_str(), 0755) != 0)
             s.error = failure(dir, "folder creation", errno);
-        else if ((s.fd = options_.open_file(s.trace_path)) < 0)
+        else if (options_.what == mode::full && (s.fd = options_.open_file(s.trace_path)) < 0)
             s.error = failure(s.trace_path, "open", errno);
         if (!s.error.empty())
             ++stats_.write_errors;
@@ -122,13 +146,19 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
 
 void writer_core::on_record(time_point now, record&& r) {
     auto& s = state_for(r.session, now);
+    // --trace none: the receipts stay in memory, for the summary (take_receipts).
+    if (options_.what == mode::none && r.what != record::kind::line)
+        kept_receipts_[r.session] += r.payload;
+    else if (r.what == record::kind::end)
+        s.receipts += r.payload;
     if (r.what == record::kind::end) {
         s.ended = true;
         s.ended_at = now;
-        s.receipts += r.payload;
         s.done = std::move(r.done);
         return;
     }
+    if (r.what == record::kind::receipt && options_.what == mode::none)
+        return;
     if (r.what == record::kind::receipt) {
         if (s.pending.empty() && s.receipts.empty())
             s.pending_since = now;
@@ -137,6 +167,8 @@ void writer_core::on_record(time_point now, record&& r) {
         stats_.peak_buffered_bytes = std::max(stats_.peak_buffered_bytes, buffered_);
         return;
     }
+    if (options_.what != mode::full)
+        return; // --trace receipts|none: no trace.jsonl
     if (s.pending.empty() && s.receipts.empty())
         s.pending_since = now;
     const std::size_t before = s.pending.size();
@@ -182,6 +214,15 @@ void writer_core::write_pending(std::uint32_t, session_state& s) {
         }
     }
     s.pending.clear();
+}
+
+std::string writer_core::take_receipts(std::uint32_t session) {
+    const auto it = kept_receipts_.find(session);
+    if (it == kept_receipts_.end())
+        return {};
+    auto text = std::move(it->second);
+    kept_receipts_.erase(it);
+    return text;
 }
 
 void writer_core::finish(std::uint32_t id, session_state& s) {

@@ -1,7 +1,10 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/transport/detail/maybe_tls_stream.hpp>
+#include <pacer/transport/detail/tls_context.hpp>
 #include <pacer/transport/http_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/ssl/error.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
@@ -32,7 +35,8 @@ constexpr std::size_t max_error_body = 512;
 bool is_disconnect(const boost::system::error_code& ec) {
     return ec == http::error::end_of_stream || ec == http::error::partial_message ||
            ec == asio::error::eof || ec == asio::error::connection_reset ||
-           ec == asio::error::broken_pipe || ec == asio::error::connection_aborted;
+           ec == asio::error::broken_pipe || ec == asio::error::connection_aborted ||
+           ec == asio::ssl::error::stream_truncated; // over TLS: closed without close_notify
 }
 
 } // namespace
@@ -41,17 +45,19 @@ http_endpoint parse_http_url(std::string_view url) {
     const auto bad = [&](std::string_view why) {
         return std::invalid_argument(fmt::format("--base-url '{}' {}", url, why));
     };
-    if (url.starts_with("https://"))
-        throw std::invalid_argument(
-            fmt::format("--base-url '{}': https:// is not supported yet by pacer http; use "
-                        "http:// (TLS for HTTP is planned)",
-                        url));
-    if (!url.starts_with("http://"))
-        throw bad("must start with http://");
-    std::string_view rest = url.substr(7);
+    http_endpoint ep;
+    std::string_view rest;
+    if (url.starts_with("https://")) {
+        ep.tls = true;
+        ep.port = "443";
+        rest = url.substr(8);
+    } else if (url.starts_with("http://")) {
+        rest = url.substr(7);
+    } else {
+        throw bad("must start with http:// or https://");
+    }
     if (rest.find_first_of("?#") != std::string_view::npos)
         throw bad("must not have a query or fragment");
-    http_endpoint ep;
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) {
@@ -90,6 +96,12 @@ http_endpoint parse_http_url(std::string_view url) {
     return ep;
 }
 
+std::string http_endpoint::url() const {
+    const bool v6 = host.find(':') != std::string::npos;
+    return fmt::format("{}://{}{}{}:{}{}", tls ? "https" : "http", v6 ? "[" : "", host,
+                       v6 ? "]" : "", port, base_path);
+}
+
 std::string_view to_string(http_error e) noexcept {
     switch (e) {
     case http_error::none:
@@ -108,12 +120,17 @@ std::string_view to_string(http_error e) noexcept {
     return "none";
 }
 
+using stream_type = detail::maybe_tls_stream;
+
 struct http_pool::idle_set {
-    std::vector<std::unique_ptr<beast::tcp_stream>> streams;
+    std::vector<std::unique_ptr<stream_type>> streams;
 };
 
 http_pool::http_pool(asio::any_io_executor ex, http_endpoint endpoint)
-    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), idle_(std::make_unique<idle_set>()) {}
+    : ex_(std::move(ex)), endpoint_(std::move(endpoint)), idle_(std::make_unique<idle_set>()) {
+    if (endpoint_.tls && !endpoint_.tls_context)
+        endpoint_.tls_context = make_tls_client_context("", false);
+}
 
 http_pool::~http_pool() = default;
 
@@ -124,7 +141,7 @@ std::size_t http_pool::idle() const noexcept {
 void http_pool::close_idle() {
     for (auto& s : idle_->streams) {
         boost::system::error_code ignored;
-        s->socket().close(ignored);
+        s->next_layer().socket().close(ignored);
     }
     idle_->streams.clear();
 }
@@ -146,14 +163,17 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
     http_exchange out;
     // Each retry uses up one pooled connection; a new connection is never retried.
     for (;;) {
-        std::unique_ptr<beast::tcp_stream> stream;
+        std::unique_ptr<stream_type> stream;
         const bool reused = !idle_->streams.empty();
         if (reused) {
             stream = std::move(idle_->streams.back());
             idle_->streams.pop_back();
         } else {
-            stream = std::make_unique<beast::tcp_stream>(ex_);
-            stream->expires_at(deadline);
+            stream = std::make_unique<stream_type>(ex_);
+            if (endpoint_.tls)
+                stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
+            auto& tcp_layer = stream->next_layer();
+            tcp_layer.expires_at(deadline);
             if (resolved_.empty()) {
                 tcp::resolver resolver(ex_);
                 auto [ec, results] =
@@ -167,18 +187,42 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 for (const auto& r : results)
                     resolved_.push_back(r.endpoint());
             }
-            auto [ec, ep] = co_await stream->async_connect(resolved_, use_tuple);
+            auto phase_start = clock::now();
+            auto [ec, ep] = co_await tcp_layer.async_connect(resolved_, use_tuple);
             if (ec) {
                 out.error = ec == beast::error::timeout ? http_error::timeout : http_error::connect;
                 out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
                                           endpoint_.port, ec.message());
                 co_return out;
             }
-            stream->socket().set_option(tcp::no_delay(true));
+            tcp_layer.socket().set_option(tcp::no_delay(true));
+            out.connect_s = to_seconds(clock::now() - phase_start);
+            connect_times_.push_back(*out.connect_s);
+            if (auto* tls = stream->tls()) {
+                phase_start = clock::now();
+                const auto& ctx = *endpoint_.tls_context;
+                if (auto why = detail::prepare_client_handshake(*tls, ctx, endpoint_.host);
+                    !why.empty()) {
+                    out.error = http_error::connect;
+                    out.message = std::move(why);
+                    co_return out;
+                }
+                auto [tec] =
+                    co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
+                if (tec) {
+                    out.error =
+                        tec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                    out.message = detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host,
+                                                                     endpoint_.port);
+                    co_return out;
+                }
+                out.tls_s = to_seconds(clock::now() - phase_start);
+                tls_times_.push_back(*out.tls_s);
+            }
             ++opened_;
         }
         out.reused = reused;
-        stream->expires_at(deadline);
+        stream->next_layer().expires_at(deadline);
 
         auto [wec, written] = co_await http::async_write(*stream, req, use_tuple);
         beast::flat_buffer buffer;
@@ -247,7 +291,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 out.message += ": " + error_body;
         }
         if (parser.keep_alive()) {
-            stream->expires_never();
+            stream->next_layer().expires_never();
             idle_->streams.push_back(std::move(stream));
         }
         co_return out;

@@ -1,21 +1,18 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
+#include <pacer/transport/detail/tls_context.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/ssl/host_name_verification.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
 #include <fmt/format.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
 #include <algorithm>
 #include <array>
@@ -30,10 +27,6 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 namespace {}
-
-struct tls_client_context {
-    asio::ssl::context ctx{asio::ssl::context::tls_client};
-};
 
 std::vector<std::string> client_options::header_names() const {
     std::vector<std::string> names;
@@ -82,54 +75,10 @@ ws_endpoint parse_ws_url(std::string_view url) {
     return ep;
 }
 
-namespace {
-
-// The OpenSSL error queue's first reason, or `fallback`.
-std::string openssl_reason(std::string_view fallback) {
-    const unsigned long e = ::ERR_get_error();
-    ::ERR_clear_error();
-    if (e == 0)
-        return std::string(fallback);
-    std::array<char, 256> text{};
-    ::ERR_error_string_n(e, text.data(), text.size());
-    return text.data();
-}
-
-bool is_ip_literal(const std::string& host) {
-    boost::system::error_code ec;
-    (void)asio::ip::make_address(host, ec);
-    return !ec;
-}
-
-} // namespace
-
 void prepare_tls(ws_endpoint& ep) {
     if (!ep.tls)
         return;
-    auto t = std::make_shared<tls_client_context>();
-    auto& ctx = t->ctx;
-    ctx.set_options(asio::ssl::context::default_workarounds | asio::ssl::context::no_sslv2 |
-                    asio::ssl::context::no_sslv3 | asio::ssl::context::no_tlsv1 |
-                    asio::ssl::context::no_tlsv1_1);
-    if (ep.client.insecure) {
-        ctx.set_verify_mode(asio::ssl::verify_none);
-    } else {
-        ctx.set_verify_mode(asio::ssl::verify_peer);
-        boost::system::error_code ec;
-        if (!ep.client.ca_file.empty()) {
-            ctx.load_verify_file(ep.client.ca_file, ec);
-            if (ec)
-                throw std::invalid_argument(
-                    fmt::format("--ca-file {}: cannot load CA certificates ({})", ep.client.ca_file,
-                                openssl_reason(ec.message())));
-        } else {
-            ctx.set_default_verify_paths(ec);
-            if (ec)
-                throw std::invalid_argument(fmt::format("cannot load the system CA store ({})",
-                                                        openssl_reason(ec.message())));
-        }
-    }
-    ep.client.tls_context = std::move(t);
+    ep.client.tls_context = make_tls_client_context(ep.client.ca_file, ep.client.insecure);
 }
 
 std::pair<std::string, std::string> parse_header(std::string_view text) {
@@ -215,30 +164,18 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
     if (ep.tls) {
         phase_start = clock::now();
         auto& tls = *ws.next_layer().tls();
-        // SNI names the host, never an address literal (RFC 6066 section 3).
-        if (!is_ip_literal(ep.host) &&
-            !::SSL_set_tlsext_host_name(tls.native_handle(), ep.host.c_str())) {
+        if (auto why = detail::prepare_client_handshake(tls, *impl_->tls, ep.host); !why.empty()) {
             result.ec = asio::error::invalid_argument;
-            result.message = fmt::format("OSError: TLS: cannot set SNI {}", ep.host);
+            result.message = "OSError: " + why;
             co_return result;
         }
-        if (!ep.client.insecure)
-            tls.set_verify_callback(asio::ssl::host_name_verification(ep.host));
         stream.expires_after(std::chrono::seconds(30));
         auto [tec] = co_await tls.async_handshake(asio::ssl::stream_base::client, use_tuple);
         stream.expires_never();
         if (tec) {
             result.ec = tec;
-            const long verify = ::SSL_get_verify_result(tls.native_handle());
-            if (verify != X509_V_OK)
-                result.message = fmt::format(
-                    "OSError: TLS handshake with {}:{}: certificate verify failed: {}{}", ep.host,
-                    ep.port, ::X509_verify_cert_error_string(verify),
-                    ep.client.ca_file.empty() ? " (trusted: the system CA store; see --ca-file)"
-                                              : fmt::format(" (trusted: {})", ep.client.ca_file));
-            else
-                result.message = fmt::format("OSError: TLS handshake with {}:{}: {}", ep.host,
-                                             ep.port, tec.message());
+            result.message = "OSError: " + detail::describe_handshake_failure(tls, *impl_->tls, tec,
+                                                                              ep.host, ep.port);
             co_return result;
         }
         impl_->times.tls_s = to_seconds(clock::now() - phase_start);

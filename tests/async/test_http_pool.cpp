@@ -74,7 +74,8 @@ TEST(HttpPool, ReusesAKeepAliveConnectionAndStreamsTheWholeAnswer) {
     server::llm_mock mock(io, o);
     mock.listen();
     asio::co_spawn(io, mock.serve(), asio::detached);
-    http_pool pool(io.get_executor(), {"127.0.0.1", std::to_string(mock.port()), ""});
+    http_pool pool(io.get_executor(),
+                   {"127.0.0.1", std::to_string(mock.port()), "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 2, c);
     ASSERT_EQ(r.size(), 2u);
@@ -119,8 +120,9 @@ TEST(HttpPool, RetriesOnceWhenThePooledConnectionWasClosedByTheServer) {
     tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
     asio::co_spawn(io, answer_once_then_close(acceptor, 2, http::status::ok, "data: [DONE]\n\n"),
                    asio::detached);
-    http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""});
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 2, c);
     ASSERT_EQ(r.size(), 2u);
@@ -135,8 +137,9 @@ TEST(HttpPool, SkipsEveryStalePooledConnectionBeforeOpeningANewOne) {
     tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
     asio::co_spawn(io, answer_once_then_close(acceptor, 3, http::status::ok, "data: [DONE]\n\n"),
                    asio::detached);
-    http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""});
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
     collected c;
     std::vector<http_exchange> out;
     const auto one = [&]() -> asio::awaitable<void> {
@@ -165,8 +168,9 @@ TEST(HttpPool, ANon2xxAnswerIsAStatusErrorWithTheStartOfItsBody) {
                    answer_once_then_close(acceptor, 1, http::status::service_unavailable,
                                           "{\"error\":\"busy\"}\n"),
                    asio::detached);
-    http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""});
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 1, c);
     ASSERT_EQ(r.size(), 1u);
@@ -182,8 +186,9 @@ TEST(HttpPool, ASilentServerEndsTheExchangeAtTheDeadline) {
     tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
     tcp::socket held(io);
     acceptor.async_accept(held, [](boost::system::error_code) {}); // accepts, never answers
-    http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), ""});
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 1, c, std::chrono::milliseconds(50));
     ASSERT_EQ(r.size(), 1u);

@@ -287,5 +287,27 @@ TEST_F(ReportBrowser, Recording) {
     EXPECT_NE(dom.find("id=\"statuses\""), std::string::npos);
 }
 
+// A `pacer http` run against `pacer llm-mock`, and a --find-capacity folder's page of probes.
+TEST_F(ReportBrowser, HttpRunAndCapacitySearch) {
+    mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
+    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is the mock's
+    const auto colon = ws.rfind(':');
+    const std::string base =
+        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    expect_ran(run_pacer({"http", "--base-url", base, "--model", "m", "--rate", "40", "--requests",
+                          "30", "--output-len", "4", "--max-concurrency", "4", "--goodput",
+                          "ttft:50,e2el:100", "-o", dir("http").string()}));
+    expect_renders(dir("http") / "report.html",
+                   {"plot-arrivals", "plot-dispatch-lag", "plot-ttft", "plot-e2el", "plot-tpot-itl",
+                    "plot-goodput", "plot-errors"});
+    const auto r =
+        run_pacer({"http", "--base-url", base, "--model", "m", "--rate", "20", "--duration", "0.5s",
+                   "--output-len", "2", "--goodput", "e2el:1", "--find-capacity",
+                   "--capacity-steps", "1", "-o", dir("search").string()});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    expect_renders(dir("search") / "report.html",
+                   {"plot-capacity-goodput", "plot-capacity-latency"});
+}
+
 } // namespace
 } // namespace pacer::test

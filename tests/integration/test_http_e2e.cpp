@@ -290,7 +290,7 @@ TEST(HttpE2e, BadInputIsOneLineExitTwoAndNothingWritten) {
     const auto out = dir / "run";
     ::unsetenv("PACER_E2E_UNSET_KEY");
     const std::vector<std::vector<std::string>> cases = {
-        {"--base-url", "https://127.0.0.1:8000", "--rate", "1", "--requests", "1"},
+        {"--base-url", "ftp://127.0.0.1:8000", "--rate", "1", "--requests", "1"},
         {"--base-url", "http://127.0.0.1:8000", "--rate", "1"},
         {"--base-url", "http://127.0.0.1:8000", "--rate", "1", "--requests", "1", "--endpoint",
          "/v1/embeddings"},
@@ -313,9 +313,9 @@ TEST(HttpE2e, BadInputIsOneLineExitTwoAndNothingWritten) {
         EXPECT_EQ(std::count(res.out.begin(), res.out.end(), '\n'), 1) << res.out;
         EXPECT_FALSE(fs::exists(out));
     }
-    const auto https = run_pacer({"http", "--model", "m", "--base-url", "https://h", "--rate", "1",
-                                  "--requests", "1", "-o", out.string()});
-    EXPECT_NE(https.out.find("not supported yet"), std::string::npos) << https.out;
+    const auto ftp = run_pacer({"http", "--model", "m", "--base-url", "ftp://h", "--rate", "1",
+                                "--requests", "1", "-o", out.string()});
+    EXPECT_NE(ftp.out.find("must start with http:// or https://"), std::string::npos) << ftp.out;
 }
 
 TEST(HttpE2e, PromptFileAndDryRun) {

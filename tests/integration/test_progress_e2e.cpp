@@ -60,7 +60,7 @@ TEST(ProgressE2E, RunNeverPrintsNoProgressAndNoReportWritesNone) {
 }
 
 // --processes: the parent writes the pooled folder's report; its workers (whose stderr is their
-// log) write none, and the parent shows no progress line.
+// log) write none and print no progress line (the parent prints the one line, below).
 TEST(ProgressE2E, ProcessesParentWritesThePooledReportOnly) {
     temp_dir t;
     const auto out = t / "pooled";
@@ -70,8 +70,43 @@ TEST(ProgressE2E, ProcessesParentWritesThePooledReportOnly) {
     EXPECT_TRUE(fs::exists(out / "report.html"));
     EXPECT_FALSE(fs::exists(out / "worker-0" / "report.html"));
     EXPECT_FALSE(fs::exists(out / "worker-1" / "report.html"));
-    EXPECT_TRUE(progress_lines(r.out).empty()) << r.out;
     EXPECT_TRUE(progress_lines(slurp(out / "worker-0.log")).empty());
+    EXPECT_TRUE(progress_lines(slurp(out / "worker-1.log")).empty());
+}
+
+// --processes: the parent's one line pools its workers' live totals; its last line, printed
+// when every worker has ended and before the table, counts every session of every worker.
+TEST(ProgressE2E, ProcessesParentPrintsOneLinePoolingItsWorkers) {
+    temp_dir t;
+    const auto out = t / "pooled";
+    const auto r = run_pacer({"run", "--processes", "2", "-c", "2", "-d", "1s", "--progress",
+                              "always", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto lines = progress_lines(r.out);
+    ASSERT_FALSE(lines.empty()) << r.out;
+    EXPECT_EQ(lines.back().rfind("progress 2 processes  ", 0), 0u) << lines.back();
+    // 2 workers x 2 sessions, 13 packets each.
+    EXPECT_NE(lines.back().find("sessions 0 active, 4 done, 0 failed  packets 52 sent"),
+              std::string::npos)
+        << r.out;
+    EXPECT_LT(r.out.find(lines.back()), r.out.find("pacer run: 2 processes")) << r.out;
+    EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no terminal control into a pipe";
+    const auto s = read_json(out / "summary.json");
+    EXPECT_EQ(at(s, {"pacing", "packets", "sent"}).to_number<std::uint64_t>(), 52u);
+}
+
+TEST(ProgressE2E, OpenLoopProcessesParentPoolsItsWorkers) {
+    temp_dir t;
+    const auto out = t / "open";
+    const auto r = run_pacer({"run", "--processes", "2", "--rate", "20", "--sessions", "5", "-d",
+                              "1s", "--progress", "always", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto lines = progress_lines(r.out);
+    ASSERT_FALSE(lines.empty()) << r.out;
+    // Arrivals 0, 2, 4 in worker 0 and 1, 3 in worker 1: five sessions, 13 packets each.
+    EXPECT_NE(lines.back().find("sessions 0 active, 5 done, 0 failed  packets 65 sent"),
+              std::string::npos)
+        << r.out;
 }
 
 TEST(ProgressE2E, ServeLeavesOneReportForTheSweepAndShowsTheLevel) {

@@ -139,5 +139,86 @@ TEST(ProtocolsE2E, VllmRealtimeWithoutAModelIsBadInput) {
     EXPECT_FALSE(fs::exists(dir));
 }
 
+TEST(ProtocolsE2E, OpenAiRealtimeOpenLoopRunsItsScheduleAgainstTheMock) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
+    const auto dir = out / "run";
+    const auto r = run_pacer({"run",
+                              "--protocol",
+                              "openai-realtime",
+                              "--turns",
+                              "manual",
+                              "--url",
+                              mock.url(),
+                              "--arrival",
+                              "poisson",
+                              "--rate",
+                              "10",
+                              "--sessions",
+                              "4",
+                              "--seed",
+                              "7",
+                              "-d",
+                              "1s",
+                              "--timeout",
+                              "20s",
+                              "--keep-traces",
+                              "--no-report",
+                              "-o",
+                              dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto summary = read_json(dir / "summary.json");
+    EXPECT_EQ(at(summary, {"config", "protocol"}).as_string(), "openai-realtime");
+    EXPECT_TRUE(fs::exists(dir / "schedule.json"));
+    const auto& req = at(summary, {"open_loop", "requests"});
+    EXPECT_EQ(at(req, {"scheduled"}).to_number<int>(), 4);
+    EXPECT_EQ(at(req, {"dispatched"}).to_number<int>(), 4);
+    EXPECT_EQ(at(req, {"failed"}).to_number<int>(), 0) << r.out;
+    EXPECT_EQ(at(summary, {"open_loop", "latency_s", "n"}).to_number<int>(), 4);
+    for (int i = 0; i < 4; ++i) {
+        SCOPED_TRACE(i);
+        const auto trace = dir / fmt::format("session-{:03}", i) / "trace.jsonl";
+        const auto sent = types(trace, "send");
+        ASSERT_FALSE(sent.empty());
+        EXPECT_EQ(sent.front(), "session.update");
+        EXPECT_EQ(count(sent, "input_audio_buffer.append"), 13u);
+        EXPECT_EQ(sent.back(), "response.create");
+        EXPECT_EQ(types(trace, "receive").back(), "response.done");
+    }
+    EXPECT_EQ(
+        at(summary, {"server", "realtime", "first_audio_from_anchor_s", "count"}).to_number<int>(),
+        4);
+}
+
+TEST(ProtocolsE2E, ProcessesPoolTheProtocolAndEverySessionsHandshake) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
+    const auto dir = out / "run";
+    const auto r = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url",
+                              mock.url(), "--processes", "2", "-c", "2", "-d", "1s", "--timeout",
+                              "20s", "--no-report", "-o", dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto summary = read_json(dir / "summary.json");
+    EXPECT_EQ(at(summary, {"protocol"}).as_string(), "openai-realtime");
+    const auto& h = at(summary, {"transport", "handshake_s"});
+    EXPECT_EQ(at(h, {"connections"}).to_number<int>(), 4);
+    EXPECT_EQ(at(h, {"session_update_ack", "n"}).to_number<int>(), 4);
+    EXPECT_EQ(at(h, {"upgrade", "n"}).to_number<int>(), 4);
+    // Each worker's samples.json has every session's phases.
+    const auto samples = read_json(dir / "worker-0" / "samples.json");
+    for (const auto& session : at(samples, {"sessions"}).as_array()) {
+        EXPECT_TRUE(at(session, {"handshake_s", "connect"}).is_number());
+        EXPECT_TRUE(at(session, {"handshake_s", "session_update_ack"}).is_number());
+    }
+    // A worker's own summary has the ack too.
+    const auto worker = read_json(dir / "worker-0" / "summary.json");
+    EXPECT_EQ(at(worker, {"transport", "handshake_s", "session_update_ack", "n"}).to_number<int>(),
+              2);
+}
+
 } // namespace
 } // namespace pacer::test

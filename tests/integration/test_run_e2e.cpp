@@ -232,16 +232,16 @@ TEST(RunE2E, BadInputsAreRefusedBeforeAnythingIsWritten) {
     fs::create_directories(out.path());
     const auto wav = out / "stereo.wav";
     {
-        // A 44.1 kHz stereo PCM16 WAV header with no samples: the wrong format for pacer.
+        // A 44.1 kHz stereo PCM16 WAV header with no samples: nothing to stream.
         std::ofstream f(wav, std::ios::binary);
         auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
         auto u16 = [&](std::uint16_t v) { f.write(reinterpret_cast<const char*>(&v), 2); };
         f << "RIFF";
-        u32(36 + 8);
+        u32(36);
         f << "WAVEfmt ";
         u32(16), u16(1), u16(2), u32(44100), u32(44100 * 4), u16(4), u16(16);
         f << "data";
-        u32(8), u32(0), u32(0);
+        u32(0);
     }
     for (const auto& args : std::vector<std::vector<std::string>>{
              {"run", "--audio", wav.string(), "-o", (out / "a").string()},

@@ -112,14 +112,29 @@ TEST(ScaleE2E, WorkersAndRunsShareNoEventId) {
     EXPECT_EQ(shared(again, worker1), 0u);
 }
 
+// The pid a worker of `--processes` names in its live file (worker-K.live.json, beside its
+// folder), once it has written it: 0 until then.
+pid_t worker_pid(const fs::path& live_file) {
+    try {
+        return static_cast<pid_t>(at(read_json(live_file), {"pid"}).to_number<std::int64_t>());
+    } catch (const std::exception&) {
+        return 0; // not written yet
+    }
+}
+
 TEST(ScaleE2E, AWorkerThatDiesIsReportedAndTheOthersKept) {
-    ::setenv("PACER_TEST_ABORT_WORKER", "1", 1);
     temp_dir out;
-    const auto r =
-        run_pacer({"run", "--processes", "2", "-c", "2", "-d", "1s", "-o", out.path().string()});
-    ::unsetenv("PACER_TEST_ABORT_WORKER");
+    // Worker 1 is killed by a real SIGABRT while it runs: it names its pid in its live file
+    // before it waits for the common start (about 1 s), then streams for 3 s.
+    child run({PACER_BINARY, "run", "--processes", "2", "-c", "2", "-d", "3s", "-o",
+               out.path().string()});
+    pid_t victim = 0;
+    ASSERT_TRUE(poll_until([&] { return (victim = worker_pid(out / "worker-1.live.json")) > 0; }));
+    ASSERT_EQ(::kill(victim, SIGABRT), 0);
+    const std::string printed = run.read_all();
+    const int code = run.wait();
     // 1: pacer itself failed (3 takes precedence when this host also made the client late).
-    EXPECT_TRUE(r.exit_code == 1 || r.exit_code == 3) << r.out;
+    EXPECT_TRUE(code == 1 || code == 3) << printed;
     const auto s = read_json(out / "summary.json");
     const auto& workers = s.at("workers").as_array();
     ASSERT_EQ(workers.size(), 2u);
@@ -130,6 +145,35 @@ TEST(ScaleE2E, AWorkerThatDiesIsReportedAndTheOthersKept) {
     EXPECT_FALSE(workers[1].at("merged").as_bool());
     EXPECT_FALSE(s.at("complete").as_bool());
     EXPECT_EQ(num(s, {"pacing", "sessions", "complete"}), 2) << "worker 0's sessions are kept";
+}
+
+// Ctrl-C to the parent of `--processes` reaches every worker (the pool forwards it): each
+// closes its sessions and writes its partial part, and the pooled run is interrupted (130).
+TEST(ScaleE2E, SigintToTheParentInterruptsEveryWorker) {
+    temp_dir out;
+    child run({PACER_BINARY, "run", "--processes", "2", "-c", "1", "-d", "60s", "-o",
+               out.path().string()});
+    // Both workers are streaming once their live files count a started session.
+    auto streaming = [&](int k) {
+        try {
+            const auto live = read_json(out / ("worker-" + std::to_string(k) + ".live.json"));
+            return at(live, {"packets_sent"}).to_number<std::uint64_t>() > 0;
+        } catch (const std::exception&) {
+            return false; // not written yet
+        }
+    };
+    ASSERT_TRUE(poll_until([&] { return streaming(0) && streaming(1); }));
+    run.signal(SIGINT);
+    const std::string printed = run.read_all();
+    EXPECT_EQ(run.wait(), 130) << printed;
+    const auto s = read_json(out / "summary.json");
+    EXPECT_TRUE(s.at("interrupted").as_bool());
+    const auto& workers = s.at("workers").as_array();
+    ASSERT_EQ(workers.size(), 2u);
+    for (const auto& w : workers) {
+        EXPECT_EQ(w.at("status").as_string(), "exit 130") << printed;
+        EXPECT_TRUE(w.at("merged").as_bool());
+    }
 }
 
 TEST(ScaleE2E, ShardsMergeIntoTheWholeRun) {

@@ -202,15 +202,32 @@ TEST(HttpUrl, ParsesHostPortAndPrefix) {
     EXPECT_EQ(c.port, "9000");
 }
 
-TEST(HttpUrl, RefusesHttpsAndMalformedUrlsWithOneLine) {
+TEST(HttpUrl, HttpsIsTlsOnPort443UnlessGivenAndUrlSaysItBack) {
+    const auto a = parse_http_url("https://api.example.com/v2/");
+    EXPECT_TRUE(a.tls);
+    EXPECT_EQ(a.host, "api.example.com");
+    EXPECT_EQ(a.port, "443");
+    EXPECT_EQ(a.base_path, "/v2");
+    EXPECT_EQ(a.url(), "https://api.example.com:443/v2");
+    const auto b = parse_http_url("https://[::1]:8443");
+    EXPECT_TRUE(b.tls);
+    EXPECT_EQ(b.port, "8443");
+    EXPECT_EQ(b.url(), "https://[::1]:8443");
+    EXPECT_FALSE(parse_http_url("http://h").tls);
+    EXPECT_EQ(parse_http_url("http://h").url(), "http://h:80");
+}
+
+TEST(HttpUrl, RefusesMalformedUrlsWithOneLine) {
     try {
-        parse_http_url("https://api.example.com");
+        parse_http_url("ftp://api.example.com");
         FAIL();
     } catch (const std::invalid_argument& e) {
-        EXPECT_NE(std::string(e.what()).find("not supported yet"), std::string::npos);
+        EXPECT_NE(std::string(e.what()).find("must start with http:// or https://"),
+                  std::string::npos);
     }
     for (const char* bad : {"", "ws://h:1", "http://", "http://:80", "http://h:0", "http://h:70000",
-                            "http://h:x", "http://h/?q=1", "http://u:p@h", "http://[::1"})
+                            "http://h:x", "http://h/?q=1", "http://u:p@h", "http://[::1",
+                            "https://", "https://h:0", "https://u:p@h"})
         EXPECT_THROW(parse_http_url(bad), std::invalid_argument) << bad;
 }
 

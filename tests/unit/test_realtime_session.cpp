@@ -206,6 +206,43 @@ TEST(RealtimeSession, AGivenOriginAnchorsTheGrid) {
     EXPECT_EQ(a.at, *o.origin);
 }
 
+TEST(RealtimeSession, OpenAiJoinsTheGateOnlyAfterSessionUpdatedAndStreamsFromItsStart) {
+    manual_clock clock;
+    auto o = options(realtime_protocol::openai, realtime_turns::manual, 2);
+    o.gate = true;
+    o.start_offset = 40ms;
+    realtime_session s(o);
+    s.on_event(realtime_event::session_created, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // not ready before the ack
+    s.on_event(realtime_event::session_updated, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::join_gate);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // the gate has not opened
+    const time_point start = clock.now + 200ms;
+    s.gate_started(start);
+    auto a = s.next(clock.now);
+    ASSERT_EQ(a.what, kind::wait_until);
+    EXPECT_EQ(a.at, start + 40ms); // packet 0 on the common start + this session's offset
+    EXPECT_EQ(s.given_origin(), start + 40ms);
+    clock.now = a.at;
+    EXPECT_EQ(s.next(clock.now).what, kind::send_append);
+}
+
+TEST(RealtimeSession, VllmJoinsTheGateAfterItsStartingCommit) {
+    manual_clock clock;
+    auto o = options(realtime_protocol::vllm, realtime_turns::server_vad, 2);
+    o.gate = true;
+    realtime_session s(o);
+    s.on_event(realtime_event::session_created, clock.now);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_start);
+    EXPECT_EQ(s.next(clock.now).what, kind::join_gate);
+    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+    s.on_event(realtime_event::error, clock.now); // an error while waiting: no stream
+    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.appends_sent(), 0u);
+}
+
 } // namespace
 
 #include <pacer/protocol/realtime_events.hpp>

@@ -527,7 +527,7 @@ TEST(report, bad_folders_are_refused_with_one_line) {
     write(t.path() / "summary.json", "{not json");
     EXPECT_NE(one_line(t.path()).find("is not valid JSON"), std::string::npos);
     write(t.path() / "summary.json", R"({"command":"replay"})");
-    EXPECT_NE(one_line(t.path()).find("was not written by pacer run, merge or serve"),
+    EXPECT_NE(one_line(t.path()).find("was not written by pacer run, merge, serve or http"),
               std::string::npos);
     for (const auto& m : {one_line(t.path() / "missing"), one_line(t.path())})
         EXPECT_EQ(m.find('\n'), std::string::npos);

@@ -11,6 +11,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <cstdio>
+#include <functional>
 #include <mutex>
 #include <optional>
 #include <string>
@@ -50,6 +51,9 @@ struct progress_view {
 std::string format_progress(const progress_snapshot& s, const progress_view& v, bool terminal,
                             std::size_t width = 0);
 
+/// Whole seconds for a progress line: "7s", "1m05s", "2h03m04s".
+std::string short_duration(double s);
+
 /// The periods between two lines.
 inline constexpr double terminal_period_s = 0.25;
 inline constexpr double plain_period_s = 10;
@@ -75,6 +79,11 @@ public:
     /// The totals the run updates (pass to session::run_options::live).
     session::live_counters& counters() { return counters_; }
 
+    /// Takes each line's totals from `source` instead of counters(), e.g. the pooled totals of
+    /// the workers of `--processes` (see live_file.hpp). It runs on the progress thread, once a
+    /// line. Call before `begin`.
+    void set_source(std::function<progress_snapshot()> source);
+
     /// Starts a phase: totals back to zero, elapsed from now. No session may be running.
     void begin(std::string label, std::optional<double> expected_s);
     /// Ends the phase (see above); nothing is printed until the next `begin`.
@@ -87,6 +96,7 @@ private:
     progress_mode mode_;
     std::FILE* out_;
     session::live_counters counters_;
+    std::function<progress_snapshot()> source_;
     std::mutex mutex_;
     std::condition_variable wake_;
     bool stopping_ = false;

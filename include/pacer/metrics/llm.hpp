@@ -33,7 +33,10 @@ struct llm_request {
     std::uint64_t output_len = 0; ///< max_tokens asked
     time_point scheduled{};
     std::optional<time_point> dispatched;
-    std::optional<time_point> first_byte;  ///< the response's status line arrived
+    std::optional<time_point> first_byte; ///< the response's status line arrived
+    /// The setup of the new connection this request opened, in seconds (nullopt over a reused
+    /// connection): TCP connect, and the TLS handshake for https://. Part of first_byte.
+    std::optional<double> connect_s, tls_handshake_s;
     std::optional<time_point> first_token; ///< the first chunk with text arrived
     std::optional<time_point> completed;
     std::vector<time_point> token_times; ///< every chunk with text, in order

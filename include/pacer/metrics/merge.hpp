@@ -18,6 +18,13 @@ struct session_samples {
     std::vector<double> deviation_s;
 };
 
+/// One session's handshake phases in seconds, as its part's `samples.json` records them
+/// (`update_ack_s` absent when no session.updated came).
+struct handshake_sample {
+    double connect_s = 0, tls_s = 0, upgrade_s = 0;
+    std::optional<double> update_ack_s;
+};
+
 /// One arrival of an open-loop part, as its `samples.json` records it. Times are seconds
 /// since the part's schedule origin, so a part's lags and latencies never depend on another
 /// host's clock.
@@ -39,6 +46,8 @@ struct run_part {
     /// Open-loop parts: every arrival of the part. Nullopt when `samples.json` has no
     /// `open_loop` object (a closed-loop run, or one written before pacer recorded it).
     std::optional<std::vector<arrival_sample>> arrivals;
+    /// Every admitted session's handshake (none from parts written before pacer recorded it).
+    std::vector<handshake_sample> handshakes;
 };
 
 /// Reads a run folder. Throws std::runtime_error naming the file that is missing or malformed.

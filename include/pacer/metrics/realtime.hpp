@@ -15,4 +15,8 @@ namespace pacer::metrics {
 /// `{count, p50, p95, max}` in seconds for each figure (null figures when no session has one).
 boost::json::object realtime_latency_json(const std::vector<trace::session_result>& sessions);
 
+/// How long each session's `session.update` took to be acknowledged (`session.updated`
+/// received - the update's send start), over the sessions that got an ack: `{n, p50, ...}`.
+boost::json::object update_ack_json(const std::vector<trace::session_result>& sessions);
+
 } // namespace pacer::metrics

@@ -91,6 +91,11 @@ struct realtime_session_options {
     /// Without an origin: how long after negotiation packet 0 goes (stagger).
     duration start_delay{};
     duration quiet = server_vad_quiet;
+    /// Join a serving level's start gate once negotiated (openai-realtime: `session.updated`
+    /// received; vllm-realtime: `session.update` and the starting commit sent, since vLLM
+    /// answers neither); the gate's common start + `start_offset` is the origin.
+    bool gate = false;
+    duration start_offset{};
 };
 
 /// The driver's next step.
@@ -101,6 +106,7 @@ struct realtime_action {
         send_append,   ///< send packet `seq`, reporting its send start with `append_sent`
         send_commit,   ///< send `input_audio_buffer.commit` (vllm: `final:true`)
         send_response, ///< openai manual: send `response.create`
+        join_gate,     ///< report ready to the start gate; `gate_started(t)` when it starts
         wait_event,    ///< wait for a server event (or the receive loop's end)
         wait_until,    ///< wait until `at`, or an event, then ask again
         close,         ///< close the socket (neither API has a close event)
@@ -158,6 +164,8 @@ public:
         last_append_start_ = start;
     }
     void send_failed() { aborted_ = true; }
+    /// The start gate released the level at `start`.
+    void gate_started(time_point start) { gate_start_ = start; }
 
     // Output ---------------------------------------------------------------------------------
 
@@ -187,9 +195,22 @@ public:
                 if (o_.protocol == realtime_protocol::openai &&
                     !has_seen(realtime_event::session_updated))
                     return {k::wait_event};
-                phase_ = phase::stagger;
+                phase_ = o_.gate ? phase::join : phase::stagger;
                 if (o_.protocol == realtime_protocol::vllm)
                     return {k::send_start};
+                continue;
+            case phase::join:
+                phase_ = phase::gate;
+                return {k::join_gate};
+            case phase::gate:
+                if (aborted_) {
+                    phase_ = phase::close;
+                    continue;
+                }
+                if (!gate_start_)
+                    return {k::wait_event};
+                o_.origin = *gate_start_ + o_.start_offset;
+                phase_ = phase::stagger;
                 continue;
             case phase::stagger:
                 if (o_.start_delay > duration::zero() && !o_.origin) {
@@ -285,6 +306,8 @@ public:
     realtime_protocol protocol() const { return o_.protocol; }
     std::size_t expected_appends() const { return expected_; }
     std::size_t appends_sent() const { return grid_ ? grid_->sent_count() : 0; }
+    /// The origin the session was given or got from the gate (not the anchored one).
+    std::optional<time_point> given_origin() const { return o_.origin; }
     /// The grid's origin (packet 0's deadline), once packet 0 has gone.
     std::optional<time_point> origin() const {
         return grid_ ? grid_->origin() : std::optional<time_point>{};
@@ -305,6 +328,8 @@ private:
     enum class phase {
         created,
         updated,
+        join,
+        gate,
         stagger,
         streaming,
         end_of_input,
@@ -323,6 +348,7 @@ private:
     bool done_after_input_ = false;
     bool finished_ = false;
     std::optional<time_point> stagger_until_;
+    std::optional<time_point> gate_start_;
     std::optional<schedule::packet_grid> grid_;
     time_point last_append_start_{};
     std::optional<time_point> input_end_at_;

@@ -75,7 +75,8 @@ struct variant_job {
 boost::json::object process_variant(const variant_job& job);
 
 /// The `record --worker` loop: reads one JSON job a line from `in` (`{"dir", "profile",
-/// "input_duration_s", "startup_reserve_s", "session_errors"}`), writes one JSON summary a
+/// "input_duration_s", "startup_reserve_s", "session_errors"}`, and `command`: the user's
+/// post-processing command, see postprocess_variant), writes one JSON summary a
 /// line to `out` (the summary, or `{"dir", "status":"error", "errors":[...]}`, plus the
 /// worker's own `cpu_s` so far and its `worker_pid`). Returns 0 at end of input, 1 when `out`
 /// cannot be written. (`pacer record --worker` renices itself to 10 first.)

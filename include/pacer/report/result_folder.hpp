@@ -22,11 +22,13 @@ namespace pacer::report {
 
 /// What wrote the folder.
 enum class folder_kind {
-    run,       ///< `pacer run`, closed loop (every session starts at once)
-    open_loop, ///< `pacer run --rate/--sessions/--schedule`
-    merged,    ///< `pacer run --processes P` or `pacer merge`: pooled parts
-    serve,     ///< `pacer serve`: concurrency levels
-    recording, ///< `pacer record`: run.json, one session per dataset variant
+    run,           ///< `pacer run`, closed loop (every session starts at once)
+    open_loop,     ///< `pacer run --rate/--sessions/--schedule`
+    merged,        ///< `pacer run --processes P` or `pacer merge`: pooled parts
+    serve,         ///< `pacer serve`: concurrency levels
+    recording,     ///< `pacer record`: run.json, one session per dataset variant
+    http,          ///< `pacer http`: requests.jsonl, one row per arrival
+    http_capacity, ///< `pacer http --find-capacity`: capacity.json and one folder per probe
 };
 const char* to_string(folder_kind k);
 
@@ -76,6 +78,22 @@ struct part_info {
     std::optional<double> clock_monotonic_s; ///< the run's clock reading just before it began
 };
 
+/// One request of a `pacer http` run (a line of requests.jsonl): times in seconds from the
+/// schedule's origin, nullopt when the moment did not happen; latencies in ms as written.
+struct http_request {
+    std::uint64_t index = 0; ///< the arrival's index in the whole schedule
+    double scheduled_s = 0;
+    std::optional<double> dispatched_s, first_byte_s, first_token_s, completed_s;
+    bool dropped = false;
+    std::uint64_t status = 0;
+    std::string error; ///< "" when the request ended without error
+    std::string error_message;
+    std::uint64_t input_len = 0, output_len = 0, output_tokens = 0, chunks = 0;
+    std::optional<std::uint64_t> usage_prompt_tokens, usage_completion_tokens;
+    std::optional<double> ttft_ms, ttft_uncorrected_ms, e2el_ms, e2el_uncorrected_ms, tpot_ms;
+    std::vector<double> token_times_s;
+};
+
 struct result_folder {
     std::filesystem::path dir;
     folder_kind kind = folder_kind::run;
@@ -84,6 +102,9 @@ struct result_folder {
     std::vector<session_record> sessions;
     /// open loop: the schedule's arrival offsets from the run's start, seconds.
     std::vector<double> schedule_offsets_s;
+    /// `pacer http`: every arrival's request, by arrival order. A capacity search: none (its
+    /// probes are `parts`, each with its folder and summary).
+    std::vector<http_request> requests;
     /// What could not be read (a part that moved, a missing receipts file): said in the page.
     std::vector<std::string> notes;
 
@@ -91,8 +112,9 @@ struct result_folder {
 };
 
 /// Reads a result folder. Throws folder_error (one line naming the folder or file) when `dir`
-/// does not exist, has no readable summary.json (nor a recording's run.json), or was not
-/// written by `pacer run`, `pacer merge`, `pacer serve` or `pacer record`. Missing per-session
+/// does not exist, has no readable summary.json (nor a recording's run.json, nor a capacity
+/// search's capacity.json), or was not written by `pacer run`, `pacer merge`, `pacer serve`,
+/// `pacer record` or `pacer http`. Missing per-session
 /// files are notes, not errors.
 result_folder read_result_folder(const std::filesystem::path& dir);
 

@@ -252,6 +252,18 @@ struct schedule_thresholds {
     duration dispatch_lag_max = std::chrono::milliseconds(10);
 };
 
+/// The verdict rule of every pacer command with an open loop (`pacer run --rate`, `pacer
+/// http`): the client kept its schedule when dispatch lag p99 <= 5 ms and max <= 80 ms (an
+/// arrival is late for its schedule when it would be late as a packet on the 80 ms grid).
+inline constexpr schedule_thresholds client_schedule_thresholds{std::chrono::milliseconds(5),
+                                                                std::chrono::milliseconds(80)};
+
+/// The rule itself, over dispatch lags in seconds: p99 <= `t.dispatch_lag_p99` and max <=
+/// `t.dispatch_lag_max`. A missing figure (nothing was dispatched) passes: an empty sample
+/// kept its schedule vacuously.
+bool schedule_kept(std::optional<double> lag_p99_s, std::optional<double> lag_max_s,
+                   const schedule_thresholds& t);
+
 /// The open-loop part of a summary, all times in seconds:
 ///
 /// - `requests`: scheduled, dispatched, completed, failed, dropped, not_dispatched

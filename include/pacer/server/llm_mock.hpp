@@ -14,6 +14,9 @@
 //   `stall` (the first token, then nothing until the client goes); `malformed_sse` (a data
 //   line that is not JSON after the first token); `disconnect` (the connection closed half-way
 //   through the tokens, without the end of the chunked body).
+// - Pauses: for `pause` out of every `pause_every` no token leaves (a stalling server, to show
+//   what a closed-loop tool's coordinated omission hides).
+// - TLS: with a certificate and key, every connection is https:// (Beast's SSL stream).
 
 #include <pacer/core/clock.hpp>
 #include <pacer/server/native_mock.hpp>
@@ -48,12 +51,24 @@ struct llm_mock_options {
     llm_fault fault = llm_fault::none;
     std::optional<session_set> fault_requests; ///< by arrival order from 0; none: all
     std::uint64_t default_max_tokens = 16;     ///< when a request gives no max_tokens
+    /// Periodic pauses (a garbage-collection-like stall of the whole server): from the mock's
+    /// start, for `pause` out of every `pause_every`, no token leaves; a token due inside a
+    /// pause leaves when it ends. Zero: no pauses.
+    duration pause_every{}, pause{};
+    /// PEM certificate (chain) and key: serve https:// (both or neither).
+    std::string tls_cert, tls_key;
 };
+
+/// When a token due at `due` leaves under periodic pauses of `pause` out of every `every`
+/// counted from `origin`: `due` itself outside a pause, else the end of its pause. No pause
+/// when either is zero or `due` is before `origin`.
+time_point after_pause(time_point due, time_point origin, duration every, duration pause);
 
 /// The mock on one io_context (run it on one thread: no strand, no lock).
 class llm_mock {
 public:
-    /// Throws std::invalid_argument for options it cannot serve.
+    /// Throws std::invalid_argument for options it cannot serve (a TLS certificate or key
+    /// that cannot be loaded, or only one of them).
     llm_mock(boost::asio::io_context& io, llm_mock_options options);
     ~llm_mock();
     llm_mock(const llm_mock&) = delete;
@@ -62,13 +77,16 @@ public:
     /// Binds and listens; throws std::system_error when the address cannot be used.
     void listen();
     std::uint16_t port() const;
+    /// Serving https:// (a certificate was given).
+    bool tls() const;
     /// Accepts connections until `stop()`.
     boost::asio::awaitable<void> serve();
     /// Stops accepting (open connections end with the io_context).
     void stop();
     /// requests, completed, rejected (503), faulted, bad_requests, peak_in_flight, connections,
     /// tokens, fault, with_bearer_token (requests that carried `Authorization: Bearer`; the
-    /// token itself is never kept).
+    /// token itself is never kept), tls, tls_handshake_failures, paused_tokens (tokens held by a
+    /// pause).
     boost::json::object stats() const;
 
 private:

@@ -139,6 +139,8 @@ struct session_options {
     /// Optional: the run's live totals (sessions, packets, late packets, errors), bumped with
     /// relaxed atomic adds as the session goes; must outlive the session.
     live_counters* live = nullptr;
+    /// False (`pacer run --trace receipts|none`): no trace line is built or queued.
+    bool trace_lines = true;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's
@@ -152,6 +154,7 @@ using trace::receipt_json;
 using trace::receipts_head;
 using trace::receipts_tail;
 using trace::session_result;
+using trace::read_receipts_text;
 
 /// Session states alive in this process: a session's state (socket, timers, buffers) lives
 /// exactly as long as its `run_duplex_session` call, so this is the number of sessions running

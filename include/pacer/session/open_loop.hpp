@@ -4,12 +4,15 @@
 // (schedule/open_loop.hpp; named here too for the session's callers). See docs/open-loop.md.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/core/live_histogram.hpp>
 #include <pacer/schedule/open_loop.hpp>
 
 #include <boost/asio/awaitable.hpp>
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <vector>
@@ -20,6 +23,7 @@ using schedule::basic_dispatch_action;
 using schedule::basic_dispatcher;
 using schedule::basic_request_record;
 using schedule::cap_policy;
+using schedule::client_schedule_thresholds;
 using schedule::dispatch_action;
 using schedule::dispatcher;
 using schedule::make_open_loop_result;
@@ -28,8 +32,19 @@ using schedule::open_loop_summary;
 using schedule::parse_cap_policy;
 using schedule::request_failure;
 using schedule::request_record;
+using schedule::schedule_kept;
 using schedule::schedule_thresholds;
 using schedule::to_string;
+
+/// Live totals of an open-loop run for a progress line: the dispatcher bumps them with relaxed
+/// atomic adds on its executor (no lock, no wait); another thread reads them while it runs.
+struct open_loop_live {
+    std::atomic<std::int64_t> start_ns{0}; ///< the schedule's origin (clock epoch), once known
+    std::atomic<std::uint64_t> dispatched{0};
+    std::atomic<std::uint64_t> dropped{0}; ///< skipped by the `drop` cap policy
+    std::atomic<std::uint64_t> delayed{0}; ///< dispatched after the cap held them
+    live_histogram dispatch_lag_ns;        ///< as `dispatch_lag()`: cap delay left out
+};
 
 /// How `run_open_loop` runs.
 struct open_loop_options {
@@ -37,6 +52,8 @@ struct open_loop_options {
     std::optional<time_point> start;
     std::size_t max_concurrency = 0; ///< 0 = unlimited
     cap_policy policy = cap_policy::queue;
+    /// Optional: live totals for a progress line; must outlive the run.
+    open_loop_live* live = nullptr;
 };
 
 /// One request of the run: called on the run's executor with the arrival index and its

@@ -13,10 +13,14 @@
 #include <pacer/trace/writer.hpp>
 
 #include <filesystem>
+#include <functional>
 #include <optional>
 #include <vector>
 
 namespace pacer::session {
+
+/// Session `i` of `sessions`: its start offset within `stagger` (see run_options::stagger_slots).
+duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots);
 
 struct run_options {
     std::size_t sessions = 1;
@@ -28,6 +32,9 @@ struct run_options {
     duration timeout = protocol::session_timeout;
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
+    /// What each session writes (`pacer run --trace`): `none` keeps the receipts in the writer's
+    /// memory and reads them from there, so the summary's figures are the same in every mode.
+    trace::mode trace = trace::mode::full;
     /// Blocks each session context once for this long, half-way through its sessions' input,
     /// to prove that the lateness detector fires (fault injection, never in a real run).
     std::optional<duration> inject_stall;
@@ -37,6 +44,10 @@ struct run_options {
     /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
     duration stagger = protocol::packet_period;
+    /// With K > 0, the stagger's offsets are rounded down to K slots (k/K x stagger), so the
+    /// sessions of a slot share their deadlines and one timer wake-up serves them all; each
+    /// session still awaits its own absolute deadlines. 0: every session its own phase.
+    std::size_t stagger_slots = 0;
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;
@@ -63,9 +74,17 @@ struct run_options {
     std::string model;
     /// The input at the protocol's rate, resampled once for every session.
     std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    /// With several `inputs`: each at the protocol's rate, in the same order (session i
+    /// streams wire_inputs[i mod n]); empty: `wire_pcm` for every session.
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;
+    /// Optional (closed-loop runs): called on the session's own context thread as each
+    /// session ends, once its files are on disk (trace_root/session-NNN/). Whatever it does
+    /// there delays every other session of that context: `pacer record --postprocess inline`
+    /// post-processes there on purpose, as a diagnostic.
+    std::function<void(std::size_t index, const session_result&)> on_session_end;
 };
 
 struct run_outcome {

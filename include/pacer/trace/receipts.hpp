@@ -14,6 +14,13 @@
 
 namespace pacer::trace {
 
+/// The phases of a connection's opening, in seconds (the transport measures them).
+struct handshake_times {
+    double connect_s = 0; ///< TCP connect
+    double tls_s = 0;     ///< TLS handshake (0 over plain ws://)
+    double upgrade_s = 0; ///< WebSocket upgrade
+};
+
 /// One append as `input-send-receipts.json` records it: small and allocation-free (64 bytes),
 /// streamed to the writer as the session goes.
 struct append_receipt {
@@ -38,6 +45,9 @@ struct session_result {
     bool dispatched = true;                ///< open loop: false when the cap dropped it
     std::optional<double> connect_start_s;
     std::optional<double> updated_s;     ///< `session.updated` received
+    std::optional<double> update_sent_s; ///< `session.update` sent (its send start)
+    /// The connection's phases (TCP connect, TLS, WebSocket upgrade), once admitted.
+    std::optional<handshake_times> handshake;
     std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
     /// openai-realtime / vllm-realtime: the utterance's end (the commit, or `speech_stopped`
     /// with server-vad), the first transcript delta, and `transcription.done`.
@@ -74,5 +84,8 @@ std::string receipts_tail(const session_result& r);
 
 /// Fills `r.appends` from the session's receipts file; returns an error message or "".
 std::string read_receipts(session_result& r, const std::filesystem::path& file);
+/// The same from the receipts' text (`pacer run --trace none` keeps them in memory); `origin`
+/// names them in the error message.
+std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin);
 
 } // namespace pacer::trace

@@ -10,10 +10,15 @@ namespace pacer::trace {
 
 class sink {
 public:
-    sink(channel& ch, std::uint32_t session) : channel_(&ch), session_(session) {}
+    /// `lines` false (`pacer run --trace receipts|none`): `emit` drops every line at once.
+    sink(channel& ch, std::uint32_t session, bool lines = true)
+        : channel_(&ch), session_(session), lines_(lines) {}
 
-    /// Queues one line. Usually `try_send` succeeds at once; when the channel is full the
-    /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
+    /// Whether lines are traced: a caller may skip building a line nobody writes.
+    bool lines() const { return lines_; }
+
+    /// Queues one line (nothing when `lines()` is false). Usually `try_send` succeeds at once; when
+    /// the channel is full the calling coroutine waits for room (counted in `waits()`/`wait_s()`).
     boost::asio::awaitable<void> emit(direction dir, double time_s, std::string event_json);
 
     /// Queues the next bytes of the session's receipts file (see record::kind::receipt).
@@ -31,6 +36,7 @@ private:
 
     channel* channel_;
     std::uint32_t session_;
+    bool lines_;
     std::uint64_t waits_ = 0;
     double wait_s_ = 0;
 };

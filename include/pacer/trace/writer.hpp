@@ -17,12 +17,23 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 
 namespace pacer::trace {
 
+/// What a run writes per session (`pacer run --trace`): `full` both files, `receipts` only
+/// `input-send-receipts.json` (no `trace.jsonl`), `none` no file at all: the writer then keeps
+/// the receipts in memory (`take_receipts`) for the summary.
+enum class mode : std::uint8_t { full, receipts, none };
+
+/// `full`, `receipts` or `none`; nullopt for anything else.
+std::optional<mode> parse_mode(std::string_view text);
+std::string_view to_string(mode m);
+
 struct writer_options {
     std::filesystem::path root; ///< holds `session-NNN/` folders; must exist
+    mode what = mode::full;     ///< lines arriving when it is not `full` are dropped
     duration flush_interval = std::chrono::milliseconds(500);
     duration end_grouping = std::chrono::milliseconds(50);
     /// Opens a new file for writing and returns its descriptor, or -1 with errno set. The
@@ -65,6 +76,10 @@ public:
 
     const writer_stats& stats() const { return stats_; }
 
+    /// `mode::none`: the receipts of session `session` (the bytes `input-send-receipts.json`
+    /// would hold), once that session was finished; empty when there are none. Moves them out.
+    std::string take_receipts(std::uint32_t session);
+
 private:
     struct session_state;
     session_state& state_for(std::uint32_t session, time_point now);
@@ -74,6 +89,7 @@ private:
 
     writer_options options_;
     std::map<std::uint32_t, session_state> sessions_;
+    std::map<std::uint32_t, std::string> kept_receipts_; // mode::none
     std::uint64_t buffered_ = 0;
     writer_stats stats_;
 };

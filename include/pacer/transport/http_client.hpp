@@ -1,6 +1,7 @@
 #pragma once
 // A streaming HTTP/1.1 client on Beast with a keep-alive connection pool: what `pacer http`
-// sends its requests through. Plain `http://` only for now (an `https://` base URL is refused).
+// sends its requests through, over plain TCP (`http://`) or TLS (`https://`: OpenSSL through
+// Beast's SSL stream, with the client TLS context the WebSocket client uses).
 //
 // `http_pool::post_stream` POSTs one body and hands the response body to the caller as it
 // arrives (chunked or not), stamping each piece with the clock; the caller parses it (SSE).
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -27,16 +29,25 @@
 
 namespace pacer::transport {
 
-/// Where requests go: `http://HOST[:PORT][/PREFIX]`.
+struct tls_client_context; // ws_connection.hpp; built by make_tls_client_context
+
+/// Where requests go: `http://HOST[:PORT][/PREFIX]` or `https://...`.
 struct http_endpoint {
     std::string host;
-    std::string port = "80";
-    std::string base_path; ///< the prefix without a trailing '/', e.g. "" or "/api"
+    std::string port = "80"; ///< "443" for https:// without a port
+    std::string base_path;   ///< the prefix without a trailing '/', e.g. "" or "/api"
+    bool tls = false;        ///< https://
+    /// https://: the trust settings (`make_tls_client_context`); the pool builds one with the
+    /// system CA store when none is given.
+    std::shared_ptr<tls_client_context> tls_context;
+
+    /// `http://host:port/prefix` or `https://...` (IPv6 hosts in brackets).
+    std::string url() const;
 };
 
 /// Parses a base URL. Throws std::invalid_argument with one line for anything but
-/// `http://host[:port][/prefix]` (an `https://` URL: TLS is not supported by this client yet;
-/// a query or fragment; an empty host; a port that is not 1..65535).
+/// `http://host[:port][/prefix]` or `https://host[:port][/prefix]` (a query or fragment;
+/// credentials; an empty host; a port that is not 1..65535).
 http_endpoint parse_http_url(std::string_view url);
 
 /// How an exchange ended.
@@ -57,6 +68,9 @@ struct http_exchange {
     unsigned status = 0; ///< the HTTP status, 0 when none was read
     std::string message; ///< what went wrong (for `status`: the start of the body)
     bool reused = false; ///< it went over a pooled keep-alive connection
+    /// A new connection's setup, in seconds: TCP connect (after name resolution) and the TLS
+    /// handshake (https:// only); nullopt over a reused connection or a phase not reached.
+    std::optional<double> connect_s, tls_s;
 };
 
 /// Receives a response as it arrives. Both callbacks run on the pool's executor.
@@ -94,6 +108,10 @@ public:
     std::size_t connections_opened() const noexcept { return opened_; }
     std::size_t connections_reused() const noexcept { return reused_; }
     std::size_t idle() const noexcept;
+    /// The setup of every connection opened, in seconds, in order: TCP connect, and the TLS
+    /// handshake (https:// only, else empty).
+    const std::vector<double>& connect_times() const noexcept { return connect_times_; }
+    const std::vector<double>& tls_times() const noexcept { return tls_times_; }
 
 private:
     struct idle_set;
@@ -102,6 +120,7 @@ private:
     std::unique_ptr<idle_set> idle_;
     std::vector<boost::asio::ip::tcp::endpoint> resolved_;
     std::size_t opened_ = 0, reused_ = 0;
+    std::vector<double> connect_times_, tls_times_;
 };
 
 } // namespace pacer::transport

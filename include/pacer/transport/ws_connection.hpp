@@ -53,6 +53,14 @@ private:
 /// shared by every connection of a run. Opaque: Asio's SSL stays inside the transport's .cpp.
 struct tls_client_context;
 
+/// Builds a client TLS context, shared by the WebSocket (wss://) and HTTP (https://) clients:
+/// TLS 1.2 or newer; with `insecure`, no verification; otherwise peer verification against
+/// `ca_file` (PEM) or, when empty, the system's CA store (each connection also checks the
+/// server's name and sends SNI). Throws std::invalid_argument naming the file (with OpenSSL's
+/// reason) when it cannot be loaded.
+std::shared_ptr<tls_client_context> make_tls_client_context(const std::string& ca_file,
+                                                            bool insecure);
+
 /// The client's settings beyond the address, carried by `ws_endpoint` to every connection.
 struct client_options {
     /// PEM file of trusted CAs for wss://; empty: the system's CA store.

@@ -1,0 +1,206 @@
+#include <pacer/cli/http_progress.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <pthread.h>
+#include <sys/ioctl.h>
+
+namespace pacer::cli {
+
+namespace {
+
+constexpr auto relaxed = std::memory_order_relaxed;
+
+std::size_t kind_slot(std::string_view kind) {
+    const auto& kinds = metrics::llm_error_kinds;
+    const auto it = std::find(std::begin(kinds), std::end(kinds), kind);
+    return static_cast<std::size_t>(it - std::begin(kinds)); // the last slot: "other"
+}
+
+std::string_view kind_name(std::size_t slot) {
+    return slot < std::size(metrics::llm_error_kinds) ? metrics::llm_error_kinds[slot] : "other";
+}
+
+} // namespace
+
+void http_live::ended(const metrics::llm_request& r, time_point scheduled) {
+    if (!r.ok()) {
+        failed[kind_slot(r.error)].fetch_add(1, relaxed);
+        return;
+    }
+    if (r.first_token)
+        ttft_ns.record(
+            std::chrono::duration_cast<std::chrono::nanoseconds>(*r.first_token - scheduled)
+                .count());
+    done.fetch_add(1, relaxed);
+}
+
+boost::asio::awaitable<void> observe_request(boost::asio::awaitable<void> request,
+                                             const metrics::llm_request& r, time_point scheduled,
+                                             http_live* live) {
+    try {
+        co_await std::move(request);
+    } catch (...) {
+        if (live)
+            live->threw();
+        throw;
+    }
+    if (live)
+        live->ended(r, scheduled);
+}
+
+std::uint64_t http_progress_snapshot::failed_total() const {
+    std::uint64_t n = 0;
+    for (auto f : failed)
+        n += f;
+    return n;
+}
+
+std::uint64_t http_progress_snapshot::in_flight() const {
+    const std::uint64_t ended = done + failed_total();
+    return dispatched > ended ? dispatched - ended : 0;
+}
+
+http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatch,
+                                          const http_live& requests,
+                                          std::span<const std::chrono::nanoseconds> offsets,
+                                          std::size_t max_concurrency, time_point now) {
+    http_progress_snapshot s;
+    s.total = offsets.size();
+    s.max_concurrency = max_concurrency;
+    // Ends before dispatches: a request counted as ended is then always counted as dispatched.
+    s.done = requests.done.load(relaxed);
+    for (std::size_t k = 0; k < s.failed.size(); ++k)
+        s.failed[k] = requests.failed[k].load(relaxed);
+    s.dispatched = dispatch.dispatched.load(relaxed);
+    s.dropped = dispatch.dropped.load(relaxed);
+    s.delayed = dispatch.delayed.load(relaxed);
+    if (const auto start_ns = dispatch.start_ns.load(relaxed); start_ns != 0) {
+        const auto since =
+            std::chrono::duration_cast<std::chrono::nanoseconds>(now.time_since_epoch()) -
+            std::chrono::nanoseconds(start_ns);
+        s.due = static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), since) -
+                                           offsets.begin());
+    }
+    if (const auto lag = dispatch.dispatch_lag_ns.quantile(0.99))
+        s.dispatch_lag_p99_s = static_cast<double>(*lag) / 1e9;
+    if (const auto ttft = requests.ttft_ns.quantile(0.50))
+        s.ttft_p50_s = static_cast<double>(*ttft) / 1e9;
+    return s;
+}
+
+std::string format_http_progress(const http_progress_snapshot& s, const progress_view& v,
+                                 bool terminal, std::size_t width) {
+    std::string eta;
+    if (v.expected_s && *v.expected_s > v.elapsed_s)
+        eta = fmt::format(" (ETA {})", short_duration(*v.expected_s - v.elapsed_s + 0.999));
+    std::string kinds;
+    for (std::size_t k = 0; k < s.failed.size(); ++k)
+        if (s.failed[k] > 0)
+            kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind_name(k), s.failed[k]);
+    std::string text = fmt::format(
+        "progress {}{}{}  requests {}/{} due, {} dispatched, {} in flight, {} done, {} failed{}",
+        v.label.empty() ? "" : v.label + "  ", short_duration(v.elapsed_s), eta, s.due, s.total,
+        s.dispatched, s.in_flight(), s.done, s.failed_total(),
+        kinds.empty() ? "" : " (" + kinds + ")");
+    const auto ms = [](std::optional<double> x) {
+        return x ? fmt::format("{:.3g} ms", *x * 1e3) : std::string("–");
+    };
+    text += fmt::format("  dispatch lag p99 {}  TTFT p50 {}", ms(s.dispatch_lag_p99_s),
+                        ms(s.ttft_p50_s));
+    if (s.max_concurrency > 0) {
+        // Due but neither dispatched nor dropped: held by the cap (or not yet reached).
+        const std::uint64_t gone = s.dispatched + s.dropped;
+        const std::uint64_t held = s.due > gone ? s.due - gone : 0;
+        text += fmt::format("  cap {}/{}", s.in_flight(), s.max_concurrency);
+        if (held > 0 || s.delayed > 0 || s.dropped > 0)
+            text += fmt::format(" binding: {} held, {} delayed, {} dropped", held, s.delayed,
+                                s.dropped);
+    }
+    if (terminal && width > 1 && text.size() > width - 1)
+        text.resize(width - 1);
+    return terminal ? "\r\033[K" + text : text + "\n";
+}
+
+http_progress_reporter::http_progress_reporter(progress_mode mode, std::FILE* out)
+    : mode_(mode), out_(out) {
+    if (mode_ != progress_mode::off)
+        thread_ = std::thread([this] {
+            ::pthread_setname_np(::pthread_self(), "pacer-progress");
+            loop();
+        });
+}
+
+http_progress_reporter::~http_progress_reporter() {
+    end();
+    {
+        std::lock_guard lock(mutex_);
+        stopping_ = true;
+    }
+    wake_.notify_all();
+    if (thread_.joinable())
+        thread_.join();
+}
+
+void http_progress_reporter::begin(std::string label,
+                                   std::span<const std::chrono::nanoseconds> offsets,
+                                   std::size_t max_concurrency, std::optional<double> expected_s) {
+    {
+        std::lock_guard lock(mutex_);
+        state_ = std::make_unique<state>();
+        offsets_ = offsets;
+        max_concurrency_ = max_concurrency;
+        view_.label = std::move(label);
+        view_.expected_s = expected_s;
+        phase_start_ = std::chrono::steady_clock::now();
+        last_printed_s_.reset();
+        active_ = mode_ != progress_mode::off;
+    }
+    wake_.notify_all();
+}
+
+void http_progress_reporter::end() {
+    std::lock_guard lock(mutex_);
+    if (!active_)
+        return;
+    active_ = false;
+    if (mode_ == progress_mode::plain) {
+        print_locked(
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start_).count());
+    } else if (line_shown_) {
+        std::fputs("\r\033[K", out_);
+        std::fflush(out_);
+        line_shown_ = false;
+    }
+}
+
+void http_progress_reporter::print_locked(double now_s) {
+    view_.elapsed_s = now_s;
+    std::size_t width = 0;
+    if (winsize ws{};
+        mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
+        width = ws.ws_col;
+    const auto snap = take_http_snapshot(state_->dispatch, state_->requests, offsets_,
+                                         max_concurrency_, clock::now());
+    const auto line = format_http_progress(snap, view_, mode_ == progress_mode::terminal, width);
+    std::fputs(line.c_str(), out_);
+    std::fflush(out_);
+    last_printed_s_ = now_s;
+    line_shown_ = mode_ == progress_mode::terminal;
+}
+
+void http_progress_reporter::loop() {
+    std::unique_lock lock(mutex_);
+    while (!stopping_) {
+        wake_.wait_for(lock, std::chrono::milliseconds(250));
+        if (stopping_ || !active_)
+            continue;
+        const double now_s =
+            std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start_).count();
+        if (progress_due(mode_, last_printed_s_, now_s))
+            print_locked(now_s);
+    }
+}
+
+} // namespace pacer::cli

@@ -1,0 +1,48 @@
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/input_audio.hpp>
+#include <pacer/runtime/audio_file.hpp>
+
+#include <stdexcept>
+
+namespace pacer::cli {
+
+loaded_input load_input_audio(const std::string& file, std::size_t wire_rate) {
+    loaded_input in;
+    try {
+        auto grid = runtime::read_input_audio(file, 16000);
+        in.pcm = std::move(grid.pcm);
+        const auto& c = grid.conversion;
+        in.conversion = {{"file", file},
+                         {"source_rate", c.source_rate},
+                         {"source_channels", c.source_channels},
+                         {"source_encoding", c.source_encoding},
+                         {"mixed_down", c.mixed_down()},
+                         {"rate", c.rate},
+                         {"converter", c.converter},
+                         {"wire_rate", wire_rate},
+                         {"wire_converter", c.converter}};
+        if (wire_rate != 16000) {
+            auto wire = runtime::read_input_audio(file, static_cast<int>(wire_rate));
+            in.conversion["wire_converter"] = wire.conversion.converter;
+            in.wire = std::move(wire.pcm);
+        }
+    } catch (const std::runtime_error& e) {
+        throw usage_error(e.what());
+    }
+    return in;
+}
+
+boost::json::object silence_conversion(std::size_t wire_rate) {
+    return {
+        {"file", nullptr},
+        {"source_rate", 16000},
+        {"source_channels", 1},
+        {"source_encoding", "silence"},
+        {"mixed_down", false},
+        {"rate", 16000},
+        {"converter", "none"},
+        {"wire_rate", wire_rate},
+        {"wire_converter", wire_rate == 16000 ? "none" : "libsamplerate SRC_SINC_BEST_QUALITY"}};
+}
+
+} // namespace pacer::cli

@@ -1,0 +1,98 @@
+// cli::execute_run, the library entry point of `pacer run`, called without the command line:
+// one process of sessions against the built-in mock, and the parent of `--processes` whose
+// workers are the real pacer binary (worker_program), pooled into one folder.
+
+#include <pacer/cli/live_file.hpp>
+#include <pacer/cli/run_job.hpp>
+#include <pacer/runtime/audio_file.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+
+#include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <unistd.h>
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace pacer;
+
+boost::json::value read_json(const fs::path& p) {
+    std::ifstream in(p);
+    std::ostringstream s;
+    s << in.rdbuf();
+    return boost::json::parse(s.str());
+}
+
+std::uint64_t count(const boost::json::value& v, std::initializer_list<const char*> path) {
+    const boost::json::value* cur = &v;
+    for (const char* k : path)
+        cur = &cur->as_object().at(k);
+    return cur->to_number<std::uint64_t>();
+}
+
+class RunJob : public ::testing::Test {
+protected:
+    void SetUp() override {
+        root_ = fs::temp_directory_path() / ("pacer-run-job-" + std::to_string(::getpid()));
+        fs::remove_all(root_);
+        fs::create_directories(root_);
+    }
+    void TearDown() override { fs::remove_all(root_); }
+
+    // A closed batch of `sessions` sessions of 0.4 s of silence against the built-in mock, as
+    // `pacer run -c N -d 0.4s --progress never --no-report` resolves it.
+    cli::run_job job(std::size_t sessions, const std::string& name) const {
+        cli::run_job j;
+        j.options.concurrency = sessions;
+        j.options.duration = "0.4s";
+        j.options.progress = "never";
+        j.options.no_report = true;
+        j.sessions = sessions;
+        j.pcm = runtime::silence(std::chrono::milliseconds(400));
+        j.input_length = schedule::input_duration(j.pcm.size());
+        j.timeout = std::chrono::seconds(60);
+        j.out = root_ / name;
+        j.profile = &protocol::default_profile();
+        return j;
+    }
+    fs::path root_;
+};
+
+TEST_F(RunJob, OneProcessAgainstTheBuiltInMockWritesItsFolder) {
+    const int code = cli::execute_run(job(2, "one"));
+    EXPECT_TRUE(code == 0 || code == 3) << code;
+    const auto s = read_json(root_ / "one" / "summary.json");
+    EXPECT_EQ(count(s, {"pacing", "sessions", "requested"}), 2u);
+    EXPECT_EQ(count(s, {"pacing", "sessions", "complete"}), 2u);
+    EXPECT_EQ(count(s, {"pacing", "packets", "sent"}), 2u * 5);
+    EXPECT_TRUE(fs::exists(root_ / "one" / "samples.json"));
+    EXPECT_FALSE(fs::exists(root_ / "one" / "report.html")) << "no_report";
+}
+
+TEST_F(RunJob, ProcessesRunTheWorkerProgramAndPoolTheirParts) {
+    auto j = job(1, "pooled");
+    j.options.processes = 2;
+    j.options.worker_program = PACER_BINARY;
+    const int code = cli::execute_run(std::move(j));
+    EXPECT_TRUE(code == 0 || code == 3) << code;
+    const auto s = read_json(root_ / "pooled" / "summary.json");
+    EXPECT_EQ(s.at("workers").as_array().size(), 2u);
+    EXPECT_EQ(count(s, {"pacing", "sessions", "requested"}), 2u) << "1 session x 2 workers";
+    EXPECT_EQ(count(s, {"pacing", "packets", "sent"}), 2u * 5);
+    for (int k = 0; k < 2; ++k) {
+        // Each worker left its final live totals, with its own pid.
+        const auto live =
+            cli::read_live_file(root_ / "pooled" / ("worker-" + std::to_string(k) + ".live.json"));
+        ASSERT_TRUE(live) << k;
+        EXPECT_NE(live->pid, ::getpid());
+        EXPECT_EQ(live->totals.done + live->totals.failed, 1u);
+        EXPECT_EQ(live->totals.packets_sent, 5u);
+    }
+}
+
+} // namespace

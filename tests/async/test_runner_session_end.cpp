@@ -1,0 +1,100 @@
+// run_options::on_session_end (what `pacer record --postprocess inline` post-processes in): the
+// runner calls it once per session, on that session's own context thread, after the session's
+// files are on disk. Runs the native mock in-process on loopback; nothing here is timed.
+
+#include <pacer/protocol/constants.hpp>
+#include <pacer/server/native_mock.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/trace/writer.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <map>
+#include <mutex>
+#include <pthread.h>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+struct mock_thread {
+    asio::io_context io{1};
+    pacer::server::native_mock mock;
+    std::thread thread;
+
+    explicit mock_thread(pacer::server::native_mock_options o) : mock(io, o) {
+        mock.listen();
+        asio::co_spawn(io, mock.serve(), asio::detached);
+        thread = std::thread([this] { io.run(); });
+    }
+    ~mock_thread() {
+        asio::post(io, [this] { mock.stop(); });
+        thread.join();
+    }
+};
+
+TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritten) {
+    const fs::path root =
+        fs::temp_directory_path() / ("pacer-session-end-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    mock_thread mock({});
+    pacer::session::run_options o;
+    o.sessions = 4;
+    o.threads = 2;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = std::to_string(mock.mock.port());
+    o.endpoint.target = "/v1/realtime";
+    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(5 * pacer::protocol::packet_bytes,
+                                                              std::uint8_t{1});
+    o.trace_root = root;
+    o.start_gate_lead = std::chrono::milliseconds(50);
+    o.handle_signals = false;
+    std::mutex m;
+    std::map<std::size_t, int> calls;
+    std::map<std::size_t, std::string> thread_names;
+    std::map<std::size_t, std::uintmax_t> trace_bytes, receipt_bytes;
+    o.on_session_end = [&](std::size_t i, const pacer::session::session_result& r) {
+        char name[32] = {};
+        ::pthread_getname_np(::pthread_self(), name, sizeof name);
+        const fs::path dir =
+            root / pacer::trace::session_folder_name(static_cast<std::uint32_t>(i));
+        std::error_code ec;
+        const auto t = fs::file_size(dir / "trace.jsonl", ec);
+        const auto rc = fs::file_size(dir / "input-send-receipts.json", ec);
+        std::lock_guard lock(m);
+        ++calls[i];
+        thread_names[i] = name;
+        trace_bytes[i] = t;
+        receipt_bytes[i] = rc;
+        EXPECT_EQ(r.index, i);
+    };
+    const auto out = pacer::session::run_duplex(o);
+    ASSERT_EQ(calls.size(), 4u);
+    for (std::size_t i = 0; i < 4; ++i) {
+        SCOPED_TRACE(i);
+        EXPECT_EQ(calls[i], 1);
+        // Sessions are dealt round-robin over the contexts: session i runs on context i mod 2.
+        EXPECT_EQ(thread_names[i], "pacer-ctx-" + std::to_string(i % 2));
+        // Its files were complete when it was called: what the run reads back afterwards.
+        EXPECT_EQ(
+            trace_bytes[i],
+            fs::file_size(root / pacer::trace::session_folder_name(static_cast<std::uint32_t>(i)) /
+                          "trace.jsonl"));
+        EXPECT_GT(receipt_bytes[i], 0u);
+        EXPECT_EQ(out.sessions[i].appends_sent, 5u);
+    }
+    fs::remove_all(root);
+}
+
+} // namespace

@@ -1,0 +1,148 @@
+// End to end: `pacer serve --protocol openai-realtime|vllm-realtime` against `pacer native-mock
+// --protocol ...` as real processes on loopback (docs/serving.md, docs/protocols.md): a tiny
+// sweep (levels 1 and 2, 1 s of input). Asserts the start gate (every session of a level
+// negotiated before the common start, and streams from it), the protocol's figures and the
+// validity checks the summary names; never a speed (exit 0 or 3).
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "integration/process.hpp"
+#include <string>
+#include <vector>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+using boost::json::value;
+
+struct sweep_run {
+    temp_dir out;
+    run_result run;
+    value summary;
+    fs::path dir() const { return out / "sweep"; }
+};
+
+std::unique_ptr<sweep_run> serve_protocol(const std::string& protocol,
+                                          const std::vector<std::string>& flags) {
+    auto r = std::make_unique<sweep_run>();
+    fs::create_directories(r->out.path());
+    mock_process mock({"--protocol", protocol}, "native-mock");
+    std::vector<std::string> args{
+        "serve", "--protocol", protocol,    "--url", mock.url(), "--concurrencies", "1,2",
+        "-d",    "1s",         "--timeout", "20s",   "-o",       r->dir().string()};
+    args.insert(args.end(), flags.begin(), flags.end());
+    r->run = run_pacer(args);
+    EXPECT_EQ(mock.stop(), 0);
+    r->summary = read_json(r->dir() / "summary.json");
+    return r;
+}
+
+// Every session of level `c` negotiated (the ack `ack` arrived, or for vLLM the starting commit
+// went) before the level's common start, and packet 0's grid origin is that start.
+void expect_gated(const fs::path& level, std::size_t c, std::string_view ack) {
+    const auto s = read_json(level / "summary.json");
+    ASSERT_FALSE(at(s, {"common_start_s"}).is_null());
+    const double start = at(s, {"common_start_s"}).to_number<double>();
+    EXPECT_EQ(at(s, {"configured_sessions"}).to_number<std::size_t>(), c);
+    for (std::size_t i = 0; i < c; ++i) {
+        SCOPED_TRACE(i);
+        const auto session = level / fmt::format("session-{:03}", i);
+        const auto receipts = read_json(session / "input-send-receipts.json");
+        EXPECT_DOUBLE_EQ(at(receipts, {"session_start_s"}).to_number<double>(), start);
+        std::optional<double> ready, first_append;
+        for (const auto& l : read_jsonl(session / "trace.jsonl")) {
+            const auto type = at(l, {"event", "type"}).as_string();
+            const auto dir = at(l, {"direction"}).as_string();
+            const double t = at(l, {"time_s"}).to_number<double>();
+            if (!ready && ((dir == "receive" && type == ack) ||
+                           (ack.empty() && dir == "send" && type == "input_audio_buffer.commit")))
+                ready = t;
+            if (!first_append && dir == "send" && type == "input_audio_buffer.append")
+                first_append = t;
+        }
+        ASSERT_TRUE(ready && first_append);
+        EXPECT_LT(*ready, start);        // ready before the gate opened
+        EXPECT_GE(*first_append, start); // streams from the common start, not before
+    }
+}
+
+TEST(ServeProtocolsE2E, OpenAiRealtimeSweepGatesEachLevelOnSessionUpdated) {
+    const auto r = serve_protocol("openai-realtime", {"--turns", "manual"});
+    EXPECT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    EXPECT_EQ(at(r->summary, {"config", "protocol"}).as_string(), "openai-realtime");
+    EXPECT_EQ(at(r->summary, {"config", "wire_sample_rate"}).to_number<int>(), 24000);
+    EXPECT_NE(
+        at(r->summary, {"config", "validity_checks", "oracle"}).as_string().find("not applicable"),
+        std::string::npos);
+    ASSERT_EQ(at(r->summary, {"levels"}).as_array().size(), 2u);
+    expect_gated(r->dir() / "c1", 1, "session.updated");
+    expect_gated(r->dir() / "c2", 2, "session.updated");
+    const auto c2 = read_json(r->dir() / "c2" / "summary.json");
+    EXPECT_EQ(at(c2, {"protocol"}).as_string(), "openai-realtime");
+    const auto& a = at(c2, {"aggregate"});
+    EXPECT_EQ(at(a, {"successful_sessions"}).to_number<int>(), 2) << r->run.out;
+    EXPECT_EQ(at(a, {"realtime", "first_audio_from_utterance_end_s", "n"}).to_number<int>(), 2);
+    EXPECT_EQ(at(a, {"realtime", "first_transcript_from_anchor_s", "n"}).to_number<int>(), 2);
+    EXPECT_EQ(at(a, {"realtime", "real_time_factor", "n"}).to_number<int>(), 2);
+    EXPECT_GT(at(a, {"output_gap_s", "n"}).to_number<int>(), 0); // many deltas per response
+    EXPECT_TRUE(at(a, {"underrun_ratio"}).is_number());
+    EXPECT_GT(at(a, {"output_duration_s"}).to_number<double>(), 0.0);
+    EXPECT_TRUE(fs::exists(r->dir() / "report.html")); // the report reads these summaries
+    // The table names the protocol's figures under each level.
+    EXPECT_NE(r->run.out.find("first audio"), std::string::npos) << r->run.out;
+}
+
+TEST(ServeProtocolsE2E, VllmRealtimeSweepGatesEachLevelAfterItsStartingCommit) {
+    const auto r = serve_protocol("vllm-realtime", {"--model", "org/asr"});
+    EXPECT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    EXPECT_EQ(at(r->summary, {"config", "model"}).as_string(), "org/asr");
+    expect_gated(r->dir() / "c1", 1, "");
+    expect_gated(r->dir() / "c2", 2, "");
+    const auto c2 = read_json(r->dir() / "c2" / "summary.json");
+    const auto& a = at(c2, {"aggregate"});
+    EXPECT_EQ(at(a, {"successful_sessions"}).to_number<int>(), 2) << r->run.out;
+    EXPECT_EQ(at(a, {"realtime", "final_transcript_from_utterance_end_s", "n"}).to_number<int>(),
+              2);
+    EXPECT_EQ(at(a, {"realtime", "first_audio_from_anchor_s", "n"}).to_number<int>(), 0);
+    // The native replay oracle does not judge these traces, and says so.
+    const auto replay = run_pacer({"replay", (r->dir() / "c2").string()});
+    EXPECT_EQ(replay.exit_code, 2);
+    EXPECT_NE(replay.out.find("replay checks the native protocol only"), std::string::npos)
+        << replay.out;
+    bool names_final = false;
+    for (const auto& c : at(c2, {"validity_checks", "session"}).as_array())
+        names_final = names_final || c.as_string().find("transcription.done") != std::string::npos;
+    EXPECT_TRUE(names_final);
+}
+
+TEST(ServeProtocolsE2E, AnSloOnTheFirstTranscriptIsEvaluated) {
+    const auto r = serve_protocol("vllm-realtime",
+                                  {"--model", "org/asr", "--slo", "first-transcript-p95=30s"});
+    EXPECT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    const auto c1 = read_json(r->dir() / "c1" / "summary.json");
+    const auto& check = at(c1, {"slo", "checks"}).as_array().at(0);
+    EXPECT_EQ(at(check, {"name"}).as_string(), "first-transcript-p95");
+    EXPECT_TRUE(at(check, {"value"}).is_number());
+}
+
+TEST(ServeProtocolsE2E, RealtimeProtocolMistakesAreBadInput) {
+    temp_dir out;
+    const auto dir = out / "sweep";
+    auto r = run_pacer({"serve", "--protocol", "vllm-realtime", "--url",
+                        "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find("pacer: --protocol vllm-realtime needs --model"), std::string::npos)
+        << r.out;
+    r = run_pacer({"serve", "--protocol", "openai-realtime", "--pacing", "lockstep", "--url",
+                   "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    r = run_pacer({"serve", "--protocol", "grpc", "-d", "1s", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find("--protocol 'grpc' is not known"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir));
+}
+
+} // namespace
+} // namespace pacer::test
