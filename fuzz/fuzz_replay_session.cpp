@@ -67,7 +67,7 @@ void replay(std::string_view trace_text, std::optional<std::string_view> receipt
         fail("unknown verdict", oracle.verdict);
     (void)boost::json::serialize(oracle.metrics_json());
 
-    metrics::session_context context;
+    metrics::session_params context;
     const auto serving = metrics::compute_session_metrics(parsed.lines, receipts, profile, context);
     (void)boost::json::serialize(serving.to_json());
     const auto units = metrics::compute_unit_metrics(parsed.lines, receipts, profile, context);

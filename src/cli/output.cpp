@@ -39,23 +39,6 @@ fs::path default_output_dir(std::string_view command) {
            fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
-std::optional<std::string> read_file_if_exists(const fs::path& path) {
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return std::nullopt;
-    if (!fs::is_regular_file(path, ec))
-        throw std::runtime_error(fmt::format("cannot read {}: not a file", path.string()));
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        throw std::runtime_error(
-            fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    if (in.bad())
-        throw std::runtime_error(fmt::format("cannot read {}: read error", path.string()));
-    return std::move(ss).str();
-}
-
 void write_new_file(const fs::path& path, std::string_view content) {
     const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
     if (fd < 0)

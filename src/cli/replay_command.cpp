@@ -168,7 +168,7 @@ struct case_outcome {
 
 case_outcome replay_session(const fs::path& dir, const std::string& id,
                             const protocol::profile& profile,
-                            const metrics::session_context& context) {
+                            const metrics::session_params& context) {
     const fs::path trace_path = dir / "trace.jsonl";
     const fs::path receipts_path = dir / "input-send-receipts.json";
     const std::string trace_text = read_file(trace_path);
@@ -289,7 +289,7 @@ int run(const replay_settings& s) {
         print_replay_plan(s, *profile, sessions, input_duration, output);
         return exit_ok;
     }
-    metrics::session_context context;
+    metrics::session_params context;
     context.input_duration_s = input_duration;
     context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
 

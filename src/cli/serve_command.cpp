@@ -252,7 +252,7 @@ level_run run_level(const sweep& w, const fs::path& dir, std::size_t concurrency
     run.interrupted = outcome.interrupted;
     // Metrics come from the files on disk, as `pacer replay` would read them. They are
     // computed after the level's last session ended, so they cannot delay a send.
-    metrics::session_context context;
+    metrics::session_params context;
     context.startup_reserve_s = s.startup_reserve_ms / 1e3;
     double input_max = 0;
     for (std::size_t i = 0; i < concurrency; ++i) {

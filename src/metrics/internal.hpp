@@ -38,7 +38,7 @@ boost::json::array string_array(std::span<const std::string> items);
 bool received_event(const trace_line& l, std::vector<std::string>& errors);
 
 /// D: the context's input duration, else the traced appends' decoded bytes / 32000.
-double resolve_input_duration(std::span<const trace_line> trace, const session_context& c);
+double resolve_input_duration(std::span<const trace_line> trace, const session_params& c);
 
 /// Underruns summed over sessions or responses: the sums, the worst, and how many of the
 /// summed had at least one.

@@ -97,7 +97,7 @@ struct timeline_samples {
 // session that sent and received nothing, i.e. coverage 0 and underrun 1/D/D/1.0 when the
 // profile is continuous, every unit missed; `why` replaces the walks' errors.
 void assign_empty_metrics(level_session& s, const protocol::profile& profile,
-                          const session_context& context, std::vector<std::string> why) {
+                          const session_params& context, std::vector<std::string> why) {
     s.session = compute_session_metrics({}, send_receipts{}, profile, context);
     s.units = compute_unit_metrics({}, send_receipts{}, profile, context);
     if (profile.continuous) {
@@ -254,7 +254,7 @@ std::vector<response_metrics> compute_response_metrics(std::span<const trace_lin
 timeline_metrics compute_timeline_metrics(std::span<const trace_line> trace,
                                           const send_receipts& receipts,
                                           const protocol::profile& profile,
-                                          const session_context& context) {
+                                          const session_params& context) {
     // Units that end within the input are timed; the rest end at EOS padding.
     const double u = profile.unit_ms / 1000.0;
     const auto full_units = static_cast<std::size_t>(
@@ -337,7 +337,7 @@ json::object timeline_metrics::to_json() const {
 
 level_session evaluate_session(std::uint32_t index, std::optional<std::string_view> trace_jsonl,
                                std::optional<std::string_view> receipts_json,
-                               const protocol::profile& profile, const session_context& context,
+                               const protocol::profile& profile, const session_params& context,
                                std::span<const std::string> extra_errors) {
     level_session s;
     s.index = index;
@@ -361,7 +361,7 @@ level_session evaluate_session(std::uint32_t index, std::optional<std::string_vi
     // Admission reads whatever could be read: an admitted session whose files are damaged is
     // a failure of the server's load, not a rejection.
     s.admitted = classify_admission(trace.lines, receipts);
-    session_context ctx = context;
+    session_params ctx = context;
     ctx.input_duration_s = resolve_input_duration(trace.lines, context);
 
     if (s.admitted.rejected) {

@@ -1,7 +1,9 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
-#include <pacer/session/open_loop.hpp>
+#include <pacer/runtime/files.hpp>
+#include <pacer/schedule/constants.hpp>
+#include <pacer/schedule/open_loop.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -11,7 +13,6 @@
 #include <cmath>
 #include <fstream>
 #include <optional>
-#include <sstream>
 #include <stdexcept>
 #include <system_error>
 
@@ -23,13 +24,11 @@ namespace json = boost::json;
 namespace {
 
 json::value read_json_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    const auto text = runtime::read_file_if_exists(path);
+    if (!text)
         throw std::runtime_error(fmt::format("cannot read {}", path.string()));
-    std::ostringstream ss;
-    ss << in.rdbuf();
     boost::system::error_code ec;
-    auto v = json::parse(ss.str(), ec);
+    auto v = json::parse(*text, ec);
     if (ec)
         throw std::runtime_error(
             fmt::format("{} is not valid JSON: {}", path.string(), ec.message()));
@@ -287,9 +286,10 @@ std::optional<run_window> part_window(const run_part& part) {
         if (!ss.session_start_s || ss.deviation_s.empty())
             continue;
         const double first = *ss.session_start_s + ss.deviation_s.front() + to_wall;
-        const double last = *ss.session_start_s +
-                            0.080 * static_cast<double>(ss.deviation_s.size() - 1) +
-                            ss.deviation_s.back() + to_wall;
+        const double last =
+            *ss.session_start_s +
+            schedule::packet_period_s * static_cast<double>(ss.deviation_s.size() - 1) +
+            ss.deviation_s.back() + to_wall;
         if (!w)
             w = run_window{first, last};
         w->begin_s = std::min(w->begin_s, first);
@@ -337,8 +337,8 @@ std::optional<std::string> check_overlap(const std::vector<run_part>& parts, boo
 std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
     if (parts.empty())
         return std::nullopt;
-    session::open_loop_result pooled;
-    std::vector<std::pair<std::size_t, session::request_record>> records;
+    schedule::open_loop_result pooled;
+    std::vector<std::pair<std::size_t, schedule::request_record>> records;
     std::uint64_t max_concurrency = 0, peak = 0;
     bool unlimited = false;
     const auto& first = parts.front().summary;
@@ -362,7 +362,7 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
         // Every part's times are relative to its own origin: lags and latencies are
         // differences within one part, so the parts need no common clock here.
         for (const auto& a : *p.arrivals) {
-            session::request_record r;
+            schedule::request_record r;
             r.scheduled = time_point{} + std::chrono::duration_cast<duration>(
                                              std::chrono::nanoseconds(a.offset_ns));
             if (a.dispatched_s)
@@ -384,11 +384,11 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
     for (auto& [index, r] : records)
         pooled.records.push_back(r);
     pooled.max_concurrency = unlimited ? 0 : max_concurrency;
-    pooled.policy = session::parse_cap_policy(string_at(first, {"open_loop", "cap", "policy"}))
-                        .value_or(session::cap_policy::queue);
+    pooled.policy = schedule::parse_cap_policy(string_at(first, {"open_loop", "cap", "policy"}))
+                        .value_or(schedule::cap_policy::queue);
     pooled.peak_in_flight = peak;
     // The parts' own tolerance (`pacer run`: p99 <= 5 ms, max <= 80 ms).
-    session::schedule_thresholds thresholds = session::client_schedule_thresholds;
+    schedule::schedule_thresholds thresholds = schedule::client_schedule_thresholds;
     const auto* t = value_at(first, {"open_loop", "schedule_kept_thresholds_s"});
     if (t && t->is_object()) {
         thresholds.dispatch_lag_p99 =
@@ -396,7 +396,7 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
         thresholds.dispatch_lag_max =
             from_seconds(number_at(t->as_object(), {"dispatch_lag_max"}, 0.080));
     }
-    auto out = session::open_loop_summary(pooled, thresholds);
+    auto out = schedule::open_loop_summary(pooled, thresholds);
     out["cap"].as_object()["pooled"] = "max_concurrency and peak_in_flight summed over the parts";
     json::object schedule;
     if (const auto* sch = value_at(first, {"open_loop", "schedule"}); sch && sch->is_object())
@@ -461,7 +461,8 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             if (ss.session_start_s && !ss.deviation_s.empty()) {
                 const std::size_t n = ss.deviation_s.size();
                 const double first = *ss.session_start_s + ss.deviation_s.front();
-                const double last = *ss.session_start_s + 0.080 * static_cast<double>(n - 1) +
+                const double last = *ss.session_start_s +
+                                    schedule::packet_period_s * static_cast<double>(n - 1) +
                                     ss.deviation_s.back();
                 edges.emplace_back(first + to_wall, +1);
                 edges.emplace_back(last + to_wall, -1);
@@ -532,12 +533,13 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     auto opt = [](const std::optional<double>& v) {
         return v ? json::value(*v) : json::value(nullptr);
     };
-    pacing["send_stalls"] = json::object{{"threshold_s", to_seconds(session::send_stall_threshold)},
-                                         {"sessions", stalled_sessions},
-                                         {"stalled_sends", stalled_sends},
-                                         {"longest_write_s", opt(longest_write)},
-                                         {"sessions_ended_with_send_pending", ended_pending},
-                                         {"longest_pending_s", opt(longest_pending)}};
+    pacing["send_stalls"] =
+        json::object{{"threshold_s", to_seconds(schedule::send_stall_threshold)},
+                     {"sessions", stalled_sessions},
+                     {"stalled_sends", stalled_sends},
+                     {"longest_write_s", opt(longest_write)},
+                     {"sessions_ended_with_send_pending", ended_pending},
+                     {"longest_pending_s", opt(longest_pending)}};
     pacing["peak_overlapping_input_streams"] = peak;
     json::object out;
     out["schema_version"] = 1;

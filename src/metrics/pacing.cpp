@@ -11,17 +11,18 @@
 
 namespace pacer::metrics {
 
-std::vector<double> packet_deviations(const session::session_result& s) {
+std::vector<double> packet_deviations(const trace::session_result& s) {
     std::vector<double> out;
     if (!s.session_start_s)
         return out;
     out.reserve(s.appends.size());
+    // The deadline as the session recorded it (`scheduled_s`), never recomputed here.
     for (const auto& a : s.appends)
-        out.push_back(a.start_s - (*s.session_start_s + 0.080 * static_cast<double>(a.seq)));
+        out.push_back(a.start_s - a.scheduled_s);
     return out;
 }
 
-std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions) {
+std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& sessions) {
     std::vector<std::pair<double, int>> edges;
     for (const auto& s : sessions) {
         if (s.appends.empty())
@@ -53,7 +54,7 @@ std::string error_key(const std::string& message) {
 }
 } // namespace
 
-trace_channel_waits sum_trace_waits(const std::vector<session::session_result>& sessions) {
+trace_channel_waits sum_trace_waits(const std::vector<trace::session_result>& sessions) {
     trace_channel_waits t;
     for (const auto& s : sessions) {
         t.waits += s.trace_waits;
@@ -62,7 +63,7 @@ trace_channel_waits sum_trace_waits(const std::vector<session::session_result>& 
     return t;
 }
 
-pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
+pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s) {
     pacing_figures f;
     std::vector<double> deviation, abs_deviation, send_time, span, updated, first_audio;
@@ -71,7 +72,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     std::size_t sessions_stalled = 0, sessions_ended_pending = 0;
     std::uint64_t stalled_sends = 0;
     std::optional<double> longest_write, longest_pending;
-    const double stall_s = to_seconds(session::send_stall_threshold);
+    const double stall_s = to_seconds(schedule::send_stall_threshold);
     for (const auto& s : sessions) {
         ++f.sessions;
         f.admitted += s.admitted;
@@ -174,7 +175,7 @@ pacing_figures summarize_pacing(const std::vector<session::session_result>& sess
     return f;
 }
 
-std::string samples_json(const std::vector<session::session_result>& sessions,
+std::string samples_json(const std::vector<trace::session_result>& sessions,
                          const open_loop_arrivals& open_loop) {
     std::string out = R"({"schema_version":1,"unit":"seconds","sessions":[)";
     bool first = true;

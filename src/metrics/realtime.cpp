@@ -23,7 +23,7 @@ boost::json::value figure(std::vector<double> v) {
 
 } // namespace
 
-boost::json::object realtime_latency_json(const std::vector<session::session_result>& sessions) {
+boost::json::object realtime_latency_json(const std::vector<trace::session_result>& sessions) {
     std::vector<double> audio_eou, audio_anchor, text_eou, text_anchor, final_eou;
     const auto add = [](std::vector<double>& to, std::optional<double> t,
                         std::optional<double> from) {
@@ -44,7 +44,7 @@ boost::json::object realtime_latency_json(const std::vector<session::session_res
             {"final_transcript_from_utterance_end_s", figure(std::move(final_eou))}};
 }
 
-boost::json::object update_ack_json(const std::vector<session::session_result>& sessions) {
+boost::json::object update_ack_json(const std::vector<trace::session_result>& sessions) {
     std::vector<double> ack;
     for (const auto& s : sessions)
         if (s.updated_s && s.update_sent_s)

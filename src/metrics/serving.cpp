@@ -127,7 +127,7 @@ json::value underrun_json(const std::optional<underrun_result>& u, std::string_v
 
 } // namespace
 
-double detail::resolve_input_duration(std::span<const trace_line> trace, const session_context& c) {
+double detail::resolve_input_duration(std::span<const trace_line> trace, const session_params& c) {
     if (c.input_duration_s)
         return *c.input_duration_s;
     return static_cast<double>(traced_input_bytes(trace)) / input_bytes_per_s;
@@ -298,7 +298,7 @@ pacing_deviation_result pacing_deviation(std::span<const trace_line> trace) {
 session_metrics compute_session_metrics(std::span<const trace_line> trace,
                                         const send_receipts& receipts,
                                         const protocol::profile& profile,
-                                        const session_context& context) {
+                                        const session_params& context) {
     session_metrics m;
     m.continuous = profile.continuous;
     const double D = resolve_input_duration(trace, context);
@@ -467,8 +467,7 @@ json::object aggregate_sessions(std::span<const session_metrics> sessions) {
 }
 
 unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
-                                  const protocol::profile& profile,
-                                  const session_context& context) {
+                                  const protocol::profile& profile, const session_params& context) {
     unit_metrics m;
     m.unit_s = profile.unit_ms / 1000.0;
     const double D = resolve_input_duration(trace, context);

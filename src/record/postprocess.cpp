@@ -3,6 +3,7 @@
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
 #include <pacer/record/postprocess_command.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 
 #include <boost/json/parse.hpp>
@@ -40,12 +41,10 @@ std::string_view string_field(const json::object& o, std::string_view key) {
 }
 
 std::string read_whole(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    if (!in)
+    auto text = runtime::read_file_if_exists(p);
+    if (!text)
         throw std::runtime_error(fmt::format("cannot read {}", p.string()));
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
+    return std::move(*text);
 }
 
 void write_whole(const fs::path& p, std::string_view text) {
@@ -171,7 +170,7 @@ json::object process_variant(const variant_job& job) {
         errors.push_back(*pacing.error);
 
     const auto oracle = metrics::evaluate_trace(parsed.lines, profile);
-    metrics::session_context context;
+    metrics::session_params context;
     context.input_duration_s = job.input_duration_s;
     context.startup_reserve_s = job.startup_reserve_s;
     const auto serving = metrics::compute_session_metrics(parsed.lines, receipts, profile, context);

@@ -1,5 +1,7 @@
 #include <pacer/metrics/serving.hpp>
 #include <pacer/report/result_folder.hpp>
+#include <pacer/runtime/files.hpp>
+#include <pacer/schedule/constants.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -45,16 +47,13 @@ std::size_t result_folder::packet_count() const {
 
 namespace {
 
+// The file, or nullopt when it is missing or cannot be read.
 std::optional<std::string> read_text(const fs::path& p) {
-    std::error_code ec;
-    if (!fs::is_regular_file(p, ec))
+    try {
+        return runtime::read_file_if_exists(p);
+    } catch (const std::exception&) {
         return std::nullopt;
-    std::ifstream in(p, std::ios::binary);
-    if (!in)
-        return std::nullopt;
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return std::move(ss).str();
+    }
 }
 
 std::optional<json::value> read_json(const fs::path& p, std::string* why = nullptr) {
@@ -122,13 +121,16 @@ bool read_receipts_file(const fs::path& file, session_record& s) {
         p.scheduled_s = a.scheduled_s;
         p.start_s = a.start_s;
         p.completed_s = a.completed_s;
-        // The grid's deviation, as metrics::packet_deviations defines it.
-        const auto origin =
-            s.session_start_s ? s.session_start_s
-            : a.scheduled_s
-                ? std::optional<double>(*a.scheduled_s - static_cast<double>(a.seq) * 0.080)
-                : std::nullopt;
-        p.deviation_s = origin ? a.start_s - (*origin + static_cast<double>(a.seq) * 0.080) : 0.0;
+        // The deviation from the deadline as recorded (metrics::packet_deviations); receipts
+        // without `scheduled_s` (older clients) are measured against the grid.
+        if (a.scheduled_s) {
+            p.deviation_s = a.start_s - *a.scheduled_s;
+        } else {
+            p.deviation_s = s.session_start_s
+                                ? a.start_s - (*s.session_start_s + static_cast<double>(a.seq) *
+                                                                        schedule::packet_period_s)
+                                : 0.0;
+        }
         s.packets.push_back(p);
     }
     return true;
@@ -165,10 +167,11 @@ void read_run_sessions(result_folder& f, std::size_t part) {
                         packet p;
                         p.seq = seq++;
                         p.deviation_s = x.is_number() ? x.to_number<double>() : 0.0;
-                        p.start_s = s.session_start_s
-                                        ? *s.session_start_s + static_cast<double>(p.seq) * 0.080 +
-                                              p.deviation_s
-                                        : 0.0;
+                        p.start_s = s.session_start_s ? *s.session_start_s +
+                                                            static_cast<double>(p.seq) *
+                                                                schedule::packet_period_s +
+                                                            p.deviation_s
+                                                      : 0.0;
                         s.packets.push_back(p);
                     }
                 }

@@ -1,4 +1,5 @@
 #include <pacer/core/sha256.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 
 #include <boost/json.hpp>
@@ -207,15 +208,15 @@ schedule_document parse_schedule_json(std::string_view text, std::string_view so
 }
 
 schedule_document read_schedule_file(const std::filesystem::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
+    std::optional<std::string> text;
+    try {
+        text = runtime::read_file_if_exists(path);
+    } catch (const std::exception&) {
+    }
+    if (!text)
         throw schedule_file_error(
             fmt::format("schedule file {}: cannot open it for reading", path.string()));
-    std::ostringstream buffer;
-    buffer << in.rdbuf();
-    if (in.bad())
-        throw schedule_file_error(fmt::format("schedule file {}: read error", path.string()));
-    return parse_schedule_json(buffer.str(), fmt::format("schedule file {}", path.string()));
+    return parse_schedule_json(*text, fmt::format("schedule file {}", path.string()));
 }
 
 } // namespace pacer::schedule

@@ -1,7 +1,8 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/server/llm_mock.hpp>
-#include <pacer/session/llm_prompts.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
+#include <pacer/transport/openai_stream.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
@@ -38,7 +39,6 @@ using stream_type = transport::detail::maybe_tls_stream;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 constexpr std::uint64_t max_tokens_limit = 1'000'000;
 constexpr std::array<std::string_view, 2> token_keys = {"max_tokens", "max_completion_tokens"};
 
@@ -259,12 +259,12 @@ generation plan_generation(const json::object& body, bool chat, std::uint64_t de
     g.tokens = n;
     std::uint64_t prompt_tokens = 0;
     if (const auto* p = body.if_contains("prompt"); p && p->is_string())
-        prompt_tokens = session::approx_tokens(p->get_string());
+        prompt_tokens = transport::approx_tokens(p->get_string());
     if (const auto* m = body.if_contains("messages"); m && m->is_array())
         for (const auto& msg : m->get_array())
             if (msg.is_object())
                 if (const auto* c = msg.get_object().if_contains("content"); c && c->is_string())
-                    prompt_tokens += session::approx_tokens(c->get_string());
+                    prompt_tokens += transport::approx_tokens(c->get_string());
     std::string model = "pacer-llm-mock";
     if (const auto* m = body.if_contains("model"); m && m->is_string())
         model = std::string(m->get_string());

@@ -1,4 +1,5 @@
 #include <pacer/core/stats.hpp>
+#include <pacer/protocol/constants.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/detail/mock_host.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
@@ -195,7 +196,7 @@ boost::json::object mock_host::stats() const {
     std::vector<double> lags = monitor_.lags_s();
     std::size_t lags_over = 0;
     for (double l : lags)
-        lags_over += l > 0.080;
+        lags_over += l > protocol::late_threshold_s;
     const double wall = stopped_ ? stopped_wall_s_ : to_seconds(clock::now() - started_);
     boost::json::object o;
     o["sessions_seen"] = seen_;

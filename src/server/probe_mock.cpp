@@ -1,6 +1,7 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
+#include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/server/detail/mock_host.hpp>
 #include <pacer/server/probe_mock.hpp>
@@ -151,9 +152,9 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
             if (const auto* a = event.if_contains("audio"); a && a->is_string())
                 input_bytes += base64_decoded_size(a->get_string());
             if (!first_arrival)
-                first_arrival = now - std::chrono::milliseconds(80) * seq;
+                first_arrival = now - protocol::packet_period * seq;
             arrival_deviation_s.push_back(to_seconds(now - *first_arrival) -
-                                          0.080 * static_cast<double>(seq));
+                                          protocol::packet_period_s * static_cast<double>(seq));
             ++appends;
             ++session_appends;
             if (session_appends == fault_after_appends && inject != fault::none) {

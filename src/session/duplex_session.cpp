@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/base64.hpp>
 #include <pacer/core/float_repr.hpp>
 #include <pacer/protocol/constants.hpp>
@@ -38,8 +39,6 @@ using task = protocol::task_completion::task;
 
 namespace {
 
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-
 std::atomic<std::size_t> states_alive{0};
 
 std::string error_event(std::string_view message) {
@@ -79,16 +78,16 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
 // moves the bytes. Both tasks run on one single-threaded executor: no lock. The only owner
 // is the session coroutine (callbacks hold weak references), so a finished session's socket,
 // timers and buffers go as soon as it returns.
-struct session_ctx {
-    session_ctx(asio::any_io_executor ex, session_options opts, trace::channel& ch)
+struct session_state {
+    session_state(asio::any_io_executor ex, session_options opts, trace::channel& ch)
         : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
           wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
-    ~session_ctx() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
-    session_ctx(const session_ctx&) = delete;
-    session_ctx& operator=(const session_ctx&) = delete;
+    ~session_state() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
+    session_state(const session_state&) = delete;
+    session_state& operator=(const session_state&) = delete;
 
     session_options options;
     trace::sink trace;
@@ -221,7 +220,7 @@ struct session_ctx {
 
 // The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
 // when the connection ends, a frame is refused, or the session stops.
-asio::awaitable<void> receive_loop(session_ctx& c) {
+asio::awaitable<void> receive_loop(session_state& c) {
     protocol::event_scanner scanner;
     std::string frame;
     auto& r = c.result;
@@ -287,7 +286,7 @@ asio::awaitable<void> receive_loop(session_ctx& c) {
 
 // Reports the session to the level's start gate, once: ready sessions wait for the common
 // start, which becomes their grid's origin (+ their stagger offset).
-void report_to_gate(const std::shared_ptr<session_ctx>& ctx, bool ready) {
+void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
     auto& c = *ctx;
     if (!c.options.gate || c.gate_reported)
         return;
@@ -298,7 +297,7 @@ void report_to_gate(const std::shared_ptr<session_ctx>& ctx, bool ready) {
         return;
     }
     c.options.gate->arrive(c.signal.get_executor(),
-                           [w = std::weak_ptr<session_ctx>(ctx)](time_point start) {
+                           [w = std::weak_ptr<session_state>(ctx)](time_point start) {
                                if (auto ctx = w.lock()) {
                                    ctx->machine.gate_started(start);
                                    if (ctx->rt)
@@ -314,7 +313,7 @@ struct append_sender {
     std::string frame, audio_b64;
     std::span<const std::uint8_t> previous;
 
-    asio::awaitable<bool> send(session_ctx& c, std::size_t seq, time_point scheduled) {
+    asio::awaitable<bool> send(session_state& c, std::size_t seq, time_point scheduled) {
         const auto& pcm = *c.options.pcm;
         auto& r = c.result;
         const std::size_t offset = seq * protocol::packet_bytes;
@@ -359,7 +358,7 @@ struct append_sender {
 
 // The driver: does what the machine says until it is done or the session stops. Only bytes
 // and waits here; every protocol decision is `machine.next`.
-asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
+asio::awaitable<void> drive(std::shared_ptr<session_state> ctx) {
     using kind = protocol::driver_action::kind;
     auto& c = *ctx;
     append_sender appends;
@@ -369,10 +368,10 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
         case kind::done:
             co_return;
         case kind::wait_event:
-            co_await session_ctx::wait(c.signal, time_point::max());
+            co_await session_state::wait(c.signal, time_point::max());
             break;
         case kind::wait_until: // absolute: a late wake never shifts the next deadline
-            co_await session_ctx::wait(c.pace, a.at);
+            co_await session_state::wait(c.pace, a.at);
             break;
         case kind::join_gate:
             report_to_gate(ctx, true);
@@ -403,7 +402,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_ctx> ctx) {
 
 // The driver of openai-realtime and vllm-realtime: what `rt.next` says, bytes and waits only.
 // Packet k carries the wire input's k-th 80 ms (resampled to the protocol's rate).
-asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
+asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
     using kind = protocol::realtime_action::kind;
     auto& c = *ctx;
     auto& m = *c.rt;
@@ -419,10 +418,10 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
         case kind::done:
             co_return;
         case kind::wait_event:
-            co_await session_ctx::wait(c.signal, time_point::max());
+            co_await session_state::wait(c.signal, time_point::max());
             break;
         case kind::wait_until: // absolute, and an event wakes it early
-            co_await session_ctx::wait(c.pace, a.at);
+            co_await session_state::wait(c.pace, a.at);
             break;
         case kind::send_update: {
             auto update = m.protocol() == protocol::realtime_protocol::openai
@@ -487,7 +486,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_ctx> ctx) {
 // Runs one task of the session, then applies the completion rules (§1.5 step 4, decided by
 // `completion`): the first task to end normally waits for the other up to the grace, and
 // stops it when the grace is over. An escaped exception is recorded as an error, never lost.
-asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
+asio::awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
     auto& c = *ctx;
     // A stop from outside cancels this task's operations (each task is its own coroutine
     // under the exchange): they report operation_aborted and the task ends on `stopping`.
@@ -518,7 +517,7 @@ asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
             c.stop_all();
             continue;
         }
-        co_await session_ctx::wait(c.wake, a.at);
+        co_await session_state::wait(c.wake, a.at);
     }
 }
 
@@ -526,61 +525,6 @@ asio::awaitable<void> run_task(std::shared_ptr<session_ctx> ctx, task which) {
 
 std::size_t session_states_alive() {
     return states_alive.load(std::memory_order_relaxed);
-}
-
-std::string receipts_head(const session_result& r) {
-    return fmt::format(R"({{"session_start_s":{},"admitted":{},"appends":[)",
-                       r.session_start_s ? fmt::format("{:.9f}", *r.session_start_s)
-                                         : std::string("null"),
-                       r.admitted ? "true" : "false");
-}
-
-std::string receipt_json(const append_receipt& a) {
-    return fmt::format(
-        R"({{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
-        a.id(), a.seq, a.scheduled_s, a.start_s, a.completed_s);
-}
-
-std::string receipts_tail(const session_result& r) {
-    return r.appends_sent > 0 ? std::string("]}\n") : receipts_head(r) + "]}\n";
-}
-
-std::string read_receipts(session_result& r, const std::filesystem::path& file) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        return fmt::format("cannot read {}", file.string());
-    std::ostringstream text;
-    text << in.rdbuf();
-    return read_receipts_text(r, text.str(), file.string());
-}
-
-std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin) {
-    boost::system::error_code ec;
-    const auto doc = boost::json::parse(text, ec);
-    const auto* appends =
-        ec || !doc.is_object() ? nullptr : doc.get_object().if_contains("appends");
-    if (!appends || !appends->is_array())
-        return fmt::format("{} is not a receipts file", origin);
-    r.appends.clear();
-    r.appends.reserve(appends->get_array().size());
-    try {
-        for (const auto& v : appends->get_array()) {
-            const auto& o = v.as_object();
-            append_receipt a;
-            const auto& id = o.at("event_id").as_string();
-            if (id.size() != a.event_id.size())
-                return fmt::format("{}: an event_id is not 32 characters", origin);
-            std::memcpy(a.event_id.data(), id.data(), id.size());
-            a.seq = o.at("seq").to_number<std::uint64_t>();
-            a.scheduled_s = o.at("scheduled_s").to_number<double>();
-            a.start_s = o.at("start_s").to_number<double>();
-            a.completed_s = o.at("completed_s").to_number<double>();
-            r.appends.push_back(a);
-        }
-    } catch (const std::exception& e) {
-        return fmt::format("{}: unreadable receipt: {}", origin, e.what());
-    }
-    return {};
 }
 
 asio::awaitable<session_result> run_duplex_session(session_options options,
@@ -595,7 +539,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
                 ? protocol::resample_pcm16(*options.pcm, protocol::input_sample_rate,
                                            protocol::openai_sample_rate)
                 : *options.pcm);
-    auto ctx = std::make_shared<session_ctx>(ex, std::move(options), traces);
+    auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;
     r.index = c.options.index;
@@ -604,7 +548,7 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
 
     // The watchdog and the interrupt stop the session from outside: no grace, nothing more
     // sent. Neither keeps the session alive once it has returned.
-    const std::weak_ptr<session_ctx> weak = ctx;
+    const std::weak_ptr<session_state> weak = ctx;
     c.watchdog.expires_at(clock::now() + c.options.timeout);
     c.watchdog.async_wait([weak](boost::system::error_code ec) {
         if (auto ctx = weak.lock(); ctx && !ec) {
@@ -629,7 +573,8 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
         const auto hs = co_await c.stoppable(c.ws->connect(c.options.endpoint));
         if (!hs.ec) {
             r.admitted = true;
-            r.handshake = c.ws->times();
+            const auto t = c.ws->times();
+            r.handshake = trace::handshake_times{t.connect_s, t.tls_s, t.upgrade_s};
             break;
         }
         if (c.stopping)
@@ -650,7 +595,8 @@ asio::awaitable<session_result> run_duplex_session(session_options options,
             r.rejected = true;
             break;
         }
-        co_await c.stoppable(session_ctx::wait(c.pace, clock::now() + c.options.admission_backoff));
+        co_await c.stoppable(
+            session_state::wait(c.pace, clock::now() + c.options.admission_backoff));
     }
 
     // The exchange: the receive loop and the driver as one structured unit; both have ended

@@ -36,18 +36,6 @@ std::uint64_t draw_length(schedule::xoshiro256ss& rng, std::uint64_t len, double
 
 } // namespace
 
-std::uint64_t approx_tokens(std::string_view text) {
-    std::uint64_t n = 0;
-    bool in_word = false;
-    for (char c : text) {
-        const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
-        if (!blank && !in_word)
-            ++n;
-        in_word = !blank;
-    }
-    return n;
-}
-
 std::vector<prompt_file_entry> parse_prompt_jsonl(std::string_view text, std::string_view source) {
     std::vector<prompt_file_entry> out;
     std::size_t line_no = 0, pos = 0;

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/session/open_loop.hpp>
 
@@ -17,34 +18,7 @@ namespace pacer::session {
 namespace asio = boost::asio;
 namespace json = boost::json;
 
-template class basic_dispatcher<time_point>;
-
-std::string_view to_string(cap_policy policy) noexcept {
-    return policy == cap_policy::drop ? "drop" : "queue";
-}
-
-std::optional<cap_policy> parse_cap_policy(std::string_view name) noexcept {
-    if (name == "queue")
-        return cap_policy::queue;
-    if (name == "drop")
-        return cap_policy::drop;
-    return std::nullopt;
-}
-
-open_loop_result make_open_loop_result(dispatcher& d) {
-    open_loop_result r;
-    r.start = d.start();
-    r.max_concurrency = d.max_concurrency();
-    r.policy = d.policy();
-    r.peak_in_flight = d.peak_in_flight();
-    r.interrupted = d.stopped();
-    r.records = d.take_records();
-    return r;
-}
-
 namespace {
-
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
 
 std::string describe(const std::exception_ptr& e) {
     try {
@@ -170,88 +144,6 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
         }
         }
     }
-}
-
-namespace {
-
-double seconds(duration d) {
-    return to_seconds(d);
-}
-
-} // namespace
-
-bool schedule_kept(std::optional<double> lag_p99_s, std::optional<double> lag_max_s,
-                   const schedule_thresholds& t) {
-    const bool p99_ok = !lag_p99_s || *lag_p99_s <= seconds(t.dispatch_lag_p99);
-    const bool max_ok = !lag_max_s || *lag_max_s <= seconds(t.dispatch_lag_max);
-    return p99_ok && max_ok;
-}
-
-json::object open_loop_summary(const open_loop_result& result,
-                               const schedule_thresholds& thresholds) {
-    std::size_t dispatched = 0, completed = 0, failed = 0, dropped = 0, delayed = 0;
-    std::size_t deadline_missed = 0;
-    std::vector<double> latency, uncorrected, lag, delay;
-    for (const auto& r : result.records) {
-        if (r.dropped)
-            ++dropped;
-        if (auto l = r.dispatch_lag()) {
-            ++dispatched;
-            lag.push_back(seconds(*l));
-            if (*l > thresholds.dispatch_lag_max)
-                ++deadline_missed;
-        }
-        if (r.cap_delay > duration::zero()) {
-            ++delayed;
-            delay.push_back(seconds(r.cap_delay));
-        }
-        if (r.completed) {
-            ++completed;
-            if (r.failed) {
-                ++failed;
-            } else {
-                latency.push_back(seconds(*r.latency()));
-                uncorrected.push_back(seconds(*r.uncorrected_latency()));
-            }
-        }
-    }
-    const std::size_t scheduled = result.records.size();
-
-    json::object out;
-    out["requests"] = {
-        {"scheduled", scheduled}, {"dispatched", dispatched},
-        {"completed", completed}, {"failed", failed},
-        {"dropped", dropped},     {"not_dispatched", scheduled - dispatched - dropped}};
-    out["latency_s"] = to_json(summarize(latency, protocol_fractions));
-    out["uncorrected_latency_s"] = to_json(summarize(uncorrected, protocol_fractions));
-
-    const distribution lag_d = summarize(lag, pacing_fractions);
-    out["dispatch_lag_s"] = to_json(lag_d);
-    out["deadline_missed"] = deadline_missed;
-    out["schedule_kept"] = schedule_kept(lag_d.at(0.99), lag_d.max, thresholds);
-    out["schedule_kept_thresholds_s"] = {
-        {"dispatch_lag_p99", seconds(thresholds.dispatch_lag_p99)},
-        {"dispatch_lag_max", seconds(thresholds.dispatch_lag_max)}};
-
-    json::object cap;
-    cap["max_concurrency"] = result.max_concurrency;
-    cap["policy"] = to_string(result.policy);
-    cap["binding"] = delayed > 0 || dropped > 0;
-    cap["delayed"] = delayed;
-    cap["delay_s"] = to_json(summarize(delay, protocol_fractions));
-    cap["dropped"] = dropped;
-    cap["peak_in_flight"] = result.peak_in_flight;
-    out["cap"] = std::move(cap);
-
-    std::map<std::string, std::size_t> by_message;
-    for (const auto& f : result.failures)
-        ++by_message[f.message];
-    json::array errors;
-    for (const auto& [message, count] : by_message)
-        errors.push_back(json::object{{"message", message}, {"count", count}});
-    out["errors"] = std::move(errors);
-    out["interrupted"] = result.interrupted;
-    return out;
 }
 
 } // namespace pacer::session

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/trace/sink.hpp>
 
@@ -15,8 +16,7 @@ asio::awaitable<void> sink::push(record r) {
         co_return;
     ++waits_;
     const auto started = clock::now();
-    co_await channel_->async_send(boost::system::error_code{}, std::move(r),
-                                  asio::as_tuple(asio::use_awaitable));
+    co_await channel_->async_send(boost::system::error_code{}, std::move(r), use_tuple);
     wait_s_ += to_seconds(clock::now() - started);
 }
 

@@ -77,4 +77,16 @@ openai_chunk read_openai_chunk(std::string_view data) {
     return out;
 }
 
+std::uint64_t approx_tokens(std::string_view text) {
+    std::uint64_t n = 0;
+    bool in_word = false;
+    for (char c : text) {
+        const bool blank = c == ' ' || c == '\t' || c == '\r' || c == '\n';
+        if (!blank && !in_word)
+            ++n;
+        in_word = !blank;
+    }
+    return n;
+}
+
 } // namespace pacer::transport

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
@@ -25,9 +26,7 @@ namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
-namespace {
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
-}
+namespace {}
 
 std::vector<std::string> client_options::header_names() const {
     std::vector<std::string> names;

@@ -77,8 +77,8 @@ std::vector<trace_line> voicechat_trace(int packets, std::string_view response_s
     return t;
 }
 
-session_context d_032() {
-    session_context c;
+session_params d_032() {
+    session_params c;
     c.input_duration_s = 0.32;
     return c;
 }
@@ -226,7 +226,7 @@ TEST(ResponseMetrics, ResponseWithoutAudioHasNoTimings) {
 TEST(TimelineMetrics, UnitLagExcludesTerminalUnitsAndReportsBadIds) {
     // D = 29 packets = 2.32 s, u = 0.08: 2.32 / 0.08 = 28.999999999999996 in doubles, so
     // floor((D + 1e-9) / u) = 29 full units: unit_28 is timed, unit_29 is terminal.
-    session_context c;
+    session_params c;
     c.input_duration_s = 29 * 2560 / 32000.0;
     send_receipts r;
     r.session_start_s = 10.0;

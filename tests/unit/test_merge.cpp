@@ -3,6 +3,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/session/open_loop.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>

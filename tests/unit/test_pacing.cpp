@@ -3,6 +3,7 @@
 // qualifies only with no late packet; loop lags over a period are counted.
 
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/session/duplex_session.hpp>
 
 #include <gtest/gtest.h>
 
@@ -70,6 +71,31 @@ TEST(pacing, an_error_counts_once_per_session_that_had_it) {
     const auto& errors = f.json.at("errors").as_array();
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].at("sessions").as_uint64(), 2u);
+}
+
+// Metrics read each packet's deadline as the session recorded it (`scheduled_s`), never
+// recompute it from the grid's origin: lockstep packets are scheduled at their own sends, far
+// off `session_start_s + seq * 80 ms`, and are not late.
+TEST(pacing, deviations_are_measured_from_the_recorded_scheduled_s) {
+    session::session_result r;
+    r.admitted = true;
+    r.session_start_s = 100.0;
+    r.expected_appends = 3;
+    for (std::size_t k = 0; k < 3; ++k) {
+        session::append_receipt a;
+        a.seq = k;
+        a.scheduled_s = 100.0 + 0.5 * static_cast<double>(k); // waited for each unit
+        a.start_s = a.scheduled_s + 0.002;
+        a.completed_s = a.start_s + 0.0001;
+        r.appends.push_back(a);
+    }
+    const auto d = metrics::packet_deviations(r);
+    ASSERT_EQ(d.size(), 3u);
+    for (double x : d)
+        EXPECT_NEAR(x, 0.002, 1e-9);
+    const auto f = metrics::summarize_pacing({r}, {});
+    EXPECT_EQ(f.late_packets, 0u);
+    EXPECT_TRUE(f.pacing_qualified);
 }
 
 } // namespace

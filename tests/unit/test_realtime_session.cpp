@@ -336,6 +336,7 @@ TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
 } // namespace
 
 #include <pacer/metrics/realtime.hpp>
+#include <pacer/session/duplex_session.hpp>
 
 namespace {
 

@@ -4,6 +4,7 @@
 
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/session/duplex_session.hpp>
 
 #include <gtest/gtest.h>
 

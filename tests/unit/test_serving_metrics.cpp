@@ -185,7 +185,7 @@ TEST(SessionMetrics, AudioWithoutResponseDoneIsAnError) {
 
 TEST(SessionMetrics, GivenInputDurationDrivesExpectedAppends) {
     const auto t = worked_session({10.0, 10.08, 10.16, 10.24});
-    session_context c;
+    session_params c;
     c.input_duration_s = 0.5; // ceil(16000 / 2560) = 7 packets
     const auto m = compute_session_metrics(t, receipts_for(10.0, 4), voicechat(), c);
     EXPECT_EQ(m.expected_appends, 7u);

@@ -1,4 +1,9 @@
 #pragma once
+// Module `cli` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns option
+// declarations and validation, each subcommand's wiring of the modules, output folders, the
+// progress line, exit statuses. It is the top: it may include every other module, and no module
+// may include it (the build fails if one does).
+//
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //
 // Each `add_*_command` adds its subcommand and its flags to the application and returns the

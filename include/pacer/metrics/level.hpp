@@ -69,7 +69,7 @@ struct timeline_metrics {
 timeline_metrics compute_timeline_metrics(std::span<const trace_line> trace,
                                           const send_receipts& receipts,
                                           const protocol::profile& profile,
-                                          const session_context& context);
+                                          const session_params& context);
 
 /// Everything about one session of a level.
 struct level_session {
@@ -108,7 +108,7 @@ struct level_session {
 /// flag), so a damaged recording cannot leave the admitted denominators.
 level_session evaluate_session(std::uint32_t index, std::optional<std::string_view> trace_jsonl,
                                std::optional<std::string_view> receipts_json,
-                               const protocol::profile& profile, const session_context& context,
+                               const protocol::profile& profile, const session_params& context,
                                std::span<const std::string> extra_errors = {});
 
 /// The level's aggregate: the 4.2 fields over all attempted sessions (failures and rejections

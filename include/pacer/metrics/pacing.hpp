@@ -1,9 +1,15 @@
 #pragma once
+// Module `metrics` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns pacing,
+// serving, unit, level, LLM and realtime metrics, the protocol oracle, SLOs, `samples.json`,
+// summaries and the pooling of parts. It may include core, schedule, trace, runtime, protocol; it
+// may not include transport, session, server, report, record, cli (the build fails if it does).
+//
 // Pacing evidence of a `pacer run`: how far every append started from its deadline on the
 // session's 80 ms grid, and whether the client itself stalled (loop lag, trace channel waits).
 
-#include <pacer/session/duplex_session.hpp>
-#include <pacer/session/open_loop.hpp>
+#include <pacer/schedule/constants.hpp>
+#include <pacer/schedule/open_loop.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -14,21 +20,23 @@ namespace pacer::metrics {
 
 /// One packet further than this from its deadline is late; any late packet makes the run
 /// pacing-unqualified (docs/architecture.md, "Time").
-inline constexpr double late_threshold_s = 0.080;
+using schedule::late_threshold_s;
 
-/// Deviation of each append of one session: start_s - (session_start_s + seq * 0.080).
-std::vector<double> packet_deviations(const session::session_result& s);
+/// Deviation of each append of one session from its deadline as recorded: start_s -
+/// scheduled_s (the grid's origin + seq * 80 ms; a lockstep packet or an unanchored packet 0
+/// is scheduled at its own send). None before the session streamed.
+std::vector<double> packet_deviations(const trace::session_result& s);
 
 /// The largest number of sessions whose input streams (first append start to last append
 /// completion) overlapped at one instant.
-std::size_t peak_overlapping_streams(const std::vector<session::session_result>& sessions);
+std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& sessions);
 
 /// How long sessions waited for room in the trace channel (a writer that falls behind), summed.
 struct trace_channel_waits {
     std::uint64_t waits = 0;
     double wait_s = 0;
 };
-trace_channel_waits sum_trace_waits(const std::vector<session::session_result>& sessions);
+trace_channel_waits sum_trace_waits(const std::vector<trace::session_result>& sessions);
 
 struct pacing_figures {
     std::size_t sessions = 0, admitted = 0, rejected = 0, complete = 0;
@@ -39,13 +47,13 @@ struct pacing_figures {
 };
 
 /// Everything about pacing and sessions that summary.json reports.
-pacing_figures summarize_pacing(const std::vector<session::session_result>& sessions,
+pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s);
 
 /// The open-loop records a run adds to its `samples.json`: arrival i of `result` is arrival
 /// `first_index + i * index_stride` of the whole schedule (a shard I of N: I and N).
 struct open_loop_arrivals {
-    const session::open_loop_result* result = nullptr;
+    const schedule::open_loop_result* result = nullptr;
     std::size_t first_index = 0;
     std::size_t index_stride = 1;
 };
@@ -55,7 +63,7 @@ struct open_loop_arrivals {
 /// `start_s` (the schedule's origin, monotonic seconds) and `arrivals`, each with `index` (in
 /// the whole schedule), `offset_ns`, `dispatched_s` and `completed_s` (seconds since
 /// `start_s`, or null), `cap_delay_s`, `dropped` and `failed` (see docs/scale-out.md).
-std::string samples_json(const std::vector<session::session_result>& sessions,
+std::string samples_json(const std::vector<trace::session_result>& sessions,
                          const open_loop_arrivals& open_loop = {});
 
 } // namespace pacer::metrics

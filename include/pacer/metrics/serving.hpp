@@ -4,6 +4,7 @@
 // files' text; `pacer replay` reads the files.
 
 #include <pacer/protocol/events.hpp>
+#include <pacer/schedule/constants.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -20,12 +21,12 @@ namespace pacer::metrics {
 /// A send is late when it started more than this after its scheduled time (4.1).
 inline constexpr double late_send_threshold_s = 0.020;
 /// The largest pacing deviation of a qualified input (4.1, one packet).
-inline constexpr double pacing_tolerance_s = 0.080;
+inline constexpr double pacing_tolerance_s = schedule::packet_period_s;
 /// A playback deficit smaller than this is rounding, not an underrun (4.2).
 inline constexpr double playback_epsilon_s = 1e-9;
 /// Input PCM16 mono 16 kHz: bytes per second and per 80 ms packet.
-inline constexpr double input_bytes_per_s = 32000.0;
-inline constexpr std::size_t input_packet_bytes = 2560;
+inline constexpr double input_bytes_per_s = static_cast<double>(schedule::input_bytes_per_second);
+inline constexpr std::size_t input_packet_bytes = schedule::packet_bytes;
 
 /// One line of `trace.jsonl` (docs/protocol.md §3.1).
 struct trace_line {
@@ -108,8 +109,9 @@ struct pacing_deviation_result {
 };
 pacing_deviation_result pacing_deviation(std::span<const trace_line> trace);
 
-/// What a session's metrics need besides its files.
-struct session_context {
+/// What a session's metrics need besides its files: the run's parameters (formerly
+/// `session_context`, a name now kept for the per-thread context of the session runner).
+struct session_params {
     /// D, the input duration. Null: the sum of the traced appends' decoded bytes / 32000.
     std::optional<double> input_duration_s;
     double startup_reserve_s = 0.080;
@@ -142,7 +144,7 @@ struct session_metrics {
 session_metrics compute_session_metrics(std::span<const trace_line> trace,
                                         const send_receipts& receipts,
                                         const protocol::profile& profile,
-                                        const session_context& context);
+                                        const session_params& context);
 
 /// The aggregate over sessions (docs/protocol.md §4.2 "Aggregate").
 boost::json::object aggregate_sessions(std::span<const session_metrics> sessions);
@@ -164,6 +166,6 @@ struct unit_metrics {
 };
 
 unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
-                                  const protocol::profile& profile, const session_context& context);
+                                  const protocol::profile& profile, const session_params& context);
 
 } // namespace pacer::metrics

@@ -1,24 +1,28 @@
 #pragma once
+// Module `protocol` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
+// wire protocols' constants, event builders and parsers, profiles, and the sans-io session
+// machines (native, openai-realtime, vllm-realtime). It may include core, schedule; it may not
+// include trace, runtime, transport, session, metrics, server, report, record, cli (the build
+// fails if it does).
+//
 // The native protocol's constants (docs/protocol.md §1 and §2), defined once: every other
 // header and source file names these instead of restating the numbers.
+
+#include <pacer/schedule/constants.hpp>
 
 #include <chrono>
 #include <cstddef>
 
 namespace pacer::protocol {
 
-/// One packet of input: 80 ms of 16 kHz mono PCM16 (2560 bytes).
-inline constexpr std::chrono::milliseconds packet_period{80};
-inline constexpr double packet_period_s = 0.080;
-inline constexpr std::size_t input_sample_rate = 16000;
-inline constexpr std::size_t input_bytes_per_second = input_sample_rate * 2;
-inline constexpr std::size_t packet_bytes = 2560;
-static_assert(packet_bytes == input_bytes_per_second * 80 / 1000);
-
-/// A packet is late when its send started more than one packet period off its deadline.
-inline constexpr double late_threshold_s = packet_period_s;
-/// A socket write that takes longer than one packet period is a send stall.
-inline constexpr std::chrono::milliseconds send_stall_threshold = packet_period;
+/// The packet and its thresholds belong to the packet grid (schedule/constants.hpp).
+using schedule::input_bytes_per_second;
+using schedule::input_sample_rate;
+using schedule::late_threshold_s;
+using schedule::packet_bytes;
+using schedule::packet_period;
+using schedule::packet_period_s;
+using schedule::send_stall_threshold;
 
 /// §1.5 step 4: how long the other task may still run once one task has ended normally.
 inline constexpr std::chrono::milliseconds post_close{200};

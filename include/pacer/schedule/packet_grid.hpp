@@ -1,4 +1,11 @@
 #pragma once
+// Module `schedule` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the 80
+// ms packet grid and the pacing constants (packet period and size, late and send-stall
+// thresholds); arrival processes, the seeded RNG and samplers, schedule files; the open-loop
+// dispatcher, its records and their summary. It may include core, runtime; it may not include
+// trace, protocol, transport, session, metrics, server, report, record, cli (the build fails if it
+// does).
+//
 // The packet grid of a duplex session (docs/protocol.md §2), as a sans-io state machine.
 //
 // Packet i is due at origin + i * 80 ms. The origin is either given (a common start gate) or
@@ -7,19 +14,13 @@
 // asks `next(now)` and either sends or waits on an absolute timer; tests drive it by hand.
 
 #include <pacer/core/clock.hpp>
-#include <pacer/protocol/constants.hpp>
+#include <pacer/schedule/constants.hpp>
 
 #include <chrono>
 #include <cstddef>
 #include <optional>
 
 namespace pacer::schedule {
-
-/// 80 ms of 16 kHz mono PCM16 (the protocol's constants, named here for the grid's users).
-using protocol::input_bytes_per_second;
-using protocol::input_sample_rate;
-using protocol::packet_bytes;
-using protocol::packet_period;
 
 /// How many packets carry `pcm_bytes` of input: the tail packet is shorter, never padded.
 constexpr std::size_t packet_count(std::size_t pcm_bytes) {

@@ -10,6 +10,7 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
+#include <pacer/trace/receipts.hpp>
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
@@ -144,74 +145,16 @@ struct session_options {
 
 /// A socket write that takes longer than one packet period is a send stall: the server's
 /// TCP window was full (it stopped reading, or reads slower than the client sends).
-inline constexpr std::chrono::milliseconds send_stall_threshold = protocol::send_stall_threshold;
+using schedule::send_stall_threshold;
 
-/// One append as `input-send-receipts.json` records it: small and allocation-free (64 bytes),
-/// streamed to the writer as the session goes.
-struct append_receipt {
-    std::array<char, 32> event_id{}; ///< the append's 32 hex character `event_id`
-    std::uint64_t seq = 0;
-    double scheduled_s = 0;
-    double start_s = 0;
-    double completed_s = 0;
-
-    std::string_view id() const { return {event_id.data(), event_id.size()}; }
-};
-
-struct session_result {
-    std::uint32_t index = 0;
-    bool admitted = false;
-    bool rejected = false;    ///< 503 on every handshake (admission exhausted)
-    bool complete = false;    ///< the whole protocol ran and no error was recorded
-    bool interrupted = false; ///< ended early by the runner's interrupt
-    int admission_denials = 0;
-    std::optional<double> session_start_s; ///< origin of the packet grid
-    std::optional<double> scheduled_s;     ///< open loop: the scheduled start (latency anchor)
-    bool dispatched = true;                ///< open loop: false when the cap dropped it
-    std::optional<double> connect_start_s;
-    std::optional<double> updated_s;     ///< `session.updated` received
-    std::optional<double> update_sent_s; ///< `session.update` sent (its send start)
-    /// The connection's phases (TCP connect, TLS, WebSocket upgrade), once admitted.
-    std::optional<transport::handshake_times> handshake;
-    std::optional<double> first_audio_s; ///< first `response.output_audio.delta`
-    /// openai-realtime / vllm-realtime: the utterance's end (the commit, or `speech_stopped`
-    /// with server-vad), the first transcript delta, and `transcription.done`.
-    std::optional<double> utterance_end_s;
-    std::optional<double> first_transcript_s;
-    std::optional<double> final_transcript_s;
-    std::size_t expected_appends = 0;
-    std::size_t appends_sent = 0;
-    /// The receipts, read back from `input-send-receipts.json` once the session's files are
-    /// written (`read_receipts`): a running session streams them to the writer and keeps none,
-    /// so its memory does not grow with its length.
-    std::vector<append_receipt> appends;
-    std::vector<std::string> errors; ///< the trace `error` messages, in order
-    std::string trace_error;         ///< the writer's failure for this session
-    std::uint64_t frames_received = 0;
-    std::uint64_t bytes_received = 0;
-    std::uint64_t trace_waits = 0;
-    double trace_wait_s = 0;
-    bool ready = false; ///< negotiated: reported ready to the start gate
-    /// Send stalls: writes (of any frame) longer than `send_stall_threshold`, including one
-    /// cut short by the session's end; the longest write; and, when the session was stopped
-    /// (deadline, interrupt) during a write, how long that write had been pending.
-    std::uint64_t stalled_sends = 0;
-    std::optional<double> longest_write_s;
-    std::optional<double> pending_write_s;
-};
-
-/// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in
-/// pieces: the head with the first append, then one append at a time, then the tail.
-std::string receipts_head(const session_result& r);
-std::string receipt_json(const append_receipt& a);
-/// The rest of the file when the session ends: the tail, or the whole file without appends.
-std::string receipts_tail(const session_result& r);
-
-/// Fills `r.appends` from the session's receipts file; returns an error message or "".
-std::string read_receipts(session_result& r, const std::filesystem::path& file);
-/// The same from the receipts' text (`pacer run --trace none` keeps them in memory); `origin`
-/// names them in the error message.
-std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin);
+/// What a session recorded and its receipts file belong to the trace (trace/receipts.hpp).
+using trace::append_receipt;
+using trace::read_receipts;
+using trace::receipt_json;
+using trace::receipts_head;
+using trace::receipts_tail;
+using trace::session_result;
+using trace::read_receipts_text;
 
 /// Session states alive in this process: a session's state (socket, timers, buffers) lives
 /// exactly as long as its `run_duplex_session` call, so this is the number of sessions running

@@ -9,6 +9,8 @@
 // counts are used whenever it sends them). A shard builds exactly the prompts the single-host
 // run gives its arrivals, since each depends on its global index only.
 
+#include <pacer/transport/openai_stream.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -19,7 +21,7 @@
 namespace pacer::session {
 
 /// Words separated by blanks (space, tab, CR, LF): the token approximation.
-std::uint64_t approx_tokens(std::string_view text);
+using transport::approx_tokens;
 
 struct prompt {
     std::string text;

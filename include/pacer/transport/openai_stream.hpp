@@ -36,4 +36,8 @@ struct openai_chunk {
 /// Reads the data of one SSE event (see the file comment). Never throws for bad data.
 openai_chunk read_openai_chunk(std::string_view data);
 
+/// Words separated by blanks (space, tab, CR, LF): the token approximation of both the
+/// client's prompts and the LLM mock (a prompt of N words counts as N input tokens).
+std::uint64_t approx_tokens(std::string_view text);
+
 } // namespace pacer::transport

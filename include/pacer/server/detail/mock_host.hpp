@@ -3,6 +3,7 @@
 // admission answers (404, 400, 503 "connection capacity exhausted"), raw server frames, the loop
 // monitor and the common stats. Only the mocks' own sources include it.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/server/mock_server.hpp>
@@ -35,7 +36,7 @@ namespace pacer::server::detail {
 using ws_stream = boost::beast::websocket::stream<transport::detail::maybe_tls_stream>;
 
 /// The mocks' completion token: expected I/O errors come back as values.
-inline constexpr auto use_tuple = boost::asio::as_tuple(boost::asio::use_awaitable);
+using pacer::use_tuple;
 
 /// Appends one unmasked, final RFC 6455 server frame (section 5.2) carrying `payload`: text
 /// (opcode 0x1) unless `binary`. Mocks write these straight to the socket, several in one write,

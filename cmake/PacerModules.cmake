@@ -1,0 +1,20 @@
+# The module table, written down once: each module and the modules it may know (include and
+# link). Data flows one way; a module reads only the public headers of the modules it lists.
+# CMakeLists.txt builds one library per module from this table and
+# check_module_includes.cmake fails the build when a file includes a module its module does
+# not list. docs/architecture.md draws the same graph.
+set(PACER_MODULES core schedule trace runtime protocol transport session metrics server report
+    record cli)
+set(PACER_MODULE_DEPS_core "")
+set(PACER_MODULE_DEPS_schedule core runtime)
+set(PACER_MODULE_DEPS_trace core runtime)
+set(PACER_MODULE_DEPS_runtime core)
+set(PACER_MODULE_DEPS_protocol core schedule)
+set(PACER_MODULE_DEPS_transport core)
+set(PACER_MODULE_DEPS_session core schedule trace runtime protocol transport)
+set(PACER_MODULE_DEPS_metrics core schedule trace runtime protocol)
+set(PACER_MODULE_DEPS_server core runtime protocol transport)
+set(PACER_MODULE_DEPS_report core schedule trace runtime metrics)
+set(PACER_MODULE_DEPS_record core runtime protocol trace metrics)
+set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
+    report record)

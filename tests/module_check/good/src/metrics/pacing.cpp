@@ -1,0 +1,2 @@
+#include <pacer/metrics/pacing.hpp>
+#include <pacer/schedule/open_loop.hpp>
