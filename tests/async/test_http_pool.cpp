@@ -10,7 +10,10 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -19,6 +22,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -194,6 +198,103 @@ TEST(HttpPool, ASilentServerEndsTheExchangeAtTheDeadline) {
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].error, http_error::timeout) << r[0].message;
     EXPECT_EQ(pool.idle(), 0u); // a timed-out connection is never pooled
+}
+
+// A server on one keep-alive connection that keeps the raw bytes of each request (head and
+// Content-Length bytes of body) and answers each with an empty SSE stream.
+asio::awaitable<void> capture_requests(tcp::acceptor& acceptor, int requests,
+                                       std::vector<std::string>& raw) {
+    auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
+    if (ec)
+        co_return;
+    std::string buffer;
+    for (int i = 0; i < requests; ++i) {
+        auto [hec, head_end] = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer),
+                                                               "\r\n\r\n", use_tuple);
+        if (hec)
+            co_return;
+        const auto at = buffer.find("Content-Length: ");
+        if (at == std::string::npos || at > head_end)
+            co_return;
+        const std::size_t length = std::stoul(buffer.substr(at + 16));
+        if (buffer.size() < head_end + length) {
+            auto [bec, n] = co_await asio::async_read(
+                socket, asio::dynamic_buffer(buffer),
+                asio::transfer_exactly(head_end + length - buffer.size()), use_tuple);
+            if (bec)
+                co_return;
+        }
+        raw.push_back(buffer.substr(0, head_end + length));
+        buffer.erase(0, head_end + length);
+        const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                   "Content-Length: 14\r\n\r\ndata: [DONE]\n\n";
+        auto [wec, w] = co_await asio::async_write(socket, asio::buffer(answer), use_tuple);
+        if (wec)
+            co_return;
+    }
+}
+
+// What Beast writes for the request the pool describes (the pool builds the head once per
+// target and headers and writes it without Beast's serializer: it must be these bytes).
+std::string beast_request(const std::string& host, const std::string& target,
+                          const std::string& body, const header_list& headers) {
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, host);
+    req.set(http::field::user_agent, "pacer");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "text/event-stream");
+    for (const auto& [name, value] : headers)
+        req.set(name, value);
+    req.body() = body;
+    req.prepare_payload();
+    req.keep_alive(true);
+    std::ostringstream os;
+    os << req;
+    return os.str();
+}
+
+TEST(HttpPool, WritesTheBytesBeastWouldForEveryTargetHeadersAndBodyLength) {
+    asio::io_context io{1};
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    std::vector<std::string> raw;
+    asio::co_spawn(io, capture_requests(acceptor, 4, raw), asio::detached);
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+    const header_list custom = {
+        {"user-agent", "bench/1"}, {"X-Trace", "a b"}, {"Content-Length", "7"}};
+    struct sent {
+        std::string target, body;
+        header_list headers;
+    };
+    const std::vector<sent> requests = {{"/v1/completions", body, custom},
+                                        {"/v1/completions", body + std::string(1000, ' '), custom},
+                                        {"/api/v1/chat/completions", "{}", {}},
+                                        {"/api/v1/chat/completions", "", {}}};
+    collected c;
+    std::vector<http_exchange> out;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            for (const auto& r : requests)
+                out.push_back(co_await pool.post_stream(
+                    r.target, r.body, r.headers, clock::now() + std::chrono::seconds(30), c.sink));
+        },
+        [&](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+            io.stop();
+        });
+    io.run();
+    ASSERT_EQ(out.size(), requests.size());
+    ASSERT_EQ(raw.size(), requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        EXPECT_EQ(out[i].error, http_error::none) << out[i].message;
+        EXPECT_EQ(raw[i], beast_request("127.0.0.1", requests[i].target, requests[i].body,
+                                        requests[i].headers))
+            << "request " << i;
+    }
+    EXPECT_EQ(pool.connections_opened(), 1u);
 }
 
 } // namespace
