@@ -4,6 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffer_traits.hpp>
@@ -143,6 +144,29 @@ namespace {
 
 constexpr std::size_t read_buffer_capacity = 4096;
 
+// The deadline of one exchange (see post_stream). Shared with the timer's handler, which may
+// run after the exchange ended (already queued when it was cancelled): `done` says so.
+struct watchdog {
+    bool fired = false;
+    bool done = false;
+    detail::maybe_tls_stream* stream = nullptr; // the connection in use, if any
+};
+
+// Ends the watch when the exchange ends, however it ends.
+struct watchdog_guard {
+    watchdog_guard(std::shared_ptr<watchdog> w, asio::steady_timer& t)
+        : wd(std::move(w)), timer(t) {}
+    watchdog_guard(const watchdog_guard&) = delete;
+    watchdog_guard& operator=(const watchdog_guard&) = delete;
+    ~watchdog_guard() {
+        wd->done = true;
+        wd->stream = nullptr;
+        timer.cancel();
+    }
+    std::shared_ptr<watchdog> wd;
+    asio::steady_timer& timer;
+};
+
 // The bytes Beast writes for the head of `req` (start line, fields, blank line).
 std::string serialize_head(http::request<http::string_body>& req) {
     http::request_serializer<http::string_body> sr{req};
@@ -231,6 +255,23 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
         asio::buffer(length.data(), static_cast<std::size_t>(length_end - length.data())),
         asio::buffer(head->after), asio::buffer(body)};
 
+    // The deadline: one timer for the whole exchange, where Beast's tcp_stream would arm and
+    // cancel one around every read and write. When it fires it closes the connection in use,
+    // which ends the pending operation; `fired` then says the deadline ended it.
+    const auto wd = std::make_shared<watchdog>();
+    asio::steady_timer timer(ex_);
+    timer.expires_at(deadline);
+    timer.async_wait([wd](const boost::system::error_code& ec) {
+        if (ec || wd->done)
+            return;
+        wd->fired = true;
+        if (wd->stream) {
+            boost::system::error_code ignored;
+            wd->stream->next_layer().socket().close(ignored);
+        }
+    });
+    const watchdog_guard guard(wd, timer);
+
     http_exchange out;
     // Each retry uses up one pooled connection; a new connection is never retried.
     for (;;) {
@@ -245,11 +286,11 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
             conn->buffer.reserve(read_buffer_capacity);
         }
         stream_type* const stream = &conn->stream;
+        wd->stream = stream;
         if (!reused) {
             if (endpoint_.tls)
                 stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
             auto& tcp_layer = stream->next_layer();
-            tcp_layer.expires_at(deadline);
             if (resolved_.empty()) {
                 tcp::resolver resolver(ex_);
                 auto [ec, results] =
@@ -263,12 +304,24 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 for (const auto& r : results)
                     resolved_.push_back(r.endpoint());
             }
+            if (wd->fired) {
+                out.error = http_error::timeout;
+                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
+                                          endpoint_.host, endpoint_.port);
+                co_return out;
+            }
             auto phase_start = clock::now();
             auto [ec, ep] = co_await tcp_layer.async_connect(resolved_, use_tuple);
             if (ec) {
-                out.error = ec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                out.error = wd->fired ? http_error::timeout : http_error::connect;
                 out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
                                           endpoint_.port, ec.message());
+                co_return out;
+            }
+            if (wd->fired) { // connected as the deadline passed: the socket is closed
+                out.error = http_error::timeout;
+                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
+                                          endpoint_.host, endpoint_.port);
                 co_return out;
             }
             tcp_layer.socket().set_option(tcp::no_delay(true));
@@ -286,8 +339,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 auto [tec] =
                     co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
                 if (tec) {
-                    out.error =
-                        tec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                    out.error = wd->fired ? http_error::timeout : http_error::connect;
                     out.message = detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host,
                                                                      endpoint_.port);
                     co_return out;
@@ -298,7 +350,6 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
             ++opened_;
         }
         out.reused = reused;
-        stream->next_layer().expires_at(deadline);
 
         auto [wec, written] = co_await asio::async_write(*stream, request, use_tuple);
         beast::flat_buffer& buffer = conn->buffer;
@@ -308,16 +359,16 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
         if (!ec)
             std::tie(ec, std::ignore) =
                 co_await http::async_read_header(*stream, buffer, parser, use_tuple);
-        if (ec && reused && !parser.got_some() && ec != beast::error::timeout &&
+        if (ec && reused && !parser.got_some() && !wd->fired &&
             (is_disconnect(ec) || ec == asio::error::not_connected)) {
             continue; // the server closed the idle connection: try the next one, or a new one
         }
         if (reused)
             ++reused_;
         if (ec) {
-            out.error = ec == beast::error::timeout ? http_error::timeout
-                        : is_disconnect(ec)         ? http_error::disconnect
-                                                    : http_error::disconnect;
+            out.error = wd->fired           ? http_error::timeout
+                        : is_disconnect(ec) ? http_error::disconnect
+                                            : http_error::disconnect;
             out.message = ec.message();
             co_return out;
         }
@@ -347,8 +398,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 }
             }
             if (rec) {
-                out.error =
-                    rec == beast::error::timeout ? http_error::timeout : http_error::disconnect;
+                out.error = wd->fired ? http_error::timeout : http_error::disconnect;
                 out.message = rec.message();
                 co_return out;
             }
@@ -366,8 +416,8 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
             if (!error_body.empty())
                 out.message += ": " + error_body;
         }
-        if (parser.keep_alive()) {
-            stream->next_layer().expires_never();
+        if (parser.keep_alive() && !wd->fired) { // a fired deadline closed the socket
+            wd->stream = nullptr;
             idle_->streams.push_back(std::move(conn));
         }
         co_return out;
