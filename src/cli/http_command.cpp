@@ -346,6 +346,8 @@ asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& p
     const auto pr = prompt_for(plan, r.index);
     r.input_len = pr.input_len;
     r.output_len = pr.output_len;
+    // One arrival time per token asked (capped: a server may stop early).
+    r.token_times.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(pr.output_len, 256)));
     std::string body = session::request_body(plan.request, pr);
     transport::sse_parser parser;
     std::vector<transport::sse_event> events;

@@ -94,20 +94,35 @@ prompt make_file_prompt(const std::vector<prompt_file_entry>& entries, std::size
 }
 
 std::string request_body(const request_options& options, const prompt& p) {
-    json::object body;
-    body["model"] = options.model;
-    if (options.chat)
-        body["messages"] = json::array{json::object{{"role", "user"}, {"content", p.text}}};
-    else
-        body["prompt"] = p.text;
-    body["max_tokens"] = p.output_len;
-    body["stream"] = true;
-    body["stream_options"] = json::object{{"include_usage", true}};
+    // Written directly, not through a json::object: the same bytes json::serialize gives the
+    // object {model, prompt | messages, max_tokens, stream, stream_options, ignore_eos,
+    // temperature} (members in that order; strings escaped and numbers written by Boost.JSON),
+    // without copying the prompt into a DOM first.
+    const std::string model = json::serialize(json::string_view(options.model));
+    const std::string text = json::serialize(json::string_view(p.text));
+    std::string body;
+    body.reserve(model.size() + text.size() + 160);
+    body += R"({"model":)";
+    body += model;
+    if (options.chat) {
+        body += R"(,"messages":[{"role":"user","content":)";
+        body += text;
+        body += "}]";
+    } else {
+        body += R"(,"prompt":)";
+        body += text;
+    }
+    body += R"(,"max_tokens":)";
+    body += json::serialize(json::value(p.output_len));
+    body += R"(,"stream":true,"stream_options":{"include_usage":true})";
     if (options.ignore_eos)
-        body["ignore_eos"] = true;
-    if (options.temperature)
-        body["temperature"] = *options.temperature;
-    return json::serialize(body);
+        body += R"(,"ignore_eos":true)";
+    if (options.temperature) {
+        body += R"(,"temperature":)";
+        body += json::serialize(json::value(*options.temperature));
+    }
+    body += '}';
+    return body;
 }
 
 } // namespace pacer::session

@@ -5,13 +5,18 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/ssl/error.hpp>
+#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
+#include <boost/beast/core/buffer_traits.hpp>
+#include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
+#include <boost/beast/http/serializer.hpp>
 #include <boost/beast/http/string_body.hpp>
 #include <boost/beast/http/write.hpp>
 
@@ -122,9 +127,100 @@ std::string_view to_string(http_error e) noexcept {
 
 using stream_type = detail::maybe_tls_stream;
 
-struct http_pool::idle_set {
-    std::vector<std::unique_ptr<stream_type>> streams;
+// One connection and its read buffer: the buffer keeps its capacity from one request to the
+// next, so a response is read in as few reads as it arrived in (a new flat_buffer reads 512
+// bytes at first).
+struct http_pool::connection {
+    explicit connection(const asio::any_io_executor& ex) : stream(ex) {}
+    stream_type stream;
+    beast::flat_buffer buffer;
 };
+
+struct http_pool::idle_set {
+    std::vector<std::unique_ptr<connection>> streams;
+};
+
+namespace {
+
+constexpr std::size_t read_buffer_capacity = 4096;
+
+// The deadline of one exchange (see post_stream). Shared with the timer's handler, which may
+// run after the exchange ended (already queued when it was cancelled): `done` says so.
+struct watchdog {
+    bool fired = false;
+    bool done = false;
+    detail::maybe_tls_stream* stream = nullptr; // the connection in use, if any
+};
+
+// Ends the watch when the exchange ends, however it ends.
+struct watchdog_guard {
+    watchdog_guard(std::shared_ptr<watchdog> w, asio::steady_timer& t)
+        : wd(std::move(w)), timer(t) {}
+    watchdog_guard(const watchdog_guard&) = delete;
+    watchdog_guard& operator=(const watchdog_guard&) = delete;
+    ~watchdog_guard() {
+        wd->done = true;
+        wd->stream = nullptr;
+        timer.cancel();
+    }
+    std::shared_ptr<watchdog> wd;
+    asio::steady_timer& timer;
+};
+
+// The bytes Beast writes for the head of `req` (start line, fields, blank line).
+std::string serialize_head(http::request<http::string_body>& req) {
+    http::request_serializer<http::string_body> sr{req};
+    sr.split(true);
+    std::string head;
+    boost::system::error_code ec;
+    while (!ec && !sr.is_header_done())
+        sr.next(ec, [&](boost::system::error_code&, const auto& buffers) {
+            for (const auto b : beast::buffers_range_ref(buffers))
+                head.append(static_cast<const char*>(b.data()), b.size());
+            sr.consume(beast::buffer_bytes(buffers));
+        });
+    return head;
+}
+
+} // namespace
+
+// The request Beast would send, with an empty body: the head of every request to one target
+// with one set of headers is the same but for the Content-Length value, so it is serialized
+// once and split around that value. Held by shared_ptr: a request still writing keeps the head
+// it started with even if a later one, to another target, replaces it.
+struct http_pool::request_head {
+    std::string target;
+    header_list headers;
+    std::string before; ///< up to and with "Content-Length: "
+    std::string after;  ///< from the "\r\n" after its value to the end of the head
+};
+
+std::shared_ptr<const http_pool::request_head> http_pool::head_for(const std::string& target,
+                                                                   const header_list& headers) {
+    if (head_ && head_->target == target && head_->headers == headers)
+        return head_;
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, endpoint_.host);
+    req.set(http::field::user_agent, "pacer");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "text/event-stream");
+    for (const auto& [name, value] : headers)
+        req.set(name, value);
+    req.prepare_payload(); // a POST always gets a Content-Length, 0 included
+    req.keep_alive(true);
+    const std::string head = serialize_head(req);
+    constexpr std::string_view field = "\r\nContent-Length: 0\r\n";
+    const auto at = head.find(field);
+    if (at == std::string::npos)
+        throw std::logic_error("http_pool: the request head has no Content-Length");
+    auto h = std::make_shared<request_head>();
+    h->target = target;
+    h->headers = headers;
+    h->before = head.substr(0, at + field.size() - 3);
+    h->after = head.substr(at + field.size() - 2);
+    head_ = std::move(h);
+    return head_;
+}
 
 http_pool::http_pool(asio::any_io_executor ex, http_endpoint endpoint)
     : ex_(std::move(ex)), endpoint_(std::move(endpoint)), idle_(std::make_unique<idle_set>()) {
@@ -141,7 +237,7 @@ std::size_t http_pool::idle() const noexcept {
 void http_pool::close_idle() {
     for (auto& s : idle_->streams) {
         boost::system::error_code ignored;
-        s->next_layer().socket().close(ignored);
+        s->stream.next_layer().socket().close(ignored);
     }
     idle_->streams.clear();
 }
@@ -149,31 +245,52 @@ void http_pool::close_idle() {
 asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::string body,
                                                       const header_list& headers,
                                                       time_point deadline, http_body_sink& sink) {
-    http::request<http::string_body> req{http::verb::post, target, 11};
-    req.set(http::field::host, endpoint_.host);
-    req.set(http::field::user_agent, "pacer");
-    req.set(http::field::content_type, "application/json");
-    req.set(http::field::accept, "text/event-stream");
-    for (const auto& [name, value] : headers)
-        req.set(name, value);
-    req.body() = std::move(body);
-    req.prepare_payload();
-    req.keep_alive(true);
+    // The bytes Beast's serializer would write, without building the message each time.
+    const auto head = head_for(target, headers);
+    std::array<char, 24> length{};
+    const auto length_end =
+        std::to_chars(length.data(), length.data() + length.size(), body.size()).ptr;
+    const std::array<asio::const_buffer, 4> request{
+        asio::buffer(head->before),
+        asio::buffer(length.data(), static_cast<std::size_t>(length_end - length.data())),
+        asio::buffer(head->after), asio::buffer(body)};
+
+    // The deadline: one timer for the whole exchange, where Beast's tcp_stream would arm and
+    // cancel one around every read and write. When it fires it closes the connection in use,
+    // which ends the pending operation; `fired` then says the deadline ended it.
+    const auto wd = std::make_shared<watchdog>();
+    asio::steady_timer timer(ex_);
+    timer.expires_at(deadline);
+    timer.async_wait([wd](const boost::system::error_code& ec) {
+        if (ec || wd->done)
+            return;
+        wd->fired = true;
+        if (wd->stream) {
+            boost::system::error_code ignored;
+            wd->stream->next_layer().socket().close(ignored);
+        }
+    });
+    const watchdog_guard guard(wd, timer);
 
     http_exchange out;
     // Each retry uses up one pooled connection; a new connection is never retried.
     for (;;) {
-        std::unique_ptr<stream_type> stream;
+        std::unique_ptr<connection> conn;
         const bool reused = !idle_->streams.empty();
         if (reused) {
-            stream = std::move(idle_->streams.back());
+            conn = std::move(idle_->streams.back());
             idle_->streams.pop_back();
+            conn->buffer.clear(); // nothing of the last answer is left to read
         } else {
-            stream = std::make_unique<stream_type>(ex_);
+            conn = std::make_unique<connection>(ex_);
+            conn->buffer.reserve(read_buffer_capacity);
+        }
+        stream_type* const stream = &conn->stream;
+        wd->stream = stream;
+        if (!reused) {
             if (endpoint_.tls)
                 stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
             auto& tcp_layer = stream->next_layer();
-            tcp_layer.expires_at(deadline);
             if (resolved_.empty()) {
                 tcp::resolver resolver(ex_);
                 auto [ec, results] =
@@ -187,12 +304,24 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 for (const auto& r : results)
                     resolved_.push_back(r.endpoint());
             }
+            if (wd->fired) {
+                out.error = http_error::timeout;
+                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
+                                          endpoint_.host, endpoint_.port);
+                co_return out;
+            }
             auto phase_start = clock::now();
             auto [ec, ep] = co_await tcp_layer.async_connect(resolved_, use_tuple);
             if (ec) {
-                out.error = ec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                out.error = wd->fired ? http_error::timeout : http_error::connect;
                 out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
                                           endpoint_.port, ec.message());
+                co_return out;
+            }
+            if (wd->fired) { // connected as the deadline passed: the socket is closed
+                out.error = http_error::timeout;
+                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
+                                          endpoint_.host, endpoint_.port);
                 co_return out;
             }
             tcp_layer.socket().set_option(tcp::no_delay(true));
@@ -210,8 +339,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 auto [tec] =
                     co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
                 if (tec) {
-                    out.error =
-                        tec == beast::error::timeout ? http_error::timeout : http_error::connect;
+                    out.error = wd->fired ? http_error::timeout : http_error::connect;
                     out.message = detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host,
                                                                      endpoint_.port);
                     co_return out;
@@ -222,26 +350,25 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
             ++opened_;
         }
         out.reused = reused;
-        stream->next_layer().expires_at(deadline);
 
-        auto [wec, written] = co_await http::async_write(*stream, req, use_tuple);
-        beast::flat_buffer buffer;
+        auto [wec, written] = co_await asio::async_write(*stream, request, use_tuple);
+        beast::flat_buffer& buffer = conn->buffer;
         http::response_parser<http::buffer_body> parser;
         parser.body_limit(boost::none);
         boost::system::error_code ec = wec;
         if (!ec)
             std::tie(ec, std::ignore) =
                 co_await http::async_read_header(*stream, buffer, parser, use_tuple);
-        if (ec && reused && !parser.got_some() && ec != beast::error::timeout &&
+        if (ec && reused && !parser.got_some() && !wd->fired &&
             (is_disconnect(ec) || ec == asio::error::not_connected)) {
             continue; // the server closed the idle connection: try the next one, or a new one
         }
         if (reused)
             ++reused_;
         if (ec) {
-            out.error = ec == beast::error::timeout ? http_error::timeout
-                        : is_disconnect(ec)         ? http_error::disconnect
-                                                    : http_error::disconnect;
+            out.error = wd->fired           ? http_error::timeout
+                        : is_disconnect(ec) ? http_error::disconnect
+                                            : http_error::disconnect;
             out.message = ec.message();
             co_return out;
         }
@@ -271,15 +398,14 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 }
             }
             if (rec) {
-                out.error =
-                    rec == beast::error::timeout ? http_error::timeout : http_error::disconnect;
+                out.error = wd->fired ? http_error::timeout : http_error::disconnect;
                 out.message = rec.message();
                 co_return out;
             }
         }
         if (stopped) {
             out.error = http_error::aborted;
-            co_return out; // the stream is closed with its unique_ptr
+            co_return out; // the stream is closed with its connection
         }
         if (!ok) {
             out.error = http_error::status;
@@ -290,9 +416,9 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
             if (!error_body.empty())
                 out.message += ": " + error_body;
         }
-        if (parser.keep_alive()) {
-            stream->next_layer().expires_never();
-            idle_->streams.push_back(std::move(stream));
+        if (parser.keep_alive() && !wd->fired) { // a fired deadline closed the socket
+            wd->stream = nullptr;
+            idle_->streams.push_back(std::move(conn));
         }
         co_return out;
     }

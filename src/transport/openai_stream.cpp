@@ -1,5 +1,6 @@
 #include <pacer/transport/openai_stream.hpp>
 
+#include <boost/json/monotonic_resource.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
@@ -31,8 +32,12 @@ openai_chunk read_openai_chunk(std::string_view data) {
         out.done = true;
         return out;
     }
+    // The chunk's values live in a buffer on the stack (a chunk is a few hundred bytes; a
+    // bigger one spills to the heap): no allocation per value, all freed at once.
+    unsigned char storage[4096];
+    json::monotonic_resource resource(storage, sizeof storage);
     boost::system::error_code ec;
-    const json::value v = json::parse(data, ec);
+    const json::value v = json::parse(data, ec, &resource);
     if (ec) {
         out.malformed = "data is not JSON: " + ec.message();
         return out;

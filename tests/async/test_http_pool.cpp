@@ -10,7 +10,12 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <boost/asio/read.hpp>
+#include <boost/asio/read_until.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
+#include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -19,6 +24,7 @@
 #include <gtest/gtest.h>
 
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -194,6 +200,175 @@ TEST(HttpPool, ASilentServerEndsTheExchangeAtTheDeadline) {
     ASSERT_EQ(r.size(), 1u);
     EXPECT_EQ(r[0].error, http_error::timeout) << r[0].message;
     EXPECT_EQ(pool.idle(), 0u); // a timed-out connection is never pooled
+}
+
+// A server that sends the head and the first event of a chunked stream, then nothing more.
+asio::awaitable<void> stall_mid_body(tcp::acceptor& acceptor, tcp::socket& held) {
+    auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
+    if (ec)
+        co_return;
+    beast::flat_buffer buffer;
+    http::request<http::string_body> req;
+    auto [rec, n] = co_await http::async_read(socket, buffer, req, use_tuple);
+    if (rec)
+        co_return;
+    const std::string head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                             "Transfer-Encoding: chunked\r\n\r\n"
+                             "d\r\ndata: {\"a\":1}\r\n";
+    co_await asio::async_write(socket, asio::buffer(head), use_tuple);
+    held = std::move(socket); // open and silent until the test ends
+}
+
+TEST(HttpPool, AServerStallingMidStreamEndsTheExchangeAtTheDeadline) {
+    asio::io_context io{1};
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    tcp::socket held(io);
+    asio::co_spawn(io, stall_mid_body(acceptor, held), asio::detached);
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+    collected c;
+    const auto r = sequential(io, pool, 1, c, std::chrono::milliseconds(100));
+    ASSERT_EQ(r.size(), 1u);
+    EXPECT_EQ(r[0].error, http_error::timeout) << r[0].message;
+    EXPECT_EQ(c.statuses, std::vector<unsigned>{200});
+    EXPECT_EQ(c.bytes, "data: {\"a\":1}"); // what came before the stall reached the sink
+    EXPECT_EQ(pool.idle(), 0u);
+}
+
+// The deadline belongs to one exchange: a connection pooled after it keeps working once that
+// deadline has passed.
+TEST(HttpPool, APooledConnectionOutlivesTheDeadlineOfTheRequestThatUsedIt) {
+    asio::io_context io{1};
+    server::llm_mock_options o;
+    o.ttft = o.itl = duration::zero();
+    server::llm_mock mock(io, o);
+    mock.listen();
+    asio::co_spawn(io, mock.serve(), asio::detached);
+    http_pool pool(io.get_executor(),
+                   {"127.0.0.1", std::to_string(mock.port()), "", false, nullptr});
+    collected c;
+    std::vector<http_exchange> out;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            out.push_back(co_await pool.post_stream("/v1/completions", body, {},
+                                                    clock::now() + std::chrono::milliseconds(200),
+                                                    c.sink));
+            asio::steady_timer past(co_await asio::this_coro::executor);
+            past.expires_after(std::chrono::milliseconds(300)); // the first deadline passes
+            co_await past.async_wait(use_tuple);
+            out.push_back(co_await pool.post_stream(
+                "/v1/completions", body, {}, clock::now() + std::chrono::seconds(30), c.sink));
+        },
+        [&](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+            io.stop();
+        });
+    io.run();
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].error, http_error::none) << out[0].message;
+    EXPECT_EQ(out[1].error, http_error::none) << out[1].message;
+    EXPECT_TRUE(out[1].reused);
+    EXPECT_EQ(pool.connections_opened(), 1u);
+}
+
+// A server on one keep-alive connection that keeps the raw bytes of each request (head and
+// Content-Length bytes of body) and answers each with an empty SSE stream.
+asio::awaitable<void> capture_requests(tcp::acceptor& acceptor, int requests,
+                                       std::vector<std::string>& raw) {
+    auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
+    if (ec)
+        co_return;
+    std::string buffer;
+    for (int i = 0; i < requests; ++i) {
+        auto [hec, head_end] = co_await asio::async_read_until(socket, asio::dynamic_buffer(buffer),
+                                                               "\r\n\r\n", use_tuple);
+        if (hec)
+            co_return;
+        const auto at = buffer.find("Content-Length: ");
+        if (at == std::string::npos || at > head_end)
+            co_return;
+        const std::size_t length = std::stoul(buffer.substr(at + 16));
+        if (buffer.size() < head_end + length) {
+            auto [bec, n] = co_await asio::async_read(
+                socket, asio::dynamic_buffer(buffer),
+                asio::transfer_exactly(head_end + length - buffer.size()), use_tuple);
+            if (bec)
+                co_return;
+        }
+        raw.push_back(buffer.substr(0, head_end + length));
+        buffer.erase(0, head_end + length);
+        const std::string answer = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                                   "Content-Length: 14\r\n\r\ndata: [DONE]\n\n";
+        auto [wec, w] = co_await asio::async_write(socket, asio::buffer(answer), use_tuple);
+        if (wec)
+            co_return;
+    }
+}
+
+// What Beast writes for the request the pool describes (the pool builds the head once per
+// target and headers and writes it without Beast's serializer: it must be these bytes).
+std::string beast_request(const std::string& host, const std::string& target,
+                          const std::string& body, const header_list& headers) {
+    http::request<http::string_body> req{http::verb::post, target, 11};
+    req.set(http::field::host, host);
+    req.set(http::field::user_agent, "pacer");
+    req.set(http::field::content_type, "application/json");
+    req.set(http::field::accept, "text/event-stream");
+    for (const auto& [name, value] : headers)
+        req.set(name, value);
+    req.body() = body;
+    req.prepare_payload();
+    req.keep_alive(true);
+    std::ostringstream os;
+    os << req;
+    return os.str();
+}
+
+TEST(HttpPool, WritesTheBytesBeastWouldForEveryTargetHeadersAndBodyLength) {
+    asio::io_context io{1};
+    tcp::acceptor acceptor(io, {asio::ip::make_address("127.0.0.1"), 0});
+    std::vector<std::string> raw;
+    asio::co_spawn(io, capture_requests(acceptor, 4, raw), asio::detached);
+    http_pool pool(
+        io.get_executor(),
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+    const header_list custom = {
+        {"user-agent", "bench/1"}, {"X-Trace", "a b"}, {"Content-Length", "7"}};
+    struct sent {
+        std::string target, body;
+        header_list headers;
+    };
+    const std::vector<sent> requests = {{"/v1/completions", body, custom},
+                                        {"/v1/completions", body + std::string(1000, ' '), custom},
+                                        {"/api/v1/chat/completions", "{}", {}},
+                                        {"/api/v1/chat/completions", "", {}}};
+    collected c;
+    std::vector<http_exchange> out;
+    asio::co_spawn(
+        io,
+        [&]() -> asio::awaitable<void> {
+            for (const auto& r : requests)
+                out.push_back(co_await pool.post_stream(
+                    r.target, r.body, r.headers, clock::now() + std::chrono::seconds(30), c.sink));
+        },
+        [&](std::exception_ptr e) {
+            if (e)
+                std::rethrow_exception(e);
+            io.stop();
+        });
+    io.run();
+    ASSERT_EQ(out.size(), requests.size());
+    ASSERT_EQ(raw.size(), requests.size());
+    for (std::size_t i = 0; i < requests.size(); ++i) {
+        EXPECT_EQ(out[i].error, http_error::none) << out[i].message;
+        EXPECT_EQ(raw[i], beast_request("127.0.0.1", requests[i].target, requests[i].body,
+                                        requests[i].headers))
+            << "request " << i;
+    }
+    EXPECT_EQ(pool.connections_opened(), 1u);
 }
 
 } // namespace

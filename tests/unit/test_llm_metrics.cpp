@@ -7,10 +7,15 @@
 #include <pacer/transport/http_client.hpp>
 
 #include <boost/json/parse.hpp>
+#include <boost/json/serialize.hpp>
+#include <boost/json/value.hpp>
 
 #include <gtest/gtest.h>
 
+#include <optional>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 namespace pacer::metrics {
 namespace {
@@ -181,6 +186,49 @@ TEST(LlmPrompts, BodiesCarryStreamingUsageAndThePassThroughFields) {
     EXPECT_FALSE(c.contains("prompt"));
     EXPECT_FALSE(c.contains("ignore_eos"));
     EXPECT_FALSE(c.contains("temperature"));
+}
+
+// The body is written by hand for speed: byte for byte what json::serialize gives the object
+// it replaced, for every option and for prompts that need escaping.
+TEST(LlmPrompts, BodiesAreTheBytesOfTheJsonObjectTheyStandFor) {
+    const auto reference = [](const request_options& o, const prompt& p) {
+        boost::json::object body;
+        body["model"] = o.model;
+        if (o.chat)
+            body["messages"] =
+                boost::json::array{boost::json::object{{"role", "user"}, {"content", p.text}}};
+        else
+            body["prompt"] = p.text;
+        body["max_tokens"] = p.output_len;
+        body["stream"] = true;
+        body["stream_options"] = boost::json::object{{"include_usage", true}};
+        if (o.ignore_eos)
+            body["ignore_eos"] = true;
+        if (o.temperature)
+            body["temperature"] = *o.temperature;
+        return boost::json::serialize(body);
+    };
+    std::string every_byte;
+    for (int c = 1; c < 256; ++c)
+        every_byte.push_back(static_cast<char>(c));
+    const std::vector<std::string> texts = {"hello world",
+                                            "",
+                                            "say \"hi\" \\ back\n\t\r\b\f",
+                                            "caf\xC3\xA9 \xE2\x82\xAC \x7F </script>",
+                                            std::string("nul\0inside", 10),
+                                            every_byte};
+    const std::vector<std::optional<double>> temperatures = {std::nullopt, 0.0,  0.5,
+                                                             1.0,          1e-7, 100.0};
+    for (const bool chat : {false, true})
+        for (const bool ignore_eos : {false, true})
+            for (const auto& t : temperatures)
+                for (const auto& text : texts)
+                    for (const std::uint64_t out : {std::uint64_t{1}, std::uint64_t{1'000'000}}) {
+                        const request_options o{"org/model \"x\"", chat, ignore_eos, t};
+                        const prompt p{text, 1, out};
+                        EXPECT_EQ(request_body(o, p), reference(o, p))
+                            << "chat " << chat << " text " << text.size() << " bytes";
+                    }
 }
 
 } // namespace

@@ -114,13 +114,19 @@ public:
     const std::vector<double>& tls_times() const noexcept { return tls_times_; }
 
 private:
+    struct connection;
     struct idle_set;
+    struct request_head;
+    std::shared_ptr<const request_head> head_for(const std::string& target,
+                                                 const header_list& headers);
+
     boost::asio::any_io_executor ex_;
     http_endpoint endpoint_;
     std::unique_ptr<idle_set> idle_;
     std::vector<boost::asio::ip::tcp::endpoint> resolved_;
     std::size_t opened_ = 0, reused_ = 0;
     std::vector<double> connect_times_, tls_times_;
+    std::shared_ptr<const request_head> head_; // of the last target and headers
 };
 
 } // namespace pacer::transport
