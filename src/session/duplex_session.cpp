@@ -80,8 +80,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
 // timers and buffers go as soon as it returns.
 struct session_state {
     session_state(asio::any_io_executor ex, session_options opts, trace::channel& ch)
-        : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex), wake(ex), pace(ex),
-          watchdog(ex), ids(options.seed), machine(machine_options(options)),
+        : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
+          wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }

@@ -20,7 +20,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace pacer::metrics;
 
-run_part part_from_disk(const std::vector<pacer::session::session_result>& sessions,
+run_part part_from_disk(const std::vector<pacer::trace::session_result>& sessions,
                         std::string_view protocol) {
     const auto root =
         fs::temp_directory_path() / ("pacer-test-handshakes-" + std::to_string(::getpid()) + "-" +
@@ -34,9 +34,9 @@ run_part part_from_disk(const std::vector<pacer::session::session_result>& sessi
     return part;
 }
 
-pacer::session::session_result admitted(double connect, double tls, double upgrade,
-                                        std::optional<double> ack) {
-    pacer::session::session_result r;
+pacer::trace::session_result admitted(double connect, double tls, double upgrade,
+                                      std::optional<double> ack) {
+    pacer::trace::session_result r;
     r.handshake = pacer::trace::handshake_times{connect, tls, upgrade};
     if (ack) {
         r.update_sent_s = 100.0;
@@ -46,9 +46,9 @@ pacer::session::session_result admitted(double connect, double tls, double upgra
 }
 
 TEST(MergeHandshakes, SamplesCarryEachSessionsHandshakeAndMergePoolsThem) {
-    std::vector<pacer::session::session_result> a{admitted(0.001, 0.0, 0.002, 0.010),
-                                                  pacer::session::session_result{}};
-    std::vector<pacer::session::session_result> b{admitted(0.003, 0.0, 0.004, std::nullopt)};
+    std::vector<pacer::trace::session_result> a{admitted(0.001, 0.0, 0.002, 0.010),
+                                                pacer::trace::session_result{}};
+    std::vector<pacer::trace::session_result> b{admitted(0.003, 0.0, 0.004, std::nullopt)};
     const auto pa = part_from_disk(a, "openai-realtime");
     const auto pb = part_from_disk(b, "openai-realtime");
     ASSERT_EQ(pa.handshakes.size(), 1u); // the session never admitted has none
