@@ -105,8 +105,8 @@ TEST(sweep_validity, checks_of_a_realtime_protocol_are_its_own) {
 // the probes with their second-try flag.
 struct model_server {
     std::size_t capacity = 0;
-    std::map<std::size_t, std::vector<level_outcome>> scripted; // per level, in turn
-    std::vector<std::pair<std::size_t, bool>> probes;
+    std::map<std::size_t, std::vector<level_outcome>> scripted{}; // per level, in turn
+    std::vector<std::pair<std::size_t, bool>> probes{};
 
     level_outcome operator()(std::size_t level, bool second_try) {
         probes.emplace_back(level, second_try);
