@@ -39,29 +39,6 @@ fs::path default_output_dir(std::string_view command) {
            fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
-void write_new_file(const fs::path& path, std::string_view content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
-        throw std::runtime_error(
-            fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
-    std::string_view rest = content;
-    while (!rest.empty()) {
-        const ssize_t n = ::write(fd, rest.data(), rest.size());
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
-            throw std::runtime_error(
-                fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
-        }
-        rest.remove_prefix(static_cast<std::size_t>(n));
-    }
-    if (::close(fd) != 0)
-        throw std::runtime_error(
-            fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
-}
-
 std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s) {
     return static_cast<std::uint64_t>(
         std::ceil(static_cast<double>(sessions) * std::max(input_duration_s, 0.0) *

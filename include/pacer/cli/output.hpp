@@ -21,8 +21,9 @@ std::filesystem::path default_output_dir(std::string_view command);
 /// The whole file, or nullopt when it does not exist (runtime/files.hpp).
 using runtime::read_file_if_exists;
 
-/// Writes `content` to a new file; throws std::runtime_error naming the file on failure.
-void write_new_file(const std::filesystem::path& path, std::string_view content);
+/// Writes `content` to a new file; throws std::runtime_error naming the file on failure
+/// (runtime/files.hpp).
+using runtime::write_new_file;
 
 /// A full trace costs about this many bytes per second of input and session (mostly base64
 /// audio, both ways), whether or not it is kept at the end: it is written while streaming.

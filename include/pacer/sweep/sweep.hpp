@@ -1,0 +1,174 @@
+#pragma once
+// Module `sweep` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
+// concurrency sweep of `pacer serve`: running a level and its repeats, judging it (client
+// timing validity, the server's failures, SLOs), the capacity search, and the level's and the
+// sweep's summary.json. It may include core, schedule, trace, runtime, protocol, transport,
+// session, metrics; it may not include server, report, record, cli (the build fails if it
+// does): the command starts any mock and passes its URL, and prints what the observer hears.
+//
+// The command (src/cli/serve_command.cpp) declares and checks the options, fills a
+// sweep_options, calls run_sweep, and writes summary_json.
+
+#include <pacer/core/clock.hpp>
+#include <pacer/metrics/level.hpp>
+#include <pacer/metrics/outcome.hpp>
+#include <pacer/metrics/realtime_level.hpp>
+#include <pacer/metrics/slo.hpp>
+#include <pacer/protocol/events.hpp>
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/session/live_counters.hpp>
+#include <pacer/sweep/capacity.hpp>
+#include <pacer/sweep/validity.hpp>
+#include <pacer/transport/ws_connection.hpp>
+
+#include <boost/json/array.hpp>
+#include <boost/json/object.hpp>
+
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace pacer::sweep {
+
+/// A checked sweep: what the command line resolved to. Nothing here is read from the
+/// environment or started: the endpoint is a running server (or the command's mock).
+struct sweep_options {
+    // The target.
+    transport::ws_endpoint endpoint;
+    /// As recorded (config.url) and named in "cannot connect to ...": `--url`, or the built-in
+    /// mock's address and name.
+    std::string url;
+    /// The native protocol's profile (recorded as null for the realtime protocols).
+    const protocol::profile* profile = &protocol::default_profile();
+    std::string protocol = "native"; ///< native, openai-realtime or vllm-realtime
+    /// openai-realtime / vllm-realtime (docs/protocols.md); nullopt: native.
+    std::optional<protocol::realtime_protocol> realtime;
+    protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
+    std::string turns_name = "server-vad"; ///< `--turns` as given (recorded)
+    std::string model;
+
+    // The input.
+    std::vector<std::string> audio; ///< the files as named (config.audio); empty: silence
+    std::string silence;            ///< `--duration` when no file is given (config.silence)
+    /// 16 kHz mono PCM16, session i streams input i mod n.
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
+    /// The inputs at the protocol's rate (realtime protocols), in order.
+    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    std::vector<double> input_duration_s; ///< per input
+    /// How each input was read and converted (config.input_conversion), in order.
+    boost::json::array conversions;
+    duration timeout{}; ///< per session
+
+    // The plan.
+    std::vector<std::size_t> levels; ///< without find_capacity
+    std::size_t warmup_runs = 0;
+    std::size_t repeats = 1;
+    std::size_t threads = 1;
+    double stagger_ms = 0;
+    std::string pacing = "realtime"; ///< realtime or lockstep
+    double startup_reserve_ms = 80;
+    timing_limits limits;
+    bool drop_traces = false;
+    bool find_capacity = false;
+    capacity_settings capacity;
+    std::string slo;                      ///< `--slo` as given (recorded)
+    std::vector<metrics::slo_check> slos; ///< what each level is judged by (may be empty)
+};
+
+/// 16 kHz for the native protocol and vllm-realtime, 24 kHz for openai-realtime.
+std::size_t wire_sample_rate(std::optional<protocol::realtime_protocol> realtime);
+
+/// One run of one level: its summary (as written to its folder) and its sessions.
+struct level_run {
+    std::size_t concurrency = 0;
+    std::size_t repeat = 0;
+    boost::json::object summary;
+    std::vector<metrics::level_session> sessions;
+    /// Realtime protocols: the sessions with their protocol's figures (`sessions` holds the
+    /// same sessions' status, admission and send lateness).
+    std::vector<metrics::realtime_level_session> realtime_sessions;
+    double loop_lag_p99_s = 0;
+    bool valid = false;
+    bool interrupted = false;
+    /// Some session was admitted and the client's timing was not valid: it fell behind.
+    bool client_fell_behind = false;
+    /// Some session failed or was rejected; `unreachable` when none reached the server.
+    bool server_failed = false;
+    std::optional<std::string> unreachable; ///< "cannot connect to URL: connection refused"
+    std::size_t failed = 0, rejected = 0;
+    std::vector<metrics::error_count> errors; ///< distinct messages, most frequent first
+};
+
+/// One level of the plan, `repeats` times; the level's pooled entry for the top summary.
+struct level_result {
+    std::size_t concurrency = 0;
+    std::vector<level_run> runs;
+    bool valid = true;
+    bool slo_met = true;
+    bool interrupted = false;
+    bool client_fell_behind = false;
+    bool server_failed = false;
+    bool unreachable = false;
+    boost::json::object entry;
+};
+
+/// What the command sees of a sweep while it runs: the progress line and the table. Every call
+/// comes from the thread that called run_sweep, between levels (never while sessions run).
+class sweep_observer {
+public:
+    virtual ~sweep_observer() = default;
+    /// A level (or a warm-up) is about to start: its label ("warmup", "level c8", "level c8
+    /// (repeat 2)") and expected length. Returns the totals its sessions bump, or nullptr.
+    virtual session::live_counters* level_starting(const std::string& label, double expected_s);
+    /// Its sessions have ended (only after level_starting returned totals).
+    virtual void level_ended();
+    /// Warm-up `index` (from 1) is over.
+    virtual void warmup_done(std::size_t index, const level_run& run);
+    /// The warm-ups are over; the levels follow.
+    virtual void levels_starting();
+    /// One run of a level is over (its summary.json is written).
+    virtual void run_done(const level_run& run);
+    /// A sweep without capacity search stopped early: the server cannot be reached.
+    virtual void stopped_unreachable();
+};
+
+/// A finished sweep.
+struct sweep_result {
+    std::vector<level_result> levels;        ///< as probed, in order
+    std::optional<capacity_result> capacity; ///< find_capacity only
+    bool interrupted = false;
+    bool all_valid = true;           ///< every run's client timing was valid
+    bool client_fell_behind = false; ///< some level's client fell behind
+    /// Some level's sessions failed or were rejected; with find_capacity, only a server that
+    /// could not be reached counts (the levels beyond the capacity fail on purpose).
+    bool server_failed = false;
+};
+
+/// Runs the warm-ups (`out`/warmup-<i>/) and the levels (`out`/[repeat-<r>/]c<level>[-again]/,
+/// each with its summary.json), or the capacity search. `out` must exist. A signal ends it
+/// after the current level.
+sweep_result run_sweep(const sweep_options& options, const std::filesystem::path& out,
+                       sweep_observer& observer);
+
+/// summary.json's `config`; `levels` the levels run (or probed).
+boost::json::object config_json(const sweep_options& options, std::span<const std::size_t> levels);
+
+/// What the sweep's summary.json records that the command knows: the disk estimate, the
+/// transport's settings and handshakes, the built-in mock's stats (nullopt: none).
+struct summary_extras {
+    boost::json::object disk;
+    boost::json::object transport;
+    std::optional<boost::json::object> mock;
+};
+
+/// The sweep's summary.json (schema_version 1, command serve): config, disk, runs, levels,
+/// capacity, client_timing_valid, interrupted, transport, mock, provenance, resources.
+boost::json::object summary_json(const sweep_options& options, const sweep_result& result,
+                                 summary_extras extras);
+
+} // namespace pacer::sweep

@@ -1,0 +1,414 @@
+// The concurrency sweep of `pacer serve`: levels one after another, each judged by the
+// client's timing, the server's failures and the SLOs; the capacity search; the summaries.
+
+#include <pacer/core/stats.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/serving.hpp>
+#include <pacer/protocol/constants.hpp>
+#include <pacer/runtime/files.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/sweep/sweep.hpp>
+#include <pacer/trace/writer.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <stdexcept>
+#include <system_error>
+#include <unistd.h>
+
+namespace pacer::sweep {
+
+namespace fs = std::filesystem;
+namespace json = boost::json;
+
+session::live_counters* sweep_observer::level_starting(const std::string&, double) {
+    return nullptr;
+}
+void sweep_observer::level_ended() {}
+void sweep_observer::warmup_done(std::size_t, const level_run&) {}
+void sweep_observer::levels_starting() {}
+void sweep_observer::run_done(const level_run&) {}
+void sweep_observer::stopped_unreachable() {}
+
+std::size_t wire_sample_rate(std::optional<protocol::realtime_protocol> realtime) {
+    return realtime == protocol::realtime_protocol::openai ? protocol::openai_sample_rate
+                                                           : protocol::input_sample_rate;
+}
+
+namespace {
+
+// A level's folder: new, with its parents (the sweep's folder exists; repeat-<r>/ may not).
+void create_level_dir(const fs::path& dir) {
+    if (!fs::create_directories(dir))
+        throw std::runtime_error(fmt::format("{} already exists", dir.string()));
+}
+
+std::optional<double> p99_of(std::vector<double> v) {
+    return percentile(v, 0.99);
+}
+
+// What a realtime session's evaluation needs: the protocol, its turns, the input's length, the
+// output rate the session asked for and the player's reserve.
+metrics::realtime_context realtime_context(const sweep_options& o, double input_duration_s) {
+    metrics::realtime_context c;
+    c.protocol = *o.realtime;
+    c.turns = o.turns;
+    c.input_duration_s = input_duration_s;
+    c.output_sample_rate = static_cast<double>(protocol::openai_sample_rate);
+    c.startup_reserve_s = o.startup_reserve_ms / 1e3;
+    return c;
+}
+
+json::object checks_json(const sweep_options& o) {
+    return validity_checks_json(o.limits, o.protocol,
+                                o.realtime ? std::optional(realtime_context(o, 0)) : std::nullopt);
+}
+
+// A level's (and the sweep's) record of the realtime protocol's settings.
+void add_realtime_config(json::object& obj, const sweep_options& o) {
+    obj["turns"] = o.realtime == protocol::realtime_protocol::openai ? json::value(o.turns_name)
+                                                                     : json::value(nullptr);
+    obj["model"] = o.model.empty() ? json::value(nullptr) : json::value(o.model);
+    obj["wire_sample_rate"] = wire_sample_rate(o.realtime);
+    obj["resampler"] = wire_sample_rate(o.realtime) != protocol::input_sample_rate
+                           ? "libsamplerate SRC_SINC_BEST_QUALITY"
+                           : "none";
+}
+
+level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
+                    std::size_t concurrency, std::size_t repeat, bool warmup) {
+    create_level_dir(dir);
+    session::run_options ro;
+    ro.sessions = concurrency;
+    ro.threads = s.threads;
+    ro.endpoint = s.endpoint;
+    ro.inputs = warmup ? decltype(s.inputs){s.inputs.front()} : s.inputs;
+    ro.timeout = s.timeout;
+    ro.trace_root = dir;
+    ro.stagger = warmup ? duration::zero() : from_seconds(s.stagger_ms / 1e3);
+    ro.start_gate_lead = std::chrono::milliseconds(200);
+    if (s.pacing == "lockstep" && !warmup)
+        ro.lockstep_unit_bytes = static_cast<std::size_t>(s.profile->unit_ms) * 32;
+    ro.profile = s.profile;
+    ro.realtime = s.realtime;
+    ro.turns = s.turns;
+    ro.model = s.model;
+    if (s.realtime)
+        ro.wire_inputs = warmup ? decltype(s.wire_inputs){s.wire_inputs.front()} : s.wire_inputs;
+    {
+        // ETA: the longest input after the common start (0.2 s after the last is ready).
+        double longest = 0;
+        for (std::size_t i = 0; i < (warmup ? 1 : s.input_duration_s.size()); ++i)
+            longest = std::max(longest, s.input_duration_s[i]);
+        ro.live = observer.level_starting(
+            warmup          ? std::string("warmup")
+            : s.repeats > 1 ? fmt::format("level c{} (repeat {})", concurrency, repeat)
+                            : fmt::format("level c{}", concurrency),
+            longest + 0.2 + to_seconds(ro.stagger));
+    }
+    const double cpu_before = runtime::read_process_usage().cpu_s;
+    auto outcome = session::run_duplex(ro);
+    if (ro.live)
+        observer.level_ended(); // the terminal line is cleared before the level's row
+    const auto usage = runtime::read_process_usage();
+
+    level_run run;
+    run.concurrency = concurrency;
+    run.repeat = repeat;
+    run.interrupted = outcome.interrupted;
+    // Metrics come from the files on disk, as `pacer replay` would read them. They are
+    // computed after the level's last session ended, so they cannot delay a send.
+    metrics::session_params context;
+    context.startup_reserve_s = s.startup_reserve_ms / 1e3;
+    double input_max = 0;
+    for (std::size_t i = 0; i < concurrency; ++i) {
+        const auto folder = dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
+        context.input_duration_s = s.input_duration_s[warmup ? 0 : i % s.inputs.size()];
+        input_max = std::max(input_max, *context.input_duration_s);
+        std::optional<std::string> trace, receipts;
+        std::vector<std::string> extra;
+        try {
+            trace = runtime::read_file_if_exists(folder / "trace.jsonl");
+            receipts = runtime::read_file_if_exists(folder / "input-send-receipts.json");
+        } catch (const std::exception& e) {
+            extra.emplace_back(e.what());
+        }
+        if (i < outcome.sessions.size() && !outcome.sessions[i].trace_error.empty())
+            extra.push_back("trace: " + outcome.sessions[i].trace_error);
+        const auto trace_text = trace ? std::optional<std::string_view>(*trace) : std::nullopt;
+        const auto receipts_text =
+            receipts ? std::optional<std::string_view>(*receipts) : std::nullopt;
+        if (s.realtime) {
+            run.realtime_sessions.push_back(metrics::evaluate_realtime_session(
+                static_cast<std::uint32_t>(i), trace_text, receipts_text,
+                realtime_context(s, *context.input_duration_s), extra));
+            run.sessions.push_back(run.realtime_sessions.back().base);
+            continue;
+        }
+        run.sessions.push_back(metrics::evaluate_session(
+            static_cast<std::uint32_t>(i), trace_text, receipts_text, *s.profile, context, extra));
+    }
+
+    std::vector<double> lags;
+    for (const auto& l : outcome.loop_lag_s)
+        lags.insert(lags.end(), l.begin(), l.end());
+    const auto lag_p99 = p99_of(lags);
+    run.loop_lag_p99_s = lag_p99.value_or(0);
+    const auto problems = validity_problems(s.limits, lag_p99, run.sessions);
+    run.valid = problems.empty() && !outcome.interrupted;
+    // What the server did: failures, rejections, the errors, and whether it could be reached.
+    std::vector<metrics::connect_outcome> attempts;
+    std::vector<std::vector<std::string>> session_errors;
+    bool any_admitted = false;
+    for (const auto& x : run.sessions) {
+        attempts.push_back({x.admitted.admitted, x.admitted.rejected, x.errors});
+        session_errors.push_back(x.errors);
+        any_admitted = any_admitted || x.admitted.admitted;
+        run.failed += x.status == metrics::session_status::failed;
+        run.rejected += x.status == metrics::session_status::rejected;
+    }
+    run.client_fell_behind = any_admitted && !problems.empty();
+    run.server_failed = run.failed + run.rejected > 0;
+    run.errors = metrics::count_errors(session_errors, false);
+    if (const auto reason = metrics::unreachable_reason(attempts))
+        run.unreachable = fmt::format("cannot connect to {}: {}", s.url, *reason);
+
+    auto& o = run.summary;
+    o["concurrency"] = concurrency;
+    o["repeat"] = repeat;
+    o["warmup"] = warmup;
+    o["input_duration_s"] = input_max;
+    if (ro.inputs.size() == 1) // `pacer replay` of a session folder reads this
+        o["config"] = json::object{{"input_duration_s", input_max}};
+    o["common_start_s"] =
+        outcome.common_start_s ? json::value(*outcome.common_start_s) : json::value(nullptr);
+    o["configured_sessions"] = outcome.ready_sessions;
+    o["profile"] = s.realtime ? json::value(nullptr) : json::value(s.profile->name);
+    o["protocol"] = s.protocol;
+    if (s.realtime)
+        add_realtime_config(o, s);
+    o["pacing"] = ro.lockstep_unit_bytes ? "lockstep" : "realtime";
+    o["playback_startup_reserve_s"] = context.startup_reserve_s;
+    o["stagger_s"] = to_seconds(ro.stagger);
+    o["loop_lag_s"] = metrics::distribution_json(std::move(lags));
+    o["loop_lag_limit_s"] = s.limits.loop_lag_ms / 1e3;
+    o["send_lateness_limit_s"] = s.limits.send_lateness_ms / 1e3;
+    o["client_timing_valid"] = run.valid;
+    json::array reasons;
+    for (const auto& p : problems)
+        reasons.emplace_back(p);
+    if (outcome.interrupted)
+        reasons.emplace_back("interrupted by a signal");
+    o["client_timing_problems"] = std::move(reasons);
+    o["validity_checks"] = checks_json(s);
+    o["unreachable"] = run.unreachable ? json::value(*run.unreachable) : json::value(nullptr);
+    json::array errors;
+    for (const auto& e : run.errors)
+        errors.push_back({{"message", e.what}, {"sessions", e.sessions}});
+    o["errors"] = std::move(errors); // distinct errors, most frequent first
+    o["traces_dropped"] = s.drop_traces;
+    json::array sessions;
+    if (s.realtime)
+        for (const auto& x : run.realtime_sessions)
+            sessions.push_back(x.to_json());
+    else
+        for (const auto& x : run.sessions)
+            sessions.push_back(x.to_json());
+    o["sessions"] = std::move(sessions);
+    o["aggregate"] = s.realtime ? metrics::aggregate_realtime_level(run.realtime_sessions)
+                                : metrics::aggregate_level(run.sessions, *s.profile);
+    if (!s.slos.empty())
+        o["slo"] = metrics::evaluate_slos(s.slos, o.at("aggregate").as_object());
+    const double wall = outcome.wall_s;
+    const auto waits = metrics::sum_trace_waits(outcome.sessions);
+    o["resources"] =
+        json::object{{"wall_s", wall},
+                     {"client_cpu_s", usage.cpu_s - cpu_before},
+                     {"client_cpu_cores", wall > 0 ? (usage.cpu_s - cpu_before) / wall : 0.0},
+                     {"writer_cpu_s", outcome.writer_cpu_s},
+                     {"peak_rss_bytes", usage.peak_rss_bytes},
+                     {"trace_bytes", outcome.writer.bytes},
+                     {"trace_channel_waits", waits.waits},
+                     {"trace_channel_wait_s", waits.wait_s}};
+    runtime::write_new_file(dir / "summary.json", json::serialize(o) + "\n");
+    if (s.drop_traces) {
+        // Last: every file of the level that reads the traces is written. Receipts and the
+        // summaries stay.
+        for (std::size_t i = 0; i < concurrency; ++i) {
+            std::error_code ignored;
+            fs::remove(dir / trace::session_folder_name(static_cast<std::uint32_t>(i)) /
+                           "trace.jsonl",
+                       ignored);
+        }
+    }
+    return run;
+}
+
+// `second_try`: the capacity search runs a level whose client timing was not valid once more,
+// in c<level>-again/.
+level_result run_plan_level(const sweep_options& s, sweep_observer& observer, const fs::path& out,
+                            std::size_t c, bool second_try) {
+    level_result lr;
+    lr.concurrency = c;
+    std::vector<metrics::level_session> pooled;
+    std::vector<metrics::realtime_level_session> pooled_realtime;
+    double lag_p99_max = 0;
+    const std::string name = fmt::format("c{}{}", c, second_try ? "-again" : "");
+    for (std::size_t r = 1; r <= s.repeats; ++r) {
+        const fs::path dir = s.repeats > 1 ? out / fmt::format("repeat-{}", r) / name : out / name;
+        auto run = run_level(s, observer, dir, c, r, false);
+        observer.run_done(run);
+        lr.valid = lr.valid && run.valid;
+        lr.client_fell_behind = lr.client_fell_behind || run.client_fell_behind;
+        lr.server_failed = lr.server_failed || run.server_failed;
+        lr.unreachable = lr.unreachable || run.unreachable.has_value();
+        lag_p99_max = std::max(lag_p99_max, run.loop_lag_p99_s);
+        pooled.insert(pooled.end(), run.sessions.begin(), run.sessions.end());
+        pooled_realtime.insert(pooled_realtime.end(), run.realtime_sessions.begin(),
+                               run.realtime_sessions.end());
+        lr.interrupted = run.interrupted;
+        lr.runs.push_back(std::move(run));
+        if (lr.interrupted || lr.unreachable)
+            break;
+    }
+    lr.entry["concurrency"] = c;
+    lr.entry["second_try"] = second_try;
+    lr.entry["repeats"] = lr.runs.size();
+    lr.entry["client_timing_valid"] = lr.valid;
+    lr.entry["loop_lag_p99_s"] = lag_p99_max;
+    auto aggregate = s.realtime ? metrics::aggregate_realtime_level(pooled_realtime)
+                                : metrics::aggregate_level(pooled, *s.profile);
+    if (!s.slos.empty()) {
+        auto slo = metrics::evaluate_slos(s.slos, aggregate);
+        lr.slo_met = slo.at("met").as_bool();
+        lr.entry["slo"] = std::move(slo);
+    }
+    lr.entry["aggregate"] = std::move(aggregate);
+    return lr;
+}
+
+} // namespace
+
+sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observer& observer) {
+    sweep_result result;
+    bool& interrupted = result.interrupted;
+    for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
+        auto run = run_level(s, observer, out / fmt::format("warmup-{}", i), 1, 0, true);
+        observer.warmup_done(i, run);
+        interrupted = run.interrupted;
+    }
+    observer.levels_starting();
+    auto& results = result.levels;
+    auto probe = [&](std::size_t c, bool second_try = false) -> const level_result& {
+        results.push_back(run_plan_level(s, observer, out, c, second_try));
+        interrupted = interrupted || results.back().interrupted;
+        return results.back();
+    };
+    if (!interrupted && s.find_capacity) {
+        result.capacity = search_capacity(s.capacity, [&](std::size_t c, bool second_try) {
+            const auto& r = probe(c, second_try);
+            return level_outcome{r.interrupted, r.unreachable, r.valid, r.slo_met};
+        });
+    } else if (!s.find_capacity) {
+        for (auto c : s.levels) {
+            if (interrupted)
+                break;
+            if (probe(c).unreachable) {
+                observer.stopped_unreachable();
+                break;
+            }
+        }
+    }
+    for (const auto& r : results) {
+        result.all_valid = result.all_valid && r.valid;
+        result.client_fell_behind = result.client_fell_behind || r.client_fell_behind;
+        // A capacity search drives the server past its capacity on purpose: the failures of
+        // the levels beyond it are the search's evidence, not a failed command.
+        result.server_failed =
+            result.server_failed || (s.find_capacity ? r.unreachable : r.server_failed);
+    }
+    return result;
+}
+
+json::object config_json(const sweep_options& s, std::span<const std::size_t> levels) {
+    json::array audio, plan;
+    for (const auto& a : s.audio)
+        audio.emplace_back(a);
+    for (auto c : levels)
+        plan.push_back(c);
+    json::object c{{"url", s.url},
+                   {"audio", std::move(audio)},
+                   {"profile", s.realtime ? json::value(nullptr) : json::value(s.profile->name)},
+                   {"protocol", s.protocol},
+                   {"levels", std::move(plan)},
+                   {"warmup_runs", s.warmup_runs},
+                   {"repeats", s.repeats},
+                   {"stagger_ms", s.stagger_ms},
+                   {"pacing", s.pacing},
+                   {"startup_reserve_ms", s.startup_reserve_ms},
+                   {"timeout_s", to_seconds(s.timeout)},
+                   {"threads", s.threads},
+                   {"loop_lag_limit_ms", s.limits.loop_lag_ms},
+                   {"send_lateness_limit_ms", s.limits.send_lateness_ms},
+                   {"start_lead_s", 0.2},
+                   {"drop_traces", s.drop_traces}};
+    if (s.audio.empty())
+        c["silence"] = s.silence;
+    if (s.realtime)
+        add_realtime_config(c, s);
+    c["input_conversion"] = s.conversions;
+    c["validity_checks"] = checks_json(s);
+    if (s.find_capacity)
+        c["find_capacity"] = json::object{{"start_level", s.capacity.start_level},
+                                          {"max_level", s.capacity.max_level},
+                                          {"resolution", s.capacity.resolution},
+                                          {"slo", s.slo}};
+    return c;
+}
+
+json::object summary_json(const sweep_options& s, const sweep_result& result,
+                          summary_extras extras) {
+    json::array runs, level_entries;
+    std::vector<std::size_t> probed;
+    for (const auto& r : result.levels) {
+        for (const auto& run : r.runs)
+            runs.push_back(run.summary);
+        level_entries.push_back(r.entry);
+        probed.push_back(r.concurrency);
+    }
+    json::object summary;
+    summary["schema_version"] = 1;
+    summary["command"] = "serve";
+    summary["config"] = config_json(s, s.find_capacity ? std::span<const std::size_t>(probed)
+                                                       : std::span<const std::size_t>(s.levels));
+    summary["disk"] = std::move(extras.disk);
+    summary["runs"] = std::move(runs);
+    summary["levels"] = std::move(level_entries);
+    if (s.find_capacity) // empty when a warm-up was interrupted before the search
+        summary["capacity"] =
+            result.capacity ? capacity_json(*result.capacity, s.slo) : json::object{};
+    summary["client_timing_valid"] = result.all_valid;
+    summary["interrupted"] = result.interrupted;
+    summary["transport"] = std::move(extras.transport); // every level's connections
+    if (extras.mock)
+        summary["mock"] = std::move(*extras.mock);
+    char host[256] = {};
+    ::gethostname(host, sizeof host - 1);
+    const auto clocks = read_clock_pair();
+    summary["provenance"] = json::object{{"pacer", "0.1.0"},
+                                         {"host", host},
+                                         {"clock", "CLOCK_MONOTONIC seconds"},
+                                         {"monotonic_s", clocks.monotonic_s},
+                                         {"realtime_s", clocks.realtime_s}};
+    const auto usage = runtime::read_process_usage();
+    summary["resources"] =
+        json::object{{"client_cpu_s", usage.cpu_s}, {"peak_rss_bytes", usage.peak_rss_bytes}};
+    return summary;
+}
+
+} // namespace pacer::sweep
