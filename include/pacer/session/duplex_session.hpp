@@ -150,11 +150,11 @@ using schedule::send_stall_threshold;
 /// What a session recorded and its receipts file belong to the trace (trace/receipts.hpp).
 using trace::append_receipt;
 using trace::read_receipts;
+using trace::read_receipts_text;
 using trace::receipt_json;
 using trace::receipts_head;
 using trace::receipts_tail;
 using trace::session_result;
-using trace::read_receipts_text;
 
 /// Session states alive in this process: a session's state (socket, timers, buffers) lives
 /// exactly as long as its `run_duplex_session` call, so this is the number of sessions running
