@@ -3,8 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <pthread.h>
-#include <sys/ioctl.h>
 
 namespace pacer::cli {
 
@@ -124,23 +122,13 @@ std::string format_http_progress(const http_progress_snapshot& s, const progress
 }
 
 http_progress_reporter::http_progress_reporter(progress_mode mode, std::FILE* out)
-    : mode_(mode), out_(out) {
-    if (mode_ != progress_mode::off)
-        thread_ = std::thread([this] {
-            ::pthread_setname_np(::pthread_self(), "pacer-progress");
-            loop();
-        });
-}
-
-http_progress_reporter::~http_progress_reporter() {
-    end();
-    {
+    : lines_(mode, out) {
+    lines_.set_line([this](const progress_view& v, bool terminal, std::size_t width) {
         std::lock_guard lock(mutex_);
-        stopping_ = true;
-    }
-    wake_.notify_all();
-    if (thread_.joinable())
-        thread_.join();
+        const auto snap = take_http_snapshot(state_->dispatch, state_->requests, offsets_,
+                                             max_concurrency_, clock::now());
+        return format_http_progress(snap, v, terminal, width);
+    });
 }
 
 void http_progress_reporter::begin(std::string label,
@@ -151,56 +139,8 @@ void http_progress_reporter::begin(std::string label,
         state_ = std::make_unique<state>();
         offsets_ = offsets;
         max_concurrency_ = max_concurrency;
-        view_.label = std::move(label);
-        view_.expected_s = expected_s;
-        phase_start_ = std::chrono::steady_clock::now();
-        last_printed_s_.reset();
-        active_ = mode_ != progress_mode::off;
     }
-    wake_.notify_all();
-}
-
-void http_progress_reporter::end() {
-    std::lock_guard lock(mutex_);
-    if (!active_)
-        return;
-    active_ = false;
-    if (mode_ == progress_mode::plain) {
-        print_locked(
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start_).count());
-    } else if (line_shown_) {
-        std::fputs("\r\033[K", out_);
-        std::fflush(out_);
-        line_shown_ = false;
-    }
-}
-
-void http_progress_reporter::print_locked(double now_s) {
-    view_.elapsed_s = now_s;
-    std::size_t width = 0;
-    if (winsize ws{};
-        mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
-        width = ws.ws_col;
-    const auto snap = take_http_snapshot(state_->dispatch, state_->requests, offsets_,
-                                         max_concurrency_, clock::now());
-    const auto line = format_http_progress(snap, view_, mode_ == progress_mode::terminal, width);
-    std::fputs(line.c_str(), out_);
-    std::fflush(out_);
-    last_printed_s_ = now_s;
-    line_shown_ = mode_ == progress_mode::terminal;
-}
-
-void http_progress_reporter::loop() {
-    std::unique_lock lock(mutex_);
-    while (!stopping_) {
-        wake_.wait_for(lock, std::chrono::milliseconds(250));
-        if (stopping_ || !active_)
-            continue;
-        const double now_s =
-            std::chrono::duration<double>(std::chrono::steady_clock::now() - phase_start_).count();
-        if (progress_due(mode_, last_printed_s_, now_s))
-            print_locked(now_s);
-    }
+    lines_.begin(std::move(label), expected_s);
 }
 
 } // namespace pacer::cli

@@ -96,6 +96,11 @@ void progress_reporter::set_source(std::function<progress_snapshot()> source) {
     source_ = std::move(source);
 }
 
+void progress_reporter::set_line(line_maker make) {
+    std::lock_guard lock(mutex_);
+    make_line_ = std::move(make);
+}
+
 void progress_reporter::begin(std::string label, std::optional<double> expected_s) {
     if (mode_ == progress_mode::off)
         return;
@@ -135,8 +140,10 @@ void progress_reporter::print_locked(double now_s) {
     if (winsize ws{};
         mode_ == progress_mode::terminal && ::ioctl(::fileno(out_), TIOCGWINSZ, &ws) == 0)
         width = ws.ws_col;
-    const auto line = format_progress(source_ ? source_() : take_snapshot(counters_), view_,
-                                      mode_ == progress_mode::terminal, width);
+    const bool terminal = mode_ == progress_mode::terminal;
+    const auto line = make_line_ ? make_line_(view_, terminal, width)
+                                 : format_progress(source_ ? source_() : take_snapshot(counters_),
+                                                   view_, terminal, width);
     std::fputs(line.c_str(), out_);
     std::fflush(out_);
     last_printed_s_ = now_s;

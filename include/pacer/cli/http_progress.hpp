@@ -17,7 +17,6 @@
 #include <array>
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <cstdio>
 #include <memory>
@@ -25,7 +24,6 @@
 #include <optional>
 #include <span>
 #include <string>
-#include <thread>
 #include <vector>
 
 namespace pacer::cli {
@@ -80,22 +78,20 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
 std::string format_http_progress(const http_progress_snapshot& s, const progress_view& v,
                                  bool terminal, std::size_t width = 0);
 
-/// The progress thread of `pacer http`. `begin` starts a phase (the run, or one probe of a
-/// capacity search) with fresh totals; `end` closes it (terminal: the line is cleared; plain:
-/// its last line). Call both from the command's thread while no request runs.
+/// The progress line of `pacer http`: `progress_reporter`'s thread and rules, with this
+/// command's totals and line. `begin` starts a phase (the run, or one probe of a capacity
+/// search) with fresh totals; `end` closes it (terminal: the line is cleared; plain: its last
+/// line). Call both from the command's thread while no request runs.
 class http_progress_reporter {
 public:
     explicit http_progress_reporter(progress_mode mode, std::FILE* out = stderr);
-    ~http_progress_reporter();
-    http_progress_reporter(const http_progress_reporter&) = delete;
-    http_progress_reporter& operator=(const http_progress_reporter&) = delete;
 
-    bool on() const { return mode_ != progress_mode::off; }
+    bool on() const { return lines_.on(); }
 
     /// Starts a phase over `offsets` (kept by reference: must outlive the phase).
     void begin(std::string label, std::span<const std::chrono::nanoseconds> offsets,
                std::size_t max_concurrency, std::optional<double> expected_s);
-    void end();
+    void end() { lines_.end(); }
 
     /// The phase's totals (pass to session::open_loop_options::live and to the requests);
     /// valid from `begin` to the next `begin`.
@@ -107,21 +103,12 @@ private:
         session::open_loop_live dispatch;
         http_live requests;
     };
-    void loop();
-    void print_locked(double now_s);
 
-    progress_mode mode_;
-    std::FILE* out_;
+    std::mutex mutex_; // guards the phase below against the progress thread
     std::unique_ptr<state> state_ = std::make_unique<state>();
     std::span<const std::chrono::nanoseconds> offsets_;
     std::size_t max_concurrency_ = 0;
-    std::mutex mutex_;
-    std::condition_variable wake_;
-    bool stopping_ = false, active_ = false, line_shown_ = false;
-    std::chrono::steady_clock::time_point phase_start_{};
-    std::optional<double> last_printed_s_;
-    progress_view view_;
-    std::thread thread_;
+    progress_reporter lines_; // last: its thread stops before the phase is destroyed
 };
 
 } // namespace pacer::cli

@@ -84,6 +84,13 @@ public:
     /// line. Call before `begin`.
     void set_source(std::function<progress_snapshot()> source);
 
+    /// Makes each line itself from the phase's view (e.g. `pacer http`'s line): `terminal`
+    /// says which form, `width` the terminal's columns (0: unknown). It runs on the progress
+    /// thread with the reporter's lock held, once a line. Call before `begin`.
+    using line_maker =
+        std::function<std::string(const progress_view& view, bool terminal, std::size_t width)>;
+    void set_line(line_maker make);
+
     /// Starts a phase: totals back to zero, elapsed from now. No session may be running.
     void begin(std::string label, std::optional<double> expected_s);
     /// Ends the phase (see above); nothing is printed until the next `begin`.
@@ -97,6 +104,7 @@ private:
     std::FILE* out_;
     session::live_counters counters_;
     std::function<progress_snapshot()> source_;
+    line_maker make_line_;
     std::mutex mutex_;
     std::condition_variable wake_;
     bool stopping_ = false;
