@@ -40,6 +40,16 @@ bool received_event(const trace_line& l, std::vector<std::string>& errors);
 /// D: the context's input duration, else the traced appends' decoded bytes / 32000.
 double resolve_input_duration(std::span<const trace_line> trace, const session_params& c);
 
+/// A session's two files as a level reads them: whatever could be parsed, and each missing or
+/// unreadable file as an artifact error appended to `errors` ("missing trace.jsonl", ...).
+struct session_files {
+    parsed_trace trace;
+    send_receipts receipts;
+};
+session_files read_session_files(std::optional<std::string_view> trace_jsonl,
+                                 std::optional<std::string_view> receipts_json,
+                                 std::vector<std::string>& errors);
+
 /// Underruns summed over sessions or responses: the sums, the worst, and how many of the
 /// summed had at least one.
 struct underrun_tally {

@@ -335,29 +335,41 @@ json::object timeline_metrics::to_json() const {
     return o;
 }
 
+namespace detail {
+
+session_files read_session_files(std::optional<std::string_view> trace_jsonl,
+                                 std::optional<std::string_view> receipts_json,
+                                 std::vector<std::string>& errors) {
+    session_files f;
+    if (trace_jsonl) {
+        f.trace = parse_trace(*trace_jsonl);
+        errors.insert(errors.end(), f.trace.errors.begin(), f.trace.errors.end());
+    } else {
+        errors.emplace_back("missing trace.jsonl");
+    }
+    if (!receipts_json) {
+        errors.emplace_back("missing input-send-receipts.json");
+    } else {
+        try {
+            f.receipts = parse_receipts(*receipts_json);
+        } catch (const std::exception& e) {
+            errors.push_back(fmt::format("input-send-receipts.json: {}", e.what()));
+        }
+    }
+    return f;
+}
+
+} // namespace detail
+
 level_session evaluate_session(std::uint32_t index, std::optional<std::string_view> trace_jsonl,
                                std::optional<std::string_view> receipts_json,
                                const protocol::profile& profile, const session_params& context,
                                std::span<const std::string> extra_errors) {
     level_session s;
     s.index = index;
-    parsed_trace trace;
-    if (trace_jsonl) {
-        trace = parse_trace(*trace_jsonl);
-        s.artifact_errors = trace.errors;
-    } else {
-        s.artifact_errors.emplace_back("missing trace.jsonl");
-    }
-    send_receipts receipts;
-    if (!receipts_json) {
-        s.artifact_errors.emplace_back("missing input-send-receipts.json");
-    } else {
-        try {
-            receipts = parse_receipts(*receipts_json);
-        } catch (const std::exception& e) {
-            s.artifact_errors.push_back(fmt::format("input-send-receipts.json: {}", e.what()));
-        }
-    }
+    auto files = detail::read_session_files(trace_jsonl, receipts_json, s.artifact_errors);
+    const parsed_trace& trace = files.trace;
+    const send_receipts& receipts = files.receipts;
     // Admission reads whatever could be read: an admitted session whose files are damaged is
     // a failure of the server's load, not a rejection.
     s.admitted = classify_admission(trace.lines, receipts);

@@ -152,23 +152,9 @@ realtime_level_session evaluate_realtime_session(std::uint32_t index,
     auto& s = out.base;
     auto& f = out.figures;
     s.index = index;
-    parsed_trace trace;
-    if (trace_jsonl) {
-        trace = parse_trace(*trace_jsonl);
-        s.artifact_errors = trace.errors;
-    } else {
-        s.artifact_errors.emplace_back("missing trace.jsonl");
-    }
-    send_receipts receipts;
-    if (!receipts_json) {
-        s.artifact_errors.emplace_back("missing input-send-receipts.json");
-    } else {
-        try {
-            receipts = parse_receipts(*receipts_json);
-        } catch (const std::exception& e) {
-            s.artifact_errors.push_back(fmt::format("input-send-receipts.json: {}", e.what()));
-        }
-    }
+    auto files = detail::read_session_files(trace_jsonl, receipts_json, s.artifact_errors);
+    const parsed_trace& trace = files.trace;
+    const send_receipts& receipts = files.receipts;
     s.admitted = classify_admission(trace.lines, receipts);
     auto& m = s.session;
     m.input_duration_s = c.input_duration_s;
