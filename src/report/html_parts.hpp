@@ -35,6 +35,8 @@ std::string figure_cell(const boost::json::object& root, const std::vector<std::
                         unit u, const std::string& prefix);
 /// A two-column table of `figs` (absent ones print "–").
 std::string figure_table(const boost::json::object& s, const std::vector<figure>& figs);
+/// The figures of `figs` that `s` has (a summary of another version or mode lacks some).
+std::vector<figure> present_in(const boost::json::object& s, std::vector<figure> figs);
 /// The whole page around `body`.
 std::string page(const std::string& title, const std::string& body);
 /// A <section> with a heading, a paragraph, a plot and its "numbers of this figure" table.

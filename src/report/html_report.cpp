@@ -182,8 +182,12 @@ std::vector<figure> run_figures(const json::object& s) {
     f.push_back({"built-in mock CPU", {"resources", "mock_cpu_cores"}, unit::cores});
     f.push_back({"peak RSS", {"resources", "peak_rss_bytes"}, unit::bytes});
     f.push_back({"processes", {"processes"}, unit::count});
+    return present_in(s, std::move(f));
+}
+
+std::vector<figure> present_in(const json::object& s, std::vector<figure> figs) {
     std::vector<figure> present;
-    for (auto& x : f)
+    for (auto& x : figs)
         if (lookup(s, x.path))
             present.push_back(std::move(x));
     return present;
@@ -1328,12 +1332,8 @@ std::string recording_sections(const result_folder& f) {
             {std::string("initial delay ") + k, {"load", "initial_delay_s", k}, unit::seconds});
     load.push_back({"recorder CPU", {"load", "cpu", "recorder_cores"}, unit::cores});
     load.push_back({"worker CPU", {"load", "cpu", "worker_cores"}, unit::cores});
-    std::vector<figure> present;
-    for (auto& x : load)
-        if (lookup(s, x.path))
-            present.push_back(std::move(x));
-    out = "<section id=\"figures\"><h2>Load and pacing figures</h2>\n" + figure_table(s, present) +
-          "</section>\n" + out;
+    out = "<section id=\"figures\"><h2>Load and pacing figures</h2>\n" +
+          figure_table(s, present_in(s, std::move(load))) + "</section>\n" + out;
     // One row per variant.
     std::string t = "<table id=\"variants\"><tr><th>sample</th><th>subset</th><th>variant</th>"
                     "<th>status</th><th>protocol verdict</th><th>qualified</th><th>packets</th>"

@@ -77,11 +77,7 @@ std::vector<figure> http_figures(const json::object& s) {
     f.push_back({"connections opened", {"connections", "opened"}, unit::count});
     f.push_back({"connections reused", {"connections", "reused"}, unit::count});
     f.push_back({"interrupted", {"interrupted"}, unit::flag});
-    std::vector<figure> present;
-    for (auto& x : f)
-        if (lookup(s, x.path))
-            present.push_back(std::move(x));
-    return present;
+    return present_in(s, std::move(f));
 }
 
 // Seconds of a time bin table: width for at most 30 rows, at least 1 s.
