@@ -188,4 +188,26 @@ std::string transport_line(const transport::ws_endpoint& ep) {
     return line;
 }
 
+std::optional<protocol::realtime_protocol> protocol_option(const std::string& name,
+                                                           const std::string& model) {
+    if (name == "native")
+        return std::nullopt;
+    protocol::realtime_protocol p{};
+    if (!protocol::parse_realtime_protocol(name, p))
+        throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+                                      "openai-realtime or vllm-realtime",
+                                      name));
+    if (p == protocol::realtime_protocol::vllm && model.empty())
+        throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+    return p;
+}
+
+protocol::realtime_turns turns_option(const std::string& turns) {
+    if (turns != "server-vad" && turns != "manual")
+        throw usage_error(
+            fmt::format("--turns '{}' is not known: use server-vad or manual", turns));
+    return turns == "manual" ? protocol::realtime_turns::manual
+                             : protocol::realtime_turns::server_vad;
+}
+
 } // namespace pacer::cli

@@ -150,24 +150,12 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format("--profile {} needs --url: the built-in probe mock serves "
                                       "the nemotron profile only",
                                       s.profile));
-    std::optional<protocol::realtime_protocol> realtime;
-    if (s.protocol != "native") {
-        protocol::realtime_protocol p{};
-        if (!protocol::parse_realtime_protocol(s.protocol, p))
-            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                          "openai-realtime or vllm-realtime",
-                                          s.protocol));
-        if (s.url.empty())
-            throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
-                                          "speaks the native protocol only",
-                                          s.protocol));
-        if (p == protocol::realtime_protocol::vllm && s.model.empty())
-            throw usage_error("--protocol vllm-realtime needs --model (the served model)");
-        realtime = p;
-    }
-    if (s.turns != "server-vad" && s.turns != "manual")
-        throw usage_error(
-            fmt::format("--turns '{}' is not known: use server-vad or manual", s.turns));
+    const auto realtime = protocol_option(s.protocol, s.model);
+    if (realtime && s.url.empty())
+        throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
+                                      "speaks the native protocol only",
+                                      s.protocol));
+    turns_option(s.turns);
     // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
     std::optional<runtime::shard> shard;
     try {

@@ -487,8 +487,7 @@ int execute_run(run_job job) {
     ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
     ro.profile = profile;
     ro.realtime = realtime;
-    ro.turns = s.turns == "manual" ? protocol::realtime_turns::manual
-                                   : protocol::realtime_turns::server_vad;
+    ro.turns = turns_option(s.turns); // checked by run_command
     ro.model = s.model;
     if (realtime && job.wire_pcm)
         ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));

@@ -311,14 +311,7 @@ int serve(const serve_settings& s) {
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw usage_error(
             fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
-    if (s.protocol != "native") {
-        protocol::realtime_protocol p{};
-        if (!protocol::parse_realtime_protocol(s.protocol, p))
-            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                          "openai-realtime or vllm-realtime",
-                                          s.protocol));
-        if (p == protocol::realtime_protocol::vllm && s.model.empty())
-            throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+    if (const auto p = protocol_option(s.protocol, s.model)) {
         if (s.pacing != "realtime")
             throw usage_error(fmt::format("--pacing {} is the native protocol's; --protocol {} "
                                           "streams on the 80 ms grid",
@@ -329,11 +322,7 @@ int serve(const serve_settings& s) {
                                           s.profile, s.protocol));
         w.realtime = p;
     }
-    if (s.turns != "server-vad" && s.turns != "manual")
-        throw usage_error(
-            fmt::format("--turns '{}' is not known: use server-vad or manual", s.turns));
-    w.turns = s.turns == "manual" ? protocol::realtime_turns::manual
-                                  : protocol::realtime_turns::server_vad;
+    w.turns = turns_option(s.turns);
     if (s.pacing == "lockstep" && profile->continuous)
         throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
                                       "minicpmo; {} speaks continuously",

@@ -4,10 +4,13 @@
 // docs/tls.md describes them. Header values and the API key are secrets: nothing here prints
 // or records them, only their names.
 
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/protocol/realtime_session.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/json/object.hpp>
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,6 +41,14 @@ void add_client_options(CLI::App& sub, client_settings& s);
 transport::ws_endpoint url_option(const std::string& url);
 
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep);
+
+/// `--protocol NAME` with `--model` as `run` and `serve` take them: nullopt for native, else
+/// the realtime protocol. Throws usage_error for an unknown name, or vllm-realtime without a
+/// model (the server needs to be told which).
+std::optional<protocol::realtime_protocol> protocol_option(const std::string& name,
+                                                           const std::string& model);
+/// `--turns`: server-vad or manual (usage_error otherwise).
+protocol::realtime_turns turns_option(const std::string& turns);
 
 /// The arguments a `--processes` worker needs for the same connection settings. The headers
 /// (whose values may be secrets) do not go on the command line, which `ps` shows: they are put
