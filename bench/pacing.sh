@@ -8,6 +8,7 @@
 #   TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh   the same over wss:// (docs/tls.md)
 #   PROTOCOL=openai-realtime LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
 #   PROTOCOL=vllm-realtime TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
+#   EXTRA="--stagger-slots 8" LAYOUTS="1x2048" DURATIONS="30s" bench/pacing.sh   more run options
 #
 # PROTOCOL=native (default) runs against `pacer mock`; openai-realtime and vllm-realtime
 # (docs/protocols.md) against `pacer native-mock --protocol PROTOCOL`, which speaks them (the
@@ -63,7 +64,7 @@ for layout in $layouts; do
         start_mock "$pacer" "$out/$tag-mock.json" "$mock_command" "${mock_protocol[@]}" "${mock_tls[@]}"
         steal=$(steal_mark)
         "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
-            --processes "$procs" -c "$sessions" \
+            --processes "$procs" -c "$sessions" ${EXTRA:-} \
             -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true

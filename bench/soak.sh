@@ -5,6 +5,7 @@
 # run's late packets.
 #   bench/soak.sh                          1,024 sessions x 10 minutes
 #   SESSIONS=256 DURATION=120s bench/soak.sh
+#   EXTRA="--stagger-slots 8" bench/soak.sh  more `pacer run` options
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # sets pacer (building it when needed) and start_mock
@@ -16,7 +17,7 @@ mkdir -p "$out"
 start_mock "$pacer" "$out/mock.json"
 steal=$(steal_mark)
 
-"$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
+"$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" ${EXTRA:-} \
     --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" >"$out/run.log" 2>&1 &
 run_pid=$!
 echo "t_s,rss_kb,fds" >"$out/samples.csv"
