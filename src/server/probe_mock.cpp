@@ -100,7 +100,6 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
     auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
-    //
     // Over plain TCP the socket is non-blocking and a batch is first written at once: the
     // socket nearly always takes it whole, and then no completion is posted and the event loop
     // does not poll the kernel once more before the next read (one `epoll_wait` and one
