@@ -1,9 +1,11 @@
 // Differential fuzzing of the two readers of server frames: the DOM-free `event_scanner` of the
 // receive hot path and the DOM `frame_parser`. They must agree on every input: both accept or
-// both reject (with the same reason), and on acceptance give the same `type` and the same
-// `sglang.fatal` judgement. `malformed_frame_message` must give one valid UTF-8 line for any
+// both reject (with the same reason), and on acceptance give the same `type`, the same
+// `sglang.fatal` judgement and the same append fields the mocks read (`event_id`, `sglang.seq`,
+// the decoded size of `audio`). `malformed_frame_message` must give one valid UTF-8 line for any
 // bytes, since it goes into the JSONL trace.
 
+#include <pacer/core/base64.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 
@@ -11,6 +13,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -89,6 +92,23 @@ void check_frame(pacer::protocol::event_scanner& scanner, pacer::protocol::frame
         if (scanner.fatal() != pacer::protocol::is_fatal_error(parser.object()))
             fail("scanner and is_fatal_error disagree on sglang.fatal",
                  scanner.fatal() ? "scanner: fatal" : "scanner: not fatal");
+        const auto& event = parser.object();
+        const auto* id = event.if_contains("event_id");
+        if (scanner.event_id() !=
+            (id && id->is_string() ? std::string_view(id->get_string()) : std::string_view()))
+            fail("scanner and parser disagree on event_id", std::string(scanner.event_id()));
+        std::optional<std::int64_t> seq;
+        if (const auto* sg = event.if_contains("sglang"); sg && sg->is_object())
+            if (const auto* q = sg->get_object().if_contains("seq"); q && q->is_int64())
+                seq = q->get_int64();
+        if (scanner.seq() != seq)
+            fail("scanner and parser disagree on sglang.seq",
+                 scanner.seq() ? std::to_string(*scanner.seq()) : "scanner: none");
+        const auto* audio = event.if_contains("audio");
+        if (scanner.audio_decoded_size() !=
+            (audio && audio->is_string() ? pacer::base64_decoded_size(audio->get_string()) : 0))
+            fail("scanner and parser disagree on the audio size",
+                 std::to_string(scanner.audio_decoded_size()));
         check_message(frame, "expected a JSON object");
     }
 }

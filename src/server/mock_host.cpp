@@ -32,7 +32,11 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 void append_frame(std::string& out, std::string_view payload, bool binary) {
-    const std::size_t n = payload.size();
+    append_frame_header(out, payload.size(), binary);
+    out.append(payload);
+}
+
+void append_frame_header(std::string& out, std::size_t n, bool binary) {
     out.push_back(static_cast<char>(binary ? 0x82 : 0x81)); // FIN + opcode
     if (n < 126) {
         out.push_back(static_cast<char>(n));
@@ -45,7 +49,6 @@ void append_frame(std::string& out, std::string_view payload, bool binary) {
         for (int shift = 56; shift >= 0; shift -= 8)
             out.push_back(static_cast<char>((static_cast<std::uint64_t>(n) >> shift) & 0xff));
     }
-    out.append(payload);
 }
 
 std::size_t parse_choice(std::span<const std::string_view> names, std::string_view name,

@@ -1,12 +1,14 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
+#include <pacer/protocol/event_scanner.hpp>
 #include <pacer/server/detail/mock_host.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
 
 #include <fmt/format.h>
@@ -162,13 +164,16 @@ public:
     }
 
 private:
-    // Reads until the client leaves or the session ends on the mock's side.
+    // Reads until the client leaves or the session ends on the mock's side. Frames are read
+    // into one reused buffer and scanned, not parsed into a DOM (an append is 3.5 kB): the
+    // scanner gives the type, event_id, `sglang.seq` and the audio size; the rare command
+    // that needs more (a vllm-realtime commit's `final`) is parsed whole.
     asio::awaitable<void> read_loop() {
-        protocol::frame_parser parser;
-        std::string frame;
+        protocol::event_scanner scanner;
+        boost::beast::flat_buffer buffer;
+        std::string client_id;
         for (;;) {
-            frame.clear();
-            auto buffer = asio::dynamic_buffer(frame);
+            buffer.consume(buffer.size());
             auto [ec, n] = co_await ws_.async_read(buffer, use_tuple);
             const auto now = clock::now();
             if (ec) {
@@ -179,19 +184,18 @@ private:
                 }
                 break;
             }
-            if (deaf_ || parser.parse(frame) != nullptr)
+            const auto data = buffer.cdata();
+            const std::string_view frame(static_cast<const char*>(data.data()), data.size());
+            if (deaf_ || scanner.scan(frame) != nullptr)
                 continue; // a silent fault, or a frame the mock cannot read: no answer
-            const auto& e = parser.object();
-            const auto* id = e.if_contains("event_id");
-            const std::string client_id =
-                id && id->is_string() ? std::string(id->get_string()) : "";
-            const auto type = parser.type();
+            client_id.assign(scanner.event_id());
+            const auto type = scanner.type();
             if (options_.realtime)
-                on_realtime(type, e, now);
+                on_realtime(type, scanner, frame, now);
             else if (type == "session.update")
                 on_update(client_id);
             else if (type == "input_audio_buffer.append")
-                on_append(e, client_id, now);
+                on_append(scanner, client_id, now);
             else if (type == "sglang.input_audio.end")
                 on_end(client_id, now);
             else if (type == "session.close")
@@ -250,7 +254,8 @@ private:
     // ---- the client's commands
 
     // openai-realtime and vllm-realtime (see native_mock_options::realtime).
-    void on_realtime(std::string_view type, const boost::json::object& e, time_point now) {
+    void on_realtime(std::string_view type, const protocol::event_scanner& scanner,
+                     std::string_view frame, time_point now) {
         const bool openai = *options_.realtime == protocol::realtime_protocol::openai;
         const std::uint64_t unit = openai ? protocol::openai_packet_bytes : protocol::packet_bytes;
         if (type == "session.update") {
@@ -261,8 +266,7 @@ private:
                       session_id_);
         } else if (type == "input_audio_buffer.append") {
             ++mock_.appends;
-            if (const auto* a = e.if_contains("audio"); a && a->is_string())
-                input_bytes_ += base64_decoded_size(a->get_string());
+            input_bytes_ += scanner.audio_decoded_size();
             while ((units_done_ + 1) * unit <= input_bytes_) {
                 auto& job = queue(now + unit_delay());
                 if (openai) {
@@ -288,7 +292,10 @@ private:
                 ++mock_.units;
             }
         } else if (type == "input_audio_buffer.commit" && !openai) {
-            const auto* f = e.if_contains("final");
+            protocol::frame_parser parser; // commits are rare: a DOM is affordable here
+            if (parser.parse(frame) != nullptr)
+                return;
+            const auto* f = parser.object().if_contains("final");
             if (f && f->is_bool() && f->get_bool())
                 event(queue(now + unit_delay()).frames,
                       R"("type":"transcription.done","text":"{}","usage":{{}})", transcript_);
@@ -318,19 +325,16 @@ private:
               mock_.granted);
     }
 
-    void on_append(const boost::json::object& e, const std::string& client_id, time_point now) {
+    void on_append(const protocol::event_scanner& scanner, const std::string& client_id,
+                   time_point now) {
         ++mock_.appends;
         if (fault_ != peer_fault::none && fault_ != peer_fault::linger &&
             fault_ != peer_fault::close_without_update) {
             inject(client_id, now);
             return;
         }
-        std::int64_t seq = -1;
-        if (const auto* sg = e.if_contains("sglang"); sg && sg->is_object())
-            if (const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
-                seq = s->get_int64();
-        if (const auto* a = e.if_contains("audio"); a && a->is_string())
-            input_bytes_ += base64_decoded_size(a->get_string());
+        const std::int64_t seq = scanner.seq().value_or(-1);
+        input_bytes_ += scanner.audio_decoded_size();
         event(immediate_,
               R"("type":"sglang.input_audio.accepted","seq":{},"accepted_end_ms":{},)"
               R"("client_event_id":"{}")",

@@ -2,15 +2,19 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/constants.hpp>
-#include <pacer/protocol/events.hpp>
+#include <pacer/protocol/event_scanner.hpp>
 #include <pacer/server/detail/mock_host.hpp>
+#include <pacer/server/detail/probe_replies.hpp>
 #include <pacer/server/probe_mock.hpp>
 
 #include <boost/asio/write.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <optional>
 #include <stdexcept>
 #include <vector>
 
@@ -53,28 +57,30 @@ fault parse_fault(std::string_view name) {
 
 namespace {
 
+// 80 ms of output audio at `sample_rate`, base64-encoded: every audio delta carries it.
+std::string output_audio_b64(int sample_rate) {
+    const std::size_t samples = static_cast<std::size_t>(std::max(sample_rate, 0)) * 80 / 1000;
+    std::vector<std::uint8_t> pcm(samples * 2);
+    for (std::size_t i = 0; i < pcm.size(); ++i)
+        pcm[i] = static_cast<std::uint8_t>(i * 7);
+    return base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
+}
+
 struct probe_sessions final : detail::mock_sessions {
     probe_sessions(std::shared_ptr<detail::mock_host> h, mock_options o)
-        : mock_sessions(std::move(h)), options(std::move(o)) {
+        : mock_sessions(std::move(h)), options(std::move(o)),
+          replies(output_audio_b64(options.output_sample_rate)) {
         if (options.replies_per_append < 0)
             throw std::invalid_argument("--replies-per-append must be >= 0");
         if (options.fault_every == 0)
             throw std::invalid_argument("--fault-every must be >= 1");
-        // 80 ms of output audio at the profile rate, encoded once: every delta carries it.
-        const std::size_t samples =
-            static_cast<std::size_t>(options.output_sample_rate) * 80 / 1000;
-        std::vector<std::uint8_t> pcm(samples * 2);
-        for (std::size_t i = 0; i < pcm.size(); ++i)
-            pcm[i] = static_cast<std::uint8_t>(i * 7);
-        audio_b64 =
-            base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
     }
 
     asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
     boost::json::object stats() const override;
 
     mock_options options;
-    std::string audio_b64;
+    detail::probe_replies replies; // encoded once: every append's replies are copied from it
 
     std::uint64_t next_event = 0;
     std::uint64_t appends = 0;
@@ -94,11 +100,35 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
     auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
+    // Over plain TCP the socket is non-blocking and a batch is first written at once: the
+    // socket nearly always takes it whole, and then no completion is posted and the event loop
+    // does not poll the kernel once more before the next read (one `epoll_wait` and one
+    // round of the loop fewer per append). What it does not take is written asynchronously.
+    auto& socket = beast::get_lowest_layer(ws).socket();
+    const bool write_at_once = !host->tls();
+    if (write_at_once) {
+        boost::system::error_code ignored;
+        socket.non_blocking(true, ignored);
+    }
     auto flush = [&]() -> asio::awaitable<bool> {
-        // Through TLS when it is on: next_layer() is the TLS stream's owner.
-        auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
+        std::size_t written = 0;
+        if (write_at_once) {
+            boost::system::error_code ec;
+            written = socket.write_some(asio::buffer(batch), ec);
+            if (ec && ec != asio::error::would_block) {
+                batch.clear();
+                co_return false;
+            }
+        }
+        bool ok = true;
+        if (written < batch.size()) {
+            // Through TLS when it is on: next_layer() is the TLS stream's owner.
+            auto [ec, n] = co_await asio::async_write(ws.next_layer(),
+                                                      asio::buffer(batch) + written, use_tuple);
+            ok = !ec;
+        }
         batch.clear();
-        co_return !ec;
+        co_return ok;
     };
     auto send = [&](std::string_view text) -> asio::awaitable<bool> {
         queue(text);
@@ -120,37 +150,34 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
             event_id(), session_id)))
         co_return;
 
-    protocol::frame_parser parser;
-    std::string frame;
+    // Client frames are read into one reused buffer and scanned, not parsed into a DOM: the
+    // mock needs only an event's type, its event_id and, for an append, `sglang.seq` and the
+    // size of its audio.
+    protocol::event_scanner scanner;
+    beast::flat_buffer buffer;
     std::optional<time_point> first_arrival;
     std::uint64_t input_bytes = 0;
     std::size_t session_appends = 0;
     std::uint64_t reply = 0;
     for (;;) {
-        frame.clear();
-        auto buffer = asio::dynamic_buffer(frame);
+        buffer.consume(buffer.size());
         auto [ec, n] = co_await ws.async_read(buffer, use_tuple);
         const auto now = clock::now();
         if (ec)
             co_return;
-        if (parser.parse(frame) != nullptr)
+        const auto data = buffer.cdata();
+        if (scanner.scan({static_cast<const char*>(data.data()), data.size()}) != nullptr)
             continue; // the probe mock ignores what it cannot read
-        const auto& event = parser.object();
-        const auto type = parser.type();
-        const auto* id = event.if_contains("event_id");
-        const std::string client_id = id && id->is_string() ? std::string(id->get_string()) : "";
+        const auto type = scanner.type();
+        const std::string_view client_id = scanner.event_id(); // valid until the next scan
         if (type == "session.update") {
             if (!co_await send(fmt::format(
                     R"({{"type":"session.updated","event_id":"{}","client_event_id":"{}","session":{{"id":"{}","object":"realtime.session","type":"realtime","model":"pacer-mock","output_modalities":["audio"],"sglang":{{"granted":{{"interaction":"native","native_full_duplex":true,"input_audio_format":{{"type":"audio/pcm","rate":16000}},"output_audio_format":{{"type":"audio/pcm","rate":{}}},"native_unit_ms":80,"tail_policy":"pad","microturn_ms":null,"client_commit":false,"proactive_output":false,"pressure_policy":"reject","strict_order":true,"supports_server_interrupt":false,"supports_resume":false,"supports_truncate":false}}}}}}}})",
                     event_id(), client_id, session_id, options.output_sample_rate)))
                 co_return;
         } else if (type == "input_audio_buffer.append") {
-            std::int64_t seq = 0;
-            if (const auto* sg = event.if_contains("sglang"); sg && sg->is_object())
-                if (const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
-                    seq = s->get_int64();
-            if (const auto* a = event.if_contains("audio"); a && a->is_string())
-                input_bytes += base64_decoded_size(a->get_string());
+            const std::int64_t seq = scanner.seq().value_or(0);
+            input_bytes += scanner.audio_decoded_size();
             if (!first_arrival)
                 first_arrival = now - protocol::packet_period * seq;
             arrival_deviation_s.push_back(to_seconds(now - *first_arrival) -
@@ -185,9 +212,8 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                 case fault::stall: {
                     // Keep reading (so the client's writes complete) but never answer again.
                     for (;;) {
-                        frame.clear();
-                        auto b = asio::dynamic_buffer(frame);
-                        auto [sec, sn] = co_await ws.async_read(b, use_tuple);
+                        buffer.consume(buffer.size());
+                        auto [sec, sn] = co_await ws.async_read(buffer, use_tuple);
                         if (sec)
                             co_return;
                     }
@@ -221,27 +247,9 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                 if (!sent)
                     co_return;
             }
-            for (int i = 0; i < options.replies_per_append; ++i, ++reply) {
-                std::string out;
-                switch (reply % 3) {
-                case 0:
-                    out = fmt::format(
-                        R"({{"type":"response.output_audio.delta","event_id":"{}","response_id":"resp_0","item_id":"item_0","output_index":0,"content_index":0,"delta":"{}"}})",
-                        event_id(), audio_b64);
-                    break;
-                case 1:
-                    out = fmt::format(
-                        R"({{"type":"response.output_audio_transcript.delta","event_id":"{}","response_id":"resp_0","item_id":"item_0","output_index":0,"content_index":0,"delta":"a"}})",
-                        event_id());
-                    break;
-                default:
-                    out = fmt::format(
-                        R"({{"type":"sglang.unit.done","event_id":"{}","unit_id":"unit_{}"}})",
-                        event_id(), seq);
-                    break;
-                }
-                queue(out);
-            }
+            // Audio delta, transcript delta, unit.done in turn, straight into the batch.
+            for (int i = 0; i < options.replies_per_append; ++i, ++reply)
+                replies.append(batch, reply, next_event++, seq);
             if (!batch.empty() && !co_await flush())
                 co_return;
         } else if (type == "sglang.input_audio.end") {

@@ -1,5 +1,6 @@
 // The hot-path scanner must judge every frame exactly as the DOM parser does.
 
+#include <pacer/core/base64.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 
@@ -8,6 +9,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -118,6 +121,58 @@ TEST(malformed_frame_message, ill_formed_utf8_is_replaced) {
     // Well-formed multi-byte characters pass unchanged.
     const std::string good = "\xC3\xA9\xE2\x82\xAC\xF0\x9F\x98\x80";
     EXPECT_NE(pacer::protocol::malformed_frame_message(good, "r").find(good), std::string::npos);
+}
+
+// The mocks read the client's appends with the scanner: `event_id`, `sglang.seq` and the
+// decoded size of `audio` must be what the DOM the mocks used before gives.
+TEST(event_scanner, reads_an_append_as_the_dom_does) {
+    const std::string long_audio = std::string(8000, 'A') + "AA==";
+    const std::string escaped_audio = std::string(5000, 'A') + R"(\u0041\u003d=)";
+    const std::vector<std::string> appends = {
+        R"({"type":"input_audio_buffer.append","event_id":"ev_1","audio":"AAAA","sglang":{"seq":7}})",
+        R"({"sglang":{"seq":3},"audio":"AAA=","event_id":"e","type":"input_audio_buffer.append"})",
+        R"({"type":"a","audio":"AA==","sglang":{"seq":-2}})",
+        R"({"type":"a","audio":"A=","sglang":{"seq":18446744073709551615}})",
+        R"({"type":"a","audio":"AAAAAAA=","sglang":{"seq":1.0}})",
+        R"({"type":"a","audio":5,"sglang":{"seq":"1"},"event_id":5})",
+        R"({"type":"a","audio":["AAAA"],"sglang":[{"seq":1}],"event_id":["x"]})",
+        R"({"type":"a","sglang":{"seq":1},"sglang":{"x":2}})",
+        R"({"type":"a","sglang":{"seq":1},"sglang":5})",
+        R"({"type":"a","sglang":{"seq":1,"seq":null}})",
+        R"({"type":"a","sglang":{"x":{"seq":4}},"x":{"seq":5},"seq":6})",
+        R"({"type":"a","event_id":"one","event_id":"two","audio":"AAAAAAAA","audio":"AA=="})",
+        R"({"type":"a","event_id":"one","event_id":null,"audio":"AAAA","audio":{}})",
+        R"({"type":"a","event_id":"esc\"aped\u00e9","x":{"event_id":"no","audio":"AAAA"}})",
+        R"({"type":"a","audio":")" + long_audio + R"(","event_id":")" + std::string(3000, 'e') +
+            R"("})",
+        R"({"type":"a","audio":")" + escaped_audio + R"("})",
+        R"({"type":"a","audio":""})",
+        R"({"type":"a"})",
+    };
+    event_scanner scanner;
+    frame_parser parser;
+    for (const auto& frame : appends) {
+        ASSERT_EQ(parser.parse(frame), nullptr) << frame;
+        ASSERT_EQ(scanner.scan(frame), nullptr) << frame;
+        const auto& event = parser.object();
+        const auto* id = event.if_contains("event_id");
+        EXPECT_EQ(scanner.event_id(), id && id->is_string() ? std::string(id->get_string()) : "")
+            << frame;
+        std::optional<std::int64_t> seq;
+        if (const auto* sg = event.if_contains("sglang"); sg && sg->is_object())
+            if (const auto* s = sg->get_object().if_contains("seq"); s && s->is_int64())
+                seq = s->get_int64();
+        EXPECT_EQ(scanner.seq(), seq) << frame;
+        std::size_t audio = 0;
+        if (const auto* a = event.if_contains("audio"); a && a->is_string())
+            audio = pacer::base64_decoded_size(a->get_string());
+        EXPECT_EQ(scanner.audio_decoded_size(), audio) << frame;
+    }
+    // Nothing of an append survives into the next frame.
+    ASSERT_EQ(scanner.scan(R"({"type":"session.close"})"), nullptr);
+    EXPECT_EQ(scanner.event_id(), "");
+    EXPECT_EQ(scanner.seq(), std::nullopt);
+    EXPECT_EQ(scanner.audio_decoded_size(), 0u);
 }
 
 } // namespace

@@ -2,8 +2,13 @@
 // The receive hot path: validates a server frame as JSON and extracts only what the client
 // acts on (`type`, `sglang.fatal`), without building a DOM. A 4.7 kB audio delta is scanned
 // once, with no allocation per string, instead of being copied into a tree and destroyed.
+// The mocks read the client's appends with it too (`event_id`, `sglang.seq`, the size of
+// `audio`), so a 3.5 kB append is not copied into a tree either.
 
+#include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <optional>
 #include <string_view>
 
 namespace pacer::protocol {
@@ -26,6 +31,14 @@ public:
     std::string_view type() const;
     /// Whether `sglang.fatal` is truthy, as Python's `bool()` judges it.
     bool fatal() const;
+    /// The top-level `event_id` when it is a string, else empty (valid until the next `scan`).
+    std::string_view event_id() const;
+    /// `sglang.seq` when `sglang` is an object and its `seq` an integer that fits in int64 (what
+    /// Boost.JSON's `is_int64()` accepts), else nullopt.
+    std::optional<std::int64_t> seq() const;
+    /// `base64_decoded_size` of the top-level `audio` string (0 when it is absent or not a
+    /// string); the string itself is neither kept nor decoded.
+    std::size_t audio_decoded_size() const;
 
 private:
     struct impl;

@@ -42,6 +42,9 @@ using pacer::use_tuple;
 /// (opcode 0x1) unless `binary`. Mocks write these straight to the socket, several in one write,
 /// beneath Beast, which then only reads and closes.
 void append_frame(std::string& out, std::string_view payload, bool binary = false);
+/// Appends the header alone of such a frame, for a payload of `payload_size` bytes that the
+/// caller appends next (in pieces, with no copy of the whole).
+void append_frame_header(std::string& out, std::size_t payload_size, bool binary = false);
 
 /// The index of `name` in `names`; throws std::invalid_argument
 /// "`flag` must be one of a, b, c (got 'name')" otherwise.
