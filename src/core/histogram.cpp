@@ -15,6 +15,7 @@ void log_histogram::merge(const log_histogram& other) {
     };
     add(negative_, other.negative_);
     add(positive_, other.positive_);
+    abs_min_ = count_ == 0 ? other.abs_min_ : std::min(abs_min_, other.abs_min_);
     min_ = count_ == 0 ? other.min_ : std::min(min_, other.min_);
     max_ = count_ == 0 ? other.max_ : std::max(max_, other.max_);
     count_ += other.count_;
@@ -34,8 +35,8 @@ log_histogram log_histogram::absolute() const {
     a.abs_sum_ = abs_sum_;
     if (count_ > 0) {
         a.max_ = std::max(std::abs(min_), std::abs(max_));
-        // The smallest magnitude: 0 when the sample spans zero, else the nearer end.
-        a.min_ = min_ <= 0 && max_ >= 0 ? 0.0 : std::min(std::abs(min_), std::abs(max_));
+        a.min_ = abs_min_;
+        a.abs_min_ = abs_min_;
     }
     return a;
 }

@@ -8,6 +8,7 @@
 #include <pacer/trace/receipt_stats.hpp>
 #include <pacer/trace/writer.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -36,6 +37,8 @@ std::vector<trace::session_result> fixed_run() {
         for (std::size_t k = 0; k < 500; ++k) {
             trace::append_receipt a;
             a.seq = k;
+            const auto id = fmt::format("{:032x}", i * 1000 + k);
+            std::copy(id.begin(), id.end(), a.event_id.begin());
             a.scheduled_s = *r.session_start_s + 0.080 * static_cast<double>(k);
             a.start_s = a.scheduled_s + off(rng) + (i == 3 && k == 7 ? 0.2 : 0.0); // one late
             a.completed_s = a.start_s + send(rng);

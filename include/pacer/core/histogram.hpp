@@ -43,9 +43,12 @@ public:
             min_ = seconds;
         if (count_ == 0 || seconds > max_)
             max_ = seconds;
+        const double magnitude_s = std::abs(seconds);
+        if (count_ == 0 || magnitude_s < abs_min_)
+            abs_min_ = magnitude_s;
         ++count_;
         sum_ += seconds;
-        abs_sum_ += std::abs(seconds);
+        abs_sum_ += magnitude_s;
     }
 
     /// Adds every value of `other` (the histogram of the union of both samples).
@@ -83,7 +86,7 @@ private:
 
     std::vector<std::uint64_t> negative_, positive_; // by index_of(|ns|)
     std::uint64_t count_ = 0;
-    double sum_ = 0, abs_sum_ = 0, min_ = 0, max_ = 0;
+    double sum_ = 0, abs_sum_ = 0, min_ = 0, max_ = 0, abs_min_ = 0;
 };
 
 } // namespace pacer
