@@ -5,7 +5,9 @@
 # run's late packets.
 #   bench/soak.sh                          1,024 sessions x 10 minutes
 #   SESSIONS=256 DURATION=120s bench/soak.sh
-#   EXTRA="--stagger-slots 8" bench/soak.sh  more `pacer run` options
+#   EXTRA=--no-report bench/soak.sh        extra `pacer run` flags
+# It also prints the whole process's peak RSS (GNU time), end of the run included, beside the
+# peak sampled while the sessions ran: the end must not need more memory than the run.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # sets pacer (building it when needed) and start_mock
@@ -17,9 +19,17 @@ mkdir -p "$out"
 start_mock "$pacer" "$out/mock.json"
 steal=$(steal_mark)
 
-"$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" ${EXTRA:-} \
-    --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" >"$out/run.log" 2>&1 &
-run_pid=$!
+# Under GNU time for the whole process's peak RSS, end of the run included (the summary,
+# samples.json and report.html after the sessions): it must stay that of the steady state.
+/usr/bin/time -f '%M' -o "$out/max_rss_kb" \
+    "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
+    --timeout "$(( ${duration%s} + 60 ))s" -o "$out/run" ${EXTRA:-} >"$out/run.log" 2>&1 &
+time_pid=$!
+run_pid=
+while [ -z "$run_pid" ] && kill -0 "$time_pid" 2>/dev/null; do
+    run_pid=$(pgrep -P "$time_pid" || true) # pacer, the child of this very `time`
+    [ -n "$run_pid" ] || sleep 0.01
+done
 echo "t_s,rss_kb,fds" >"$out/samples.csv"
 t=0
 while kill -0 "$run_pid" 2>/dev/null; do
@@ -29,7 +39,7 @@ while kill -0 "$run_pid" 2>/dev/null; do
     sleep 1 # a sampling period, not a synchronisation
     t=$((t + 1))
 done
-wait "$run_pid" || true
+wait "$time_pid" || true
 echo "host CPU steal %: $(steal_since "$steal")"
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
@@ -42,6 +52,7 @@ rows = [tuple(map(float, (r["t_s"], r["rss_kb"], r["fds"]))) for r in csv.DictRe
 # falling below 90 % of their peak is the teardown, not a trend).
 peak_fds = max(r[2] for r in rows)
 last = max(i for i, r in enumerate(rows) if r[2] >= 0.9 * peak_fds)
+steady_peak = max(r[1] for r in rows[:last + 1]) # while the sessions ran
 rows = rows[len(rows) // 10:last + 1]
 def slope(xs, ys):
     n = len(xs); mx = sum(xs) / n; my = sum(ys) / n
@@ -51,6 +62,13 @@ t = [r[0] for r in rows]
 print(f"samples after warm-up: {len(rows)}")
 print(f"RSS slope: {slope(t, [r[1] for r in rows]) * 60:.1f} kB/min "
       f"(min {min(r[1] for r in rows):.0f} kB, max {max(r[1] for r in rows):.0f} kB)")
+try:
+    whole = float(open(f"{out}/max_rss_kb").read().split()[-1])
+    end = "within the steady state" if whole <= 1.05 * steady_peak else "ABOVE the steady state"
+    print(f"peak RSS: {whole / 1e3:.0f} MB over the whole process (end of run included), "
+          f"{steady_peak / 1e3:.0f} MB sampled during the sessions: {end}")
+except (OSError, ValueError, IndexError):
+    print("peak RSS of the whole process: unknown (GNU time wrote nothing)")
 print(f"descriptor slope: {slope(t, [r[2] for r in rows]) * 60:.2f} per min "
       f"(min {min(r[2] for r in rows):.0f}, max {max(r[2] for r in rows):.0f})")
 s = json.load(open(f"{out}/run/summary.json"))

@@ -565,7 +565,8 @@ int record(record_settings s) {
         progress.end();       // the terminal line is cleared before the batch's line
         catch_stop_signals(); // the runner's own handling ends with the batch
         interrupted = outcome.interrupted;
-        const auto pacing = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
+        const auto pacing =
+            metrics::summarize_pacing(outcome.sessions, outcome.receipts, outcome.loop_lag_s);
         {
             std::lock_guard lock(mutex);
             auto& t = totals;
@@ -577,11 +578,19 @@ int record(record_settings s) {
             t.packets_sent += pacing.packets_sent;
             t.late_packets += pacing.late_packets;
             t.sessions_with_late_packet += pacing.sessions_with_late_packet;
-            for (const auto& x : outcome.sessions)
-                for (double d : metrics::packet_deviations(x)) {
+            // A run keeps no receipt (it folds them as sent): the batch's receipts files give
+            // the deviations back, one session at a time.
+            for (const auto& x : outcome.sessions) {
+                std::vector<double> deviations;
+                if (x.appends_sent > 0)
+                    metrics::receipt_deviations(batch_dir / trace::session_folder_name(x.index) /
+                                                    "input-send-receipts.json",
+                                                deviations);
+                for (double d : deviations) {
                     t.max_abs_deviation_s = std::max(t.max_abs_deviation_s, std::abs(d));
                     t.deviations_s.push_back(d);
                 }
+            }
             for (const auto& l : outcome.loop_lag_s)
                 for (double v : l) {
                     ++t.loop_samples;

@@ -521,7 +521,8 @@ int execute_run(run_job job) {
     if (mock)
         mock_stats = mock->stop();
 
-    const auto figures = metrics::summarize_pacing(outcome.sessions, outcome.loop_lag_s);
+    const auto figures =
+        metrics::summarize_pacing(outcome.sessions, outcome.receipts, outcome.loop_lag_s);
     boost::json::object summary;
     summary["schema_version"] = 1;
     summary["command"] = "run";
@@ -641,7 +642,20 @@ int execute_run(run_job job) {
         arrival_records.first_index = shard ? shard->index : 0;
         arrival_records.index_stride = shard ? shard->count : 1;
     }
-    write_new_file(out / "samples.json", metrics::samples_json(outcome.sessions, arrival_records));
+    {
+        // One session's receipts at a time (read back, or taken from the writer's memory with
+        // --trace none), written and dropped: never every receipt of the run in memory.
+        runtime::new_file samples(out / "samples.json");
+        const auto unreadable = metrics::write_samples(
+            [&](std::string_view piece) { samples.write(piece); }, outcome.sessions,
+            metrics::run_receipts(out,
+                                  ro.trace == trace::mode::none ? &outcome.kept_receipts : nullptr),
+            arrival_records);
+        samples.close();
+        auto& errors = summary["pacing"].as_object()["errors"].as_array();
+        for (const auto& e : unreadable)
+            errors.push_back({{"message", e}, {"sessions", 1}});
+    }
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
     if (!s.keep_traces) {
         // The traces proved the writer kept up; the receipts and summaries are what stays.

@@ -1,5 +1,6 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/trace/writer.hpp>
 
 #include <fmt/format.h>
 
@@ -25,10 +26,10 @@ std::vector<double> packet_deviations(const trace::session_result& s) {
 std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& sessions) {
     std::vector<std::pair<double, int>> edges;
     for (const auto& s : sessions) {
-        if (s.appends.empty())
+        if (!s.first_append_start_s || !s.last_append_completed_s)
             continue;
-        edges.emplace_back(s.appends.front().start_s, +1);
-        edges.emplace_back(s.appends.back().completed_s, -1);
+        edges.emplace_back(*s.first_append_start_s, +1);
+        edges.emplace_back(*s.last_append_completed_s, -1);
     }
     // At equal times an end sorts before a start: touching streams do not overlap.
     std::sort(edges.begin(), edges.end());
@@ -38,6 +39,18 @@ std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& s
         peak = std::max(peak, open);
     }
     return peak;
+}
+
+trace::receipt_statistics fold_appends(std::vector<trace::session_result>& sessions) {
+    trace::receipt_statistics stats;
+    for (auto& s : sessions) {
+        s.late_appends = 0;
+        s.first_append_start_s = s.last_append_start_s = s.last_append_completed_s = {};
+        s.appends_sent = s.appends.size();
+        for (const auto& a : s.appends)
+            trace::fold_receipt(s, a, &stats, late_threshold_s);
+    }
+    return stats;
 }
 
 namespace {
@@ -65,8 +78,16 @@ trace_channel_waits sum_trace_waits(const std::vector<trace::session_result>& se
 
 pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s) {
+    auto copy = sessions;
+    const auto stats = fold_appends(copy);
+    return summarize_pacing(copy, stats, loop_lag_s);
+}
+
+pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
+                                const trace::receipt_statistics& receipts,
+                                const std::vector<std::vector<double>>& loop_lag_s) {
     pacing_figures f;
-    std::vector<double> deviation, abs_deviation, send_time, span, updated, first_audio;
+    std::vector<double> span, updated, first_audio;
     std::vector<double> updated_from_scheduled, audio_from_scheduled;
     std::map<std::string, std::size_t> errors;
     std::size_t sessions_stalled = 0, sessions_ended_pending = 0;
@@ -79,7 +100,7 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
         f.rejected += s.rejected;
         f.complete += s.complete;
         f.packets_expected += s.expected_appends;
-        f.packets_sent += s.appends.size();
+        f.packets_sent += s.appends_sent;
         sessions_stalled += s.stalled_sends > 0;
         stalled_sends += s.stalled_sends;
         if (s.longest_write_s)
@@ -88,20 +109,10 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
             ++sessions_ended_pending;
             longest_pending = std::max(longest_pending.value_or(0), *s.pending_write_s);
         }
-        bool late = false;
-        for (double d : packet_deviations(s)) {
-            deviation.push_back(d);
-            abs_deviation.push_back(std::abs(d));
-            if (std::abs(d) > late_threshold_s) {
-                ++f.late_packets;
-                late = true;
-            }
-        }
-        f.sessions_with_late_packet += late;
-        for (const auto& a : s.appends)
-            send_time.push_back(a.completed_s - a.start_s);
-        if (s.appends.size() > 1)
-            span.push_back(s.appends.back().start_s - s.appends.front().start_s);
+        f.late_packets += s.late_appends;
+        f.sessions_with_late_packet += s.late_appends > 0;
+        if (s.appends_sent > 1 && s.first_append_start_s && s.last_append_start_s)
+            span.push_back(*s.last_append_start_s - *s.first_append_start_s);
         if (s.updated_s && s.connect_start_s)
             updated.push_back(*s.updated_s - *s.connect_start_s);
         if (s.first_audio_s && s.session_start_s)
@@ -138,9 +149,18 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
                     {"late", f.late_packets},
                     {"late_threshold_s", late_threshold_s}};
     j["pacing_qualified"] = f.pacing_qualified;
-    j["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
-    j["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
-    j["ws_send_time_s"] = to_json(summarize(send_time, pacing_fractions));
+    // From the histograms the sessions folded their appends into: the quantiles are within
+    // 1/2,048 of the exact values, n, max and mean are exact.
+    j["pacing_deviation_s"] = to_json(receipts.deviation_s.summarize(pacing_fractions));
+    j["pacing_abs_deviation_s"] =
+        to_json(receipts.deviation_s.absolute().summarize(pacing_fractions));
+    j["ws_send_time_s"] = to_json(receipts.send_time_s.summarize(pacing_fractions));
+    j["quantile_precision"] = {
+        {"keys",
+         boost::json::array{"pacing_deviation_s", "pacing_abs_deviation_s", "ws_send_time_s"}},
+        {"relative", log_histogram::relative_precision},
+        {"note", "quantiles from log-linear histograms (1,024 buckets per power of two, 1 ns "
+                 "below 2,048 ns); n, max and mean are exact"}};
     j["append_span_s"] = to_json(summarize(span, pacing_fractions));
     j["time_to_session_updated_s"] = to_json(summarize(updated, protocol_fractions));
     j["time_to_first_audio_s"] = to_json(summarize(first_audio, protocol_fractions));
@@ -175,21 +195,80 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
     return f;
 }
 
+namespace {
+// The deviations of receipts read back on their own (the session's grid origin is not in r).
+void deviations_of(const trace::session_result& r, std::vector<double>& out) {
+    out.clear();
+    out.reserve(r.appends.size());
+    for (const auto& a : r.appends)
+        out.push_back(a.start_s - a.scheduled_s);
+}
+} // namespace
+
+std::string receipt_deviations(const std::filesystem::path& file, std::vector<double>& out) {
+    trace::session_result r;
+    auto error = trace::read_receipts(r, file);
+    if (error.empty())
+        deviations_of(r, out);
+    return error;
+}
+
+deviations_source run_receipts(std::filesystem::path root,
+                               std::map<std::uint32_t, std::string>* kept) {
+    return [root = std::move(root), kept](const trace::session_result& s,
+                                          std::vector<double>& out) -> std::string {
+        if (s.appends_sent == 0 || !s.trace_error.empty())
+            return {};
+        if (!kept)
+            return receipt_deviations(
+                root / trace::session_folder_name(s.index) / "input-send-receipts.json", out);
+        auto node = kept->extract(s.index); // dropped once read
+        trace::session_result r;
+        auto error = trace::read_receipts_text(r, node ? node.mapped() : std::string(),
+                                               fmt::format("the receipts of session {}", s.index));
+        if (error.empty())
+            deviations_of(r, out);
+        return error;
+    };
+}
+
 std::string samples_json(const std::vector<trace::session_result>& sessions,
                          const open_loop_arrivals& open_loop) {
+    std::string text;
+    write_samples([&](std::string_view piece) { text += piece; }, sessions,
+                  [](const trace::session_result& s, std::vector<double>& out) {
+                      out = packet_deviations(s);
+                      return std::string();
+                  },
+                  open_loop);
+    return text;
+}
+
+std::vector<std::string> write_samples(const std::function<void(std::string_view)>& sink,
+                                       const std::vector<trace::session_result>& sessions,
+                                       const deviations_source& source,
+                                       const open_loop_arrivals& open_loop) {
+    std::vector<std::string> errors;
     std::string out = R"({"schema_version":1,"unit":"seconds","sessions":[)";
     bool first = true;
+    std::vector<double> deviations;
     for (const auto& s : sessions) {
         fmt::format_to(std::back_inserter(out),
                        R"({}{{"index":{},"session_start_s":{},"deviation_s":[)", first ? "" : ",",
                        s.index,
                        s.session_start_s ? fmt::format("{:.9f}", *s.session_start_s) : "null");
         first = false;
+        deviations.clear();
+        if (auto error = source(s, deviations); !error.empty()) {
+            deviations.clear();
+            errors.push_back(std::move(error));
+        }
         bool first_dev = true;
-        for (double d : packet_deviations(s)) {
+        for (double d : deviations) {
             fmt::format_to(std::back_inserter(out), "{}{:.6f}", first_dev ? "" : ",", d);
             first_dev = false;
         }
+        deviations = {}; // one session's receipts at a time, never all of them
         out += "]";
         // The session's handshake phases and how long its session.update took to be
         // acknowledged (null when it was not), so that parts can pool them.
@@ -205,6 +284,8 @@ std::string samples_json(const std::vector<trace::session_result>& sessions,
             out += R"(,"handshake_s":null)";
         }
         out += "}";
+        sink(out);
+        out.clear();
     }
     out += "]";
     if (const auto* ol = open_loop.result) {
@@ -229,7 +310,8 @@ std::string samples_json(const std::vector<trace::session_result>& sessions,
         out += "]}";
     }
     out += "}\n";
-    return out;
+    sink(out);
+    return errors;
 }
 
 } // namespace pacer::metrics

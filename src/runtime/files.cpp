@@ -10,6 +10,7 @@
 #include <stdexcept>
 #include <system_error>
 #include <unistd.h>
+#include <utility>
 
 namespace pacer::runtime {
 
@@ -33,26 +34,40 @@ std::optional<std::string> read_file_if_exists(const fs::path& path) {
 }
 
 void write_new_file(const fs::path& path, std::string_view content) {
-    const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (fd < 0)
+    new_file f(path);
+    f.write(content);
+    f.close();
+}
+
+new_file::new_file(fs::path path) : path_(std::move(path)) {
+    fd_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (fd_ < 0)
         throw std::runtime_error(
-            fmt::format("cannot create {}: {}", path.string(), std::strerror(errno)));
-    std::string_view rest = content;
+            fmt::format("cannot create {}: {}", path_.string(), std::strerror(errno)));
+}
+
+new_file::~new_file() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+void new_file::write(std::string_view rest) {
     while (!rest.empty()) {
-        const ssize_t n = ::write(fd, rest.data(), rest.size());
+        const ssize_t n = ::write(fd_, rest.data(), rest.size());
         if (n < 0 && errno == EINTR)
             continue;
-        if (n < 0) {
-            const int err = errno;
-            ::close(fd);
+        if (n < 0)
             throw std::runtime_error(
-                fmt::format("cannot write {}: {}", path.string(), std::strerror(err)));
-        }
+                fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
         rest.remove_prefix(static_cast<std::size_t>(n));
     }
+}
+
+void new_file::close() {
+    const int fd = std::exchange(fd_, -1);
     if (::close(fd) != 0)
         throw std::runtime_error(
-            fmt::format("cannot write {}: {}", path.string(), std::strerror(errno)));
+            fmt::format("cannot write {}: {}", path_.string(), std::strerror(errno)));
 }
 
 } // namespace pacer::runtime

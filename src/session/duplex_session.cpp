@@ -340,6 +340,7 @@ struct append_sender {
         if (seq == 0)
             r.session_start_s = to_seconds(c.machine.origin());
         const bool ok = co_await c.send(frame, &receipt);
+        trace::fold_receipt(r, receipt, c.options.receipt_stats, protocol::late_threshold_s);
         // The receipt goes to the writer now; the session keeps none (flat memory).
         // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a co_await
         // expression twice.)
@@ -454,6 +455,7 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
             if (a.seq == 0)
                 r.session_start_s = to_seconds(*m.origin());
             const bool ok = co_await c.send(frame, &receipt);
+            trace::fold_receipt(r, receipt, c.options.receipt_stats, protocol::late_threshold_s);
             std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
             piece += receipt_json(receipt);
             co_await c.trace.receipt(std::move(piece));

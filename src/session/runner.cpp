@@ -43,6 +43,7 @@ struct session_context {
     std::size_t stalls = 0;
     duration input_length{};
     double cpu_s = 0;
+    trace::receipt_statistics receipts; ///< every receipt of its sessions, folded as sent
 
     void on_streaming() {
         if (--not_streaming != 0 || !stall)
@@ -161,6 +162,7 @@ run_outcome run_duplex(const run_options& options) {
         so.interrupt = &c.interrupt;
         so.live = options.live;
         so.trace_lines = options.trace == trace::mode::full;
+        so.receipt_stats = &c.receipts;
         return so;
     };
     asio::cancellation_signal stop_dispatch; // used on context 0 only
@@ -266,20 +268,13 @@ run_outcome run_duplex(const run_options& options) {
     channel.async_send(boost::system::error_code{}, std::move(stop), asio::use_future).get();
     writer_thread.join();
     out.writer = core.stats();
-    // The sessions streamed their receipts to disk; the summaries need them back.
-    // (--trace none: the writer kept them in memory.)
-    for (auto& r : out.sessions) {
-        if (r.appends_sent == 0 || !r.trace_error.empty())
-            continue;
-        auto error =
-            options.trace == trace::mode::none
-                ? read_receipts_text(r, core.take_receipts(r.index),
-                                     fmt::format("the receipts of session {}", r.index))
-                : read_receipts(r, options.trace_root / trace::session_folder_name(r.index) /
-                                       "input-send-receipts.json");
-        if (!error.empty())
-            r.trace_error = std::move(error);
-    }
+    // The sessions folded their receipts as they sent them (session_result's counters, the
+    // contexts' histograms): nothing is read back, so the end of a run needs no more memory
+    // than its steady state. --trace none: the writer's kept receipts go to samples.json.
+    if (options.trace == trace::mode::none)
+        for (const auto& r : out.sessions)
+            if (r.appends_sent > 0)
+                out.kept_receipts[r.index] = core.take_receipts(r.index);
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());
@@ -287,6 +282,7 @@ run_outcome run_duplex(const run_options& options) {
         out.loop_lag_period_s = to_seconds(c->monitor.period());
         out.context_cpu_s.push_back(c->cpu_s);
         out.stalls_injected += c->stalls;
+        out.receipts.merge(c->receipts);
     }
     for (auto& f : failures)
         if (f)

@@ -9,11 +9,16 @@
 
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
+#include <pacer/trace/receipt_stats.hpp>
 #include <pacer/trace/receipts.hpp>
 
 #include <boost/json/object.hpp>
 
+#include <filesystem>
+#include <functional>
+#include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pacer::metrics {
@@ -28,8 +33,13 @@ using schedule::late_threshold_s;
 std::vector<double> packet_deviations(const trace::session_result& s);
 
 /// The largest number of sessions whose input streams (first append start to last append
-/// completion) overlapped at one instant.
+/// completion, as the sessions folded them) overlapped at one instant.
 std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& sessions);
+
+/// What a run folds as it goes (trace/receipt_stats.hpp), from sessions whose `appends` were
+/// read back (offline tools, tests): fills each session's counters (and `appends_sent`) and
+/// returns the distributions of all their appends.
+trace::receipt_statistics fold_appends(std::vector<trace::session_result>& sessions);
 
 /// How long sessions waited for room in the trace channel (a writer that falls behind), summed.
 struct trace_channel_waits {
@@ -46,7 +56,14 @@ struct pacing_figures {
     boost::json::object json; ///< the whole `pacing` part of summary.json
 };
 
-/// Everything about pacing and sessions that summary.json reports.
+/// Everything about pacing and sessions that summary.json reports, from what the sessions
+/// folded as they went (their counters and `receipts`, the runner's merged histograms): no
+/// receipt is needed. The deviation and send-time quantiles come from the histograms, within
+/// 1/2,048 of the exact value (core/histogram.hpp); n, max and mean are exact.
+pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
+                                const trace::receipt_statistics& receipts,
+                                const std::vector<std::vector<double>>& loop_lag_s);
+/// The same from sessions with their `appends` read back (`fold_appends` on a copy).
 pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessions,
                                 const std::vector<std::vector<double>>& loop_lag_s);
 
@@ -65,5 +82,28 @@ struct open_loop_arrivals {
 /// `start_s`, or null), `cap_delay_s`, `dropped` and `failed` (see docs/scale-out.md).
 std::string samples_json(const std::vector<trace::session_result>& sessions,
                          const open_loop_arrivals& open_loop = {});
+
+/// Where `write_samples` takes one session's deviations from: fills `out`, or returns an error
+/// message.
+using deviations_source =
+    std::function<std::string(const trace::session_result&, std::vector<double>& out)>;
+
+/// The deviations of a receipts file's appends (`read_receipts`), or an error message.
+std::string receipt_deviations(const std::filesystem::path& file, std::vector<double>& out);
+
+/// A run's source: each session's `input-send-receipts.json` under `root`, or (`pacer run
+/// --trace none`) the receipts text the writer kept, taken from `kept` (and erased from it).
+/// Sessions that sent nothing or whose trace failed have no deviations.
+deviations_source run_receipts(std::filesystem::path root,
+                               std::map<std::uint32_t, std::string>* kept = nullptr);
+
+/// `samples.json` as `samples_json` writes it, streamed to `out` one session at a time: each
+/// session's deviations are read from `source`, written and dropped, so no more than one
+/// session's receipts are in memory. Returns an error message for each session whose
+/// deviations could not be read (its `deviation_s` is then empty).
+std::vector<std::string> write_samples(const std::function<void(std::string_view)>& out,
+                                       const std::vector<trace::session_result>& sessions,
+                                       const deviations_source& source,
+                                       const open_loop_arrivals& open_loop = {});
 
 } // namespace pacer::metrics

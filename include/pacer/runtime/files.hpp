@@ -18,4 +18,21 @@ std::optional<std::string> read_file_if_exists(const std::filesystem::path& path
 /// file on failure.
 void write_new_file(const std::filesystem::path& path, std::string_view content);
 
+/// A new file (never an existing one) written in pieces, for files too large to build in
+/// memory first (samples.json). Each call throws std::runtime_error naming the file on failure;
+/// a file not closed is left as written so far.
+class new_file {
+public:
+    explicit new_file(std::filesystem::path path);
+    ~new_file();
+    new_file(const new_file&) = delete;
+    new_file& operator=(const new_file&) = delete;
+    void write(std::string_view piece);
+    void close();
+
+private:
+    std::filesystem::path path_;
+    int fd_ = -1;
+};
+
 } // namespace pacer::runtime

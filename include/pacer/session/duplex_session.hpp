@@ -10,6 +10,7 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
+#include <pacer/trace/receipt_stats.hpp>
 #include <pacer/trace/receipts.hpp>
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
@@ -141,6 +142,9 @@ struct session_options {
     live_counters* live = nullptr;
     /// False (`pacer run --trace receipts|none`): no trace line is built or queued.
     bool trace_lines = true;
+    /// Optional: the statistics every receipt is folded into as it is produced (the session
+    /// context's: touched only on its thread); must outlive the session.
+    trace::receipt_statistics* receipt_stats = nullptr;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's

@@ -14,7 +14,9 @@
 
 #include <filesystem>
 #include <functional>
+#include <map>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace pacer::session {
@@ -103,6 +105,11 @@ struct run_outcome {
     std::optional<open_loop_result> open_loop; ///< open-loop runs: the dispatcher's records
     std::optional<double> common_start_s;      ///< start-gate runs: the level's common start
     std::size_t ready_sessions = 0;            ///< start-gate runs: sessions that negotiated
+    /// Every append's deviation and send time, folded as sent (bounded: no receipt is kept).
+    trace::receipt_statistics receipts;
+    /// `--trace none` only: each session's receipts text, as the writer kept it in memory (the
+    /// only source of samples.json's per-packet deviations); by session index.
+    std::map<std::uint32_t, std::string> kept_receipts;
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.

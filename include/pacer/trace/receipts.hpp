@@ -56,9 +56,16 @@ struct session_result {
     std::optional<double> final_transcript_s;
     std::size_t expected_appends = 0;
     std::size_t appends_sent = 0;
-    /// The receipts, read back from `input-send-receipts.json` once the session's files are
-    /// written (`read_receipts`): a running session streams them to the writer and keeps none,
-    /// so its memory does not grow with its length.
+    /// What the session folded of its receipts as it sent them (trace/receipt_stats.hpp):
+    /// appends further than 80 ms from their deadline, the first append's start, the last
+    /// append's start and completion.
+    std::size_t late_appends = 0;
+    std::optional<double> first_append_start_s;
+    std::optional<double> last_append_start_s;
+    std::optional<double> last_append_completed_s;
+    /// The receipts, only when read back from `input-send-receipts.json` (`read_receipts`,
+    /// offline tools and tests): a running session streams them to the writer and keeps none,
+    /// and a run never reads them back, so its memory does not grow with its length.
     std::vector<append_receipt> appends;
     std::vector<std::string> errors; ///< the trace `error` messages, in order
     std::string trace_error;         ///< the writer's failure for this session

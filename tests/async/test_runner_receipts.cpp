@@ -1,0 +1,99 @@
+// The end of a run reads no receipt back: the sessions fold each receipt, as they send it,
+// into their counters and their context's histograms, and the runner hands over those (and,
+// with --trace none, the writer's kept receipts text for samples.json), never the receipts
+// themselves. Runs the native mock in-process on loopback; nothing here is timed.
+
+#include <pacer/protocol/constants.hpp>
+#include <pacer/server/native_mock.hpp>
+#include <pacer/session/runner.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/asio/detached.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/post.hpp>
+
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <unistd.h>
+
+namespace {
+
+namespace asio = boost::asio;
+namespace fs = std::filesystem;
+
+struct mock_thread {
+    asio::io_context io{1};
+    pacer::server::native_mock mock;
+    std::thread thread;
+
+    explicit mock_thread(pacer::server::native_mock_options o) : mock(io, o) {
+        mock.listen();
+        asio::co_spawn(io, mock.serve(), asio::detached);
+        thread = std::thread([this] { io.run(); });
+    }
+    ~mock_thread() {
+        asio::post(io, [this] { mock.stop(); });
+        thread.join();
+    }
+};
+
+pacer::session::run_outcome run(const fs::path& root, pacer::trace::mode mode) {
+    mock_thread mock({});
+    pacer::session::run_options o;
+    o.sessions = 4;
+    o.threads = 2;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = std::to_string(mock.mock.port());
+    o.endpoint.target = "/v1/realtime";
+    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(5 * pacer::protocol::packet_bytes,
+                                                              std::uint8_t{1});
+    o.trace_root = root;
+    o.trace = mode;
+    o.handle_signals = false;
+    return pacer::session::run_duplex(o);
+}
+
+TEST(RunnerReceipts, ARunFoldsEveryReceiptAndReadsNoneBack) {
+    const fs::path root =
+        fs::temp_directory_path() / ("pacer-runner-receipts-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    const auto out = run(root, pacer::trace::mode::full);
+    ASSERT_EQ(out.sessions.size(), 4u);
+    for (const auto& s : out.sessions) {
+        SCOPED_TRACE(s.index);
+        ASSERT_EQ(s.appends_sent, 5u);
+        EXPECT_TRUE(s.appends.empty()) << "the receipts were read back";
+        ASSERT_TRUE(s.first_append_start_s && s.last_append_start_s && s.last_append_completed_s);
+        EXPECT_LE(*s.first_append_start_s, *s.last_append_start_s);
+        EXPECT_LE(*s.last_append_start_s, *s.last_append_completed_s);
+    }
+    // Every append of both contexts, in the merged histograms.
+    EXPECT_EQ(out.receipts.deviation_s.count(), 20u);
+    EXPECT_EQ(out.receipts.send_time_s.count(), 20u);
+    EXPECT_GE(*out.receipts.send_time_s.min(), 0.0);
+    EXPECT_TRUE(out.kept_receipts.empty()) << "the receipts are in their files";
+    fs::remove_all(root);
+}
+
+TEST(RunnerReceipts, TraceNoneHandsOverTheWritersKeptReceiptsForSamples) {
+    const fs::path root =
+        fs::temp_directory_path() / ("pacer-runner-receipts-none-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    const auto out = run(root, pacer::trace::mode::none);
+    ASSERT_EQ(out.kept_receipts.size(), 4u);
+    for (const auto& s : out.sessions) {
+        EXPECT_TRUE(s.appends.empty());
+        pacer::trace::session_result r;
+        ASSERT_EQ(pacer::trace::read_receipts_text(r, out.kept_receipts.at(s.index), "kept"), "");
+        EXPECT_EQ(r.appends.size(), 5u);
+    }
+    EXPECT_EQ(out.receipts.deviation_s.count(), 20u);
+    fs::remove_all(root);
+}
+
+} // namespace
