@@ -11,6 +11,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # sets pacer (building it when needed) and start_mock
+[ -x /usr/bin/time ] || scripts/deps.sh time # GNU time: optional bench dependency (Debian: time)
 sessions=${SESSIONS:-1024}
 duration=${DURATION:-600s}
 out=${OUT:-bench-results/soak-$(date -u +%Y%m%dT%H%M%SZ)}

@@ -3,7 +3,8 @@
 # As root it installs them; otherwise it prints the one apt line to run and fails.
 #   scripts/deps.sh [EXTRA_PACKAGE...]   (e.g. clang libclang-rt-14-dev for fuzzing)
 # Optional, for benchmarks only (no test needs them): wrk (bench/http.sh's closed-loop
-# comparison), installed by that script through `scripts/deps.sh wrk`.
+# comparison), installed by that script through `scripts/deps.sh wrk`; GNU time (bench/soak.sh's
+# whole-process peak RSS), likewise through `scripts/deps.sh time`.
 set -euo pipefail
 
 packages=(
