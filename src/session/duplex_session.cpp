@@ -51,6 +51,8 @@ protocol::native_session_options machine_options(const session_options& o) {
     protocol::native_session_options m;
     m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
     m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
     m.start_delay = o.start_delay;
     m.gate = o.gate != nullptr;
     m.start_offset = o.start_offset;
@@ -66,6 +68,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     m.turns = o.turns;
     m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
     m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
     m.start_delay = o.start_delay;
     m.quiet = o.quiet;
     m.gate = o.gate != nullptr;
