@@ -8,11 +8,17 @@
 // the k-1 before it. The `spin` variants arm the timer 1 ms early and busy-wait the rest, to
 // see what a final spin buys against what it costs the other coroutines of the context.
 // `slots8` rounds the staggered phases down to 8 slots (`pacer run --stagger-slots 8`).
+// `slots8_delay` and `slots8_phase` add what a run has and the others leave out: the sessions
+// negotiate at different instants (spread over 40 ms here). `slots8_delay` starts each one its
+// slot's offset after its own negotiation (the rule before the stagger had one origin), so a
+// slot's deadlines scatter; `slots8_phase` starts each on the first instant of its slot's phase
+// not before its negotiation (`pacer run` now, schedule/stagger.hpp), so they coincide again.
 // thread_wakeups_per_s_per_timer: the thread's voluntary context switches (each a sleep and
 // a wake-up) per second and per coroutine.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
+#include <pacer/schedule/stagger.hpp>
 #include <pacer/session/runner.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -43,7 +49,20 @@ constexpr auto spin_margin = 1ms;
 
 // slots8: the phases rounded down to 8 slots (`pacer run --stagger-slots 8`), so a slot's
 // coroutines share their deadlines and one thread wake-up serves them.
-enum mode : int { staggered = 0, aligned = 1, staggered_spin = 2, aligned_spin = 3, slots8 = 4 };
+enum mode : int {
+    staggered = 0,
+    aligned = 1,
+    staggered_spin = 2,
+    aligned_spin = 3,
+    slots8 = 4,
+    slots8_delay = 5,
+    slots8_phase = 6,
+};
+
+// When coroutine i "negotiated": spread over 40 ms in a fixed scrambled order.
+pacer::duration negotiated_after(int i) {
+    return std::chrono::microseconds((static_cast<long>(i) * 7919) % 40'000);
+}
 
 long voluntary_switches() {
     rusage ru{};
@@ -88,12 +107,18 @@ void BM_TimerWakeup(benchmark::State& state) {
         // Start 20 ms ahead so spawning K coroutines is not counted as lateness.
         const auto origin = pacer::clock::now() + 20ms;
         for (int i = 0; i < k; ++i) {
+            const bool slots = m == slots8 || m == slots8_delay || m == slots8_phase;
             const pacer::duration phase =
-                m == slots8 ? pacer::session::stagger_offset(static_cast<std::size_t>(i),
-                                                             static_cast<std::size_t>(k), period, 8)
-                : stagger   ? pacer::duration(period) * i / k
-                            : pacer::duration::zero();
-            asio::co_spawn(io, pace(origin + phase, spin, lateness_us), [](std::exception_ptr e) {
+                slots     ? pacer::session::stagger_offset(static_cast<std::size_t>(i),
+                                                           static_cast<std::size_t>(k), period, 8)
+                : stagger ? pacer::duration(period) * i / k
+                          : pacer::duration::zero();
+            const auto ready = origin + negotiated_after(i);
+            const auto first = m == slots8_delay ? ready + phase
+                               : m == slots8_phase
+                                   ? pacer::schedule::first_on_phase(ready, origin + phase, period)
+                                   : origin + phase;
+            asio::co_spawn(io, pace(first, spin, lateness_us), [](std::exception_ptr e) {
                 if (e)
                     std::rethrow_exception(e);
             });
@@ -123,11 +148,14 @@ void BM_TimerWakeup(benchmark::State& state) {
                    : m == aligned        ? "aligned"
                    : m == staggered_spin ? "staggered+spin1ms"
                    : m == aligned_spin   ? "aligned+spin1ms"
-                                         : "slots8");
+                   : m == slots8         ? "slots8"
+                   : m == slots8_delay   ? "slots8,ready-spread,delay"
+                                         : "slots8,ready-spread,phase");
 }
 
 void timer_args(benchmark::internal::Benchmark* b) {
-    for (int m : {staggered, aligned, staggered_spin, aligned_spin, slots8})
+    for (int m :
+         {staggered, aligned, staggered_spin, aligned_spin, slots8, slots8_delay, slots8_phase})
         for (int k : {1, 256, 1024, 4096})
             b->Args({k, m});
 }

@@ -450,15 +450,18 @@ command add_run_command(CLI::App& app) {
                     "under 80 alone makes none late)")
         ->check(number_in(0, max_ms));
     sub->add_option("--stagger-ms", s->stagger_ms,
-                    "Session i starts streaming i/N x this after negotiating, spreading the "
-                    "sessions' 80 ms grids over the period; 0 aligns every session's sends")
+                    "Session i of N has the phase i/N x this after the run's start (with "
+                    "--processes, the workers' common start): once negotiated it starts "
+                    "streaming at the first instant of its phase (+ m x 80 ms) not yet past, "
+                    "spreading the sessions' 80 ms grids over the period; 0 aligns every "
+                    "session's sends")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--stagger-slots", s->stagger_slots,
                     "Round the stagger's offsets down to this many slots (k/K x --stagger-ms), "
-                    "so that the sessions of a slot share their send instants and one timer "
-                    "wake-up serves them all (less CPU, a batch of sends per instant); 0: every "
-                    "session its own phase")
+                    "so that the sessions of a slot share their phase, start on the same "
+                    "instant whenever each negotiated, and one timer wake-up serves them all "
+                    "(less CPU, a batch of sends per instant); 0: every session its own phase")
         ->check(whole_number(0, 1000000))
         ->capture_default_str();
     sub->add_option("--processes", s->processes,

@@ -499,6 +499,8 @@ int execute_run(run_job job) {
                 : *ro.pcm);
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     ro.stagger_slots = s.stagger_slots;
+    if (start_monotonic) // workers and shards share the stagger's origin: their phases agree
+        ro.stagger_origin = time_point(from_seconds(*start_monotonic));
     if (s.inject_stall_ms > 0)
         ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
     // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of

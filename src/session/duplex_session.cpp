@@ -51,6 +51,8 @@ protocol::native_session_options machine_options(const session_options& o) {
     protocol::native_session_options m;
     m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
     m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
     m.start_delay = o.start_delay;
     m.gate = o.gate != nullptr;
     m.start_offset = o.start_offset;
@@ -66,6 +68,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     m.turns = o.turns;
     m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
     m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
     m.start_delay = o.start_delay;
     m.quiet = o.quiet;
     m.gate = o.gate != nullptr;
@@ -307,64 +311,111 @@ void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
                            });
 }
 
-// Builds and sends append `seq` (its grid deadline `scheduled`), streams its receipt to the
-// writer and bumps the live totals. Returns whether the write succeeded.
-struct append_sender {
-    std::string frame, audio_b64;
+// What the native protocol puts on the wire: its append frames (packet k of the 16 kHz input)
+// and its other messages. The driver below does the rest.
+struct native_wire {
+    const std::vector<std::uint8_t>& pcm;
+    std::string audio_b64;
     std::span<const std::uint8_t> previous;
 
-    asio::awaitable<bool> send(session_state& c, std::size_t seq, time_point scheduled) {
-        const auto& pcm = *c.options.pcm;
-        auto& r = c.result;
-        const std::size_t offset = seq * protocol::packet_bytes;
-        append_receipt receipt;
-        const auto event_id = c.ids.next();
-        receipt.event_id = event_id.chars;
-        receipt.seq = seq;
+    void append(std::string& frame, std::string_view event_id, std::size_t seq) {
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
-        const std::span packet(pcm.data() + offset, schedule::packet_size(pcm.size(), seq));
+        const std::span packet(pcm.data() + seq * protocol::packet_bytes,
+                               schedule::packet_size(pcm.size(), seq));
         if (seq == 0 || packet.size() != previous.size() ||
             std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
             audio_b64.clear();
             base64_append(audio_b64, packet.data(), packet.size());
         }
         previous = packet;
-        protocol::append_event_encoded(frame, event_id.view(), audio_b64, seq);
-        const auto start = clock::now();
-        c.machine.append_sent(start);
-        // Lockstep never waits for the grid: every packet is "scheduled" at its own send, as
-        // is an unanchored packet 0.
-        receipt.scheduled_s = to_seconds(
-            c.machine.lockstep() || (seq == 0 && !c.machine.given_origin()) ? start : scheduled);
-        if (seq == 0)
-            r.session_start_s = to_seconds(c.machine.origin());
-        const bool ok = co_await c.send(frame, &receipt);
-        trace::fold_receipt(r, receipt, c.options.receipt_stats, protocol::late_threshold_s);
-        // The receipt goes to the writer now; the session keeps none (flat memory).
-        // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a co_await
-        // expression twice.)
-        std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
-        piece += receipt_json(receipt);
-        co_await c.trace.receipt(std::move(piece));
-        ++r.appends_sent;
-        c.count(&live_counters::packets_sent);
-        if (std::abs(receipt.start_s - receipt.scheduled_s) > protocol::late_threshold_s)
-            c.count(&live_counters::late_packets);
-        if (seq == 0 && c.options.on_streaming)
-            c.options.on_streaming();
-        co_return ok;
+        protocol::append_event_encoded(frame, event_id, audio_b64, seq);
+    }
+    // Lockstep never waits for the grid: every packet is "scheduled" at its own send, as is an
+    // unanchored packet 0.
+    static bool unscheduled(const protocol::native_session& m, std::size_t seq) {
+        return m.lockstep() || (seq == 0 && !m.given_origin());
+    }
+    static time_point origin(const protocol::native_session& m) { return m.origin(); }
+
+    // Every other send: false when it failed (the session stops).
+    static asio::awaitable<bool> control(session_state& c, const protocol::driver_action& a) {
+        using kind = protocol::driver_action::kind;
+        switch (a.what) {
+        case kind::send_update: {
+            const auto& profile =
+                c.options.profile ? *c.options.profile : protocol::default_profile();
+            c.result.update_sent_s = to_seconds(clock::now());
+            co_return co_await c.send(protocol::session_update(c.ids.next(), profile));
+        }
+        case kind::send_end:
+            co_return co_await c.send(protocol::input_audio_end(c.ids.next()));
+        case kind::send_close:
+            co_return co_await c.send(protocol::session_close(c.ids.next()));
+        default: // the driver's own steps
+            co_return true;
+        }
     }
 };
 
-// The driver: does what the machine says until it is done or the session stops. Only bytes
-// and waits here; every protocol decision is `machine.next`.
-asio::awaitable<void> drive(std::shared_ptr<session_state> ctx) {
-    using kind = protocol::driver_action::kind;
+// openai-realtime and vllm-realtime: packet k carries the wire input's k-th 80 ms (resampled to
+// the protocol's rate).
+struct realtime_wire {
+    const std::vector<std::uint8_t>& pcm;
+    std::size_t rate;
+    std::size_t packets;
+    std::string audio_b64;
+
+    void append(std::string& frame, std::string_view event_id, std::size_t seq) {
+        const auto packet = protocol::rate_packet(pcm, rate, seq, packets);
+        audio_b64.clear();
+        base64_append(audio_b64, packet.data(), packet.size());
+        protocol::realtime_append(frame, event_id, audio_b64);
+    }
+    static bool unscheduled(const protocol::realtime_session& m, std::size_t seq) {
+        return seq == 0 && !m.given_origin();
+    }
+    static time_point origin(const protocol::realtime_session& m) { return *m.origin(); }
+
+    static asio::awaitable<bool> control(session_state& c, const protocol::realtime_action& a) {
+        using kind = protocol::realtime_action::kind;
+        const auto p = c.rt->protocol();
+        switch (a.what) {
+        case kind::send_update: {
+            auto update = p == protocol::realtime_protocol::openai
+                              ? protocol::openai_session_update(c.ids.next(), c.options.turns)
+                              : protocol::vllm_session_update(c.ids.next(), c.options.model);
+            c.result.update_sent_s = to_seconds(clock::now());
+            co_return co_await c.send(std::move(update));
+        }
+        case kind::send_start:
+            co_return co_await c.send(protocol::realtime_commit(c.ids.next(), p, false));
+        case kind::send_commit:
+            co_return co_await c.send(protocol::realtime_commit(c.ids.next(), p, true));
+        case kind::send_response:
+            co_return co_await c.send(protocol::response_create(c.ids.next()));
+        case kind::close:
+            c.client_closed = true;
+            co_await c.ws->close(protocol::close_timeout);
+            co_return true;
+        default: // the driver's own steps
+            co_return true;
+        }
+    }
+};
+
+// The driver, for either machine: does what `m.next` says until it is done or the session
+// stops. Only bytes and waits here; every protocol decision is the machine's, and what goes on
+// the wire is `Wire`'s. The append step (the hot path) is inline: no call, no allocation but
+// the frame's and the send's.
+template <class Machine, class Wire>
+asio::awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire) {
     auto& c = *ctx;
-    append_sender appends;
+    auto& r = c.result;
+    std::string frame;
     while (!c.stopping) {
-        const auto a = c.machine.next(clock::now());
+        const auto a = m.next(clock::now());
+        using kind = decltype(a.what);
         switch (a.what) {
         case kind::done:
             co_return;
@@ -377,85 +428,24 @@ asio::awaitable<void> drive(std::shared_ptr<session_state> ctx) {
         case kind::join_gate:
             report_to_gate(ctx, true);
             break;
-        case kind::send_update: {
-            const auto& profile =
-                c.options.profile ? *c.options.profile : protocol::default_profile();
-            c.result.update_sent_s = to_seconds(clock::now());
-            if (!co_await c.send(protocol::session_update(c.ids.next(), profile)))
-                co_return;
-            break;
-        }
-        case kind::send_append:
-            if (!co_await appends.send(c, a.seq, a.at))
-                co_return;
-            break;
-        case kind::send_end:
-            if (!co_await c.send(protocol::input_audio_end(c.ids.next())))
-                co_return;
-            break;
-        case kind::send_close:
-            if (!co_await c.send(protocol::session_close(c.ids.next())))
-                co_return;
-            break;
-        }
-    }
-}
-
-// The driver of openai-realtime and vllm-realtime: what `rt.next` says, bytes and waits only.
-// Packet k carries the wire input's k-th 80 ms (resampled to the protocol's rate).
-asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
-    using kind = protocol::realtime_action::kind;
-    auto& c = *ctx;
-    auto& m = *c.rt;
-    const auto& wire = *c.options.wire_pcm;
-    const std::size_t rate = m.protocol() == protocol::realtime_protocol::openai
-                                 ? protocol::openai_sample_rate
-                                 : protocol::input_sample_rate;
-    std::string frame, audio_b64;
-    auto& r = c.result;
-    while (!c.stopping) {
-        const auto a = m.next(clock::now());
-        switch (a.what) {
-        case kind::done:
-            co_return;
-        case kind::wait_event:
-            co_await session_state::wait(c.signal, time_point::max());
-            break;
-        case kind::wait_until: // absolute, and an event wakes it early
-            co_await session_state::wait(c.pace, a.at);
-            break;
-        case kind::send_update: {
-            auto update = m.protocol() == protocol::realtime_protocol::openai
-                              ? protocol::openai_session_update(c.ids.next(), c.options.turns)
-                              : protocol::vllm_session_update(c.ids.next(), c.options.model);
-            r.update_sent_s = to_seconds(clock::now());
-            if (!co_await c.send(std::move(update)))
-                co_return;
-            break;
-        }
-        case kind::send_start:
-            if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), false)))
-                co_return;
-            break;
-        case kind::join_gate:
-            report_to_gate(ctx, true);
-            break;
         case kind::send_append: {
-            const auto packet = protocol::rate_packet(wire, rate, a.seq, m.expected_appends());
-            audio_b64.clear();
-            base64_append(audio_b64, packet.data(), packet.size());
+            // Builds and sends append `seq` (its grid deadline `a.at`), streams its receipt to
+            // the writer and bumps the live totals.
             append_receipt receipt;
             const auto event_id = c.ids.next();
             receipt.event_id = event_id.chars;
             receipt.seq = a.seq;
-            protocol::realtime_append(frame, event_id.view(), audio_b64);
+            wire.append(frame, event_id.view(), a.seq);
             const auto start = clock::now();
             m.append_sent(start);
-            receipt.scheduled_s = to_seconds(a.seq == 0 && !m.given_origin() ? start : a.at);
+            receipt.scheduled_s = to_seconds(Wire::unscheduled(m, a.seq) ? start : a.at);
             if (a.seq == 0)
-                r.session_start_s = to_seconds(*m.origin());
+                r.session_start_s = to_seconds(Wire::origin(m));
             const bool ok = co_await c.send(frame, &receipt);
             trace::fold_receipt(r, receipt, c.options.receipt_stats, protocol::late_threshold_s);
+            // The receipt goes to the writer now; the session keeps none (flat memory).
+            // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a
+            // co_await expression twice.)
             std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
             piece += receipt_json(receipt);
             co_await c.trace.receipt(std::move(piece));
@@ -469,17 +459,9 @@ asio::awaitable<void> drive_realtime(std::shared_ptr<session_state> ctx) {
                 co_return;
             break;
         }
-        case kind::send_commit:
-            if (!co_await c.send(protocol::realtime_commit(c.ids.next(), m.protocol(), true)))
+        default:
+            if (!co_await Wire::control(c, a))
                 co_return;
-            break;
-        case kind::send_response:
-            if (!co_await c.send(protocol::response_create(c.ids.next())))
-                co_return;
-            break;
-        case kind::close:
-            c.client_closed = true;
-            co_await c.ws->close(protocol::close_timeout);
             break;
         }
     }
@@ -496,10 +478,18 @@ asio::awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
     try {
         if (which == task::receiver)
             co_await receive_loop(c);
-        else if (c.rt)
-            co_await drive_realtime(ctx);
-        else
-            co_await drive(ctx);
+        else if (c.rt) {
+            // (The wire in a local first: GCC 12 mishandles temporaries inside co_await
+            // expressions.)
+            const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
+                                         ? protocol::openai_sample_rate
+                                         : protocol::input_sample_rate;
+            realtime_wire wire{*c.options.wire_pcm, rate, c.rt->expected_appends(), {}};
+            co_await drive(ctx, *c.rt, std::move(wire));
+        } else {
+            native_wire wire{*c.options.pcm, {}, {}};
+            co_await drive(ctx, c.machine, std::move(wire));
+        }
     } catch (const std::exception& e) {
         c.result.errors.push_back(fmt::format("internal error: {}", e.what()));
     }

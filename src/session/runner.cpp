@@ -133,6 +133,8 @@ run_outcome run_duplex(const run_options& options) {
     if (options.arrivals && options.arrivals->size() != options.sessions)
         throw std::invalid_argument("open loop: one arrival per session");
     std::vector<std::exception_ptr> failures(options.sessions);
+    // One origin for every session's stagger phase: sessions of one offset share their instants.
+    const time_point stagger_origin = options.stagger_origin.value_or(clock::now());
     auto make_options = [&](std::size_t i) {
         auto& c = *contexts[i % threads];
         session_options so;
@@ -148,6 +150,7 @@ run_outcome run_duplex(const run_options& options) {
             so.gate = &*gate;
             so.start_offset = offset;
         } else if (!options.arrivals) { // open-loop arrivals are spread by their schedule
+            so.stagger_origin = stagger_origin;
             so.start_delay = offset;
         }
         so.lockstep_unit_bytes = options.lockstep_unit_bytes;

@@ -13,6 +13,7 @@
 #include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/schedule/stagger.hpp>
 
 #include <bitset>
 #include <cstddef>
@@ -25,7 +26,11 @@ struct native_session_options {
     /// A common start for packet 0 (a start gate's, given up front); without it the grid is
     /// anchored to packet 0's actual send.
     std::optional<time_point> origin;
-    /// Without an origin: how long after `session.updated` packet 0 goes (stagger).
+    /// Without an origin: the stagger's phase. Once negotiated, packet 0 goes at the first
+    /// instant on `stagger_phase + m × 80 ms` (m ≥ 0), so that sessions given one phase start
+    /// on the same instants (schedule/stagger.hpp). Nullopt: `start_delay` after
+    /// `session.updated`.
+    std::optional<time_point> stagger_phase;
     duration start_delay{};
     /// Join a start gate once negotiated; its common start + `start_offset` is the origin.
     bool gate = false;
@@ -130,12 +135,9 @@ public:
                 phase_ = phase::stagger;
                 continue;
             case phase::stagger:
-                if (o_.start_delay > duration::zero() && !o_.origin) {
-                    if (!stagger_until_)
-                        stagger_until_ = now + o_.start_delay;
-                    if (now < *stagger_until_)
-                        return {k::wait_until, 0, *stagger_until_};
-                }
+                if (!o_.origin)
+                    if (const auto at = stagger_.until(now))
+                        return {k::wait_until, 0, *at};
                 phase_ = phase::stream_start;
                 continue;
             case phase::stream_start:
@@ -254,7 +256,7 @@ private:
     std::size_t units_done_ = 0;
     std::size_t unit_ = 0;
     std::optional<time_point> gate_start_;
-    std::optional<time_point> stagger_until_;
+    schedule::stagger_wait stagger_{o_.stagger_phase, o_.start_delay};
     std::optional<schedule::packet_grid> grid_;
     time_point origin_{};
     time_point last_append_start_{};

@@ -17,6 +17,7 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/schedule/stagger.hpp>
 
 #include <bitset>
 #include <cstddef>
@@ -88,7 +89,9 @@ struct realtime_session_options {
     std::size_t pcm_bytes = 0; ///< the 16 kHz PCM16 input's size (whole samples, not empty)
     /// A common start for packet 0; without it the grid is anchored to packet 0's actual send.
     std::optional<time_point> origin;
-    /// Without an origin: how long after negotiation packet 0 goes (stagger).
+    /// Without an origin: the stagger's phase (as native_session_options::stagger_phase);
+    /// nullopt: `start_delay` after negotiation.
+    std::optional<time_point> stagger_phase;
     duration start_delay{};
     duration quiet = server_vad_quiet;
     /// Join a serving level's start gate once negotiated (openai-realtime: `session.updated`
@@ -213,12 +216,9 @@ public:
                 phase_ = phase::stagger;
                 continue;
             case phase::stagger:
-                if (o_.start_delay > duration::zero() && !o_.origin) {
-                    if (!stagger_until_)
-                        stagger_until_ = now + o_.start_delay;
-                    if (now < *stagger_until_)
-                        return {k::wait_until, 0, *stagger_until_};
-                }
+                if (!o_.origin)
+                    if (const auto at = stagger_.until(now))
+                        return {k::wait_until, 0, *at};
                 grid_.emplace(expected_, o_.origin);
                 phase_ = phase::streaming;
                 continue;
@@ -347,7 +347,7 @@ private:
     bool receiver_ended_ = false;
     bool done_after_input_ = false;
     bool finished_ = false;
-    std::optional<time_point> stagger_until_;
+    schedule::stagger_wait stagger_{o_.stagger_phase, o_.start_delay};
     std::optional<time_point> gate_start_;
     std::optional<schedule::packet_grid> grid_;
     time_point last_append_start_{};

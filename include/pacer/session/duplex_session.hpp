@@ -106,7 +106,11 @@ struct session_options {
     duration timeout = protocol::session_timeout;
     /// A common start gate for packet 0; without it the grid is anchored to packet 0's send.
     std::optional<time_point> origin;
-    /// Without `origin`: how long to wait after `session.updated` before packet 0 (stagger).
+    /// Without `origin`: the stagger. With `stagger_origin` (the run's one origin), packet 0
+    /// goes at the first instant, once negotiated, on `stagger_origin + start_delay + m × 80 ms`
+    /// (m ≥ 0), so that sessions of one offset start and wake on the same instants; without
+    /// it, `start_delay` after `session.updated`.
+    std::optional<time_point> stagger_origin;
     duration start_delay{};
     /// A serving level's common start (docs/protocol.md §2.2): the session reports to the gate once
     /// negotiated (or once it has ended without negotiating), and its grid's origin is the

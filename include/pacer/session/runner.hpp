@@ -43,13 +43,19 @@ struct run_options {
     /// Mixed into each session's event id seed; ids are unique across sessions, runs and
     /// processes whatever it is (see protocol::unique_id_seed).
     std::uint64_t seed = 0x9ac3e5;
-    /// Session i starts streaming i/N x stagger after its `session.updated`, spreading the
+    /// Session i's phase is `stagger_origin + i/N x stagger` (+ m x 80 ms): once negotiated, it
+    /// starts streaming on the first instant of its phase that is not past, spreading the
     /// sessions' 80 ms grids over the period instead of aligning every send on one instant.
+    /// Each grid is still anchored to its packet 0's actual send.
     duration stagger = protocol::packet_period;
     /// With K > 0, the stagger's offsets are rounded down to K slots (k/K x stagger), so the
-    /// sessions of a slot share their deadlines and one timer wake-up serves them all; each
-    /// session still awaits its own absolute deadlines. 0: every session its own phase.
+    /// sessions of a slot share their phase, start on the same instants whenever each
+    /// negotiated, and one timer wake-up serves them all; each session still awaits its own
+    /// absolute deadlines. 0: every session its own phase.
     std::size_t stagger_slots = 0;
+    /// The stagger's origin, shared by every session of the run (and by the workers of
+    /// `--processes`, which pass their common start). Default: when `run_duplex` starts.
+    std::optional<time_point> stagger_origin;
     /// SIGINT/SIGTERM end every session cleanly (close handshake, lines on disk) instead of
     /// killing the process; the outcome says `interrupted`.
     bool handle_signals = true;
