@@ -1,8 +1,9 @@
 #pragma once
 // Module `cli` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns option
 // declarations and validation, each subcommand's wiring of the modules, output folders, the
-// progress line, exit statuses. It is the top: it may include every other module, and no module
-// may include it (the build fails if one does).
+// built-in mocks of `run` and `serve`, bad input (usage_error). It is the top: it may include
+// every other module, and no module may include it (the build fails if one does). The progress
+// line, `pacer run`'s execution and the exit statuses are module `run`'s.
 //
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //
@@ -12,7 +13,7 @@
 // session's files that could not be written; for `replay`: a case failed), 2 bad usage or bad
 // input (nothing written), 3 the run finished but the client fell behind its schedule
 // (pacing-unqualified), 4 the server failed or rejected sessions (or could not be reached),
-// 130 interrupted. When several apply, `exit_status` picks one (see there).
+// 130 interrupted. When several apply, `exit_status` picks one (run/exit_status.hpp).
 
 #include <pacer/run/exit_status.hpp>
 
