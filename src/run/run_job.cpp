@@ -196,6 +196,43 @@ boost::json::object server_json(const metrics::pacing_figures& f,
     return o;
 }
 
+session::run_options runner_options(run_job& job) {
+    const run_options& s = job.options;
+    const auto& realtime = job.realtime;
+    session::run_options ro;
+    ro.sessions = job.sessions;
+    if (job.open_loop) {
+        ro.arrivals = job.arrivals;
+        ro.max_concurrency = s.max_concurrency;
+        ro.policy = job.policy;
+        if (job.start_monotonic) // shards and workers run the schedule from their common start
+            ro.open_loop_start = time_point(from_seconds(*job.start_monotonic));
+    }
+    ro.threads = s.threads;
+    ro.endpoint = job.endpoint;
+    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(job.pcm));
+    ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
+    ro.trace_root = job.out;
+    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
+    ro.profile = job.profile;
+    ro.realtime = realtime;
+    ro.turns = job.turns;
+    ro.model = s.model;
+    if (realtime && job.wire_pcm)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
+    else if (realtime)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+            *realtime == protocol::realtime_protocol::openai
+                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
+                                           protocol::openai_sample_rate)
+                : *ro.pcm);
+    ro.stagger = from_seconds(s.stagger_ms / 1e3);
+    ro.stagger_slots = s.stagger_slots;
+    if (s.inject_stall_ms > 0)
+        ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    return ro;
+}
+
 std::vector<std::string> worker_args(const run_options& s, const std::string& url,
                                      const fs::path& out, double start_at_monotonic, int index,
                                      const fs::path& schedule_file, const fs::path& live_file) {
@@ -420,7 +457,6 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
 int execute_run(run_job job) {
     const run_options& s = job.options;
     const std::size_t sessions = job.sessions;
-    auto& pcm = job.pcm;
     const auto input_length = job.input_length;
     const fs::path& out = job.out;
     const auto& shard = job.shard;
@@ -457,42 +493,12 @@ int execute_run(run_job job) {
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
     }
 
-    session::run_options ro;
-    ro.sessions = sessions;
+    session::run_options ro = runner_options(job);
     // A worker of `--processes` reads its parent's schedule.json: the schedule is written once.
     const bool worker = s.worker_index >= 0;
     const fs::path schedule_path = worker ? fs::path(s.schedule_file) : out / "schedule.json";
-    if (open_loop) {
-        ro.arrivals = arrivals;
-        ro.max_concurrency = s.max_concurrency;
-        ro.policy = job.policy;
-        if (start_monotonic) // shards and workers run the schedule from their common start
-            ro.open_loop_start = time_point(from_seconds(*start_monotonic));
-        if (!worker)
-            write_new_file(schedule_path, schedule::to_json(open_loop->spec, open_loop->offsets));
-    }
-    ro.threads = s.threads;
-    ro.endpoint = endpoint;
-    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
-    ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
-    ro.trace_root = out;
-    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
-    ro.profile = profile;
-    ro.realtime = realtime;
-    ro.turns = job.turns;
-    ro.model = s.model;
-    if (realtime && job.wire_pcm)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
-    else if (realtime)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
-            *realtime == protocol::realtime_protocol::openai
-                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
-                                           protocol::openai_sample_rate)
-                : *ro.pcm);
-    ro.stagger = from_seconds(s.stagger_ms / 1e3);
-    ro.stagger_slots = s.stagger_slots;
-    if (s.inject_stall_ms > 0)
-        ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    if (open_loop && !worker)
+        write_new_file(schedule_path, schedule::to_json(open_loop->spec, open_loop->offsets));
     // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
     // `--processes` shows none: it exports the same totals to its parent's live file.
     const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);

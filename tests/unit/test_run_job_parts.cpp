@@ -1,10 +1,13 @@
-// The parts of module `run` that need no server and no binary: the command line of a worker of
-// `--processes` (what it is told to run, and that a header's value never goes on it), the
-// errors summary.json's `server` counts per session, and that block built from sessions made
-// up here.
+// The parts of module `run` that need no server and no binary: what the session runner is given
+// for a job, the command line of a worker of `--processes` (what it is told to run, and that a
+// header's value never goes on it), the errors summary.json's `server` counts per session, and
+// that block built from sessions made up here.
 
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/run_job.hpp>
+#include <pacer/trace/writer.hpp>
 
 #include <gtest/gtest.h>
 
@@ -26,6 +29,101 @@ std::string after(const args& a, const std::string& flag) {
 
 bool has(const args& a, const std::string& flag) {
     return std::find(a.begin(), a.end(), flag) != a.end();
+}
+
+// A closed batch of 3 sessions of 0.4 s of silence, as the command resolves `pacer run -c 3`.
+run::run_job closed_batch() {
+    run::run_job j;
+    j.sessions = 3;
+    j.pcm.assign(12800, 0); // 0.4 s of 16 kHz PCM16
+    j.timeout = std::chrono::seconds(7);
+    j.out = "/results/run-1";
+    j.profile = &protocol::default_profile();
+    return j;
+}
+
+TEST(RunnerOptions, ClosedBatchTakesTheJobsInputTimeoutTracesAndStagger) {
+    auto j = closed_batch();
+    j.options.threads = 2;
+    j.options.trace = "receipts";
+    j.options.stagger_ms = 40;
+    j.options.stagger_slots = 4;
+    j.options.model = "ignored-by-native";
+    const auto ro = run::runner_options(j);
+    EXPECT_EQ(ro.sessions, 3u);
+    EXPECT_EQ(ro.threads, 2u);
+    ASSERT_TRUE(ro.pcm);
+    EXPECT_EQ(ro.pcm->size(), 12800u);
+    EXPECT_TRUE(j.pcm.empty()) << "the input is moved, not copied";
+    EXPECT_EQ(ro.timeout, std::chrono::seconds(7));
+    EXPECT_EQ(ro.trace_root, "/results/run-1");
+    EXPECT_EQ(ro.trace, trace::mode::receipts);
+    EXPECT_EQ(ro.profile, &protocol::default_profile());
+    EXPECT_EQ(ro.stagger, std::chrono::milliseconds(40));
+    EXPECT_EQ(ro.stagger_slots, 4u);
+    EXPECT_FALSE(ro.inject_stall);
+    EXPECT_FALSE(ro.arrivals) << "a closed batch starts every session at once";
+    EXPECT_FALSE(ro.open_loop_start);
+    EXPECT_FALSE(ro.realtime);
+    EXPECT_FALSE(ro.wire_pcm) << "the native protocol streams pcm as it is";
+    EXPECT_EQ(ro.live, nullptr) << "the caller's to set";
+}
+
+TEST(RunnerOptions, InjectedStallAndStaggerInMilliseconds) {
+    auto j = closed_batch();
+    j.options.inject_stall_ms = 250;
+    j.options.stagger_ms = 0;
+    const auto ro = run::runner_options(j);
+    ASSERT_TRUE(ro.inject_stall);
+    EXPECT_EQ(*ro.inject_stall, std::chrono::milliseconds(250));
+    EXPECT_EQ(ro.stagger, duration::zero());
+}
+
+TEST(RunnerOptions, OpenLoopRunsItsArrivalsFromTheSharedStartUnderTheCap) {
+    auto j = closed_batch();
+    j.open_loop.emplace();
+    j.arrivals = {std::chrono::milliseconds(0), std::chrono::milliseconds(100),
+                  std::chrono::milliseconds(250)};
+    j.options.max_concurrency = 2;
+    j.policy = session::cap_policy::drop;
+    j.start_monotonic = 1234.5;
+    const auto ro = run::runner_options(j);
+    ASSERT_TRUE(ro.arrivals);
+    EXPECT_EQ(*ro.arrivals, j.arrivals);
+    EXPECT_EQ(ro.max_concurrency, 2u);
+    EXPECT_EQ(ro.policy, session::cap_policy::drop);
+    ASSERT_TRUE(ro.open_loop_start);
+    EXPECT_EQ(*ro.open_loop_start, time_point(from_seconds(1234.5)));
+}
+
+TEST(RunnerOptions, OpenaiRealtimeResamplesTheInputOnceVllmStreamsItAsItIs) {
+    auto j = closed_batch();
+    j.realtime = protocol::realtime_protocol::openai;
+    j.turns = protocol::realtime_turns::manual;
+    j.options.model = "gpt-realtime";
+    auto ro = run::runner_options(j);
+    EXPECT_EQ(ro.realtime, protocol::realtime_protocol::openai);
+    EXPECT_EQ(ro.turns, protocol::realtime_turns::manual);
+    EXPECT_EQ(ro.model, "gpt-realtime");
+    ASSERT_TRUE(ro.wire_pcm);
+    EXPECT_EQ(*ro.wire_pcm, protocol::resample_pcm16(*ro.pcm, 16000, 24000));
+    EXPECT_NEAR(static_cast<double>(ro.wire_pcm->size()), 12800.0 * 24 / 16, 16)
+        << "16 kHz to 24 kHz";
+
+    auto v = closed_batch();
+    v.realtime = protocol::realtime_protocol::vllm;
+    ro = run::runner_options(v);
+    ASSERT_TRUE(ro.wire_pcm);
+    EXPECT_EQ(*ro.wire_pcm, *ro.pcm);
+}
+
+TEST(RunnerOptions, AWireInputConvertedFromTheFileIsUsedAsItIs) {
+    auto j = closed_batch();
+    j.realtime = protocol::realtime_protocol::openai;
+    j.wire_pcm = std::vector<std::uint8_t>(7, 1);
+    const auto ro = run::runner_options(j);
+    ASSERT_TRUE(ro.wire_pcm);
+    EXPECT_EQ(*ro.wire_pcm, std::vector<std::uint8_t>(7, 1));
 }
 
 TEST(WorkerArgs, ClosedLoopWorkerRunsConcurrencySessionsFromTheSharedStart) {

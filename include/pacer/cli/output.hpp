@@ -32,6 +32,7 @@ using runtime::write_new_file;
 using trace::receipt_bytes_estimate;
 using trace::trace_bytes_estimate;
 using trace::trace_bytes_per_session_second;
+using pacer::format_bytes;
 
 /// The bytes an unprivileged user may still write on the filesystem that will hold `path`
 /// (statvfs of its nearest existing parent, so `path` need not exist yet). Throws usage_error,

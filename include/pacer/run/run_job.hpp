@@ -138,6 +138,13 @@ struct run_job {
 /// cannot be written).
 int execute_run(run_job job);
 
+/// What the session runner is given for `job` in this process: its sessions (and open-loop
+/// arrivals, cap and common start), the input (moved out of `job`, and at the protocol's rate:
+/// `job.wire_pcm`, or `pcm` resampled once), the timeout, traces under `job.out` in the
+/// `--trace` mode, the protocol, the stagger and any injected stall. The live totals are the
+/// caller's to set.
+session::run_options runner_options(run_job& job);
+
 /// The argument list that makes worker `index` of `--processes` run its share of `s` against
 /// `url`, into `out`, from the shared start `start_at_monotonic`: --concurrency sessions
 /// (closed loop, `schedule_file` empty), or shard index/P of the parent's `schedule_file`
