@@ -2,7 +2,7 @@
 // A mock server as its own process, shared by `pacer mock` and `pacer native-mock`: the common
 // flags, the start line, the signals and the stats file.
 
-#include <pacer/run/run_job.hpp>
+#include <pacer/run/local_server.hpp>
 #include <pacer/server/mock_server.hpp>
 
 #include <boost/asio/io_context.hpp>

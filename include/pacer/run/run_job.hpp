@@ -18,6 +18,7 @@
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/client_settings.hpp>
+#include <pacer/run/local_server.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
@@ -79,17 +80,6 @@ struct run_options {
     client_settings client;    // wss:// trust and handshake headers
     /// The program the workers of `--processes` run (this one; a test names the pacer binary).
     std::string worker_program = "/proc/self/exe";
-};
-
-/// A server the command started for this run when no `--url` was given (the built-in mock,
-/// module `server`, which this module does not know).
-class local_server {
-public:
-    virtual ~local_server() = default;
-    /// Where sessions reach it (`ws://127.0.0.1:<port>/v1/realtime`).
-    virtual std::string url() const = 0;
-    /// Stops it (once) and returns its stats (summary.json's `mock`).
-    virtual boost::json::object stop() = 0;
 };
 
 /// What the command writes into a finished run's folder besides its results: report.html
