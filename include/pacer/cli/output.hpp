@@ -29,10 +29,10 @@ using runtime::write_new_file;
 
 /// The disk a run's traces and receipts take (trace/disk_estimate.hpp) and sizes as the
 /// tables print them (core/units.hpp).
+using pacer::format_bytes;
 using trace::receipt_bytes_estimate;
 using trace::trace_bytes_estimate;
 using trace::trace_bytes_per_session_second;
-using pacer::format_bytes;
 
 /// The bytes an unprivileged user may still write on the filesystem that will hold `path`
 /// (statvfs of its nearest existing parent, so `path` need not exist yet). Throws usage_error,
