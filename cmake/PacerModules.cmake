@@ -4,7 +4,7 @@
 # check_module_includes.cmake fails the build when a file includes a module its module does
 # not list. docs/architecture.md draws the same graph.
 set(PACER_MODULES core schedule trace runtime protocol transport session metrics server report
-    record sweep cli)
+    record sweep run cli)
 set(PACER_MODULE_DEPS_core "")
 set(PACER_MODULE_DEPS_schedule core runtime)
 set(PACER_MODULE_DEPS_trace core runtime)
@@ -17,5 +17,6 @@ set(PACER_MODULE_DEPS_server core runtime protocol transport)
 set(PACER_MODULE_DEPS_report core schedule trace runtime metrics)
 set(PACER_MODULE_DEPS_record core runtime protocol trace metrics)
 set(PACER_MODULE_DEPS_sweep core trace runtime protocol transport session metrics)
+set(PACER_MODULE_DEPS_run core schedule trace runtime protocol transport session metrics)
 set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
-    report record sweep)
+    report record sweep run)

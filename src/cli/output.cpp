@@ -39,29 +39,6 @@ fs::path default_output_dir(std::string_view command) {
            fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
-std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s) {
-    return static_cast<std::uint64_t>(
-        std::ceil(static_cast<double>(sessions) * std::max(input_duration_s, 0.0) *
-                  trace_bytes_per_session_second));
-}
-
-std::uint64_t receipt_bytes_estimate(std::size_t sessions, double input_duration_s) {
-    // One receipt an 80 ms packet (about 150 bytes of JSON), and a few kB of per-session files.
-    const double appends = std::ceil(std::max(input_duration_s, 0.0) / 0.080);
-    return static_cast<std::uint64_t>(static_cast<double>(sessions) * (appends * 150.0 + 4096.0));
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-    const auto b = static_cast<double>(bytes);
-    if (b >= 1e12)
-        return fmt::format("{:.1f} TB", b / 1e12);
-    if (b >= 1e9)
-        return fmt::format("{:.1f} GB", b / 1e9);
-    if (b >= 1e6)
-        return fmt::format("{:.1f} MB", b / 1e6);
-    return fmt::format("{:.1f} kB", b / 1e3);
-}
-
 std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
     // The nearest existing parent holds the folder once it is created.
     fs::path existing = fs::absolute(path);

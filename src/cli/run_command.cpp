@@ -9,10 +9,10 @@
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/progress.hpp>
-#include <pacer/cli/run_job.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
@@ -41,7 +41,7 @@ namespace fs = std::filesystem;
 namespace {
 
 // The options as CLI11 fills them; what only the command needs comes on top.
-struct run_settings : run_options {
+struct run_settings : run::run_options {
     CLI::Option* concurrency_option = nullptr;
     bool dry_run = false;
 };
@@ -155,7 +155,7 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
                                       "speaks the native protocol only",
                                       s.protocol));
-    turns_option(s.turns);
+    const auto turns = turns_option(s.turns);
     // Shards: --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
     std::optional<runtime::shard> shard;
     try {
@@ -317,7 +317,18 @@ int run(const run_settings& s) {
             fmt::print("  transport  {}\n", line);
         return exit_ok;
     }
-    run_job job;
+    // The (empty) output folder, then the built-in mock when no --url is given: the run takes a
+    // running server's endpoint.
+    create_output_dir(out);
+    std::unique_ptr<local_mock> mock;
+    if (s.url.empty()) {
+        mock = std::make_unique<local_mock>([](asio::io_context& io) {
+            return std::make_unique<server::probe_mock>(io, server::mock_options{});
+        });
+        endpoint = transport::parse_ws_url(mock->url());
+        apply_client_settings(s.client, endpoint);
+    }
+    run::run_job job;
     job.options = s;
     job.sessions = sessions;
     job.pcm = std::move(pcm);
@@ -337,10 +348,13 @@ int run(const run_settings& s) {
     job.profile = profile;
     job.realtime = realtime;
     job.policy = *policy;
+    job.turns = turns;
     job.endpoint = endpoint;
+    job.mock = std::move(mock);
+    job.end = {write_end_report, write_end_tables};
     job.disk_estimate = disk_estimate;
     job.disk_free = disk_free;
-    return execute_run(std::move(job));
+    return run::execute_run(std::move(job));
 }
 
 } // namespace

@@ -1,5 +1,7 @@
 #include <pacer/core/units.hpp>
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdint>
@@ -92,6 +94,17 @@ std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text) {
     if (!any)
         return std::nullopt;
     return std::chrono::nanoseconds(total);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    const auto b = static_cast<double>(bytes);
+    if (b >= 1e12)
+        return fmt::format("{:.1f} TB", b / 1e12);
+    if (b >= 1e9)
+        return fmt::format("{:.1f} GB", b / 1e9);
+    if (b >= 1e6)
+        return fmt::format("{:.1f} MB", b / 1e6);
+    return fmt::format("{:.1f} kB", b / 1e3);
 }
 
 } // namespace pacer

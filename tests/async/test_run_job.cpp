@@ -1,11 +1,14 @@
-// cli::execute_run, the library entry point of `pacer run`, called without the command line:
+// run::execute_run, the library entry point of `pacer run`, called without the command line:
 // one process of sessions against the built-in mock, and the parent of `--processes` whose
 // workers are the real pacer binary (worker_program), pooled into one folder.
 
-#include <pacer/cli/live_file.hpp>
-#include <pacer/cli/run_job.hpp>
+#include <pacer/cli/client_options.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/run/live_file.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/server/probe_mock.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -35,6 +38,17 @@ std::uint64_t count(const boost::json::value& v, std::initializer_list<const cha
     return cur->to_number<std::uint64_t>();
 }
 
+// As `pacer run` without --url prepares a run: the (empty) output folder, and the built-in
+// probe mock on a thread of its own, whose address the run's endpoint takes.
+void with_built_in_mock(run::run_job& j) {
+    fs::create_directories(j.out);
+    j.mock = std::make_unique<cli::local_mock>([](boost::asio::io_context& io) {
+        return std::make_unique<server::probe_mock>(io, server::mock_options{});
+    });
+    j.endpoint = transport::parse_ws_url(j.mock->url());
+    cli::apply_client_settings(j.options.client, j.endpoint);
+}
+
 class RunJob : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -46,8 +60,8 @@ protected:
 
     // A closed batch of `sessions` sessions of 0.4 s of silence against the built-in mock, as
     // `pacer run -c N -d 0.4s --progress never --no-report` resolves it.
-    cli::run_job job(std::size_t sessions, const std::string& name) const {
-        cli::run_job j;
+    run::run_job job(std::size_t sessions, const std::string& name) const {
+        run::run_job j;
         j.options.concurrency = sessions;
         j.options.duration = "0.4s";
         j.options.progress = "never";
@@ -58,13 +72,14 @@ protected:
         j.timeout = std::chrono::seconds(60);
         j.out = root_ / name;
         j.profile = &protocol::default_profile();
+        with_built_in_mock(j);
         return j;
     }
     fs::path root_;
 };
 
 TEST_F(RunJob, OneProcessAgainstTheBuiltInMockWritesItsFolder) {
-    const int code = cli::execute_run(job(2, "one"));
+    const int code = run::execute_run(job(2, "one"));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     const auto s = read_json(root_ / "one" / "summary.json");
     EXPECT_EQ(count(s, {"pacing", "sessions", "requested"}), 2u);
@@ -78,7 +93,7 @@ TEST_F(RunJob, ProcessesRunTheWorkerProgramAndPoolTheirParts) {
     auto j = job(1, "pooled");
     j.options.processes = 2;
     j.options.worker_program = PACER_BINARY;
-    const int code = cli::execute_run(std::move(j));
+    const int code = run::execute_run(std::move(j));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     const auto s = read_json(root_ / "pooled" / "summary.json");
     EXPECT_EQ(s.at("workers").as_array().size(), 2u);
@@ -87,7 +102,7 @@ TEST_F(RunJob, ProcessesRunTheWorkerProgramAndPoolTheirParts) {
     for (int k = 0; k < 2; ++k) {
         // Each worker left its final live totals, with its own pid.
         const auto live =
-            cli::read_live_file(root_ / "pooled" / ("worker-" + std::to_string(k) + ".live.json"));
+            run::read_live_file(root_ / "pooled" / ("worker-" + std::to_string(k) + ".live.json"));
         ASSERT_TRUE(live) << k;
         EXPECT_NE(live->pid, ::getpid());
         EXPECT_EQ(live->totals.done + live->totals.failed, 1u);

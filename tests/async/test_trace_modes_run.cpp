@@ -1,10 +1,13 @@
-// `pacer run --trace full|receipts|none` end to end through cli::execute_run against the
+// `pacer run --trace full|receipts|none` end to end through run::execute_run against the
 // built-in mock: each mode writes what it says, and the summary's figures (which come from the
 // receipts) are complete in every mode, also from the workers of --processes.
 
-#include <pacer/cli/run_job.hpp>
+#include <pacer/cli/client_options.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/server/probe_mock.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -34,6 +37,17 @@ const boost::json::value& at(const boost::json::value& v, std::initializer_list<
     return *cur;
 }
 
+// As `pacer run` without --url prepares a run: the (empty) output folder, and the built-in
+// probe mock on a thread of its own, whose address the run's endpoint takes.
+void with_built_in_mock(run::run_job& j) {
+    fs::create_directories(j.out);
+    j.mock = std::make_unique<cli::local_mock>([](boost::asio::io_context& io) {
+        return std::make_unique<server::probe_mock>(io, server::mock_options{});
+    });
+    j.endpoint = transport::parse_ws_url(j.mock->url());
+    cli::apply_client_settings(j.options.client, j.endpoint);
+}
+
 class TraceModesRun : public ::testing::Test {
 protected:
     void SetUp() override {
@@ -46,8 +60,8 @@ protected:
     // 2 sessions of 0.4 s of silence (5 packets each), as `pacer run -c 2 -d 0.4s --trace MODE
     // --keep-traces --progress never --no-report` resolves it (traces kept, so that what a
     // mode writes is still there to check).
-    cli::run_job job(const std::string& mode) const {
-        cli::run_job j;
+    run::run_job job(const std::string& mode) const {
+        run::run_job j;
         j.options.concurrency = 2;
         j.options.duration = "0.4s";
         j.options.progress = "never";
@@ -60,6 +74,7 @@ protected:
         j.timeout = std::chrono::seconds(60);
         j.out = root_ / mode;
         j.profile = &protocol::default_profile();
+        with_built_in_mock(j);
         return j;
     }
 
@@ -76,7 +91,7 @@ protected:
 };
 
 TEST_F(TraceModesRun, FullWritesTracesAndReceipts) {
-    const int code = cli::execute_run(job("full"));
+    const int code = run::execute_run(job("full"));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     expect_complete(root_ / "full" / "summary.json", 10);
     for (const char* session : {"session-000", "session-001"}) {
@@ -88,7 +103,7 @@ TEST_F(TraceModesRun, FullWritesTracesAndReceipts) {
 }
 
 TEST_F(TraceModesRun, ReceiptsWritesNoTraceAndTheSummaryIsComplete) {
-    const int code = cli::execute_run(job("receipts"));
+    const int code = run::execute_run(job("receipts"));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     expect_complete(root_ / "receipts" / "summary.json", 10);
     for (const char* session : {"session-000", "session-001"}) {
@@ -100,7 +115,7 @@ TEST_F(TraceModesRun, ReceiptsWritesNoTraceAndTheSummaryIsComplete) {
 }
 
 TEST_F(TraceModesRun, NoneWritesNoSessionFileAndTheSummaryIsComplete) {
-    const int code = cli::execute_run(job("none"));
+    const int code = run::execute_run(job("none"));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     expect_complete(root_ / "none" / "summary.json", 10);
     EXPECT_FALSE(fs::exists(root_ / "none" / "session-000"));
@@ -114,7 +129,7 @@ TEST_F(TraceModesRun, TheWorkersOfProcessesGetTheMode) {
     j.options.concurrency = 1;
     j.options.processes = 2;
     j.options.worker_program = PACER_BINARY;
-    const int code = cli::execute_run(std::move(j));
+    const int code = run::execute_run(std::move(j));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     expect_complete(root_ / "none" / "summary.json", 10);
     for (const char* worker : {"worker-0", "worker-1"}) {

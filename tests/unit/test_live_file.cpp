@@ -1,7 +1,7 @@
 // The live file of a `--processes` worker: its format, the pooling of several workers' totals
 // for the parent's one progress line, and the writer (its first and last versions).
 
-#include <pacer/cli/live_file.hpp>
+#include <pacer/run/live_file.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,7 +11,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using namespace pacer::cli;
+using namespace pacer::run;
 
 TEST(LiveFile, TextRoundTrips) {
     live_file f;

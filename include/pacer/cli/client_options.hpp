@@ -6,6 +6,7 @@
 
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
+#include <pacer/run/client_settings.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/json/object.hpp>
@@ -20,13 +21,12 @@ class App;
 
 namespace pacer::cli {
 
-struct client_settings {
-    std::string ca_file;
-    bool insecure = false;
-    std::vector<std::string> headers; ///< `Name: value`, as given
-    std::string api_key_env;          ///< the variable's name, never its value
-    std::string headers_env; ///< hidden: a `--processes` worker's headers, from this variable
-};
+// The settings, what a worker is passed of them and what a run records of its transport are
+// module `run`'s (run/client_settings.hpp).
+using run::client_settings;
+using run::client_worker_args;
+using run::transport_json;
+using run::transport_line;
 
 /// Adds `--ca-file`, `--insecure`, `--header` (repeatable), `--api-key-env` and the hidden
 /// `--headers-env` to a subcommand.
@@ -49,20 +49,5 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
                                                            const std::string& model);
 /// `--turns`: server-vad or manual (usage_error otherwise).
 protocol::realtime_turns turns_option(const std::string& turns);
-
-/// The arguments a `--processes` worker needs for the same connection settings. The headers
-/// (whose values may be secrets) do not go on the command line, which `ps` shows: they are put
-/// in the environment variable PACER_WORKER_HEADERS, which the worker reads with
-/// `--headers-env` (the API key's variable is inherited as it is).
-std::vector<std::string> client_worker_args(const client_settings& s);
-
-/// summary.json's `transport`: `{tls, insecure, ca_file, headers: [names], handshake_s:
-/// {connections, connect, tls, upgrade}}` (distributions in seconds over the upgraded
-/// connections; `tls` only for wss://).
-boost::json::object transport_json(const transport::ws_endpoint& ep);
-
-/// The summary line about the transport, or "" for plain ws:// without headers. `--insecure`
-/// is said loudly.
-std::string transport_line(const transport::ws_endpoint& ep);
 
 } // namespace pacer::cli

@@ -1,8 +1,9 @@
 #pragma once
 // Module `cli` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns option
 // declarations and validation, each subcommand's wiring of the modules, output folders, the
-// progress line, exit statuses. It is the top: it may include every other module, and no module
-// may include it (the build fails if one does).
+// built-in mocks of `run` and `serve`, bad input (usage_error). It is the top: it may include
+// every other module, and no module may include it (the build fails if one does). The progress
+// line, `pacer run`'s execution and the exit statuses are module `run`'s.
 //
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //
@@ -12,7 +13,9 @@
 // session's files that could not be written; for `replay`: a case failed), 2 bad usage or bad
 // input (nothing written), 3 the run finished but the client fell behind its schedule
 // (pacing-unqualified), 4 the server failed or rejected sessions (or could not be reached),
-// 130 interrupted. When several apply, `exit_status` picks one (see there).
+// 130 interrupted. When several apply, `exit_status` picks one (run/exit_status.hpp).
+
+#include <pacer/run/exit_status.hpp>
 
 #include <functional>
 #include <stdexcept>
@@ -23,32 +26,21 @@ class App;
 
 namespace pacer::cli {
 
-inline constexpr int exit_ok = 0;
-inline constexpr int exit_failed = 1;
-inline constexpr int exit_usage = 2;
-inline constexpr int exit_unqualified = 3;
-inline constexpr int exit_server_failed = 4;
-inline constexpr int exit_interrupted = 130;
+// The exit statuses and their precedence are module `run`'s (run/exit_status.hpp).
+using run::exit_failed;
+using run::exit_interrupted;
+using run::exit_ok;
+using run::exit_server_failed;
+using run::exit_status;
+using run::exit_unqualified;
+using run::exit_usage;
+using run::run_verdict;
 
 /// Bad input found after parsing (a missing file, an existing output folder...): `main`
 /// prints its message as one line on stderr and exits with `exit_usage`.
 struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
-
-/// What a finished `run` or `serve` found; `exit_status` turns it into one exit code.
-struct run_verdict {
-    bool interrupted = false;        ///< a signal ended it early
-    bool client_fell_behind = false; ///< late packets, a missed schedule, a level not valid
-    bool client_failed = false;      ///< pacer's own failure: files not written, a worker died
-    bool server_failed = false;      ///< sessions failed, were rejected, or could not connect
-};
-
-/// The precedence when several apply: 130 interrupted > 3 client fell behind > 1 pacer failed >
-/// 4 server failed > 0. A run whose client fell behind measured the client, not the server, so
-/// nothing else it says can be trusted; a failure of pacer's own comes next for the same
-/// reason; only a run whose client kept up can blame the server.
-int exit_status(const run_verdict& v);
 
 /// A subcommand and what runs it.
 struct [[nodiscard]] command {

@@ -2,6 +2,7 @@
 // A mock server as its own process, shared by `pacer mock` and `pacer native-mock`: the common
 // flags, the start line, the signals and the stats file.
 
+#include <pacer/run/local_server.hpp>
 #include <pacer/server/mock_server.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -50,19 +51,19 @@ void print_mock_process_plan(std::string_view command, const server::host_option
 ///
 /// @par Thread safety
 /// Build, `port()` and `stop()` from one thread; the mock itself runs on its own.
-class local_mock {
+class local_mock final : public run::local_server {
 public:
     /// Throws what `make` or `listen` throws.
     explicit local_mock(const mock_factory& make);
-    ~local_mock();
+    ~local_mock() override;
     local_mock(const local_mock&) = delete;
     local_mock& operator=(const local_mock&) = delete;
 
     std::uint16_t port() const;
     /// `ws://127.0.0.1:<port>/v1/realtime`: where sessions reach it.
-    std::string url() const;
+    std::string url() const override;
     /// Stops the mock (once) and joins its thread; returns its stats.
-    boost::json::object stop();
+    boost::json::object stop() override;
 
 private:
     boost::asio::io_context io_{1};

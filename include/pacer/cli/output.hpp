@@ -1,7 +1,9 @@
 #pragma once
 // Output folders and files of the subcommands: nothing existing is ever overwritten.
 
+#include <pacer/core/units.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/trace/disk_estimate.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -25,17 +27,12 @@ using runtime::read_file_if_exists;
 /// (runtime/files.hpp).
 using runtime::write_new_file;
 
-/// A full trace costs about this many bytes per second of input and session (mostly base64
-/// audio, both ways), whether or not it is kept at the end: it is written while streaming.
-inline constexpr double trace_bytes_per_session_second = 110e3;
-
-/// What `sessions` sessions of `input_duration_s` seconds of input each write: their traces,
-/// and their receipts and other small files (about 150 bytes an append, 4 kB a session).
-std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s);
-std::uint64_t receipt_bytes_estimate(std::size_t sessions, double input_duration_s);
-
-/// "1.2 GB", "640.0 kB": decimal units, as the tables print sizes.
-std::string format_bytes(std::uint64_t bytes);
+/// The disk a run's traces and receipts take (trace/disk_estimate.hpp) and sizes as the
+/// tables print them (core/units.hpp).
+using pacer::format_bytes;
+using trace::receipt_bytes_estimate;
+using trace::trace_bytes_estimate;
+using trace::trace_bytes_per_session_second;
 
 /// The bytes an unprivileged user may still write on the filesystem that will hold `path`
 /// (statvfs of its nearest existing parent, so `path` need not exist yet). Throws usage_error,

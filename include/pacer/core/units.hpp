@@ -1,8 +1,10 @@
 #pragma once
-// Parsing of human quantities given on the command line.
+// Human quantities: parsing those given on the command line, formatting those printed.
 
 #include <chrono>
+#include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace pacer {
@@ -13,5 +15,8 @@ namespace pacer {
 /// twice or out of order (`1s1h`), a bare number after a term (`1s2`), or a value that does not
 /// fit in 64-bit nanoseconds.
 std::optional<std::chrono::nanoseconds> parse_duration(std::string_view text);
+
+/// "1.2 GB", "640.0 kB": decimal units, as the tables print sizes.
+std::string format_bytes(std::uint64_t bytes);
 
 } // namespace pacer

@@ -6,7 +6,7 @@
 // version or the other. The parent reads every worker's file once a progress line and pools
 // them: counts add up, the loop lag is the largest of them.
 
-#include <pacer/cli/progress.hpp>
+#include <pacer/run/progress.hpp>
 #include <pacer/session/live_counters.hpp>
 
 #include <condition_variable>
@@ -18,7 +18,7 @@
 #include <sys/types.h>
 #include <thread>
 
-namespace pacer::cli {
+namespace pacer::run {
 
 /// What one file says: the writer's pid and its totals.
 struct live_file {
@@ -62,4 +62,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace pacer::cli
+} // namespace pacer::run

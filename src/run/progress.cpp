@@ -1,4 +1,4 @@
-#include <pacer/cli/progress.hpp>
+#include <pacer/run/progress.hpp>
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 
-namespace pacer::cli {
+namespace pacer::run {
 
 std::optional<progress_mode> resolve_progress(std::string_view option, bool stderr_is_terminal) {
     if (option == "never")
@@ -164,4 +164,4 @@ void progress_reporter::loop() {
     }
 }
 
-} // namespace pacer::cli
+} // namespace pacer::run

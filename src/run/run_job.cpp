@@ -1,34 +1,31 @@
 // `pacer run` as executed once its options are checked: one process of sessions, or the parent
 // of `--processes`; summary.json, samples.json, the report and the table (see run_job.hpp).
 
-#include <pacer/cli/auto_report.hpp>
-#include <pacer/cli/client_options.hpp>
-#include <pacer/cli/commands.hpp>
-#include <pacer/cli/live_file.hpp>
-#include <pacer/cli/mock_process.hpp>
-#include <pacer/cli/outcome.hpp>
-#include <pacer/cli/output.hpp>
-#include <pacer/cli/progress.hpp>
-#include <pacer/cli/run_job.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
+#include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/metrics/realtime.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/client_settings.hpp>
+#include <pacer/run/exit_status.hpp>
+#include <pacer/run/live_file.hpp>
+#include <pacer/run/progress.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/runtime/worker_pool.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/schedule_file.hpp>
-#include <pacer/server/probe_mock.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
+#include <pacer/trace/disk_estimate.hpp>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -40,10 +37,14 @@
 #include <thread>
 #include <unistd.h>
 
-namespace pacer::cli {
+namespace pacer::run {
 
-namespace asio = boost::asio;
 namespace fs = std::filesystem;
+using metrics::connect_outcome;
+using metrics::count_errors;
+using metrics::unreachable_reason;
+using runtime::write_new_file;
+using trace::trace_bytes_per_session_second;
 
 namespace {
 
@@ -157,8 +158,8 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
                report ? ", " + report->string() : std::string());
 }
 
-// The errors of each session as the server row counts them: its trace's error messages, a
-// 503 rejection, the writer's failure, and an incomplete session that recorded no error.
+} // namespace
+
 std::vector<std::vector<std::string>>
 session_errors(const std::vector<session::session_result>& sessions) {
     std::vector<std::vector<std::string>> out;
@@ -174,7 +175,6 @@ session_errors(const std::vector<session::session_result>& sessions) {
     return out;
 }
 
-// The `server` part of summary.json: TTFA, errors by kind, and whether it could be reached.
 boost::json::object server_json(const metrics::pacing_figures& f,
                                 const std::vector<session::session_result>& sessions) {
     boost::json::object o;
@@ -196,8 +196,45 @@ boost::json::object server_json(const metrics::pacing_figures& f,
     return o;
 }
 
-// The argument list that makes worker `index` run its share of `s`: --concurrency sessions
-// (closed loop), or shard index/P of the parent's schedule file (open loop).
+session::run_options runner_options(run_job& job) {
+    const run_options& s = job.options;
+    const auto& realtime = job.realtime;
+    session::run_options ro;
+    ro.sessions = job.sessions;
+    if (job.open_loop) {
+        ro.arrivals = job.arrivals;
+        ro.max_concurrency = s.max_concurrency;
+        ro.policy = job.policy;
+        if (job.start_monotonic) // shards and workers run the schedule from their common start
+            ro.open_loop_start = time_point(from_seconds(*job.start_monotonic));
+    }
+    ro.threads = s.threads;
+    ro.endpoint = job.endpoint;
+    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(job.pcm));
+    ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
+    ro.trace_root = job.out;
+    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
+    ro.profile = job.profile;
+    ro.realtime = realtime;
+    ro.turns = job.turns;
+    ro.model = s.model;
+    if (realtime && job.wire_pcm)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
+    else if (realtime)
+        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+            *realtime == protocol::realtime_protocol::openai
+                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
+                                           protocol::openai_sample_rate)
+                : *ro.pcm);
+    ro.stagger = from_seconds(s.stagger_ms / 1e3);
+    ro.stagger_slots = s.stagger_slots;
+    if (job.start_monotonic) // workers and shards share the stagger's origin: their phases agree
+        ro.stagger_origin = time_point(from_seconds(*job.start_monotonic));
+    if (s.inject_stall_ms > 0)
+        ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    return ro;
+}
+
 std::vector<std::string> worker_args(const run_options& s, const std::string& url,
                                      const fs::path& out, double start_at_monotonic, int index,
                                      const fs::path& schedule_file, const fs::path& live_file) {
@@ -246,11 +283,14 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
     return a;
 }
 
+namespace {
+
 // `--processes P`: P worker processes share one start deadline on the host's monotonic clock,
 // each with S sessions (closed loop) or shard K/P of the one schedule (open loop, from the
 // parent's schedule.json); their raw samples are pooled into one summary.
-int run_workers(const run_options& s, const std::string& url, const fs::path& out, local_mock* mock,
-                const schedule::schedule_document* open_loop, double expected_s) {
+int run_workers(const run_options& s, const std::string& url, const fs::path& out,
+                local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
+                const transport::ws_endpoint& endpoint, const end_writers& end) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
@@ -341,9 +381,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
-    summary["profile"] = protocol::find_profile(s.profile)->name;   // validated by run()
-    transport::ws_endpoint endpoint = transport::parse_ws_url(url); // checked by run()
-    apply_client_settings(s.client, endpoint);
+    summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
     auto transport_block = transport_json(endpoint);
     // Measured by the workers, pooled from their samples.json by merge_parts.
     transport_block["handshake_s"] = summary.at("handshake_s");
@@ -399,12 +437,12 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
                    part.at("interrupted").as_bool() ? "interrupted, " : "",
                    part.at("sessions_incomplete").as_uint64(), part.at("sessions").as_uint64());
     std::optional<fs::path> report;
-    if (!s.no_report)
-        report = write_end_report(out);
+    if (!s.no_report && end.report)
+        report = end.report(out);
     fmt::print("  results    {}{}\n", (out / "summary.json").string(),
                report ? ", " + report->string() : std::string());
-    if (!s.export_format.empty())
-        if (const auto tables = write_end_tables(out, s.export_format))
+    if (!s.export_format.empty() && end.tables)
+        if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
     run_verdict v;
     v.interrupted = interrupted;
@@ -421,7 +459,6 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
 int execute_run(run_job job) {
     const run_options& s = job.options;
     const std::size_t sessions = job.sessions;
-    auto& pcm = job.pcm;
     const auto input_length = job.input_length;
     const fs::path& out = job.out;
     const auto& shard = job.shard;
@@ -433,24 +470,17 @@ int execute_run(run_job job) {
     auto& endpoint = job.endpoint;
     const std::uint64_t disk_estimate = job.disk_estimate;
     const std::uint64_t disk_free = job.disk_free;
-    create_output_dir(out);
+    const auto& end = job.end;
 
-    std::unique_ptr<local_mock> mock;
-    std::string url = s.url;
-    if (url.empty()) {
-        mock = std::make_unique<local_mock>([](asio::io_context& io) {
-            return std::make_unique<server::probe_mock>(io, server::mock_options{});
-        });
-        url = mock->url();
-        endpoint = transport::parse_ws_url(url);
-        apply_client_settings(s.client, endpoint);
-    }
+    const std::unique_ptr<local_server> mock = std::move(job.mock);
+    std::string url = mock ? mock->url() : s.url;
     // The ETA of the progress line: the input (after the last arrival, open loop) and the
     // stagger; negotiation comes on top.
     const double expected_s =
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
-        return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s);
+        return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s,
+                           endpoint, end);
     if (mock)
         url += " (built-in mock)";
 
@@ -465,44 +495,12 @@ int execute_run(run_job job) {
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
     }
 
-    session::run_options ro;
-    ro.sessions = sessions;
+    session::run_options ro = runner_options(job);
     // A worker of `--processes` reads its parent's schedule.json: the schedule is written once.
     const bool worker = s.worker_index >= 0;
     const fs::path schedule_path = worker ? fs::path(s.schedule_file) : out / "schedule.json";
-    if (open_loop) {
-        ro.arrivals = arrivals;
-        ro.max_concurrency = s.max_concurrency;
-        ro.policy = job.policy;
-        if (start_monotonic) // shards and workers run the schedule from their common start
-            ro.open_loop_start = time_point(from_seconds(*start_monotonic));
-        if (!worker)
-            write_new_file(schedule_path, schedule::to_json(open_loop->spec, open_loop->offsets));
-    }
-    ro.threads = s.threads;
-    ro.endpoint = endpoint;
-    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(pcm));
-    ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
-    ro.trace_root = out;
-    ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
-    ro.profile = profile;
-    ro.realtime = realtime;
-    ro.turns = turns_option(s.turns); // checked by run_command
-    ro.model = s.model;
-    if (realtime && job.wire_pcm)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
-    else if (realtime)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
-            *realtime == protocol::realtime_protocol::openai
-                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
-                                           protocol::openai_sample_rate)
-                : *ro.pcm);
-    ro.stagger = from_seconds(s.stagger_ms / 1e3);
-    ro.stagger_slots = s.stagger_slots;
-    if (start_monotonic) // workers and shards share the stagger's origin: their phases agree
-        ro.stagger_origin = time_point(from_seconds(*start_monotonic));
-    if (s.inject_stall_ms > 0)
-        ro.inject_stall = from_seconds(s.inject_stall_ms / 1e3);
+    if (open_loop && !worker)
+        write_new_file(schedule_path, schedule::to_json(open_loop->spec, open_loop->offsets));
     // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
     // `--processes` shows none: it exports the same totals to its parent's live file.
     const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
@@ -667,11 +665,11 @@ int execute_run(run_job job) {
         }
     }
     std::optional<fs::path> report;
-    if (!s.no_report)
-        report = write_end_report(out);
+    if (!s.no_report && end.report)
+        report = end.report(out);
     print_table(s, url, figures, summary, out, report);
-    if (!s.export_format.empty())
-        if (const auto tables = write_end_tables(out, s.export_format))
+    if (!s.export_format.empty() && end.tables)
+        if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
     if (const auto line = transport_line(endpoint); !line.empty())
         fmt::print("  transport  {}\n", line);
@@ -722,4 +720,4 @@ int execute_run(run_job job) {
     return exit_status(v);
 }
 
-} // namespace pacer::cli
+} // namespace pacer::run

@@ -1,4 +1,4 @@
-#include <pacer/cli/live_file.hpp>
+#include <pacer/run/live_file.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -11,7 +11,7 @@
 #include <sstream>
 #include <unistd.h>
 
-namespace pacer::cli {
+namespace pacer::run {
 
 std::string live_file_text(const live_file& f) {
     const auto& t = f.totals;
@@ -123,4 +123,4 @@ void live_file_writer::write_now() {
     write_live_file(path_, {::getpid(), take_snapshot(counters_)});
 }
 
-} // namespace pacer::cli
+} // namespace pacer::run

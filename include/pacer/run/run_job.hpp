@@ -1,0 +1,159 @@
+#pragma once
+// Module `run` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
+// execution of `pacer run`: one process of sessions (closed batch or open loop, optionally a
+// shard or a worker of `--processes`), or the parent of `--processes` (its workers' command
+// lines, started by runtime::worker_pool, their parts pooled), the run's summary.json,
+// samples.json and table, the live progress line and the workers' live files, the client's
+// connection settings as given, and pacer's exit statuses. It may include core, schedule,
+// trace, runtime, protocol, transport, session, metrics; it may not include server, report,
+// record, sweep, cli (the build fails if it does): the command starts any built-in mock
+// (`local_server`) and writes report.html and the tables (`end_writers`).
+//
+// The command (src/cli/run_command.cpp) declares and validates the options, creates the output
+// folder, fills a run_job and calls execute_run.
+
+#include <pacer/core/clock.hpp>
+#include <pacer/metrics/pacing.hpp>
+#include <pacer/protocol/events.hpp>
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/protocol/realtime_session.hpp>
+#include <pacer/run/client_settings.hpp>
+#include <pacer/run/local_server.hpp>
+#include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/schedule_file.hpp>
+#include <pacer/session/open_loop.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/transport/ws_connection.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace pacer::run {
+
+/// The options of `pacer run`, as given (strings as typed; `run_job` holds what they resolve to).
+struct run_options {
+    std::size_t concurrency = 256;
+    std::string duration = "30s";
+    std::string audio;
+    std::string url;
+    std::string profile = "nemotron";
+    std::string protocol = "native";
+    std::string turns = "server-vad";
+    std::string model;
+    std::size_t threads = 1;
+    std::string output;
+    bool keep_traces = false;
+    std::string trace = "full"; // --trace full|receipts|none
+    double inject_stall_ms = 0;
+    std::string timeout; // default: the input + 60 s
+    double stagger_ms = 80;
+    std::size_t stagger_slots = 0; // --stagger-slots
+    std::size_t processes = 1;
+    std::string shard;
+    std::size_t shards = 0;
+    std::string start_at;
+    double start_at_monotonic = -1; // hidden: the parent's shared start for its workers
+    // Open loop.
+    std::string arrival;
+    double rate = 0;
+    std::size_t sessions = 0;
+    std::optional<double> burstiness;
+    std::uint64_t seed = 0;
+    std::size_t max_concurrency = 0;
+    std::string cap_policy = "queue";
+    std::string schedule_file;
+    int worker_index = -1; // hidden: which worker of `--processes` this is
+    std::string live_file; // hidden: where a worker exports its live totals for the parent
+    std::string progress = "auto";
+    bool no_report = false;
+    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
+    client_settings client;    // wss:// trust and handshake headers
+    /// The program the workers of `--processes` run (this one; a test names the pacer binary).
+    std::string worker_program = "/proc/self/exe";
+};
+
+/// What the command writes into a finished run's folder besides its results: report.html
+/// (unless --no-report) and the --export tables (module `report`, which this module does not
+/// know). Each returns the path written, or nullopt when it printed a warning instead (a
+/// failure never loses the run). Empty: nothing is written.
+struct end_writers {
+    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir)> report;
+    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir,
+                                                       std::string_view format)>
+        tables;
+};
+
+/// A checked run: every value resolved, its (empty) output folder created, nothing else yet.
+struct run_job {
+    run_options options;
+    std::size_t sessions = 0;      ///< this process's (per worker with --processes)
+    std::vector<std::uint8_t> pcm; ///< 16 kHz mono PCM16
+    /// The input at the protocol's own rate, converted straight from the file (none: derive it
+    /// from `pcm`).
+    std::optional<std::vector<std::uint8_t>> wire_pcm;
+    boost::json::object input_conversion; ///< config.input_conversion of summary.json
+    duration input_length{};
+    std::chrono::nanoseconds timeout{};
+    std::filesystem::path out; ///< exists and is empty (the command created it)
+    std::optional<runtime::shard> shard;
+    std::optional<schedule::schedule_document> open_loop;
+    std::vector<std::chrono::nanoseconds> arrivals; ///< this process's (open loop)
+    std::optional<double> start_monotonic;
+    const protocol::profile* profile = nullptr;
+    std::optional<protocol::realtime_protocol> realtime;
+    session::cap_policy policy{};
+    protocol::realtime_turns turns = protocol::realtime_turns::server_vad; ///< `--turns`
+    /// The client settings applied, to `--url` or to the built-in mock's address.
+    transport::ws_endpoint endpoint;
+    /// The built-in mock when no `--url` was given (stopped by the run when its sessions end).
+    std::unique_ptr<local_server> mock;
+    end_writers end;
+    std::uint64_t disk_estimate = 0;
+    std::uint64_t disk_free = 0;
+};
+
+/// Runs `job`: runs the sessions (or the workers) in its output folder, writes summary.json,
+/// samples.json and (through `job.end`) the report, prints the table; returns the exit status.
+/// Throws std::runtime_error when pacer itself fails (a worker that cannot start, a file that
+/// cannot be written).
+int execute_run(run_job job);
+
+/// What the session runner is given for `job` in this process: its sessions (and open-loop
+/// arrivals, cap and common start), the input (moved out of `job`, and at the protocol's rate:
+/// `job.wire_pcm`, or `pcm` resampled once), the timeout, traces under `job.out` in the
+/// `--trace` mode, the protocol, the stagger and any injected stall. The live totals are the
+/// caller's to set.
+session::run_options runner_options(run_job& job);
+
+/// The argument list that makes worker `index` of `--processes` run its share of `s` against
+/// `url`, into `out`, from the shared start `start_at_monotonic`: --concurrency sessions
+/// (closed loop, `schedule_file` empty), or shard index/P of the parent's `schedule_file`
+/// (open loop); it exports its live totals to `live_file`, writes no report and shows no
+/// progress line. Secrets go by the environment (client_worker_args).
+std::vector<std::string> worker_args(const run_options& s, const std::string& url,
+                                     const std::filesystem::path& out, double start_at_monotonic,
+                                     int index, const std::filesystem::path& schedule_file,
+                                     const std::filesystem::path& live_file);
+
+/// The errors of each session as summary.json's `server` counts them: its trace's error
+/// messages, a 503 rejection, the writer's failure, and an incomplete session that recorded no
+/// error (a session never dispatched has none).
+std::vector<std::vector<std::string>>
+session_errors(const std::vector<session::session_result>& sessions);
+
+/// summary.json's `server`: the time to first audio of `f`, the sessions' errors by kind, and
+/// `unreachable` (why no dispatched session reached the server, or null).
+boost::json::object server_json(const metrics::pacing_figures& f,
+                                const std::vector<session::session_result>& sessions);
+
+} // namespace pacer::run
