@@ -8,6 +8,7 @@
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -121,7 +122,7 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
 
 // The reference export checks of docs/protocol.md §3.2 between the receipts and the traced appends.
 std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& trace,
-                                        const metrics::send_receipts& receipts) {
+                                        const trace::send_receipts& receipts) {
     std::vector<std::string> errors;
     std::vector<const metrics::trace_line*> appends;
     for (const auto& l : trace) {
@@ -139,9 +140,9 @@ std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& 
     for (std::size_t i = 0; i < appends.size(); ++i) {
         const auto& r = receipts.appends[i];
         const auto* id = appends[i]->event.if_contains("event_id");
-        if (!id || !id->is_string() || id->get_string() != r.event_id)
+        if (!id || !id->is_string() || id->get_string() != r.id())
             errors.push_back(fmt::format("receipt {}: event_id differs from the trace", i));
-        if (r.seq != static_cast<std::int64_t>(i))
+        if (r.seq != i)
             errors.push_back(fmt::format("receipt {}: seq is {}", i, r.seq));
         if (r.start_s != appends[i]->time_s)
             errors.push_back(fmt::format("receipt {}: start_s differs from the trace time", i));
@@ -173,9 +174,9 @@ case_outcome replay_session(const fs::path& dir, const std::string& id,
     const fs::path receipts_path = dir / "input-send-receipts.json";
     const std::string trace_text = read_file(trace_path);
     const std::string receipts_text = read_file(receipts_path);
-    metrics::send_receipts receipts;
+    trace::send_receipts receipts;
     try {
-        receipts = metrics::parse_receipts(receipts_text);
+        receipts = trace::parse_receipts(receipts_text, trace::receipt_rules::any_client);
     } catch (const std::runtime_error& e) {
         throw usage_error(fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
     }

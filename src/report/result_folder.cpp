@@ -2,6 +2,7 @@
 #include <pacer/report/result_folder.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/constants.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -102,9 +103,9 @@ bool read_receipts_file(const fs::path& file, session_record& s) {
     const auto text = read_text(file);
     if (!text)
         return false;
-    metrics::send_receipts r;
+    trace::send_receipts r;
     try {
-        r = metrics::parse_receipts(*text);
+        r = trace::parse_receipts(*text, trace::receipt_rules::any_client);
     } catch (const std::exception&) {
         return false;
     }
@@ -117,14 +118,14 @@ bool read_receipts_file(const fs::path& file, session_record& s) {
     s.packets.reserve(r.appends.size());
     for (const auto& a : r.appends) {
         packet p;
-        p.seq = a.seq;
-        p.scheduled_s = a.scheduled_s;
+        p.seq = static_cast<std::int64_t>(a.seq);
+        p.scheduled_s = a.scheduled();
         p.start_s = a.start_s;
         p.completed_s = a.completed_s;
         // The deviation from the deadline as recorded (metrics::packet_deviations); receipts
         // without `scheduled_s` (older clients) are measured against the grid.
-        if (a.scheduled_s) {
-            p.deviation_s = a.start_s - *a.scheduled_s;
+        if (p.scheduled_s) {
+            p.deviation_s = a.start_s - *p.scheduled_s;
         } else {
             p.deviation_s = s.session_start_s
                                 ? a.start_s - (*s.session_start_s + static_cast<double>(a.seq) *
