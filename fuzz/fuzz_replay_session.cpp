@@ -2,9 +2,9 @@
 // `input-send-receipts.json`. The input is the trace, a NUL byte, then the receipts (no NUL: a
 // trace without receipts). For any bytes, and for both kinds of profile (continuous VoiceChat,
 // per-unit MiniCPM-o):
-// - `parse_trace` returns (unreadable lines become errors), `trace::parse_receipts` returns or
-//   throws std::runtime_error, nothing else, under both rules; what pacer's rules read, any
-//   client's rules read the same;
+// - `trace::parse_trace` returns (unreadable lines become errors), `trace::parse_receipts`
+//   returns or throws std::runtime_error, nothing else, under both rules; what pacer's rules
+//   read, any client's rules read the same;
 // - the oracle, the 4.2 and 4.3 metrics and `evaluate_session` (the serving level's reader,
 //   which never throws) return, and their JSON forms serialize;
 // - the unit miss rate is missed / expected, finite, and at most 1 unless the trace has more
@@ -77,7 +77,7 @@ void check_pacer_rules(std::string_view text, const trace::send_receipts& lenien
 
 void replay(std::string_view trace_text, std::optional<std::string_view> receipts_text,
             const pacer::protocol::profile& profile) {
-    const auto parsed = metrics::parse_trace(trace_text);
+    const auto parsed = trace::parse_trace(trace_text);
     trace::send_receipts receipts;
     if (receipts_text) {
         try {

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "json_number.hpp"
 #include <cmath>
 #include <cstring>
 #include <exception>
@@ -42,12 +43,7 @@ namespace {
 
 namespace json = boost::json;
 
-std::optional<double> finite_number(const json::value* v) {
-    if (!v || !v->is_number())
-        return std::nullopt;
-    const double d = v->to_number<double>();
-    return std::isfinite(d) ? std::optional<double>(d) : std::nullopt;
-}
+using detail::finite_number;
 
 append_receipt parse_append(const json::value& item, std::size_t index, receipt_rules rules) {
     if (!item.is_object())

@@ -306,21 +306,6 @@ TEST(UnitMetrics, MoreUnitsThanExpectedKeepTheReferenceMissRate) {
 
 // --- parsing ------------------------------------------------------------------------------
 
-TEST(ParseTrace, ReadsLinesAndReportsUnreadableOnes) {
-    const auto p =
-        parse_trace("{\"direction\":\"send\",\"time_s\":1.5,\"event\":{\"type\":\"x\"}}\n"
-                    "not json\n"
-                    "{\"direction\":\"send\",\"time_s\":\"1\",\"event\":{}}\n"
-                    "{\"direction\":\"receive\",\"time_s\":2,\"event\":{\"type\":\"y\"}}\n");
-    ASSERT_EQ(p.lines.size(), 2u);
-    EXPECT_EQ(p.lines[0].direction, "send");
-    EXPECT_DOUBLE_EQ(p.lines[0].time_s, 1.5);
-    EXPECT_EQ(p.lines[1].line, 4u);
-    ASSERT_EQ(p.errors.size(), 2u);
-    EXPECT_EQ(p.errors[0].rfind("trace line 2:", 0), 0u);
-    EXPECT_EQ(p.errors[1].rfind("trace line 3:", 0), 0u);
-}
-
 TEST(Aggregate, PoolsSessionsAndKeepsFailuresInTheDenominator) {
     const auto good = compute_session_metrics(worked_session({10.0, 10.08, 10.28, 10.36}),
                                               receipts_for(10.0, 4), voicechat(), {});

@@ -1,7 +1,8 @@
 #pragma once
 // Module `trace` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns trace
-// lines, the channel, the session-side sink, the writer; the send receipts (`append_receipt`,
-// `session_result`, their formatter and parser). It may include core, runtime; it may not include
+// lines (their formatter here, their parser in trace/lines.hpp), the channel, the session-side
+// sink, the writer; the send receipts (`append_receipt`, `session_result`, their formatter and
+// parser). It may include core, runtime; it may not include
 // schedule, protocol, transport, session, metrics, server, report, record, cli (the build fails if
 // it does).
 //
