@@ -6,8 +6,8 @@
 #include <fmt/format.h>
 
 #include "json_number.hpp"
+#include <algorithm>
 #include <cmath>
-#include <cstring>
 #include <exception>
 #include <limits>
 #include <stdexcept>
@@ -35,7 +35,7 @@ bool append_receipt::set_id(std::string_view id) {
     if (id.size() > event_id.size())
         return false;
     event_id.fill('\0');
-    std::memcpy(event_id.data(), id.data(), id.size());
+    std::copy(id.begin(), id.end(), event_id.begin());
     return true;
 }
 
