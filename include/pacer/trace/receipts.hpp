@@ -120,8 +120,7 @@ struct send_receipts {
 /// with a non-negative integer `seq` and finite numbers `start_s`, `completed_s` and (pacer's
 /// rules) `scheduled_s`, an `event_id` string (pacer's rules: 32 characters; any client's: at
 /// most 32), and optionally `session_start_s` (a number or null) and `admitted` (read when a
-/// boolean).
-/// Throws std::runtime_error with the reason.
+/// boolean). Throws std::runtime_error with the reason.
 send_receipts parse_receipts(std::string_view text, receipt_rules rules);
 
 /// Fills `r.appends` from the session's receipts file (pacer's rules); returns an error
