@@ -2,8 +2,9 @@
 // `input-send-receipts.json`. The input is the trace, a NUL byte, then the receipts (no NUL: a
 // trace without receipts). For any bytes, and for both kinds of profile (continuous VoiceChat,
 // per-unit MiniCPM-o):
-// - `parse_trace` returns (unreadable lines become errors), `parse_receipts` returns or throws
-//   std::runtime_error, nothing else;
+// - `trace::parse_trace` returns (unreadable lines become errors), `trace::parse_receipts`
+//   returns or throws std::runtime_error, nothing else, under both rules; what pacer's rules
+//   read, any client's rules read the same;
 // - the oracle, the 4.2 and 4.3 metrics and `evaluate_session` (the serving level's reader,
 //   which never throws) return, and their JSON forms serialize;
 // - the unit miss rate is missed / expected, finite, and at most 1 unless the trace has more
@@ -13,6 +14,7 @@
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -30,6 +32,7 @@
 namespace {
 
 namespace metrics = pacer::metrics;
+namespace trace = pacer::trace;
 
 using pacer::fuzz::fail;
 
@@ -51,16 +54,38 @@ void check_miss_rate(const metrics::unit_metrics& u) {
         fail("unit miss rate is not missed / expected", std::to_string(r));
 }
 
+// Pacer's rules are the stricter: what they read, any client's rules read the same.
+void check_pacer_rules(std::string_view text, const trace::send_receipts& lenient) {
+    trace::send_receipts strict;
+    try {
+        strict = trace::parse_receipts(text, trace::receipt_rules::pacer);
+    } catch (const std::runtime_error&) {
+        return;
+    }
+    if (strict.session_start_s != lenient.session_start_s || strict.admitted != lenient.admitted ||
+        strict.appends.size() != lenient.appends.size())
+        fail("pacer's rules read what any client's rules do not", std::string(text));
+    for (std::size_t i = 0; i < strict.appends.size(); ++i) {
+        const auto& a = strict.appends[i];
+        const auto& b = lenient.appends[i];
+        if (a.id() != b.id() || a.id().size() != 32 || a.seq != b.seq ||
+            a.scheduled_s != b.scheduled_s || !a.scheduled() || a.start_s != b.start_s ||
+            a.completed_s != b.completed_s)
+            fail("pacer's rules read an append differently", std::string(text));
+    }
+}
+
 void replay(std::string_view trace_text, std::optional<std::string_view> receipts_text,
             const pacer::protocol::profile& profile) {
-    const auto parsed = metrics::parse_trace(trace_text);
-    metrics::send_receipts receipts;
+    const auto parsed = trace::parse_trace(trace_text);
+    trace::send_receipts receipts;
     if (receipts_text) {
         try {
-            receipts = metrics::parse_receipts(*receipts_text);
+            receipts = trace::parse_receipts(*receipts_text, trace::receipt_rules::any_client);
         } catch (const std::runtime_error&) {
             // The documented failure; replay reports the file as unreadable.
         }
+        check_pacer_rules(*receipts_text, receipts);
     }
     const auto oracle = metrics::evaluate_trace(parsed.lines, profile);
     if (oracle.verdict != "pass" && oracle.verdict != "fail" && oracle.verdict != "not_exercised")

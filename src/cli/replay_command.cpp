@@ -7,7 +7,9 @@
 #include <pacer/cli/output.hpp>
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/metrics/serving.hpp>
+#include <pacer/metrics/summary_file.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -67,61 +69,37 @@ bool is_session_name(const std::string& name) {
 
 // `input_duration_s` of a run's summary.json (in `dir` or its parent), if there is one.
 std::optional<double> recorded_input_duration(const fs::path& run_dir) {
-    std::error_code ec;
-    const fs::path summary = run_dir / "summary.json";
-    if (!fs::is_regular_file(summary, ec))
-        return std::nullopt;
-    std::ifstream in(summary, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    const json::value v = json::parse(ss.str(), ec);
-    if (ec || !v.is_object())
-        return std::nullopt;
-    const auto* config = v.get_object().if_contains("config");
-    if (!config || !config->is_object())
-        return std::nullopt;
-    const auto* d = config->get_object().if_contains("input_duration_s");
-    if (!d || !d->is_number())
-        return std::nullopt;
-    return d->to_number<double>();
+    const auto summary = metrics::read_summary(run_dir);
+    const auto* o = summary.object();
+    return o ? metrics::recorded_input_duration(*o) : std::nullopt;
 }
 
 // The profile a run or serving level recorded in its summary.json (in `run_dir`): `profile`
 // (a level of `pacer serve`) or `config.profile` (`pacer run`). Nullptr: none recorded (an
 // older run, or no readable summary). A recorded name pacer does not know is bad input.
 const protocol::profile* recorded_profile(const fs::path& run_dir) {
-    std::error_code ec;
-    const fs::path summary = run_dir / "summary.json";
-    if (!fs::is_regular_file(summary, ec))
+    const auto summary = metrics::read_summary(run_dir);
+    const auto* o = summary.object();
+    if (!o)
         return nullptr;
-    std::ifstream in(summary, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    const json::value v = json::parse(ss.str(), ec);
-    if (ec || !v.is_object())
-        return nullptr;
-    const auto& o = v.get_object();
-    if (const auto* wire = o.if_contains("protocol");
-        wire && wire->is_string() && wire->get_string() != "native")
+    if (const auto wire = metrics::recorded_protocol(*o); wire && *wire != "native")
         throw usage_error(fmt::format("{} was recorded with --protocol {}: replay checks the "
                                       "native protocol only (the level's summary.json has that "
                                       "protocol's own checks)",
-                                      summary.string(), wire->get_string().c_str()));
-    const json::value* name = o.if_contains("profile");
-    if (const auto* config = o.if_contains("config"); !name && config && config->is_object())
-        name = config->get_object().if_contains("profile");
+                                      summary.path.string(), *wire));
+    const json::value* name = metrics::recorded_profile_name(*o);
     if (!name)
         return nullptr;
     const auto* p = name->is_string() ? protocol::find_profile(name->get_string()) : nullptr;
     if (!p || p->name == "qwen3-omni-half-duplex")
         throw usage_error(fmt::format("{} records the profile {}, which replay does not check",
-                                      summary.string(), json::serialize(*name)));
+                                      summary.path.string(), json::serialize(*name)));
     return p;
 }
 
 // The reference export checks of docs/protocol.md §3.2 between the receipts and the traced appends.
 std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& trace,
-                                        const metrics::send_receipts& receipts) {
+                                        const trace::send_receipts& receipts) {
     std::vector<std::string> errors;
     std::vector<const metrics::trace_line*> appends;
     for (const auto& l : trace) {
@@ -139,9 +117,9 @@ std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& 
     for (std::size_t i = 0; i < appends.size(); ++i) {
         const auto& r = receipts.appends[i];
         const auto* id = appends[i]->event.if_contains("event_id");
-        if (!id || !id->is_string() || id->get_string() != r.event_id)
+        if (!id || !id->is_string() || id->get_string() != r.id())
             errors.push_back(fmt::format("receipt {}: event_id differs from the trace", i));
-        if (r.seq != static_cast<std::int64_t>(i))
+        if (r.seq != i)
             errors.push_back(fmt::format("receipt {}: seq is {}", i, r.seq));
         if (r.start_s != appends[i]->time_s)
             errors.push_back(fmt::format("receipt {}: start_s differs from the trace time", i));
@@ -173,9 +151,9 @@ case_outcome replay_session(const fs::path& dir, const std::string& id,
     const fs::path receipts_path = dir / "input-send-receipts.json";
     const std::string trace_text = read_file(trace_path);
     const std::string receipts_text = read_file(receipts_path);
-    metrics::send_receipts receipts;
+    trace::send_receipts receipts;
     try {
-        receipts = metrics::parse_receipts(receipts_text);
+        receipts = trace::parse_receipts(receipts_text, trace::receipt_rules::any_client);
     } catch (const std::runtime_error& e) {
         throw usage_error(fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
     }

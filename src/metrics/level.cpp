@@ -261,7 +261,7 @@ timeline_metrics compute_timeline_metrics(std::span<const trace_line> trace,
         std::floor((resolve_input_duration(trace, context) + playback_epsilon_s) / u));
     timeline_metrics m;
     // Appends by media time; a repeated seq keeps its last append, as S-W's dict does.
-    std::map<std::int64_t, const send_receipt*> append_at;
+    std::map<std::int64_t, const trace::append_receipt*> append_at;
     for (const auto& a : receipts.appends)
         append_at[media_key(static_cast<double>(a.seq) * static_cast<double>(input_packet_bytes) /
                             input_bytes_per_s * 1000.0)] = &a;
@@ -297,8 +297,8 @@ timeline_metrics compute_timeline_metrics(std::span<const trace_line> trace,
             if (it == append_at.end() || !seen_media.insert(key).second)
                 continue;
             const auto& a = *it->second;
-            if (a.scheduled_s) // C1/C2 receipts have no schedule
-                m.media_schedule_lag_s.push_back(l.time_s - *a.scheduled_s);
+            if (const auto scheduled = a.scheduled()) // C1/C2 receipts have no schedule
+                m.media_schedule_lag_s.push_back(l.time_s - *scheduled);
             m.media_send_lag_s.push_back(l.time_s - a.start_s);
         }
     }
@@ -351,7 +351,7 @@ session_files read_session_files(std::optional<std::string_view> trace_jsonl,
         errors.emplace_back("missing input-send-receipts.json");
     } else {
         try {
-            f.receipts = parse_receipts(*receipts_json);
+            f.receipts = trace::parse_receipts(*receipts_json, trace::receipt_rules::any_client);
         } catch (const std::exception& e) {
             errors.push_back(fmt::format("input-send-receipts.json: {}", e.what()));
         }

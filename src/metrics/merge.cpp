@@ -1,6 +1,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/summary_file.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
@@ -121,11 +122,15 @@ std::string schedule_sha(const run_part& p) {
 run_part read_run_part(const fs::path& dir) {
     run_part part;
     part.dir = dir;
-    const auto summary = read_json_file(dir / "summary.json");
-    if (!summary.is_object() || !summary.as_object().contains("pacing"))
+    const auto summary = read_summary(dir);
+    if (!summary.json)
+        throw std::runtime_error(summary.missing
+                                     ? fmt::format("cannot read {}", summary.path.string())
+                                     : fmt::format("{} {}", summary.path.string(), summary.why));
+    if (!summary.object() || !summary.object()->contains("pacing"))
         throw std::runtime_error(
-            fmt::format("{} is not a pacer run summary", (dir / "summary.json").string()));
-    part.summary = summary.as_object();
+            fmt::format("{} is not a pacer run summary", summary.path.string()));
+    part.summary = *summary.object();
     const auto samples = read_json_file(dir / "samples.json");
     const auto* sessions =
         samples.is_object() ? samples.as_object().if_contains("sessions") : nullptr;

@@ -133,85 +133,6 @@ double detail::resolve_input_duration(std::span<const trace_line> trace, const s
     return static_cast<double>(traced_input_bytes(trace)) / input_bytes_per_s;
 }
 
-parsed_trace parse_trace(std::string_view jsonl) {
-    parsed_trace out;
-    std::size_t line_no = 0;
-    while (!jsonl.empty()) {
-        const auto nl = jsonl.find('\n');
-        const std::string_view text = jsonl.substr(0, nl);
-        jsonl.remove_prefix(nl == std::string_view::npos ? jsonl.size() : nl + 1);
-        ++line_no;
-        auto fail = [&](std::string_view why) {
-            out.errors.push_back(fmt::format("trace line {}: {}", line_no, why));
-        };
-        boost::system::error_code ec;
-        json::value v = json::parse(text, ec);
-        if (ec) {
-            fail(fmt::format("unreadable JSON: {}", ec.message()));
-            continue;
-        }
-        if (!v.is_object()) {
-            fail("not a JSON object");
-            continue;
-        }
-        auto& o = v.get_object();
-        const auto dir = string_field(o, "direction");
-        const auto t = number(o, "time_s");
-        auto* ev = o.if_contains("event");
-        if (dir.empty() || !t || !ev || !ev->is_object()) {
-            fail("expected {\"direction\": str, \"time_s\": number, \"event\": object}");
-            continue;
-        }
-        trace_line l;
-        l.direction = std::string(dir);
-        l.time_s = *t;
-        l.event = std::move(ev->get_object());
-        l.line = line_no;
-        out.lines.push_back(std::move(l));
-    }
-    return out;
-}
-
-send_receipts parse_receipts(std::string_view text) {
-    boost::system::error_code ec;
-    const json::value v = json::parse(text, ec);
-    if (ec)
-        throw std::runtime_error(fmt::format("unreadable JSON: {}", ec.message()));
-    if (!v.is_object())
-        throw std::runtime_error("not a JSON object");
-    const auto& o = v.get_object();
-    send_receipts r;
-    if (const auto* s = o.if_contains("session_start_s"); s && !s->is_null()) {
-        r.session_start_s = number(s);
-        if (!r.session_start_s)
-            throw std::runtime_error("session_start_s is neither a number nor null");
-    }
-    if (const auto* a = o.if_contains("admitted"); a && a->is_bool())
-        r.admitted = a->get_bool();
-    const auto* appends = o.if_contains("appends");
-    if (!appends || !appends->is_array())
-        throw std::runtime_error("missing array 'appends'");
-    for (const auto& item : appends->get_array()) {
-        if (!item.is_object())
-            throw std::runtime_error("an append receipt is not an object");
-        const auto& a = item.get_object();
-        send_receipt s;
-        s.event_id = std::string(string_field(a, "event_id"));
-        const auto seq = number(a, "seq");
-        const auto start = number(a, "start_s");
-        const auto completed = number(a, "completed_s");
-        if (!seq || !start || !completed)
-            throw std::runtime_error(fmt::format(
-                "append receipt {} lacks a number seq, start_s or completed_s", r.appends.size()));
-        s.seq = static_cast<std::int64_t>(*seq);
-        s.start_s = *start;
-        s.completed_s = *completed;
-        s.scheduled_s = number(a, "scheduled_s");
-        r.appends.push_back(std::move(s));
-    }
-    return r;
-}
-
 json::object distribution_json(std::vector<double> values) {
     auto o = to_json(summarize(values, protocol_fractions));
     o.erase("mean");
@@ -257,9 +178,10 @@ underrun_result playback_underruns(std::span<const audio_packet> packets, double
 send_timing send_lateness(const send_receipts& receipts) {
     send_timing t;
     for (const auto& a : receipts.appends) {
-        if (!a.scheduled_s)
+        const auto scheduled = a.scheduled(); // C1/C2 receipts have no schedule
+        if (!scheduled)
             continue;
-        const double late = std::max(0.0, a.start_s - *a.scheduled_s);
+        const double late = std::max(0.0, a.start_s - *scheduled);
         t.lateness_s.push_back(late);
         t.late += late > late_send_threshold_s;
     }

@@ -5,6 +5,7 @@
 #include <pacer/record/postprocess_command.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -140,9 +141,9 @@ json::object process_variant(const variant_job& job) {
     auto parsed = metrics::parse_trace(trace_text);
     for (auto& e : parsed.errors)
         errors.push_back(std::move(e));
-    metrics::send_receipts receipts;
+    trace::send_receipts receipts;
     try {
-        receipts = metrics::parse_receipts(receipts_text);
+        receipts = trace::parse_receipts(receipts_text, trace::receipt_rules::any_client);
     } catch (const std::runtime_error& e) {
         errors.push_back(fmt::format("input-send-receipts.json: {}", e.what()));
     }

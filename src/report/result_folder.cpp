@@ -1,7 +1,9 @@
 #include <pacer/metrics/serving.hpp>
+#include <pacer/metrics/summary_file.hpp>
 #include <pacer/report/result_folder.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/constants.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -102,9 +104,9 @@ bool read_receipts_file(const fs::path& file, session_record& s) {
     const auto text = read_text(file);
     if (!text)
         return false;
-    metrics::send_receipts r;
+    trace::send_receipts r;
     try {
-        r = metrics::parse_receipts(*text);
+        r = trace::parse_receipts(*text, trace::receipt_rules::any_client);
     } catch (const std::exception&) {
         return false;
     }
@@ -117,14 +119,14 @@ bool read_receipts_file(const fs::path& file, session_record& s) {
     s.packets.reserve(r.appends.size());
     for (const auto& a : r.appends) {
         packet p;
-        p.seq = a.seq;
-        p.scheduled_s = a.scheduled_s;
+        p.seq = static_cast<std::int64_t>(a.seq);
+        p.scheduled_s = a.scheduled();
         p.start_s = a.start_s;
         p.completed_s = a.completed_s;
         // The deviation from the deadline as recorded (metrics::packet_deviations); receipts
         // without `scheduled_s` (older clients) are measured against the grid.
-        if (a.scheduled_s) {
-            p.deviation_s = a.start_s - *a.scheduled_s;
+        if (p.scheduled_s) {
+            p.deviation_s = a.start_s - *p.scheduled_s;
         } else {
             p.deviation_s = s.session_start_s
                                 ? a.start_s - (*s.session_start_s + static_cast<double>(a.seq) *
@@ -256,9 +258,8 @@ void read_merged(result_folder& f) {
                 "part {} was not found: its packets are missing from the plots", r.string()));
             continue;
         }
-        std::string why;
-        auto s = read_json(*where / "summary.json", &why);
-        f.parts.push_back(make_part(*where, s && s->is_object() ? s->as_object() : json::object{}));
+        const auto s = metrics::read_summary(*where);
+        f.parts.push_back(make_part(*where, s.object() ? *s.object() : json::object{}));
         read_run_sessions(f, f.parts.size() - 1);
     }
 }
@@ -468,12 +469,11 @@ void read_http_capacity(result_folder& f) {
         if (!folder || !folder->is_string())
             continue;
         const fs::path dir = f.dir / std::string(folder->as_string());
-        std::string why;
-        const auto s = read_json(dir / "summary.json", &why);
-        if (!s || !s->is_object())
-            f.notes.push_back(fmt::format("{} {}: that probe's latencies are missing",
-                                          (dir / "summary.json").string(), why));
-        f.parts.push_back(make_part(dir, s && s->is_object() ? s->as_object() : json::object{}));
+        const auto s = metrics::read_summary(dir);
+        if (!s.object())
+            f.notes.push_back(
+                fmt::format("{} {}: that probe's latencies are missing", s.path.string(), s.why));
+        f.parts.push_back(make_part(dir, s.object() ? *s.object() : json::object{}));
     }
 }
 
@@ -530,16 +530,15 @@ result_folder read_result_folder(const fs::path& dir) {
             "{} is not a pacer result folder (no summary.json, run.json nor capacity.json): give "
             "the folder of a pacer run, merge, serve, record or http",
             dir.string()));
-    std::string why;
-    const auto summary = read_json(dir / "summary.json", &why);
-    if (!summary)
-        throw folder_error(fmt::format("{} {}", (dir / "summary.json").string(), why));
-    if (!summary->is_object())
-        throw folder_error(fmt::format("{} is not a pacer summary (not an object)",
-                                       (dir / "summary.json").string()));
+    const auto summary = metrics::read_summary(dir);
+    if (!summary.json)
+        throw folder_error(fmt::format("{} {}", summary.path.string(), summary.why));
+    if (!summary.object())
+        throw folder_error(
+            fmt::format("{} is not a pacer summary (not an object)", summary.path.string()));
     result_folder f;
     f.dir = dir;
-    f.summary = summary->as_object();
+    f.summary = *summary.object();
     const auto* cmd = f.summary.if_contains("command");
     const std::string command = cmd && cmd->is_string() ? std::string(cmd->as_string()) : "";
     if (http_summary(f.summary, command)) {

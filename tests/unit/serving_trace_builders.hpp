@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include <limits>
 #include <optional>
 #include <span>
 #include <string>
@@ -58,6 +59,19 @@ inline trace_line event(std::string dir, double t, std::string_view type, int n)
     return line(std::move(dir), t, fmt::format(R"({{"type":"{}","event_id":"e{}"}})", type, n));
 }
 
+/// One append receipt; `scheduled` nullopt: none recorded (C1/C2).
+inline pacer::trace::append_receipt receipt(std::string_view id, std::uint64_t seq,
+                                            std::optional<double> scheduled, double start,
+                                            double completed) {
+    pacer::trace::append_receipt a;
+    a.set_id(id);
+    a.seq = seq;
+    a.scheduled_s = scheduled.value_or(std::numeric_limits<double>::quiet_NaN());
+    a.start_s = start;
+    a.completed_s = completed;
+    return a;
+}
+
 /// Receipts of `appends` packets sent exactly on the 80 ms grid from `start`.
 inline send_receipts receipts_for(double start, std::size_t appends) {
     send_receipts r;
@@ -65,8 +79,7 @@ inline send_receipts receipts_for(double start, std::size_t appends) {
     r.admitted = true;
     for (std::size_t i = 0; i < appends; ++i) {
         const double at = start + 0.08 * static_cast<double>(i);
-        r.appends.push_back(
-            {fmt::format("c{}", i), static_cast<std::int64_t>(i), at, at, at + 1e-4});
+        r.appends.push_back(receipt(fmt::format("c{}", i), i, at, at, at + 1e-4));
     }
     return r;
 }
@@ -85,12 +98,12 @@ inline std::string trace_text(std::span<const trace_line> lines) {
 inline std::string receipts_text(const send_receipts& r) {
     boost::json::array appends;
     for (const auto& a : r.appends) {
-        boost::json::object o{{"event_id", a.event_id},
+        boost::json::object o{{"event_id", a.id()},
                               {"seq", a.seq},
                               {"start_s", a.start_s},
                               {"completed_s", a.completed_s}};
-        if (a.scheduled_s)
-            o["scheduled_s"] = *a.scheduled_s;
+        if (const auto scheduled = a.scheduled())
+            o["scheduled_s"] = *scheduled;
         appends.emplace_back(std::move(o));
     }
     boost::json::object o{{"appends", std::move(appends)}};

@@ -262,8 +262,9 @@ TEST(TimelineMetrics, MediaLagTakesTheFirstPacketOfEachMediaTime) {
     send_receipts r;
     r.session_start_s = 10.0;
     for (int i = 0; i < 3; ++i)
-        r.appends.push_back({fmt::format("c{}", i), i, 10.0 + 0.08 * i,
-                             10.0 + 0.08 * i + 0.001 * (i + 1), 10.0 + 0.08 * i + 0.01});
+        r.appends.push_back(receipt(fmt::format("c{}", i), static_cast<std::uint64_t>(i),
+                                    10.0 + 0.08 * i, 10.0 + 0.08 * i + 0.001 * (i + 1),
+                                    10.0 + 0.08 * i + 0.01));
     const std::vector<trace_line> t{
         audio(10.12, unit_samples, 0, "r", 0.0),      // media 0: first
         audio(10.13, unit_samples, 1, "r", 0.0),      // media 0 again: ignored

@@ -209,10 +209,10 @@ TEST(SessionMetrics, NonContinuousProfileNullsContinuousFields) {
 
 TEST(SendLateness, ClampsAndCountsLateSends) {
     send_receipts r;
-    r.appends.push_back({"a", 0, 1.0, 0.99, 1.0});         // early -> 0
-    r.appends.push_back({"b", 1, 1.08, 1.09, 1.1});        // 10 ms
-    r.appends.push_back({"c", 2, 1.16, 1.19, 1.2});        // 30 ms: late
-    r.appends.push_back({"d", 3, std::nullopt, 1.3, 1.3}); // no schedule: no sample
+    r.appends.push_back(receipt("a", 0, 1.0, 0.99, 1.0));         // early -> 0
+    r.appends.push_back(receipt("b", 1, 1.08, 1.09, 1.1));        // 10 ms
+    r.appends.push_back(receipt("c", 2, 1.16, 1.19, 1.2));        // 30 ms: late
+    r.appends.push_back(receipt("d", 3, std::nullopt, 1.3, 1.3)); // no schedule: no sample
     const auto s = send_lateness(r);
     ASSERT_EQ(s.lateness_s.size(), 3u);
     EXPECT_DOUBLE_EQ(s.lateness_s[0], 0.0);
@@ -224,7 +224,7 @@ TEST(SendLateness, ClampsAndCountsLateSends) {
 
 TEST(SendLateness, ExactlyTwentyMillisecondsIsNotLate) {
     send_receipts r;
-    r.appends.push_back({"a", 0, 0.0, 0.020, 0.021});
+    r.appends.push_back(receipt("a", 0, 0.0, 0.020, 0.021));
     EXPECT_EQ(send_lateness(r).late, 0u);
 }
 
@@ -305,34 +305,6 @@ TEST(UnitMetrics, MoreUnitsThanExpectedKeepTheReferenceMissRate) {
 }
 
 // --- parsing ------------------------------------------------------------------------------
-
-TEST(ParseTrace, ReadsLinesAndReportsUnreadableOnes) {
-    const auto p =
-        parse_trace("{\"direction\":\"send\",\"time_s\":1.5,\"event\":{\"type\":\"x\"}}\n"
-                    "not json\n"
-                    "{\"direction\":\"send\",\"time_s\":\"1\",\"event\":{}}\n"
-                    "{\"direction\":\"receive\",\"time_s\":2,\"event\":{\"type\":\"y\"}}\n");
-    ASSERT_EQ(p.lines.size(), 2u);
-    EXPECT_EQ(p.lines[0].direction, "send");
-    EXPECT_DOUBLE_EQ(p.lines[0].time_s, 1.5);
-    EXPECT_EQ(p.lines[1].line, 4u);
-    ASSERT_EQ(p.errors.size(), 2u);
-    EXPECT_EQ(p.errors[0].rfind("trace line 2:", 0), 0u);
-    EXPECT_EQ(p.errors[1].rfind("trace line 3:", 0), 0u);
-}
-
-TEST(ParseReceipts, ReadsTheC4Shape) {
-    const auto r = parse_receipts(R"({"session_start_s":null,"admitted":false,"appends":[]})");
-    EXPECT_FALSE(r.session_start_s);
-    EXPECT_EQ(r.admitted, false);
-    const auto s = parse_receipts(
-        R"({"session_start_s":1.5,"admitted":true,"appends":[{"event_id":"e","seq":0,"scheduled_s":1.5,"start_s":1.5,"completed_s":1.6}]})");
-    ASSERT_EQ(s.appends.size(), 1u);
-    EXPECT_EQ(s.appends[0].event_id, "e");
-    EXPECT_DOUBLE_EQ(*s.appends[0].scheduled_s, 1.5);
-    EXPECT_THROW(parse_receipts("{"), std::runtime_error);
-    EXPECT_THROW(parse_receipts(R"({"session_start_s":1})"), std::runtime_error);
-}
 
 TEST(Aggregate, PoolsSessionsAndKeepsFailuresInTheDenominator) {
     const auto good = compute_session_metrics(worked_session({10.0, 10.08, 10.28, 10.36}),

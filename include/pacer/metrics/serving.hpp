@@ -1,10 +1,13 @@
 #pragma once
 // Serving metrics of one recorded session (docs/protocol.md §4), computed offline from its
 // trace and its input-send receipts. Pure functions: no files, no sockets. Parsing takes the
-// files' text; `pacer replay` reads the files.
+// files' text; `pacer replay` reads the files. The receipts' type and parser are trace's
+// (pacer/trace/receipts.hpp), and so are the trace lines' (pacer/trace/lines.hpp).
 
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/constants.hpp>
+#include <pacer/trace/lines.hpp>
+#include <pacer/trace/receipts.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -28,41 +31,14 @@ inline constexpr double playback_epsilon_s = 1e-9;
 inline constexpr double input_bytes_per_s = static_cast<double>(schedule::input_bytes_per_second);
 inline constexpr std::size_t input_packet_bytes = schedule::packet_bytes;
 
-/// One line of `trace.jsonl` (docs/protocol.md §3.1).
-struct trace_line {
-    std::string direction; ///< "send", "receive", "error" or "admission"
-    double time_s = 0;
-    boost::json::object event;
-    std::size_t line = 0; ///< 1-based line number in the file (0: built in memory)
-};
+/// `trace.jsonl` as `trace::parse_trace` reads it (docs/protocol.md §3.1).
+using trace::parse_trace;
+using trace::parsed_trace;
+using trace::trace_line;
 
-/// A parsed trace: the readable lines, and one message per unreadable line.
-struct parsed_trace {
-    std::vector<trace_line> lines;
-    std::vector<std::string> errors; ///< "trace line L: <reason>"
-};
-
-/// Parses JSONL text. A line is readable when it is a JSON object with a string `direction`,
-/// a finite number `time_s` and an object `event`; anything else is reported in `errors`.
-parsed_trace parse_trace(std::string_view jsonl);
-
-/// One append of `input-send-receipts.json` (docs/protocol.md §3.2).
-struct send_receipt {
-    std::string event_id;
-    std::int64_t seq = 0;
-    std::optional<double> scheduled_s; ///< absent in C1/C2 receipts
-    double start_s = 0;
-    double completed_s = 0;
-};
-
-struct send_receipts {
-    std::optional<double> session_start_s;
-    std::optional<bool> admitted; ///< C4 only
-    std::vector<send_receipt> appends;
-};
-
-/// Parses `input-send-receipts.json`; throws std::runtime_error with the reason.
-send_receipts parse_receipts(std::string_view json);
+/// `input-send-receipts.json` as `trace::parse_receipts` reads it (docs/protocol.md §3.2); the
+/// metrics read other clients' folders too (`trace::receipt_rules::any_client`).
+using trace::send_receipts;
 
 /// `{n, p50, p75, p95, p99, max}` with linear-interpolated percentiles; empty: n=0, rest null.
 boost::json::object distribution_json(std::vector<double> values);

@@ -1,10 +1,11 @@
 #pragma once
 // The send receipts of a session and what the session recorded (docs/protocol.md §3.2): one
 // type, one formatter and one parser of `input-send-receipts.json`. The session fills a
-// `session_result` and streams its receipts to the writer; metrics, replay and reports read
-// them back through `read_receipts`.
+// `session_result` and streams its receipts to the writer; the runner reads them back through
+// `read_receipts`, and metrics, replay, reports and the recorder through `parse_receipts`.
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -24,13 +25,28 @@ struct handshake_times {
 /// One append as `input-send-receipts.json` records it: small and allocation-free (64 bytes),
 /// streamed to the writer as the session goes.
 struct append_receipt {
-    std::array<char, 32> event_id{}; ///< the append's 32 hex character `event_id`
+    /// The append's `event_id`: pacer's are 32 hex characters; one read from another client's
+    /// file (`receipt_rules::any_client`) may be shorter, padded with NUL.
+    std::array<char, 32> event_id{};
     std::uint64_t seq = 0;
+    /// The packet's deadline as the session recorded it; NaN when the file records none
+    /// (C1/C2 receipts, read with `receipt_rules::any_client`): see `scheduled()`.
     double scheduled_s = 0;
     double start_s = 0;
     double completed_s = 0;
 
-    std::string_view id() const { return {event_id.data(), event_id.size()}; }
+    std::string_view id() const {
+        std::size_t n = 0;
+        while (n < event_id.size() && event_id[n] != '\0')
+            ++n;
+        return {event_id.data(), n};
+    }
+    /// Sets `event_id` to `id`; false (and nothing set) when it is longer than 32 characters.
+    bool set_id(std::string_view id);
+    /// `scheduled_s`, or nullopt when the receipt records no deadline.
+    std::optional<double> scheduled() const {
+        return std::isnan(scheduled_s) ? std::nullopt : std::optional<double>(scheduled_s);
+    }
 };
 
 struct session_result {
@@ -89,7 +105,33 @@ std::string receipt_json(const append_receipt& a);
 /// The rest of the file when the session ends: the tail, or the whole file without appends.
 std::string receipts_tail(const session_result& r);
 
-/// Fills `r.appends` from the session's receipts file; returns an error message or "".
+/// How strictly `parse_receipts` reads a receipts file.
+enum class receipt_rules {
+    /// pacer's own files, read back at the end of a run: every append has a 32-character
+    /// `event_id` and a `scheduled_s`.
+    pacer,
+    /// Any recorded folder (replay, reports, serving levels, `pacer record`): also other
+    /// clients' receipts. An append may lack `scheduled_s` (C1/C2 record none; NaN then) and its
+    /// `event_id` may be shorter than 32 characters or absent (empty then).
+    any_client,
+};
+
+/// What `input-send-receipts.json` holds.
+struct send_receipts {
+    std::optional<double> session_start_s; ///< null until the first append was sent
+    std::optional<bool> admitted;          ///< absent in C1-C3 receipts
+    std::vector<append_receipt> appends;
+};
+
+/// Parses the text of `input-send-receipts.json`: an object with an array `appends` of objects
+/// with a non-negative integer `seq` and finite numbers `start_s`, `completed_s` and (pacer's
+/// rules) `scheduled_s`, an `event_id` string (pacer's rules: 32 characters; any client's: at
+/// most 32), and optionally `session_start_s` (a number or null) and `admitted` (read when a
+/// boolean). Throws std::runtime_error with the reason.
+send_receipts parse_receipts(std::string_view text, receipt_rules rules);
+
+/// Fills `r.appends` from the session's receipts file (pacer's rules); returns an error
+/// message or "".
 std::string read_receipts(session_result& r, const std::filesystem::path& file);
 /// The same from the receipts' text (`pacer run --trace none` keeps them in memory); `origin`
 /// names them in the error message.

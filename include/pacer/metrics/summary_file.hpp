@@ -1,0 +1,44 @@
+#pragma once
+// `summary.json` read back: the one reader of a result folder's summary (a run or one of its
+// parts, a merge, a serve sweep or one of its levels, `pacer http`), and what the readers look
+// up in it. `pacer merge` (read_run_part), `pacer replay` and `pacer report`/`export` read
+// summaries here and nowhere else. Like the rest of metrics it may include core, schedule,
+// trace, runtime and protocol only.
+
+#include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
+
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace pacer::metrics {
+
+/// A folder's `summary.json`, as read.
+struct summary_file {
+    std::filesystem::path path;             ///< the folder's `summary.json`
+    std::optional<boost::json::value> json; ///< the parsed file; nullopt: see `why`
+    bool missing = false;                   ///< there is no such file
+    /// Why `json` is empty, to follow the path in a message: "cannot be read" (missing, or not
+    /// readable) or "is not valid JSON: <reason>".
+    std::string why;
+
+    /// The summary's object; null when the file is unread or is not a JSON object.
+    const boost::json::object* object() const { return json ? json->if_object() : nullptr; }
+};
+
+/// Reads `dir/summary.json`. Never throws for a missing, unreadable or malformed file.
+summary_file read_summary(const std::filesystem::path& dir);
+
+/// The input duration a run or a serving level recorded (`config.input_duration_s`).
+std::optional<double> recorded_input_duration(const boost::json::object& summary);
+
+/// The profile a serving level (`profile`) or a run (`config.profile`) recorded, as recorded
+/// (any JSON value); null when none.
+const boost::json::value* recorded_profile_name(const boost::json::object& summary);
+
+/// The wire protocol a serving level recorded (`protocol`); nullopt when none or not a string.
+std::optional<std::string_view> recorded_protocol(const boost::json::object& summary);
+
+} // namespace pacer::metrics
