@@ -2,11 +2,8 @@
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/metrics/summary_file.hpp>
-#include <pacer/runtime/files.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
-
-#include <boost/json/parse.hpp>
 
 #include <fmt/format.h>
 
@@ -23,18 +20,6 @@ namespace fs = std::filesystem;
 namespace json = boost::json;
 
 namespace {
-
-json::value read_json_file(const fs::path& path) {
-    const auto text = runtime::read_file_if_exists(path);
-    if (!text)
-        throw std::runtime_error(fmt::format("cannot read {}", path.string()));
-    boost::system::error_code ec;
-    auto v = json::parse(*text, ec);
-    if (ec)
-        throw std::runtime_error(
-            fmt::format("{} is not valid JSON: {}", path.string(), ec.message()));
-    return v;
-}
 
 double number_at(const json::object& o, std::initializer_list<const char*> path,
                  double fallback = 0) {
@@ -90,24 +75,6 @@ std::string string_at(const json::object& o, std::initializer_list<const char*> 
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
-std::optional<double> optional_seconds(const json::value& v) {
-    if (v.is_null())
-        return std::nullopt;
-    return v.to_number<double>();
-}
-
-arrival_sample read_arrival(const json::object& o) {
-    arrival_sample a;
-    a.index = o.at("index").to_number<std::size_t>();
-    a.offset_ns = o.at("offset_ns").to_number<std::int64_t>();
-    a.dispatched_s = optional_seconds(o.at("dispatched_s"));
-    a.completed_s = optional_seconds(o.at("completed_s"));
-    a.cap_delay_s = o.at("cap_delay_s").to_number<double>();
-    a.dropped = o.at("dropped").as_bool();
-    a.failed = o.at("failed").as_bool();
-    return a;
-}
-
 bool is_open_loop(const run_part& p) {
     const auto* ol = p.summary.if_contains("open_loop");
     return ol && ol->is_object();
@@ -131,42 +98,13 @@ run_part read_run_part(const fs::path& dir) {
         throw std::runtime_error(
             fmt::format("{} is not a pacer run summary", summary.path.string()));
     part.summary = *summary.object();
-    const auto samples = read_json_file(dir / "samples.json");
-    const auto* sessions =
-        samples.is_object() ? samples.as_object().if_contains("sessions") : nullptr;
-    if (!sessions || !sessions->is_array())
-        throw std::runtime_error(
-            fmt::format("{} has no sessions array", (dir / "samples.json").string()));
-    try {
-        for (const auto& s : sessions->as_array()) {
-            session_samples ss;
-            const auto& o = s.as_object();
-            if (const auto* start = o.if_contains("session_start_s"); start && start->is_number())
-                ss.session_start_s = start->to_number<double>();
-            for (const auto& d : o.at("deviation_s").as_array())
-                ss.deviation_s.push_back(d.to_number<double>());
-            if (const auto* h = o.if_contains("handshake_s"); h && h->is_object()) {
-                const auto& ho = h->as_object();
-                handshake_sample hs;
-                hs.connect_s = ho.at("connect").to_number<double>();
-                hs.tls_s = ho.at("tls").to_number<double>();
-                hs.upgrade_s = ho.at("upgrade").to_number<double>();
-                if (const auto* a = ho.if_contains("session_update_ack"))
-                    hs.update_ack_s = optional_seconds(*a);
-                part.handshakes.push_back(hs);
-            }
-            part.sessions.push_back(std::move(ss));
-        }
-        if (const auto* ol = samples.as_object().if_contains("open_loop")) {
-            std::vector<arrival_sample> arrivals;
-            for (const auto& a : ol->as_object().at("arrivals").as_array())
-                arrivals.push_back(read_arrival(a.as_object()));
-            part.arrivals = std::move(arrivals);
-        }
-    } catch (const std::exception& e) {
-        throw std::runtime_error(
-            fmt::format("{} is malformed: {}", (dir / "samples.json").string(), e.what()));
+    auto samples = read_samples(dir / "samples.json", samples_rules::strict);
+    for (auto& e : samples.sessions) {
+        if (e.handshake)
+            part.handshakes.push_back(*e.handshake);
+        part.sessions.push_back(std::move(e.samples));
     }
+    part.arrivals = std::move(samples.arrivals);
     return part;
 }
 

@@ -1,3 +1,4 @@
+#include <pacer/metrics/samples_file.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/report/result_folder.hpp>
@@ -142,46 +143,38 @@ bool read_receipts(const fs::path& dir, session_record& s) {
     return read_receipts_file(dir / session_dir_name(s.index) / "input-send-receipts.json", s);
 }
 
-// Sessions of one run folder (a single run or a part): samples.json names them; the receipts
-// give the per-packet detail when they are there.
+// Sessions of one run folder (a single run or a part): samples.json names them (read with
+// metrics::samples_rules::lenient); the receipts give the per-packet detail when they are there.
 void read_run_sessions(result_folder& f, std::size_t part) {
     const fs::path dir = f.parts[part].dir;
     std::vector<session_record> sessions;
-    std::string why;
-    if (const auto samples = read_json(dir / "samples.json", &why)) {
-        const auto* arr =
-            samples->is_object() ? samples->as_object().if_contains("sessions") : nullptr;
-        if (arr && arr->is_array()) {
-            std::uint32_t next = 0;
-            for (const auto& v : arr->as_array()) {
-                if (!v.is_object())
-                    continue;
-                const auto& o = v.as_object();
-                session_record s;
-                s.part = part;
-                const auto idx = number(o.if_contains("index"));
-                s.index = idx ? static_cast<std::uint32_t>(*idx) : next;
-                next = s.index + 1;
-                s.session_start_s = number(o.if_contains("session_start_s"));
-                if (const auto* d = o.if_contains("deviation_s"); d && d->is_array()) {
-                    std::int64_t seq = 0;
-                    for (const auto& x : d->as_array()) {
-                        packet p;
-                        p.seq = seq++;
-                        p.deviation_s = x.is_number() ? x.to_number<double>() : 0.0;
-                        p.start_s = s.session_start_s ? *s.session_start_s +
-                                                            static_cast<double>(p.seq) *
-                                                                schedule::packet_period_s +
-                                                            p.deviation_s
-                                                      : 0.0;
-                        s.packets.push_back(p);
-                    }
-                }
-                sessions.push_back(std::move(s));
+    std::optional<metrics::run_samples> samples;
+    try {
+        samples = metrics::read_samples(dir / "samples.json", metrics::samples_rules::lenient);
+    } catch (const std::exception& e) {
+        f.notes.push_back(e.what());
+    }
+    if (samples) {
+        for (const auto& e : samples->sessions) {
+            session_record s;
+            s.part = part;
+            s.index = e.index;
+            s.session_start_s = e.samples.session_start_s;
+            std::int64_t seq = 0;
+            for (const double deviation : e.samples.deviation_s) {
+                packet p;
+                p.seq = seq++;
+                p.deviation_s = deviation;
+                p.start_s = s.session_start_s
+                                ? *s.session_start_s +
+                                      static_cast<double>(p.seq) * schedule::packet_period_s +
+                                      p.deviation_s
+                                : 0.0;
+                s.packets.push_back(p);
             }
+            sessions.push_back(std::move(s));
         }
     } else {
-        f.notes.push_back(fmt::format("{} {}", (dir / "samples.json").string(), why));
         // Without samples, every session folder that is there.
         std::error_code ec;
         std::vector<std::uint32_t> found;

@@ -3,6 +3,8 @@
 // or shards on several hosts) as if one client had run them: percentiles are computed over
 // every packet of every part, never averaged.
 
+#include <pacer/metrics/samples_file.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstdint>
@@ -12,31 +14,6 @@
 #include <vector>
 
 namespace pacer::metrics {
-
-struct session_samples {
-    std::optional<double> session_start_s;
-    std::vector<double> deviation_s;
-};
-
-/// One session's handshake phases in seconds, as its part's `samples.json` records them
-/// (`update_ack_s` absent when no session.updated came).
-struct handshake_sample {
-    double connect_s = 0, tls_s = 0, upgrade_s = 0;
-    std::optional<double> update_ack_s;
-};
-
-/// One arrival of an open-loop part, as its `samples.json` records it. Times are seconds
-/// since the part's schedule origin, so a part's lags and latencies never depend on another
-/// host's clock.
-struct arrival_sample {
-    std::size_t index = 0;      ///< in the whole schedule
-    std::int64_t offset_ns = 0; ///< scheduled time since the origin
-    std::optional<double> dispatched_s;
-    std::optional<double> completed_s;
-    double cap_delay_s = 0;
-    bool dropped = false;
-    bool failed = false;
-};
 
 /// One run's folder: its `summary.json` and `samples.json`.
 struct run_part {
@@ -50,7 +27,8 @@ struct run_part {
     std::vector<handshake_sample> handshakes;
 };
 
-/// Reads a run folder. Throws std::runtime_error naming the file that is missing or malformed.
+/// Reads a run folder: its summary, and its samples (`read_samples`, strict rules). Throws
+/// std::runtime_error naming the file that is missing or malformed.
 run_part read_run_part(const std::filesystem::path& dir);
 
 /// The pooled summary of `parts`: sessions and packets summed (JSON integers), deviation

@@ -102,6 +102,7 @@ deviations_source run_receipts(std::filesystem::path root,
 /// session's deviations are read from `source`, written and dropped, so no more than one
 /// session's receipts are in memory. Returns an error message for each session whose
 /// deviations could not be read (its `deviation_s` is then empty).
+/// Read back by `read_samples` (metrics/samples_file.hpp).
 std::vector<std::string> write_samples(const std::function<void(std::string_view)>& out,
                                        const std::vector<trace::session_result>& sessions,
                                        const deviations_source& source,
