@@ -147,10 +147,7 @@ run_samples read_samples(const std::filesystem::path& file, samples_rules rules)
         if (!text)
             throw std::runtime_error(fmt::format("cannot read {}", file.string()));
     } else {
-        try {
-            text = runtime::read_file_if_exists(file);
-        } catch (const std::exception&) {
-        }
+        text = runtime::read_file_if_readable(file);
         if (!text)
             throw std::runtime_error(fmt::format("{} cannot be read", file.string()));
     }

@@ -1,35 +1,11 @@
 #include <pacer/metrics/summary_file.hpp>
-#include <pacer/runtime/files.hpp>
-
-#include <boost/json/parse.hpp>
-
-#include <exception>
 
 namespace pacer::metrics {
 
 namespace json = boost::json;
 
 summary_file read_summary(const std::filesystem::path& dir) {
-    summary_file f;
-    f.path = dir / "summary.json";
-    std::optional<std::string> text;
-    try {
-        text = runtime::read_file_if_exists(f.path);
-        f.missing = !text;
-    } catch (const std::exception&) {
-    }
-    if (!text) {
-        f.why = "cannot be read";
-        return f;
-    }
-    boost::system::error_code ec;
-    auto v = json::parse(*text, ec);
-    if (ec) {
-        f.why = "is not valid JSON: " + ec.message();
-        return f;
-    }
-    f.json = std::move(v);
-    return f;
+    return runtime::read_json_file(dir / "summary.json");
 }
 
 std::optional<double> recorded_input_duration(const json::object& summary) {

@@ -3,6 +3,7 @@
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/report/result_folder.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/runtime/json_file.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/trace/receipts.hpp>
 
@@ -50,32 +51,6 @@ std::size_t result_folder::packet_count() const {
 
 namespace {
 
-// The file, or nullopt when it is missing or cannot be read.
-std::optional<std::string> read_text(const fs::path& p) {
-    try {
-        return runtime::read_file_if_exists(p);
-    } catch (const std::exception&) {
-        return std::nullopt;
-    }
-}
-
-std::optional<json::value> read_json(const fs::path& p, std::string* why = nullptr) {
-    const auto text = read_text(p);
-    if (!text) {
-        if (why)
-            *why = "cannot be read";
-        return std::nullopt;
-    }
-    boost::system::error_code ec;
-    auto v = json::parse(*text, ec);
-    if (ec) {
-        if (why)
-            *why = "is not valid JSON: " + ec.message();
-        return std::nullopt;
-    }
-    return v;
-}
-
 std::optional<double> number(const json::value* v) {
     if (v && v->is_number())
         return v->to_number<double>();
@@ -102,7 +77,7 @@ std::string session_dir_name(std::uint32_t index) {
 
 // The receipts of one session, as packets; false when the file is missing or unreadable.
 bool read_receipts_file(const fs::path& file, session_record& s) {
-    const auto text = read_text(file);
+    const auto text = runtime::read_file_if_readable(file);
     if (!text)
         return false;
     trace::send_receipts r;
@@ -306,11 +281,10 @@ void read_serve(result_folder& f) {
 }
 
 void read_schedule(result_folder& f) {
-    std::string why;
-    const auto doc = read_json(f.dir / "schedule.json", &why);
-    if (!doc || !doc->is_object()) {
+    const auto doc = runtime::read_json_file(f.dir / "schedule.json");
+    if (!doc.object()) {
         f.notes.push_back(fmt::format("{} {}: offered arrivals unknown",
-                                      (f.dir / "schedule.json").string(), why));
+                                      (f.dir / "schedule.json").string(), doc.why));
         return;
     }
     // A shard of an open-loop run saves the whole schedule but runs arrivals I, I+N, ... of it
@@ -319,7 +293,7 @@ void read_schedule(result_folder& f) {
     const auto count = number(find(f.summary, {"shard", "count"}));
     const std::size_t first = index && count && *count >= 1 ? static_cast<std::size_t>(*index) : 0;
     const std::size_t step = index && count && *count >= 1 ? static_cast<std::size_t>(*count) : 1;
-    if (const auto* offs = doc->as_object().if_contains("offsets_ns"); offs && offs->is_array()) {
+    if (const auto* offs = doc.object()->if_contains("offsets_ns"); offs && offs->is_array()) {
         const auto& a = offs->as_array();
         for (std::size_t i = first; i < a.size(); i += step)
             if (a[i].is_number())
@@ -369,8 +343,8 @@ void read_recording(result_folder& f) {
                 if (!read_receipts_file(vdir / "input-send-receipts.json", s))
                     ++without;
             }
-            if (const auto report = read_json(vdir / "report.json"); report && report->is_object())
-                if (const auto* cases = report->as_object().if_contains("cases");
+            if (const auto report = runtime::read_json_file(vdir / "report.json"); report.object())
+                if (const auto* cases = report.object()->if_contains("cases");
                     cases && cases->is_array() && !cases->as_array().empty())
                     if (const auto* c = cases->as_array()[0].if_object())
                         if (const auto* sv2 = c->if_contains("serving"); sv2 && sv2->is_object())
@@ -393,7 +367,7 @@ std::optional<std::uint64_t> whole(const json::value* v) {
 // A `pacer http` folder: requests.jsonl, one line per arrival (dropped ones too).
 void read_http(result_folder& f) {
     f.parts.push_back(make_part(f.dir, f.summary));
-    const auto text = read_text(f.dir / "requests.jsonl");
+    const auto text = runtime::read_file_if_readable(f.dir / "requests.jsonl");
     if (!text) {
         f.notes.push_back(fmt::format("{} cannot be read: the plots have no requests",
                                       (f.dir / "requests.jsonl").string()));
@@ -486,11 +460,10 @@ result_folder read_result_folder(const fs::path& dir) {
     if (!fs::is_directory(dir, ec))
         throw folder_error(fmt::format("{} is not a folder", dir.string()));
     if (!fs::exists(dir / "summary.json", ec) && fs::exists(dir / "run.json", ec)) {
-        std::string why;
-        const auto run = read_json(dir / "run.json", &why);
-        if (!run)
-            throw folder_error(fmt::format("{} {}", (dir / "run.json").string(), why));
-        const auto* kind = run->is_object() ? run->as_object().if_contains("kind") : nullptr;
+        const auto run = runtime::read_json_file(dir / "run.json");
+        if (!run.json)
+            throw folder_error(fmt::format("{} {}", (dir / "run.json").string(), run.why));
+        const auto* kind = run.object() ? run.object()->if_contains("kind") : nullptr;
         if (!kind || !kind->is_string() || kind->as_string() != "pacer-record")
             throw folder_error(fmt::format("{} was not written by pacer record (no kind "
                                            "\"pacer-record\"): pacer report reads those",
@@ -498,23 +471,22 @@ result_folder read_result_folder(const fs::path& dir) {
         result_folder f;
         f.dir = dir;
         f.kind = folder_kind::recording;
-        f.summary = run->as_object();
+        f.summary = *run.object();
         read_recording(f);
         return f;
     }
     if (!fs::exists(dir / "summary.json", ec) && fs::exists(dir / "capacity.json", ec)) {
-        std::string why;
-        const auto cap = read_json(dir / "capacity.json", &why);
-        if (!cap)
-            throw folder_error(fmt::format("{} {}", (dir / "capacity.json").string(), why));
-        if (!cap->is_object() || !cap->as_object().contains("capacity_rps"))
+        const auto cap = runtime::read_json_file(dir / "capacity.json");
+        if (!cap.json)
+            throw folder_error(fmt::format("{} {}", (dir / "capacity.json").string(), cap.why));
+        if (!cap.object() || !cap.object()->contains("capacity_rps"))
             throw folder_error(fmt::format("{} was not written by pacer http --find-capacity (no "
                                            "capacity_rps)",
                                            (dir / "capacity.json").string()));
         result_folder f;
         f.dir = dir;
         f.kind = folder_kind::http_capacity;
-        f.summary = cap->as_object();
+        f.summary = *cap.object();
         read_http_capacity(f);
         return f;
     }

@@ -33,6 +33,14 @@ std::optional<std::string> read_file_if_exists(const fs::path& path) {
     return std::move(ss).str();
 }
 
+std::optional<std::string> read_file_if_readable(const fs::path& path) {
+    try {
+        return read_file_if_exists(path);
+    } catch (const std::exception&) {
+        return std::nullopt;
+    }
+}
+
 void write_new_file(const fs::path& path, std::string_view content) {
     new_file f(path);
     f.write(content);

@@ -5,6 +5,8 @@
 // summaries here and nowhere else. Like the rest of metrics it may include core, schedule,
 // trace, runtime and protocol only.
 
+#include <pacer/runtime/json_file.hpp>
+
 #include <boost/json/object.hpp>
 #include <boost/json/value.hpp>
 
@@ -15,18 +17,9 @@
 
 namespace pacer::metrics {
 
-/// A folder's `summary.json`, as read.
-struct summary_file {
-    std::filesystem::path path;             ///< the folder's `summary.json`
-    std::optional<boost::json::value> json; ///< the parsed file; nullopt: see `why`
-    bool missing = false;                   ///< there is no such file
-    /// Why `json` is empty, to follow the path in a message: "cannot be read" (missing, or not
-    /// readable) or "is not valid JSON: <reason>".
-    std::string why;
-
-    /// The summary's object; null when the file is unread or is not a JSON object.
-    const boost::json::object* object() const { return json ? json->if_object() : nullptr; }
-};
+/// A folder's `summary.json`, as read (runtime::read_json_file): `path`, `json` or `why`,
+/// `missing`, `object()`.
+using summary_file = runtime::json_file;
 
 /// Reads `dir/summary.json`. Never throws for a missing, unreadable or malformed file.
 summary_file read_summary(const std::filesystem::path& dir);

@@ -14,6 +14,10 @@ namespace pacer::runtime {
 /// read error).
 std::optional<std::string> read_file_if_exists(const std::filesystem::path& path);
 
+/// The bytes of `path`; nullopt when it is missing or cannot be read (for readers that note
+/// what they could not read and go on).
+std::optional<std::string> read_file_if_readable(const std::filesystem::path& path);
+
 /// Writes `content` to a new file (never an existing one); throws std::runtime_error naming the
 /// file on failure.
 void write_new_file(const std::filesystem::path& path, std::string_view content);
