@@ -21,7 +21,7 @@ std::string lower(std::string s) {
 
 } // namespace
 
-void add_client_options(CLI::App& sub, client_settings& s) {
+void add_client_options(CLI::App& sub, run::client_settings& s) {
     sub.add_option("--ca-file", s.ca_file,
                    "wss://: trust the CA certificates of this PEM file instead of the system's "
                    "CA store (docs/tls.md)")
@@ -49,7 +49,7 @@ transport::ws_endpoint url_option(const std::string& url) {
     }
 }
 
-void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep) {
+void apply_client_settings(const run::client_settings& s, transport::ws_endpoint& ep) {
     auto& c = ep.client;
     c.ca_file = s.ca_file;
     c.insecure = s.insecure;

@@ -5,6 +5,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/record/dataset.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -51,7 +52,7 @@ int synth(const dataset_settings& s) {
         fmt::print("  speech     {}\n", espeak->string());
         fmt::print("  output     {} (manifest.jsonl, dataset.json, audio/<id>/), at most {}\n",
                    out.string(), format_bytes(bytes));
-        return exit_ok;
+        return runtime::exit_ok;
     }
     create_output_dir(out);
     record::synth_options o;
@@ -64,7 +65,7 @@ int synth(const dataset_settings& s) {
     o.espeak = espeak->string();
     const auto n = record::synthesize(o);
     fmt::print("{} sample(s) x 2 variants in {} (manifest.jsonl)\n", n, out.string());
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 } // namespace

@@ -11,6 +11,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -477,8 +478,8 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     options.policy = plan.policy;
     // The live line: its own thread, reading the dispatcher's and the requests' relaxed atomic
     // totals. Its ETA is the last arrival; the answers still in flight come on top.
-    http_progress_reporter progress(
-        resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1).value_or(progress_mode::off));
+    http_progress_reporter progress(run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1)
+                                        .value_or(run::progress_mode::off));
     progress.begin("", plan.offsets, s.max_concurrency, to_seconds(plan.offsets.back()));
     http_live* live = progress.on() ? &progress.requests() : nullptr;
     if (progress.on())
@@ -710,10 +711,10 @@ int find_capacity(const http_settings& s, http_plan plan) {
                client_limited ? "; a probe did not keep its schedule (the client fell behind, "
                                 "exit 3): its rate was not measurable"
                               : "");
-    run_verdict v;
+    runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;
-    return exit_status(v);
+    return runtime::exit_status(v);
 }
 
 int run_http(const http_settings& s) {
@@ -725,16 +726,16 @@ int run_http(const http_settings& s) {
                        "probe passes when it keeps its schedule and {:g} of its requests meet "
                        "--goodput; one folder per probe and capacity.json\n",
                        plan.schedule.spec.rate, s.capacity_steps, s.goodput_fraction);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     if (s.find_capacity)
         return find_capacity(s, plan);
     const run_outcome o = execute(s, plan, plan.output);
-    run_verdict v;
+    runtime::run_verdict v;
     v.interrupted = o.interrupted;
     v.client_fell_behind = !o.kept;
     v.server_failed = o.failed > 0;
-    return exit_status(v);
+    return runtime::exit_status(v);
 }
 
 } // namespace

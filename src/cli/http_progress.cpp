@@ -88,19 +88,19 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
     return s;
 }
 
-std::string format_http_progress(const http_progress_snapshot& s, const progress_view& v,
+std::string format_http_progress(const http_progress_snapshot& s, const run::progress_view& v,
                                  bool terminal, std::size_t width) {
     std::string eta;
     if (v.expected_s && *v.expected_s > v.elapsed_s)
-        eta = fmt::format(" (ETA {})", short_duration(*v.expected_s - v.elapsed_s + 0.999));
+        eta = fmt::format(" (ETA {})", run::short_duration(*v.expected_s - v.elapsed_s + 0.999));
     std::string kinds;
     for (std::size_t k = 0; k < s.failed.size(); ++k)
         if (s.failed[k] > 0)
             kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind_name(k), s.failed[k]);
     std::string text = fmt::format(
         "progress {}{}{}  requests {}/{} due, {} dispatched, {} in flight, {} done, {} failed{}",
-        v.label.empty() ? "" : v.label + "  ", short_duration(v.elapsed_s), eta, s.due, s.total,
-        s.dispatched, s.in_flight(), s.done, s.failed_total(),
+        v.label.empty() ? "" : v.label + "  ", run::short_duration(v.elapsed_s), eta, s.due,
+        s.total, s.dispatched, s.in_flight(), s.done, s.failed_total(),
         kinds.empty() ? "" : " (" + kinds + ")");
     const auto ms = [](std::optional<double> x) {
         return x ? fmt::format("{:.3g} ms", *x * 1e3) : std::string("–");
@@ -121,9 +121,9 @@ std::string format_http_progress(const http_progress_snapshot& s, const progress
     return terminal ? "\r\033[K" + text : text + "\n";
 }
 
-http_progress_reporter::http_progress_reporter(progress_mode mode, std::FILE* out)
+http_progress_reporter::http_progress_reporter(run::progress_mode mode, std::FILE* out)
     : lines_(mode, out) {
-    lines_.set_line([this](const progress_view& v, bool terminal, std::size_t width) {
+    lines_.set_line([this](const run::progress_view& v, bool terminal, std::size_t width) {
         std::lock_guard lock(mutex_);
         const auto snap = take_http_snapshot(state_->dispatch, state_->requests, offsets_,
                                              max_concurrency_, clock::now());

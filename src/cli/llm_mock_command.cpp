@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/llm_mock.hpp>
 
@@ -96,7 +97,7 @@ int run_llm_mock(llm_mock_settings& s) {
         fmt::print("  stats      {}\n", s.stats_output.empty()
                                             ? std::string("not written (no --stats-output)")
                                             : s.stats_output + " on SIGINT/SIGTERM");
-        return exit_ok;
+        return runtime::exit_ok;
     }
     runtime::ensure_descriptors(64);
     try {
@@ -121,7 +122,7 @@ int run_llm_mock(llm_mock_settings& s) {
     io.run();
     if (!s.stats_output.empty())
         write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 
 #include <CLI/CLI.hpp>
@@ -47,7 +48,7 @@ int main(int argc, char** argv) {
                            word, names);
             } else
                 fmt::print(stderr, "pacer: unknown command '{}'; did you mean '{}'?\n", word, near);
-            return exit_usage;
+            return runtime::exit_usage;
         }
         break;
     }
@@ -63,7 +64,7 @@ int main(int argc, char** argv) {
     } catch (const CLI::ParseError& e) {
         // One clear line, never a usage dump: the user asked for something specific.
         fmt::print(stderr, "pacer: {}\n", e.what());
-        return exit_usage;
+        return runtime::exit_usage;
     }
 
     try {
@@ -72,16 +73,16 @@ int main(int argc, char** argv) {
                 return c.run();
     } catch (const usage_error& e) {
         fmt::print(stderr, "pacer: {}\n", e.what());
-        return exit_usage;
+        return runtime::exit_usage;
     } catch (const runtime::descriptor_limit_error& e) {
         // The request cannot be met as asked, in every command alike: nothing was written.
         fmt::print(stderr, "pacer: {}\n", e.what());
-        return exit_usage;
+        return runtime::exit_usage;
     } catch (const std::exception& e) {
         fmt::print(stderr, "pacer: error: {}\n", e.what());
-        return exit_failed;
+        return runtime::exit_failed;
     }
-    return exit_usage;
+    return runtime::exit_usage;
 }
 
 } // namespace pacer::cli

@@ -4,6 +4,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/metrics/merge.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -65,7 +66,7 @@ int run_merge(const merge_settings& s) {
     }
     if (s.dry_run) {
         print_merge_plan(s, parts);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     auto merged = metrics::merge_parts(parts);
     merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
@@ -121,9 +122,10 @@ int run_merge(const merge_settings& s) {
                                  part.at("sessions_incomplete").as_uint64(),
                                  part.at("sessions").as_uint64());
         fmt::print(stderr, "pacer merge: incomplete parts: {}\n", which);
-        return exit_failed;
+        return runtime::exit_failed;
     }
-    return merged.at("pacing_qualified").as_bool() && schedule_kept ? exit_ok : exit_unqualified;
+    return merged.at("pacing_qualified").as_bool() && schedule_kept ? runtime::exit_ok
+                                                                    : runtime::exit_unqualified;
 }
 
 } // namespace

@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/server/probe_mock.hpp>
 
 #include <CLI/CLI.hpp>
@@ -41,7 +42,7 @@ int run_mock(mock_settings& s) {
     if (s.dry_run) {
         check_mock_process(s.options, s.stats_output, make);
         print_mock_plan(s);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     return run_mock_process(s.options, s.stats_output, make);
 }

@@ -2,6 +2,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -126,7 +127,7 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     stats["peak_rss_bytes"] = usage.peak_rss_bytes;
     if (!stats_output.empty())
         write_new_file(stats_output, boost::json::serialize(stats) + "\n");
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 local_mock::local_mock(const mock_factory& make) : mock_(make(io_)) {

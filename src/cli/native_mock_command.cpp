@@ -5,6 +5,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
@@ -77,7 +78,7 @@ int run_native_mock(native_mock_settings& s) {
     if (s.dry_run) {
         check_mock_process(o, s.stats_output, make);
         print_native_mock_plan(s);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     return run_mock_process(o, s.stats_output, make);
 }

@@ -8,7 +8,6 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
-#include <pacer/cli/progress.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -19,6 +18,8 @@
 #include <pacer/record/postprocess.hpp>
 #include <pacer/record/postprocess_command.hpp>
 #include <pacer/record/run_state.hpp>
+#include <pacer/run/progress.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
@@ -321,12 +322,12 @@ int record(record_settings s) {
         fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
         fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", out.string(),
                    resumed ? " resumed" : "");
-        return exit_ok;
+        return runtime::exit_ok;
     }
 
     if (resumed && to_record == 0) {
         fmt::print("pacer record: {} has no pending variant; nothing to record\n", out.string());
-        return exit_ok;
+        return runtime::exit_ok;
     }
     std::unique_ptr<local_mock> mock;
     std::string target = s.url;
@@ -425,8 +426,8 @@ int record(record_settings s) {
     std::fflush(stdout);
     // The live line of each batch: on its own thread, fed by the sessions' relaxed atomic
     // totals (as pacer run's); its ETA is the batch's longest input and the stagger.
-    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
-    progress_reporter progress(*progress_mode);
+    const auto progress_mode = run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    run::progress_reporter progress(*progress_mode);
     bool interrupted = false;
     std::size_t next = 0, batch_no = 0;
     catch_stop_signals();
@@ -708,11 +709,11 @@ int record(record_settings s) {
     if (interrupted)
         fmt::print("INTERRUPTED by a signal: pacer record --resume {} records what is missing\n",
                    out.string());
-    run_verdict v;
+    runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = totals.late_packets > 0 || totals.loop_over_80ms > 0;
     v.server_failed = counts["fail"] + counts["error"] > 0;
-    return exit_status(v);
+    return runtime::exit_status(v);
 }
 
 } // namespace

@@ -9,6 +9,7 @@
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
@@ -265,7 +266,7 @@ int run(const replay_settings& s) {
 
     if (s.dry_run) {
         print_replay_plan(s, *profile, sessions, input_duration, output);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     metrics::session_params context;
     context.input_duration_s = input_duration;
@@ -314,7 +315,7 @@ int run(const replay_settings& s) {
         fmt::print("{:<12} {}\n", id, row);
     fmt::print("{} of {} cases passed ({} failed, {} not exercised); report: {}\n", passed,
                sessions.size(), failed, not_exercised, output.string());
-    return passed == sessions.size() ? exit_ok : exit_failed;
+    return passed == sessions.size() ? runtime::exit_ok : runtime::exit_failed;
 }
 
 } // namespace

@@ -8,6 +8,7 @@
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/result_folder.hpp>
 #include <pacer/report/tables.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -65,7 +66,7 @@ int run_report(const report_settings& s) {
             "{}\n",
             folders.size() == 1 ? s.inputs[0] : s.inputs[0] + " against " + s.inputs[1],
             out.string());
-        return exit_ok;
+        return runtime::exit_ok;
     }
     std::string html;
     try {
@@ -85,7 +86,7 @@ int run_report(const report_settings& s) {
                    : fmt::format("{} sessions, {} packets", folders[0].sessions.size(),
                                  folders[0].packet_count()),
                out.string());
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 struct export_settings {
@@ -108,14 +109,14 @@ int run_export(const export_settings& s) {
         fmt::print("pacer export --dry-run: checked; nothing written\n  input      {} ({})\n"
                    "  tables     {} as {} in {}\n",
                    s.input, to_string(folder.kind), tables.size(), s.format, out.string());
-        return exit_ok;
+        return runtime::exit_ok;
     }
     const auto files = write_table_files(tables, out, s.format);
     fmt::print("pacer export: {} as {}\n", to_string(folder.kind), s.format);
     for (std::size_t i = 0; i < tables.size(); ++i)
         fmt::print("  {:<10} {} rows  {}\n", tables[i].name, tables[i].rows.size(),
                    files[i].string());
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 } // namespace

@@ -8,12 +8,13 @@
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
-#include <pacer/cli/progress.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -313,9 +314,9 @@ int run(const run_settings& s) {
                         std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
                         *timeout, out, shard, open_loop ? &*open_loop : nullptr, arrivals,
                         start_monotonic, in_flight, descriptors, disk_estimate, disk_free});
-        if (const auto line = transport_line(endpoint); !line.empty())
+        if (const auto line = run::transport_line(endpoint); !line.empty())
             fmt::print("  transport  {}\n", line);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     // The (empty) output folder, then the built-in mock when no --url is given: the run takes a
     // running server's endpoint.

@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 
@@ -78,13 +79,13 @@ int run_schedule(const schedule_options& o) {
 
     if (o.dry_run) {
         print_schedule_plan(o, spec, offsets);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     const std::string text =
         o.format == "json" ? schedule::to_json(spec, offsets) : schedule::to_csv(offsets);
     if (std::fwrite(text.data(), 1, text.size(), stdout) != text.size() || std::fflush(stdout))
         throw std::runtime_error("cannot write the schedule to stdout");
-    return exit_ok;
+    return runtime::exit_ok;
 }
 
 } // namespace

@@ -10,12 +10,13 @@
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
-#include <pacer/cli/progress.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/progress.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
@@ -68,8 +69,8 @@ struct serve_settings {
     bool dry_run = false;
     std::string progress = "auto";
     bool no_report = false;
-    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
-    client_settings client;    // wss:// trust and handshake headers
+    std::string export_format;   ///< --export csv|jsonl: the tables at the end ("": none)
+    run::client_settings client; // wss:// trust and handshake headers
 };
 
 bool use_color() {
@@ -189,7 +190,8 @@ std::vector<std::size_t> parse_levels(const serve_settings& s) {
 // table, a row per run of a level.
 class serve_printer final : public sweep::sweep_observer {
 public:
-    serve_printer(progress_reporter& progress, bool color) : progress_(progress), color_(color) {}
+    serve_printer(run::progress_reporter& progress, bool color)
+        : progress_(progress), color_(color) {}
 
     session::live_counters* level_starting(const std::string& label, double expected_s) override {
         if (!progress_.on())
@@ -208,7 +210,7 @@ public:
     void stopped_unreachable() override { fmt::print("stopped: the server cannot be reached\n"); }
 
 private:
-    progress_reporter& progress_;
+    run::progress_reporter& progress_;
     bool color_;
 };
 
@@ -420,7 +422,7 @@ int serve(const serve_settings& s) {
     runtime::ensure_descriptors(largest * 3 + 64);
     if (s.dry_run) {
         print_serve_plan(s, w, levels, out, largest * 3 + 64, disk, disk_free);
-        return exit_ok;
+        return runtime::exit_ok;
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs
         for (std::size_t i = 0; i < w.inputs.size(); ++i)
@@ -447,7 +449,8 @@ int serve(const serve_settings& s) {
     }
     create_output_dir(out);
 
-    progress_reporter progress(*resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
+    run::progress_reporter progress(
+        *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
     fmt::print("pacer serve: {} against {} ({}, {} pacing); writes about {}{} ({} free)\n",
                s.find_capacity ? "capacity search" : "sweep", w.url,
                w.realtime ? "protocol " + s.protocol : "profile " + std::string(profile->name),
@@ -462,7 +465,7 @@ int serve(const serve_settings& s) {
                                {"trace_bytes_per_session_second", trace_bytes_per_session_second},
                                {"free_bytes", disk_free},
                                {"drop_traces", s.drop_traces}};
-    extras.transport = transport_json(w.endpoint); // every level's connections
+    extras.transport = run::transport_json(w.endpoint); // every level's connections
     if (mock)
         extras.mock = mock->stop();
     write_new_file(out / "summary.json",
@@ -484,7 +487,7 @@ int serve(const serve_settings& s) {
                    : limited == "unreachable" ? "the server could not be reached"
                                               : "interrupted");
     }
-    if (const auto line = transport_line(w.endpoint); !line.empty())
+    if (const auto line = run::transport_line(w.endpoint); !line.empty())
         fmt::print("transport  {}\n", line);
     fmt::print("results    {}{}\n", (out / "summary.json").string(),
                report ? ", " + report->string() : std::string());
@@ -493,11 +496,11 @@ int serve(const serve_settings& s) {
             fmt::print("tables     {}\n", tables->string());
     if (result.interrupted)
         fmt::print("INTERRUPTED by a signal: the summary covers the levels that ran\n");
-    run_verdict verdict;
+    runtime::run_verdict verdict;
     verdict.interrupted = result.interrupted;
     verdict.client_fell_behind = result.client_fell_behind;
     verdict.server_failed = result.server_failed;
-    return exit_status(verdict);
+    return runtime::exit_status(verdict);
 }
 
 } // namespace

@@ -10,11 +10,11 @@
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/run/client_settings.hpp>
-#include <pacer/run/exit_status.hpp>
 #include <pacer/run/live_file.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
@@ -333,7 +333,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
         const fs::path dir = out / fmt::format("worker-{}", k);
         const int st = statuses[k];
         const bool exited = WIFEXITED(st);
-        interrupted = interrupted || (exited && WEXITSTATUS(st) == exit_interrupted);
+        interrupted = interrupted || (exited && WEXITSTATUS(st) == runtime::exit_interrupted);
         boost::json::object w{{"index", k},
                               {"dir", dir.string()},
                               {"log", (out / fmt::format("worker-{}.log", k)).string()},
@@ -357,8 +357,9 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
             w["error"] = e.what();
             all_ok = false;
         }
-        if (!exited || (WEXITSTATUS(st) != exit_ok && WEXITSTATUS(st) != exit_unqualified &&
-                        WEXITSTATUS(st) != exit_server_failed))
+        if (!exited ||
+            (WEXITSTATUS(st) != runtime::exit_ok && WEXITSTATUS(st) != runtime::exit_unqualified &&
+             WEXITSTATUS(st) != runtime::exit_server_failed))
             all_ok = false;
         workers.push_back(std::move(w));
     }
@@ -444,14 +445,14 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     if (!s.export_format.empty() && end.tables)
         if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
-    run_verdict v;
+    runtime::run_verdict v;
     v.interrupted = interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
     v.client_fell_behind = p.at("packets").at("late").as_uint64() > 0 || !schedule_kept;
     v.client_failed = !all_ok;
     v.server_failed =
         p.at("sessions").at("complete").as_uint64() != p.at("sessions").at("requested").as_uint64();
-    return exit_status(v);
+    return runtime::exit_status(v);
 }
 
 } // namespace
@@ -704,7 +705,7 @@ int execute_run(run_job job) {
                        cap.at("delayed").to_number<std::uint64_t>(),
                        cap.at("dropped").to_number<std::uint64_t>());
     }
-    run_verdict v;
+    runtime::run_verdict v;
     v.interrupted = outcome.interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
     v.client_fell_behind = figures.late_packets > 0 || !schedule_kept;
@@ -717,7 +718,7 @@ int execute_run(run_job job) {
         v.client_failed = v.client_failed || internal || !r.trace_error.empty();
         v.server_failed = v.server_failed || r.rejected || r.trace_error.empty();
     }
-    return exit_status(v);
+    return runtime::exit_status(v);
 }
 
 } // namespace pacer::run

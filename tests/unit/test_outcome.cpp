@@ -5,6 +5,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <gtest/gtest.h>
 
@@ -18,16 +19,17 @@ namespace {
 using namespace pacer::cli;
 
 TEST(exit_status, interrupted_then_client_behind_then_pacer_failure_then_server) {
-    EXPECT_EQ(exit_status({}), exit_ok);
-    EXPECT_EQ(exit_status({.server_failed = true}), 4);
-    EXPECT_EQ(exit_status({.client_failed = true, .server_failed = true}), 1);
-    EXPECT_EQ(exit_status({.client_fell_behind = true, .server_failed = true}), 3);
-    EXPECT_EQ(exit_status({.client_fell_behind = true, .client_failed = true}), 3);
-    EXPECT_EQ(exit_status({.interrupted = true, .client_fell_behind = true, .server_failed = true}),
+    EXPECT_EQ(pacer::runtime::exit_status({}), pacer::runtime::exit_ok);
+    EXPECT_EQ(pacer::runtime::exit_status({.server_failed = true}), 4);
+    EXPECT_EQ(pacer::runtime::exit_status({.client_failed = true, .server_failed = true}), 1);
+    EXPECT_EQ(pacer::runtime::exit_status({.client_fell_behind = true, .server_failed = true}), 3);
+    EXPECT_EQ(pacer::runtime::exit_status({.client_fell_behind = true, .client_failed = true}), 3);
+    EXPECT_EQ(pacer::runtime::exit_status(
+                  {.interrupted = true, .client_fell_behind = true, .server_failed = true}),
               130);
-    EXPECT_NE(exit_server_failed, exit_failed);
-    EXPECT_NE(exit_server_failed, exit_unqualified);
-    EXPECT_NE(exit_server_failed, exit_usage);
+    EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_failed);
+    EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_unqualified);
+    EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_usage);
 }
 
 TEST(connect_failure, names_the_real_reason) {

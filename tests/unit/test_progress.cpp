@@ -1,7 +1,7 @@
 // The live progress line of run and serve: its text (terminal and plain forms), when a line is
 // due, and the reporter's last plain line, all without a clock of their own.
 
-#include <pacer/cli/progress.hpp>
+#include <pacer/run/progress.hpp>
 
 #include <gtest/gtest.h>
 
@@ -9,7 +9,7 @@
 #include <cstdio>
 #include <string>
 
-namespace pacer::cli {
+namespace pacer::run {
 namespace {
 
 progress_snapshot some_figures() {
@@ -152,4 +152,4 @@ TEST(ProgressReporter, TerminalModeLeavesACleanLineAndOffPrintsNothing) {
 }
 
 } // namespace
-} // namespace pacer::cli
+} // namespace pacer::run

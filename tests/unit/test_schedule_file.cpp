@@ -3,6 +3,7 @@
 
 #include <pacer/cli/commands.hpp>
 #include <pacer/core/sha256.hpp>
+#include <pacer/runtime/exit_status.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 
@@ -242,7 +243,7 @@ cli_result run_schedule_cli(std::vector<std::string> args) {
 
 TEST(ScheduleCommand, PrintsCsvByDefaultAndJsonOnRequest) {
     auto r = run_schedule_cli({"--rate", "10", "--count", "5"});
-    EXPECT_EQ(r.code, pacer::cli::exit_ok);
+    EXPECT_EQ(r.code, pacer::runtime::exit_ok);
     EXPECT_EQ(r.out, pacer::schedule::to_csv(five));
 
     r = run_schedule_cli({"--rate", "10", "--count", "5", "--format", "json"});
@@ -254,7 +255,7 @@ TEST(ScheduleCommand, PrintsCsvByDefaultAndJsonOnRequest) {
 TEST(ScheduleCommand, PassesEveryFlagThrough) {
     const auto r = run_schedule_cli({"--arrival", "gamma", "--rate", "20", "--burstiness", "2",
                                      "--seed", "7", "--duration", "30s", "--format", "json"});
-    ASSERT_EQ(r.code, pacer::cli::exit_ok) << r.usage_error;
+    ASSERT_EQ(r.code, pacer::runtime::exit_ok) << r.usage_error;
     schedule_spec spec;
     spec.process = arrival_process::gamma;
     spec.rate = 20;

@@ -21,16 +21,9 @@ class App;
 
 namespace pacer::cli {
 
-// The settings, what a worker is passed of them and what a run records of its transport are
-// module `run`'s (run/client_settings.hpp).
-using run::client_settings;
-using run::client_worker_args;
-using run::transport_json;
-using run::transport_line;
-
 /// Adds `--ca-file`, `--insecure`, `--header` (repeatable), `--api-key-env` and the hidden
 /// `--headers-env` to a subcommand.
-void add_client_options(CLI::App& sub, client_settings& s);
+void add_client_options(CLI::App& sub, run::client_settings& s);
 
 /// Checks the flags and fills `ep.client`: the headers (validated), `Authorization: Bearer …`
 /// from `--api-key-env`, and for wss:// the TLS context. Throws usage_error for bad input: a
@@ -40,7 +33,7 @@ void add_client_options(CLI::App& sub, client_settings& s);
 /// no URL was given (the command then starts its built-in mock).
 transport::ws_endpoint url_option(const std::string& url);
 
-void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep);
+void apply_client_settings(const run::client_settings& s, transport::ws_endpoint& ep);
 
 /// `--protocol NAME` with `--model` as `run` and `serve` take them: nullopt for native, else
 /// the realtime protocol. Throws usage_error for an unknown name, or vllm-realtime without a

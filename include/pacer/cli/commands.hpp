@@ -3,7 +3,7 @@
 // declarations and validation, each subcommand's wiring of the modules, output folders, the
 // built-in mocks of `run` and `serve`, bad input (usage_error). It is the top: it may include
 // every other module, and no module may include it (the build fails if one does). The progress
-// line, `pacer run`'s execution and the exit statuses are module `run`'s.
+// line and `pacer run`'s execution are module `run`'s; the exit statuses are module `runtime`'s.
 //
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //
@@ -13,9 +13,8 @@
 // session's files that could not be written; for `replay`: a case failed), 2 bad usage or bad
 // input (nothing written), 3 the run finished but the client fell behind its schedule
 // (pacing-unqualified), 4 the server failed or rejected sessions (or could not be reached),
-// 130 interrupted. When several apply, `exit_status` picks one (run/exit_status.hpp).
-
-#include <pacer/run/exit_status.hpp>
+// 130 interrupted. When several apply, `runtime::exit_status` picks one
+// (runtime/exit_status.hpp).
 
 #include <functional>
 #include <stdexcept>
@@ -26,18 +25,8 @@ class App;
 
 namespace pacer::cli {
 
-// The exit statuses and their precedence are module `run`'s (run/exit_status.hpp).
-using run::exit_failed;
-using run::exit_interrupted;
-using run::exit_ok;
-using run::exit_server_failed;
-using run::exit_status;
-using run::exit_unqualified;
-using run::exit_usage;
-using run::run_verdict;
-
 /// Bad input found after parsing (a missing file, an existing output folder...): `main`
-/// prints its message as one line on stderr and exits with `exit_usage`.
+/// prints its message as one line on stderr and exits with `runtime::exit_usage`.
 struct usage_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };

@@ -6,10 +6,10 @@
 // and the requests' own as they end (http_live: done, failed by kind, TTFT). The line is made
 // on a thread of its own; nothing it does runs on, or waits for, the client's io_context.
 
-#include <pacer/cli/progress.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/live_histogram.hpp>
 #include <pacer/metrics/llm.hpp>
+#include <pacer/run/progress.hpp>
 #include <pacer/session/open_loop.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -75,7 +75,7 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
 /// form (text + "\n"):
 /// `progress 12s (ETA 48s)  requests 600/3000 due, 598 dispatched, 12 in flight, 580 done,
 /// 6 failed (timeout 4, http_status 2)  dispatch lag p99 0.2 ms  TTFT p50 35 ms  cap 12/64`
-std::string format_http_progress(const http_progress_snapshot& s, const progress_view& v,
+std::string format_http_progress(const http_progress_snapshot& s, const run::progress_view& v,
                                  bool terminal, std::size_t width = 0);
 
 /// The progress line of `pacer http`: `progress_reporter`'s thread and rules, with this
@@ -84,7 +84,7 @@ std::string format_http_progress(const http_progress_snapshot& s, const progress
 /// line). Call both from the command's thread while no request runs.
 class http_progress_reporter {
 public:
-    explicit http_progress_reporter(progress_mode mode, std::FILE* out = stderr);
+    explicit http_progress_reporter(run::progress_mode mode, std::FILE* out = stderr);
 
     bool on() const { return lines_.on(); }
 
@@ -108,7 +108,7 @@ private:
     std::unique_ptr<state> state_ = std::make_unique<state>();
     std::span<const std::chrono::nanoseconds> offsets_;
     std::size_t max_concurrency_ = 0;
-    progress_reporter lines_; // last: its thread stops before the phase is destroyed
+    run::progress_reporter lines_; // last: its thread stops before the phase is destroyed
 };
 
 } // namespace pacer::cli

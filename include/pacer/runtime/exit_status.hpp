@@ -6,7 +6,7 @@
 // behind its schedule (pacing-unqualified), 4 the server failed or rejected sessions (or could
 // not be reached), 130 interrupted. When several apply, `exit_status` picks one (see there).
 
-namespace pacer::run {
+namespace pacer::runtime {
 
 inline constexpr int exit_ok = 0;
 inline constexpr int exit_failed = 1;
@@ -29,4 +29,4 @@ struct run_verdict {
 /// reason; only a run whose client kept up can blame the server.
 int exit_status(const run_verdict& v);
 
-} // namespace pacer::run
+} // namespace pacer::runtime

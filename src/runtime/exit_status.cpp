@@ -1,6 +1,6 @@
-#include <pacer/run/exit_status.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
-namespace pacer::run {
+namespace pacer::runtime {
 
 int exit_status(const run_verdict& v) {
     if (v.interrupted)
@@ -14,4 +14,4 @@ int exit_status(const run_verdict& v) {
     return exit_ok;
 }
 
-} // namespace pacer::run
+} // namespace pacer::runtime
