@@ -3,6 +3,7 @@
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/result_folder.hpp>
 #include <pacer/report/tables.hpp>
+#include <pacer/runtime/files.hpp>
 
 #include <fmt/format.h>
 
@@ -18,7 +19,7 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
     try {
-        write_new_file(file, report::render_report(report::read_result_folder(dir)));
+        runtime::write_new_file(file, report::render_report(report::read_result_folder(dir)));
         return file;
     } catch (const std::exception& e) {
         if (!existed) // no half-written page: `pacer report DIR` must be able to write it
@@ -39,7 +40,7 @@ std::vector<std::filesystem::path> write_table_files(const std::vector<report::t
     std::vector<std::filesystem::path> files;
     for (const auto& t : tables) {
         auto file = out / (t.name + (format == "csv" ? ".csv" : ".jsonl"));
-        write_new_file(file, format == "csv" ? report::to_csv(t) : report::to_jsonl(t));
+        runtime::write_new_file(file, format == "csv" ? report::to_csv(t) : report::to_jsonl(t));
         files.push_back(std::move(file));
     }
     return files;

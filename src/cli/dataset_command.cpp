@@ -4,6 +4,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/units.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/runtime/exit_status.hpp>
 

@@ -12,6 +12,7 @@
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -228,7 +229,7 @@ http_plan check(const http_settings& s) {
     if (!s.prompts_file.empty()) {
         std::optional<std::string> text;
         try {
-            text = read_file_if_exists(s.prompts_file);
+            text = runtime::read_file_if_exists(s.prompts_file);
         } catch (const std::exception& e) {
             throw usage_error(e.what());
         }
@@ -574,10 +575,10 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     std::string lines;
     for (const auto& r : records)
         lines += json::serialize(metrics::llm_request_json(r, result.start)) + "\n";
-    write_new_file(out / "requests.jsonl", lines);
-    write_new_file(out / "schedule.json",
-                   schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
-    write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    runtime::write_new_file(out / "requests.jsonl", lines);
+    runtime::write_new_file(out / "schedule.json",
+                            schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
+    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
     std::optional<std::filesystem::path> report, tables;
     if (!s.no_report)
         report = write_end_report(out);
@@ -697,7 +698,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     doc["probes"] = std::move(probes);
     doc["command"] = "http";
     doc["command_line"] = recorded_command_line({"-H", "--header"});
-    write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    runtime::write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
     // The search's own page (the probes; each probe's folder has its own).
     if (!s.no_report)
         if (const auto report = write_end_report(plan.output))

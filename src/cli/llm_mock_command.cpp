@@ -4,6 +4,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/llm_mock.hpp>
 
@@ -121,7 +122,7 @@ int run_llm_mock(llm_mock_settings& s) {
     std::fflush(stdout);
     io.run();
     if (!s.stats_output.empty())
-        write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
+        runtime::write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
     return runtime::exit_ok;
 }
 

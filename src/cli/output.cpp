@@ -1,5 +1,6 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/units.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>

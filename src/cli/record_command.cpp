@@ -20,6 +20,7 @@
 #include <pacer/record/run_state.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
@@ -234,7 +235,7 @@ int record(record_settings s) {
                 "--resume continues with the settings recorded in its run.json: drop "
                 "--postprocess and --postprocess-command (every variant is post-processed alike)");
         out = s.resume;
-        const auto text = read_file_if_exists(out / "run.json");
+        const auto text = runtime::read_file_if_exists(out / "run.json");
         if (!text)
             throw usage_error(fmt::format("--resume {}: no run.json there", out.string()));
         try {
@@ -262,7 +263,7 @@ int record(record_settings s) {
             fmt::format("--profile '{}' is not known: use nemotron or minicpmo", s.profile));
     transport::ws_endpoint endpoint = url_option(s.url);
     const fs::path dataset(s.dataset);
-    const auto manifest_text = read_file_if_exists(dataset / "manifest.jsonl");
+    const auto manifest_text = runtime::read_file_if_exists(dataset / "manifest.jsonl");
     if (!manifest_text)
         throw usage_error(
             fmt::format("--dataset {}: no manifest.jsonl there (pacer dataset synth makes one)",
@@ -447,7 +448,7 @@ int record(record_settings s) {
                 const std::string_view bytes(reinterpret_cast<const char*>(n.pcm.data()),
                                              n.pcm.size());
                 const double duration = double(n.pcm.size()) / 32000.0;
-                const std::string source_bytes = read_file_if_exists(source).value_or("");
+                const std::string source_bytes = runtime::read_file_if_exists(source).value_or("");
                 write_file(dir / "input.pcm", bytes);
                 record::write_wav_pcm16(dir / "input.wav", n.pcm, record::input_rate);
                 json::object manifest{

@@ -10,6 +10,7 @@
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/trace/receipts.hpp>
 
 #include <boost/json/parse.hpp>
@@ -50,7 +51,7 @@ struct replay_settings {
 // The whole file, or usage_error naming it (missing or unreadable input is bad input).
 std::string read_file(const fs::path& path) {
     try {
-        if (auto text = read_file_if_exists(path))
+        if (auto text = runtime::read_file_if_exists(path))
             return std::move(*text);
     } catch (const std::runtime_error& e) {
         throw usage_error(e.what());
@@ -305,7 +306,7 @@ int run(const replay_settings& s) {
                          {"passed", passed},
                          {"failed", failed},
                          {"not_exercised", not_exercised}};
-    write_new_file(output, json::serialize(report) + "\n");
+    runtime::write_new_file(output, json::serialize(report) + "\n");
 
     fmt::print("profile {} ({})\n", profile->name,
                recorded            ? "recorded in " + (run_dir / "summary.json").string()

@@ -9,6 +9,7 @@
 #include <pacer/report/result_folder.hpp>
 #include <pacer/report/tables.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -75,7 +76,7 @@ int run_report(const report_settings& s) {
     } catch (const report::folder_error& e) {
         throw usage_error(e.what());
     }
-    write_new_file(out, html);
+    runtime::write_new_file(out, html);
     fmt::print("pacer report: {} ({})\n  report     {}\n",
                folders.size() == 1 ? to_string(folders[0].kind) : "comparison",
                folders.size() != 1 ? fmt::format("{} against {}", s.inputs[0], s.inputs[1])

@@ -6,7 +6,6 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/protocol/events.hpp>
@@ -22,6 +21,7 @@
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/server/probe_mock.hpp>
 #include <pacer/session/open_loop.hpp>
+#include <pacer/trace/disk_estimate.hpp>
 
 #include <boost/asio/io_context.hpp>
 
@@ -295,8 +295,8 @@ int run(const run_settings& s) {
                                       "trace.jsonl)",
                                       s.trace));
     const std::uint64_t disk_estimate =
-        (s.trace == "full" ? trace_bytes_estimate(all_sessions, input_s) : 0) +
-        (s.trace == "none" ? 0 : receipt_bytes_estimate(all_sessions, input_s));
+        (s.trace == "full" ? trace::trace_bytes_estimate(all_sessions, input_s) : 0) +
+        (s.trace == "none" ? 0 : trace::receipt_bytes_estimate(all_sessions, input_s));
     const std::uint64_t disk_free = ensure_free_space(out, disk_estimate);
     // Each session in flight holds a socket and two files; a local mock holds the other socket
     // end. A closed batch has all its sessions in flight at once; an open loop only those that

@@ -17,10 +17,12 @@
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
 #include <pacer/sweep/sweep.hpp>
+#include <pacer/trace/disk_estimate.hpp>
 
 #include <boost/json/serialize.hpp>
 
@@ -231,10 +233,10 @@ std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::
     const double longest = *std::max_element(input_duration_s.begin(), input_duration_s.end());
     std::uint64_t traces = 0, largest = 0, receipts = 0;
     auto add = [&](std::size_t sessions, double d) {
-        const auto t = trace_bytes_estimate(sessions, d);
+        const auto t = trace::trace_bytes_estimate(sessions, d);
         traces += t;
         largest = std::max(largest, t);
-        receipts += receipt_bytes_estimate(sessions, d);
+        receipts += trace::receipt_bytes_estimate(sessions, d);
     };
     for (std::size_t i = 0; i < s.warmup_runs; ++i)
         add(1, input_duration_s.front());
@@ -460,16 +462,18 @@ int serve(const serve_settings& s) {
     const auto result = sweep::run_sweep(w, out, printer);
 
     sweep::summary_extras extras;
-    extras.disk = json::object{{"estimated_bytes", disk},
-                               {"estimate_is_lower_bound", s.find_capacity},
-                               {"trace_bytes_per_session_second", trace_bytes_per_session_second},
-                               {"free_bytes", disk_free},
-                               {"drop_traces", s.drop_traces}};
+    extras.disk = json::object{
+        {"estimated_bytes", disk},
+        {"estimate_is_lower_bound", s.find_capacity},
+        {"trace::trace_bytes_per_session_second", trace::trace_bytes_per_session_second},
+        {"free_bytes", disk_free},
+        {"drop_traces", s.drop_traces}};
     extras.transport = run::transport_json(w.endpoint); // every level's connections
     if (mock)
         extras.mock = mock->stop();
-    write_new_file(out / "summary.json",
-                   json::serialize(sweep::summary_json(w, result, std::move(extras))) + "\n");
+    runtime::write_new_file(out / "summary.json",
+                            json::serialize(sweep::summary_json(w, result, std::move(extras))) +
+                                "\n");
     std::optional<fs::path> report; // once, for the whole sweep
     if (!s.no_report)
         report = write_end_report(out);

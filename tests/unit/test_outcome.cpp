@@ -3,9 +3,11 @@
 // estimate checked before anything is created.
 
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/outcome.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/metrics/outcome.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/trace/disk_estimate.hpp>
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,8 @@
 namespace {
 
 using namespace pacer::cli;
+using namespace pacer::metrics;
+using pacer::format_bytes;
 
 TEST(exit_status, interrupted_then_client_behind_then_pacer_failure_then_server) {
     EXPECT_EQ(pacer::runtime::exit_status({}), pacer::runtime::exit_ok);
@@ -100,10 +104,10 @@ TEST(count_errors, one_count_per_session_most_frequent_first) {
 }
 
 TEST(disk_estimate, about_110_kB_per_second_and_session_plus_receipts) {
-    EXPECT_EQ(trace_bytes_estimate(10, 2.0), 2'200'000u);
-    EXPECT_EQ(trace_bytes_estimate(0, 2.0), 0u);
+    EXPECT_EQ(pacer::trace::trace_bytes_estimate(10, 2.0), 2'200'000u);
+    EXPECT_EQ(pacer::trace::trace_bytes_estimate(0, 2.0), 0u);
     // 25 appends of about 150 bytes, and 4 kB of other files.
-    EXPECT_EQ(receipt_bytes_estimate(2, 2.0), 2u * (25u * 150u + 4096u));
+    EXPECT_EQ(pacer::trace::receipt_bytes_estimate(2, 2.0), 2u * (25u * 150u + 4096u));
     EXPECT_EQ(format_bytes(6'600'000'000'000), "6.6 TB");
     EXPECT_EQ(format_bytes(2'200'000), "2.2 MB");
 }
