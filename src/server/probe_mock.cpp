@@ -100,35 +100,11 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
     auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
-    // Over plain TCP the socket is non-blocking and a batch is first written at once: the
-    // socket nearly always takes it whole, and then no completion is posted and the event loop
-    // does not poll the kernel once more before the next read (one `epoll_wait` and one
-    // round of the loop fewer per append). What it does not take is written asynchronously.
-    auto& socket = beast::get_lowest_layer(ws).socket();
-    const bool write_at_once = !host->tls();
-    if (write_at_once) {
-        boost::system::error_code ignored;
-        socket.non_blocking(true, ignored);
-    }
     auto flush = [&]() -> asio::awaitable<bool> {
-        std::size_t written = 0;
-        if (write_at_once) {
-            boost::system::error_code ec;
-            written = socket.write_some(asio::buffer(batch), ec);
-            if (ec && ec != asio::error::would_block) {
-                batch.clear();
-                co_return false;
-            }
-        }
-        bool ok = true;
-        if (written < batch.size()) {
-            // Through TLS when it is on: next_layer() is the TLS stream's owner.
-            auto [ec, n] = co_await asio::async_write(ws.next_layer(),
-                                                      asio::buffer(batch) + written, use_tuple);
-            ok = !ec;
-        }
+        // Through TLS when it is on: next_layer() is the TLS stream's owner.
+        auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
         batch.clear();
-        co_return ok;
+        co_return !ec;
     };
     auto send = [&](std::string_view text) -> asio::awaitable<bool> {
         queue(text);
