@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/mock_thread.hpp"
 #include <filesystem>
 #include <string>
 #include <thread>
@@ -24,21 +25,7 @@ namespace {
 namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
-struct mock_thread {
-    asio::io_context io{1};
-    pacer::server::native_mock mock;
-    std::thread thread;
-
-    explicit mock_thread(pacer::server::native_mock_options o) : mock(io, o) {
-        mock.listen();
-        asio::co_spawn(io, mock.serve(), asio::detached);
-        thread = std::thread([this] { io.run(); });
-    }
-    ~mock_thread() {
-        asio::post(io, [this] { mock.stop(); });
-        thread.join();
-    }
-};
+using pacer::testing::mock_thread;
 
 pacer::session::run_outcome run(const fs::path& root, pacer::trace::mode mode) {
     mock_thread mock({});

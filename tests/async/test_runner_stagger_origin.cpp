@@ -14,6 +14,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/mock_thread.hpp"
 #include <chrono>
 #include <filesystem>
 #include <string>
@@ -26,21 +27,7 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 using namespace std::chrono_literals;
 
-struct mock_thread {
-    asio::io_context io{1};
-    pacer::server::native_mock mock;
-    std::thread thread;
-
-    explicit mock_thread(pacer::server::native_mock_options o) : mock(io, o) {
-        mock.listen();
-        asio::co_spawn(io, mock.serve(), asio::detached);
-        thread = std::thread([this] { io.run(); });
-    }
-    ~mock_thread() {
-        asio::post(io, [this] { mock.stop(); });
-        thread.join();
-    }
-};
+using pacer::testing::mock_thread;
 
 TEST(RunnerStaggerOrigin, NoSessionStartsBeforeItsPhaseOfTheRunsOrigin) {
     const fs::path root =

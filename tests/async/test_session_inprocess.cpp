@@ -21,6 +21,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/mock_thread.hpp"
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -43,28 +44,7 @@ using pacer::session::session_result;
 using pacer::session::session_states_alive;
 
 // The native mock on its own thread and context.
-struct mock_thread {
-    asio::io_context io{1};
-    pacer::server::native_mock mock;
-    std::thread thread;
-
-    explicit mock_thread(pacer::server::native_mock_options o) : mock(io, o) {
-        mock.listen();
-        asio::co_spawn(io, mock.serve(), asio::detached);
-        thread = std::thread([this] { io.run(); });
-    }
-    ~mock_thread() {
-        asio::post(io, [this] { mock.stop(); });
-        thread.join();
-    }
-    pacer::transport::ws_endpoint endpoint() {
-        pacer::transport::ws_endpoint ep;
-        ep.host = "127.0.0.1";
-        ep.port = std::to_string(mock.port());
-        ep.target = "/v1/realtime";
-        return ep;
-    }
-};
+using pacer::testing::mock_thread;
 
 // The trace writer on its own thread, as the runner has it.
 struct writer_thread {
