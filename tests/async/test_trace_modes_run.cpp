@@ -13,6 +13,7 @@
 
 #include <gtest/gtest.h>
 
+#include "async/built_in_mock.hpp"
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -37,16 +38,7 @@ const boost::json::value& at(const boost::json::value& v, std::initializer_list<
     return *cur;
 }
 
-// As `pacer run` without --url prepares a run: the (empty) output folder, and the built-in
-// probe mock on a thread of its own, whose address the run's endpoint takes.
-void with_built_in_mock(run::run_job& j) {
-    fs::create_directories(j.out);
-    j.mock = std::make_unique<cli::local_mock>([](boost::asio::io_context& io) {
-        return std::make_unique<server::probe_mock>(io, server::mock_options{});
-    });
-    j.endpoint = transport::parse_ws_url(j.mock->url());
-    cli::apply_client_settings(j.options.client, j.endpoint);
-}
+using pacer::testing::with_built_in_mock;
 
 class TraceModesRun : public ::testing::Test {
 protected:
