@@ -19,7 +19,8 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
     try {
-        runtime::write_new_file(file, report::render_report(report::read_result_folder(dir)));
+        runtime::write_new_file(file,
+                                report::render_report(report::read_folded_result_folder(dir)));
         return file;
     } catch (const std::exception& e) {
         if (!existed) // no half-written page: `pacer report DIR` must be able to write it

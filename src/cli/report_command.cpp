@@ -28,9 +28,10 @@ struct report_settings {
     bool dry_run = false;
 };
 
-report::result_folder read_folder(const std::string& dir) {
+// `packets`: keep every packet (export's packets table); else fold them as read (report.html).
+report::result_folder read_folder(const std::string& dir, bool packets = false) {
     try {
-        return report::read_result_folder(dir);
+        return packets ? report::read_result_folder(dir) : report::read_folded_result_folder(dir);
     } catch (const report::folder_error& e) {
         throw usage_error(e.what());
     }
@@ -98,7 +99,7 @@ struct export_settings {
 };
 
 int run_export(const export_settings& s) {
-    const auto folder = read_folder(s.input);
+    const auto folder = read_folder(s.input, true);
     const fs::path out = s.output.empty() ? fs::path(s.input) / fmt::format("tables-{}", s.format)
                                           : fs::path(s.output);
     const auto tables = report::build_tables(folder);

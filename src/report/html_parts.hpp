@@ -57,6 +57,9 @@ series cdf_series(std::string name, std::vector<double> v, double scale, double 
                   std::size_t colour);
 /// A plot-sized placeholder saying why there is nothing to draw.
 std::string no_data(const std::string& id, const std::string& title, const std::string& why);
+/// The same from a histogram of the values (each point within 1/2,048 of the exact one).
+series cdf_series(std::string name, const log_histogram& h, double scale, double floor_v,
+                  std::size_t colour);
 double max_of(const std::vector<double>& v, double fallback);
 /// A round interval width cutting `span` seconds into at most `max_bins`.
 double bin_width(double span, std::size_t max_bins);

@@ -329,31 +329,43 @@ std::string notes(const result_folder& f, const std::string& side = "") {
 
 // ------------------------------------------------------------------- per-packet derivations
 
-// Seconds on one axis for every part: the part's monotonic time plus its realtime offset.
-double aligned(const result_folder& f, const session_record& s, double t) {
-    return t + (s.part < f.parts.size() ? f.parts[s.part].realtime_offset_s : 0.0);
-}
-
 struct time_span {
     double t0 = 0, t1 = 0;
     bool any = false;
 };
 
+// The first and last append start of every session (folded as read), on the common axis.
 time_span packet_span(const result_folder& f) {
     time_span sp;
-    for (const auto& s : f.sessions)
-        for (const auto& p : s.packets) {
-            if (!s.session_start_s && !s.from_receipts)
-                continue;
-            const double t = aligned(f, s, p.start_s);
-            if (!sp.any) {
-                sp.t0 = sp.t1 = t;
-                sp.any = true;
-            }
-            sp.t0 = std::min(sp.t0, t);
-            sp.t1 = std::max(sp.t1, t);
+    for (const auto& s : f.sessions) {
+        if (!s.stats.first_start_s || !s.stats.last_start_s)
+            continue;
+        if (!sp.any) {
+            sp.t0 = *s.stats.first_start_s;
+            sp.t1 = *s.stats.last_start_s;
+            sp.any = true;
         }
+        sp.t0 = std::min(sp.t0, *s.stats.first_start_s);
+        sp.t1 = std::max(sp.t1, *s.stats.last_start_s);
+    }
     return sp;
+}
+
+// Every session's packets, in the order of f.sessions: from memory when the folder kept them,
+// else read again one session at a time (read_result_folder with a visitor).
+void for_each_session_packets(const result_folder& f,
+                              const std::function<void(std::size_t, const session_record&)>& fn) {
+    if (f.packets_kept) {
+        for (std::size_t k = 0; k < f.sessions.size(); ++k)
+            fn(k, f.sessions[k]);
+        return;
+    }
+    std::size_t k = 0;
+    (void)read_result_folder(f.dir, [&](const result_folder&, const session_record& s) {
+        if (k < f.sessions.size())
+            fn(k, s);
+        ++k;
+    });
 }
 
 double bin_width(double span, std::size_t max_bins) {
@@ -383,24 +395,41 @@ series cdf_series(std::string name, std::vector<double> v, double scale, double 
     return s;
 }
 
-std::vector<double> abs_deviations(const result_folder& f,
-                                   std::optional<std::uint32_t> level = std::nullopt) {
-    std::vector<double> v;
-    v.reserve(f.packet_count());
-    for (const auto& s : f.sessions)
-        if (!level || s.level == level)
-            for (const auto& p : s.packets)
-                v.push_back(std::abs(p.deviation_s));
-    return v;
+// The same from a histogram of the values: 400 points at most, each the histogram's estimate of an
+// order statistic (within 1/2,048 of it).
+series cdf_series(std::string name, const log_histogram& h, double scale, double floor_v,
+                  std::size_t colour) {
+    series s;
+    s.name = std::move(name);
+    s.colour = colour;
+    const auto n = static_cast<std::size_t>(h.count());
+    if (n == 0)
+        return s;
+    const std::size_t m = std::min<std::size_t>(n, 400);
+    for (std::size_t k = 0; k < m; ++k) {
+        const std::size_t i = m == 1 ? n - 1 : k * (n - 1) / (m - 1);
+        const double f = n == 1 ? 1.0 : static_cast<double>(i) / static_cast<double>(n - 1);
+        s.points.emplace_back(std::max(h.quantile(f).value_or(0) * scale, floor_v),
+                              static_cast<double>(i + 1) / static_cast<double>(n));
+    }
+    return s;
 }
 
-std::vector<double> send_times(const result_folder& f) {
-    std::vector<double> v;
-    for (const auto& s : f.sessions)
-        for (const auto& p : s.packets)
-            if (const auto t = p.send_time_s())
-                v.push_back(std::max(0.0, *t));
-    return v;
+// Every packet's |deviation| (of one serve level, or of all).
+log_histogram abs_deviations(const result_folder& f,
+                             std::optional<std::uint32_t> level = std::nullopt) {
+    if (level) {
+        const auto it = f.abs_deviation_by_level.find(*level);
+        return it == f.abs_deviation_by_level.end() ? log_histogram{} : it->second;
+    }
+    log_histogram all;
+    for (const auto& [l, h] : f.abs_deviation_by_level)
+        all.merge(h);
+    return all;
+}
+
+double max_of(const log_histogram& h, double fallback = 0) {
+    return h.max().value_or(fallback);
 }
 
 double max_of(const std::vector<double>& v, double fallback = 0) {
@@ -453,16 +482,15 @@ std::string deviation_cdf_section(const std::vector<const result_folder*>& folde
                 if (s.level && std::find(levels.begin(), levels.end(), *s.level) == levels.end())
                     levels.push_back(*s.level);
             for (auto l : levels) {
-                auto v = abs_deviations(f, l);
+                const auto v = abs_deviations(f, l);
                 hi = std::max(hi, max_of(v) * 1e3 * 1.5);
-                p.lines.push_back(
-                    cdf_series(names[i] + fmt::format("c{}", l), std::move(v), 1e3, 1e-3, c++));
+                p.lines.push_back(cdf_series(names[i] + fmt::format("c{}", l), v, 1e3, 1e-3, c++));
             }
         } else {
-            auto v = abs_deviations(f);
+            const auto v = abs_deviations(f);
             hi = std::max(hi, max_of(v) * 1e3 * 1.5);
-            p.lines.push_back(cdf_series(names[i].empty() ? "all packets" : names[i], std::move(v),
-                                         1e3, 1e-3, c++));
+            p.lines.push_back(
+                cdf_series(names[i].empty() ? "all packets" : names[i], v, 1e3, 1e-3, c++));
         }
     }
     p.x = log_axis("|deviation from the 80 ms grid| (ms, log)", 1e-3, hi);
@@ -478,16 +506,21 @@ std::string deviation_cdf_section(const std::vector<const result_folder*>& folde
                 "the receipts:</p>"
                 "<table><tr><th>level</th><th>packets</th><th>|deviation| max (ms)</th>"
                 "<th>late</th></tr>";
-            std::map<std::uint32_t, std::vector<double>> per;
-            for (const auto& se : folders[i]->sessions)
-                for (const auto& pk : se.packets)
-                    per[se.level.value_or(0)].push_back(std::abs(pk.deviation_s));
-            for (auto& [l, v] : per)
-                table += fmt::format(
-                    "<tr><td>{}</td><td class=\"num\">{}</td>{}<td "
-                    "class=\"num\">{}</td></tr>",
-                    l, v.size(), num_cell(max_of(v), 1e3),
-                    std::count_if(v.begin(), v.end(), [](double d) { return d > late_s; }));
+            // Exact: the sums of the sessions' folded counts.
+            std::map<std::uint32_t, packet_stats> per;
+            for (const auto& se : folders[i]->sessions) {
+                auto& st = per[se.level.value_or(0)];
+                st.count += se.stats.count;
+                st.late += se.stats.late;
+                if (se.stats.max_abs_deviation_s)
+                    st.max_abs_deviation_s =
+                        std::max(st.max_abs_deviation_s.value_or(0), *se.stats.max_abs_deviation_s);
+            }
+            for (const auto& [l, st] : per)
+                table += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td>{}<td "
+                                     "class=\"num\">{}</td></tr>",
+                                     l, st.count, num_cell(st.max_abs_deviation_s.value_or(0), 1e3),
+                                     st.late);
             table += "</table>\n";
         } else {
             if (!names[i].empty())
@@ -513,10 +546,9 @@ std::string send_time_section(const std::vector<const result_folder*>& folders,
     p.title = title;
     double lo = 1e-3, hi = 10;
     for (std::size_t i = 0; i < folders.size(); ++i) {
-        auto v = send_times(*folders[i]);
+        const auto& v = folders[i]->send_time;
         hi = std::max(hi, max_of(v) * 1e3 * 1.5);
-        p.lines.push_back(
-            cdf_series(names[i].empty() ? "appends" : names[i], std::move(v), 1e3, lo, i));
+        p.lines.push_back(cdf_series(names[i].empty() ? "appends" : names[i], v, 1e3, lo, i));
     }
     p.x = log_axis("completed − start of each append (ms, log)", lo, hi);
     p.y = axis{"fraction of appends ≤ x", 0, 1, false};
@@ -533,17 +565,19 @@ std::string send_time_section(const std::vector<const result_folder*>& folders,
                                                          unit::count}});
         } else {
             // A sweep's summary has no send-time figures: computed here from the receipts.
-            auto v = send_times(*folders[i]);
-            std::sort(v.begin(), v.end());
+            const auto& v = folders[i]->send_time;
+            std::size_t stalls = 0;
+            for (const auto& se : folders[i]->sessions)
+                stalls += se.stats.slow_sends;
             table += "<p class=\"note\">Computed from the receipts (the summary has no send-time "
-                     "figures):</p><table><tr><th>appends</th><th>p50 (ms)</th><th>p90 (ms)</th>"
-                     "<th>p99 (ms)</th><th>max (ms)</th><th>over 80 ms</th></tr>\n<tr>";
-            table += fmt::format("<td class=\"num\">{}</td>", v.size());
+                     "figures; p50, p90 and p99 from a log histogram, within 1/2,048 of the exact "
+                     "percentile; the count, max and stalls exact):</p><table><tr><th>appends</th>"
+                     "<th>p50 (ms)</th><th>p90 (ms)</th><th>p99 (ms)</th><th>max (ms)</th>"
+                     "<th>over 80 ms</th></tr>\n<tr>";
+            table += fmt::format("<td class=\"num\">{}</td>", v.count());
             for (double q : {0.5, 0.9, 0.99, 1.0})
-                table += num_cell(pacer::percentile_sorted(v, q), 1e3);
-            table +=
-                fmt::format("<td class=\"num\">{}</td></tr></table>\n",
-                            std::count_if(v.begin(), v.end(), [](double t) { return t > late_s; }));
+                table += num_cell(v.quantile(q).value_or(0), 1e3);
+            table += fmt::format("<td class=\"num\">{}</td></tr></table>\n", stalls);
         }
     }
     const bool empty = std::all_of(p.lines.begin(), p.lines.end(),
@@ -577,14 +611,40 @@ std::string over_time_sections(const result_folder& f) {
     auto bin_of = [&](double t) {
         return std::min(bins - 1, static_cast<std::size_t>(std::max(0.0, (t - sp.t0) / w)));
     };
+    // The heat strip's rows: one per session with packets (or per group of sessions when
+    // there are many), and its columns.
+    std::vector<const session_record*> ss;
+    std::vector<std::size_t> row_of(f.sessions.size(), 0);
     for (const auto& s : f.sessions)
+        if (s.stats.count > 0)
+            ss.push_back(&s);
+    const std::size_t max_rows = 100, cols = std::min<std::size_t>(bins, 100);
+    const std::size_t per_row = (ss.size() + max_rows - 1) / std::max<std::size_t>(max_rows, 1);
+    const std::size_t rows =
+        (ss.size() + std::max<std::size_t>(per_row, 1) - 1) / std::max<std::size_t>(per_row, 1);
+    for (std::size_t k = 0, n = 0; k < f.sessions.size(); ++k)
+        if (f.sessions[k].stats.count > 0)
+            row_of[k] = n++ / std::max<std::size_t>(per_row, 1);
+    std::vector<std::vector<std::optional<double>>> cells(rows,
+                                                          std::vector<std::optional<double>>(cols));
+    // One pass over the packets, one session at a time: both plots' bins are fixed above.
+    for_each_session_packets(f, [&](std::size_t k, const session_record& s) {
+        if (f.sessions[k].stats.count == 0)
+            return;
+        auto& row = cells[row_of[k]];
         for (const auto& p : s.packets) {
-            const auto b = bin_of(aligned(f, s, p.start_s));
+            const double t = aligned(f, s, p.start_s);
+            const auto b = bin_of(t);
             const double a = std::abs(p.deviation_s);
             worst[b] = std::max(worst[b], a);
             ++count[b];
             late[b] += a > late_s ? 1 : 0;
+            const auto c =
+                std::min(cols - 1, static_cast<std::size_t>(std::max(
+                                       0.0, (t - sp.t0) / span * static_cast<double>(cols))));
+            row[c] = std::max(row[c].value_or(0.0), a);
         }
+    });
     xy_plot p;
     p.id = id1;
     p.title = t1;
@@ -653,12 +713,6 @@ std::string over_time_sections(const result_folder& f) {
                                   unit::count}}));
 
     // Heat strip: one row per session (or per group of sessions when there are many).
-    std::vector<const session_record*> ss;
-    for (const auto& s : f.sessions)
-        if (!s.packets.empty())
-            ss.push_back(&s);
-    const std::size_t max_rows = 100, cols = std::min<std::size_t>(bins, 100);
-    const std::size_t per_row = (ss.size() + max_rows - 1) / std::max<std::size_t>(max_rows, 1);
     heat_strip h;
     h.id = id3;
     h.title = t3;
@@ -693,27 +747,13 @@ std::string over_time_sections(const result_folder& f) {
         const std::size_t a = r * std::max<std::size_t>(per_row, 1);
         const std::size_t b = std::min(ss.size(), a + std::max<std::size_t>(per_row, 1));
         h.row_labels.push_back(b - a == 1 ? name(*ss[a]) : group_name(*ss[a], *ss[b - 1]));
-        std::vector<std::optional<double>> cells(cols);
-        for (std::size_t k = a; k < b; ++k)
-            for (const auto& p : ss[k]->packets) {
-                const double t = aligned(f, *ss[k], p.start_s) - sp.t0;
-                const auto c = std::min(cols - 1, static_cast<std::size_t>(std::max(
-                                                      0.0, t / span * static_cast<double>(cols))));
-                cells[c] = std::max(cells[c].value_or(0.0), std::abs(p.deviation_s));
-            }
-        h.cells.push_back(std::move(cells));
+        h.cells.push_back(std::move(cells[r]));
     }
-    for (const auto* s : ss) {
-        double m = 0;
-        std::size_t l = 0;
-        for (const auto& p : s->packets) {
-            m = std::max(m, std::abs(p.deviation_s));
-            l += std::abs(p.deviation_s) > late_s ? 1 : 0;
-        }
+    for (const auto* s : ss)
         htable += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td class=\"num\">{}</td>{}"
                               "</tr>\n",
-                              escape(name(*s)), s->packets.size(), l, num_cell(m, 1e3));
-    }
+                              escape(name(*s)), s->stats.count, s->stats.late,
+                              num_cell(s->stats.max_abs_deviation_s.value_or(0), 1e3));
     htable += "</table>\n";
     out += section(
         "heat", t3,
@@ -868,7 +908,7 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
             if (!f.parts.empty())
                 origin = f.parts.front().clock_monotonic_s;
             for (const auto& s : f.sessions)
-                if (s.session_start_s && origin && !s.packets.empty())
+                if (s.session_start_s && origin && s.stats.count > 0)
                     achieved.push_back(*s.session_start_s - *origin);
             std::sort(achieved.begin(), achieved.end());
             series ach;
@@ -1340,13 +1380,8 @@ std::string recording_sections(const result_folder& f) {
                     "<th>late packets</th><th>max |deviation| (ms)</th><th>TTFA (s)</th>"
                     "<th>output duration (s)</th></tr>\n";
     for (const auto& se : f.sessions) {
-        std::size_t late = 0;
-        std::optional<double> m;
-        for (const auto& p : se.packets) {
-            const double a = std::abs(p.deviation_s);
-            late += a > late_s ? 1 : 0;
-            m = std::max(m.value_or(a), a);
-        }
+        const std::size_t late = se.stats.late;
+        const std::optional<double> m = se.stats.max_abs_deviation_s;
         const auto jt = [](const json::object& o, const char* k) {
             const auto* v = o.if_contains(k);
             return v && !v->is_null() ? text_of(*v) : std::string("–");
@@ -1362,7 +1397,7 @@ std::string recording_sections(const result_folder& f) {
                          "<td class=\"num\">{}</td>{}{}{}</tr>\n",
                          escape(status), escape(se.sample), escape(se.subset), escape(se.variant),
                          escape(status), escape(jt(se.variant_entry, "protocol_verdict")),
-                         escape(jt(se.variant_entry, "qualified")), se.packets.size(), late,
+                         escape(jt(se.variant_entry, "qualified")), se.stats.count, late,
                          num_cell(m, 1e3), num_cell(jn(se.serving, "ttfa_s")),
                          num_cell(jn(se.serving, "output_duration_s")));
     }

@@ -1,4 +1,4 @@
-#include <pacer/metrics/samples_file.hpp>
+#include <pacer/metrics/samples_stream.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/report/result_folder.hpp>
@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -45,11 +46,45 @@ const char* to_string(folder_kind k) {
 std::size_t result_folder::packet_count() const {
     std::size_t n = 0;
     for (const auto& s : sessions)
-        n += s.packets.size();
+        n += s.stats.count;
     return n;
 }
 
+double aligned(const result_folder& f, const session_record& s, double t) {
+    return t + (s.part < f.parts.size() ? f.parts[s.part].realtime_offset_s : 0.0);
+}
+
 namespace {
+
+// Folds a session's packets into its stats and the folder's histograms, hands it to the
+// visitor (if any) and then frees its packets.
+void finish_session(result_folder& f, session_record& s, const session_visitor* visit) {
+    packet_stats st;
+    st.count = s.packets.size();
+    auto& deviations = f.abs_deviation_by_level[s.level.value_or(0)];
+    const bool timed = s.session_start_s || s.from_receipts;
+    for (const auto& p : s.packets) {
+        const double a = std::abs(p.deviation_s);
+        deviations.record(a);
+        st.late += a > metrics::pacing_tolerance_s ? 1 : 0;
+        st.max_abs_deviation_s = std::max(st.max_abs_deviation_s.value_or(a), a);
+        if (const auto t = p.send_time_s()) {
+            st.max_send_time_s = std::max(st.max_send_time_s.value_or(*t), *t);
+            f.send_time.record(std::max(0.0, *t));
+            st.slow_sends += *t > metrics::pacing_tolerance_s ? 1 : 0;
+        }
+        if (timed) {
+            const double t = aligned(f, s, p.start_s);
+            st.first_start_s = std::min(st.first_start_s.value_or(t), t);
+            st.last_start_s = std::max(st.last_start_s.value_or(t), t);
+        }
+    }
+    s.stats = st;
+    if (visit) {
+        (*visit)(f, s);
+        std::vector<packet>().swap(s.packets);
+    }
+}
 
 std::optional<double> number(const json::value* v) {
     if (v && v->is_number())
@@ -119,37 +154,50 @@ bool read_receipts(const fs::path& dir, session_record& s) {
 }
 
 // Sessions of one run folder (a single run or a part): samples.json names them (read with
-// metrics::samples_rules::lenient); the receipts give the per-packet detail when they are there.
-void read_run_sessions(result_folder& f, std::size_t part) {
+// metrics::samples_rules::lenient's rules); the receipts give the per-packet detail when they
+// are there. One session at a time: samples.json is streamed (metrics::for_each_samples_session)
+// and each session's receipts are read, folded and freed before the next.
+void read_run_sessions(result_folder& f, std::size_t part, const session_visitor* visit) {
     const fs::path dir = f.parts[part].dir;
-    std::vector<session_record> sessions;
-    std::optional<metrics::run_samples> samples;
+    std::size_t without_receipts = 0, total = 0;
+    auto add = [&](session_record& s, std::vector<double>* deviations) {
+        ++total;
+        if (!read_receipts(dir, s)) {
+            ++without_receipts;
+            if (deviations) {
+                s.packets.reserve(deviations->size());
+                std::int64_t seq = 0;
+                for (const double deviation : *deviations) {
+                    packet p;
+                    p.seq = seq++;
+                    p.deviation_s = deviation;
+                    p.start_s = s.session_start_s
+                                    ? *s.session_start_s +
+                                          static_cast<double>(p.seq) * schedule::packet_period_s +
+                                          p.deviation_s
+                                    : 0.0;
+                    s.packets.push_back(p);
+                }
+            }
+        }
+        finish_session(f, s, visit);
+        f.sessions.push_back(std::move(s));
+    };
+    bool samples = false;
     try {
-        samples = metrics::read_samples(dir / "samples.json", metrics::samples_rules::lenient);
-    } catch (const std::exception& e) {
-        f.notes.push_back(e.what());
-    }
-    if (samples) {
-        for (const auto& e : samples->sessions) {
+        metrics::for_each_samples_session(dir / "samples.json", [&](metrics::samples_session& e) {
             session_record s;
             s.part = part;
             s.index = e.index;
             s.session_start_s = e.samples.session_start_s;
-            std::int64_t seq = 0;
-            for (const double deviation : e.samples.deviation_s) {
-                packet p;
-                p.seq = seq++;
-                p.deviation_s = deviation;
-                p.start_s = s.session_start_s
-                                ? *s.session_start_s +
-                                      static_cast<double>(p.seq) * schedule::packet_period_s +
-                                      p.deviation_s
-                                : 0.0;
-                s.packets.push_back(p);
-            }
-            sessions.push_back(std::move(s));
-        }
-    } else {
+            add(s, &e.samples.deviation_s);
+        });
+        samples = true;
+    } catch (const std::exception& e) {
+        f.notes.push_back(e.what());
+        samples = total > 0; // the file changed while it was read: keep what was read
+    }
+    if (!samples) {
         // Without samples, every session folder that is there.
         std::error_code ec;
         std::vector<std::uint32_t> found;
@@ -165,19 +213,13 @@ void read_run_sessions(result_folder& f, std::size_t part) {
             session_record s;
             s.part = part;
             s.index = i;
-            sessions.push_back(std::move(s));
+            add(s, nullptr);
         }
     }
-    std::size_t without_receipts = 0;
-    for (auto& s : sessions)
-        if (!read_receipts(dir, s))
-            ++without_receipts;
     if (without_receipts > 0)
         f.notes.push_back(fmt::format("{}: {} of {} sessions have no readable "
                                       "input-send-receipts.json (send times unknown for them)",
-                                      dir.string(), without_receipts, sessions.size()));
-    for (auto& s : sessions)
-        f.sessions.push_back(std::move(s));
+                                      dir.string(), without_receipts, total));
 }
 
 part_info make_part(fs::path dir, json::object summary) {
@@ -203,7 +245,7 @@ std::optional<fs::path> locate_part(const fs::path& dir, const fs::path& recorde
     return std::nullopt;
 }
 
-void read_merged(result_folder& f) {
+void read_merged(result_folder& f, const session_visitor* visit) {
     std::vector<fs::path> recorded;
     if (const auto* workers = f.summary.if_contains("workers"); workers && workers->is_array()) {
         for (const auto& w : workers->as_array())
@@ -228,11 +270,11 @@ void read_merged(result_folder& f) {
         }
         const auto s = metrics::read_summary(*where);
         f.parts.push_back(make_part(*where, s.object() ? *s.object() : json::object{}));
-        read_run_sessions(f, f.parts.size() - 1);
+        read_run_sessions(f, f.parts.size() - 1, visit);
     }
 }
 
-void read_serve(result_folder& f) {
+void read_serve(result_folder& f, const session_visitor* visit) {
     f.parts.push_back(make_part(f.dir, f.summary));
     const auto* runs = f.summary.if_contains("runs");
     if (!runs || !runs->is_array())
@@ -272,6 +314,7 @@ void read_serve(result_folder& f) {
             ++total;
             if (!read_receipts(dir, s))
                 ++without;
+            finish_session(f, s, visit);
             f.sessions.push_back(std::move(s));
         }
     }
@@ -303,7 +346,7 @@ void read_schedule(result_folder& f) {
 
 // A `pacer record` folder: run.json names every variant; each variant's folder has its
 // receipts and report.json. A variant still pending has neither (no packets, no note).
-void read_recording(result_folder& f) {
+void read_recording(result_folder& f, const session_visitor* visit) {
     f.parts.push_back(make_part(f.dir, json::object{}));
     const auto* samples = f.summary.if_contains("samples");
     if (!samples || !samples->is_array())
@@ -349,6 +392,7 @@ void read_recording(result_folder& f) {
                     if (const auto* c = cases->as_array()[0].if_object())
                         if (const auto* sv2 = c->if_contains("serving"); sv2 && sv2->is_object())
                             s.serving = sv2->as_object();
+            finish_session(f, s, visit);
             f.sessions.push_back(std::move(s));
         }
     }
@@ -451,9 +495,7 @@ bool http_summary(const json::object& s, const std::string& command) {
            (command.empty() && s.contains("open_loop") && s.contains("request_throughput"));
 }
 
-} // namespace
-
-result_folder read_result_folder(const fs::path& dir) {
+result_folder read_folder(const fs::path& dir, const session_visitor* visit) {
     std::error_code ec;
     if (!fs::exists(dir, ec))
         throw folder_error(fmt::format("{} does not exist", dir.string()));
@@ -469,10 +511,11 @@ result_folder read_result_folder(const fs::path& dir) {
                                            "\"pacer-record\"): pacer report reads those",
                                            (dir / "run.json").string()));
         result_folder f;
+        f.packets_kept = visit == nullptr;
         f.dir = dir;
         f.kind = folder_kind::recording;
         f.summary = *run.object();
-        read_recording(f);
+        read_recording(f, visit);
         return f;
     }
     if (!fs::exists(dir / "summary.json", ec) && fs::exists(dir / "capacity.json", ec)) {
@@ -484,6 +527,7 @@ result_folder read_result_folder(const fs::path& dir) {
                                            "capacity_rps)",
                                            (dir / "capacity.json").string()));
         result_folder f;
+        f.packets_kept = visit == nullptr;
         f.dir = dir;
         f.kind = folder_kind::http_capacity;
         f.summary = *cap.object();
@@ -502,6 +546,7 @@ result_folder read_result_folder(const fs::path& dir) {
         throw folder_error(
             fmt::format("{} is not a pacer summary (not an object)", summary.path.string()));
     result_folder f;
+    f.packets_kept = visit == nullptr;
     f.dir = dir;
     f.summary = *summary.object();
     const auto* cmd = f.summary.if_contains("command");
@@ -514,15 +559,15 @@ result_folder read_result_folder(const fs::path& dir) {
             throw folder_error(fmt::format("{} has no levels: not a finished pacer serve",
                                            (dir / "summary.json").string()));
         f.kind = folder_kind::serve;
-        read_serve(f);
+        read_serve(f, visit);
     } else if ((command == "run" || command == "merge") && f.summary.contains("pacing")) {
         if (command == "merge" || f.summary.contains("workers")) {
             f.kind = folder_kind::merged;
-            read_merged(f);
+            read_merged(f, visit);
         } else {
             f.kind = f.summary.contains("open_loop") ? folder_kind::open_loop : folder_kind::run;
             f.parts.push_back(make_part(dir, f.summary));
-            read_run_sessions(f, 0);
+            read_run_sessions(f, 0, visit);
             if (f.kind == folder_kind::open_loop)
                 read_schedule(f);
         }
@@ -533,6 +578,20 @@ result_folder read_result_folder(const fs::path& dir) {
             (dir / "summary.json").string(), command));
     }
     return f;
+}
+
+} // namespace
+
+result_folder read_result_folder(const fs::path& dir) {
+    return read_folder(dir, nullptr);
+}
+
+result_folder read_result_folder(const fs::path& dir, const session_visitor& visit) {
+    return read_folder(dir, &visit);
+}
+
+result_folder read_folded_result_folder(const fs::path& dir) {
+    return read_result_folder(dir, [](const result_folder&, const session_record&) {});
 }
 
 } // namespace pacer::report

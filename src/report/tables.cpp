@@ -59,22 +59,15 @@ std::string joined(const json::object& o, const char* key) {
     return s;
 }
 
-struct packet_stats {
+struct session_stats {
     std::int64_t late = 0;
     std::optional<double> max_abs_dev, max_send;
 };
 
-packet_stats stats_of(const session_record& s) {
-    packet_stats st;
-    for (const auto& p : s.packets) {
-        const double a = std::abs(p.deviation_s);
-        if (a > late_s)
-            ++st.late;
-        st.max_abs_dev = std::max(st.max_abs_dev.value_or(a), a);
-        if (const auto t = p.send_time_s())
-            st.max_send = std::max(st.max_send.value_or(*t), *t);
-    }
-    return st;
+// As folded when the folder was read (session_record::stats).
+session_stats stats_of(const session_record& s) {
+    return {static_cast<std::int64_t>(s.stats.late), s.stats.max_abs_deviation_s,
+            s.stats.max_send_time_s};
 }
 
 // The columns that say which session a row belongs to: its level and repeat (a sweep), its
@@ -150,7 +143,7 @@ table sessions_table(const result_folder& f) {
         auto r = session_key(f, s);
         r.push_back(opt(s.session_start_s));
         r.push_back(opt(s.admitted));
-        r.push_back(static_cast<std::int64_t>(s.packets.size()));
+        r.push_back(static_cast<std::int64_t>(s.stats.count));
         r.push_back(st.late);
         r.push_back(opt(st.max_abs_dev));
         r.push_back(opt(st.max_send));
@@ -251,7 +244,7 @@ table requests_table(const result_folder& f) {
         r.push_back(start && origin ? cell(*start - *origin) : cell());
         r.push_back(opt(start));
         r.push_back(s ? opt(s->admitted) : cell());
-        r.push_back(s ? cell(static_cast<std::int64_t>(s->packets.size())) : cell());
+        r.push_back(s ? cell(static_cast<std::int64_t>(s->stats.count)) : cell());
         r.push_back(s ? cell(stats_of(*s).late) : cell());
         t.rows.push_back(std::move(r));
     }

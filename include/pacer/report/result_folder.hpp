@@ -8,11 +8,15 @@
 // written, and the per-packet evidence behind it (send receipts, raw samples, the open-loop
 // schedule). Reading never changes the folder.
 
+#include <pacer/core/histogram.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
+#include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
@@ -51,6 +55,19 @@ struct packet {
     }
 };
 
+/// What the report needs of one session's packets, folded as they are read (independent of
+/// the number of packets). Times are on the folder's common axis (`aligned`: the part's
+/// monotonic seconds plus its realtime offset).
+struct packet_stats {
+    std::size_t count = 0;
+    std::size_t late = 0;       ///< |deviation| > 80 ms
+    std::size_t slow_sends = 0; ///< send time > 80 ms (a send stall)
+    std::optional<double> max_abs_deviation_s, max_send_time_s;
+    /// The first and last append start on the common axis; nullopt when the session has no
+    /// packet or its times are unknown (samples without a session start).
+    std::optional<double> first_start_s, last_start_s;
+};
+
 /// One session of a run, of a part, or of a serve level.
 struct session_record {
     std::size_t part = 0;                ///< index into result_folder::parts
@@ -60,7 +77,10 @@ struct session_record {
     std::optional<double> session_start_s; ///< CLOCK_MONOTONIC seconds of the part's host
     std::optional<bool> admitted;
     bool from_receipts = false; ///< false: deviations from samples.json (µs), no send times
+    /// Every packet, by seq. Empty once visited when the folder was read with a visitor
+    /// (read_result_folder(dir, visit)): then only `stats` remain.
     std::vector<packet> packets;
+    packet_stats stats;          ///< always filled, whether `packets` is kept or not
     boost::json::object serving; ///< serve: the session's entry of its level summary
     /// recording: the variant's sample, subset and name, its entry of run.json, and the
     /// `serving` object of its report.json case (TTFA, output duration) when it has one.
@@ -107,9 +127,23 @@ struct result_folder {
     std::vector<http_request> requests;
     /// What could not be read (a part that moved, a missing receipts file): said in the page.
     std::vector<std::string> notes;
+    /// False when read with a visitor: the sessions' `packets` were freed (only `stats` remain).
+    bool packets_kept = true;
+    /// Every packet's |deviation| by serve level (0 for folders without levels) and every
+    /// known send time, folded as read: quantiles within log_histogram::relative_precision
+    /// (1/2,048) of the exact ones; count, min and max exact.
+    std::map<std::uint32_t, log_histogram> abs_deviation_by_level;
+    log_histogram send_time;
 
-    std::size_t packet_count() const;
+    std::size_t packet_count() const; ///< the sum of the sessions' stats.count
 };
+
+/// Seconds on the folder's common axis: a part's monotonic time plus its realtime offset.
+double aligned(const result_folder& f, const session_record& s, double t);
+
+/// Called once per session, in the order of result_folder::sessions, with its packets read
+/// (`s.packets`) and folded (`s.stats`); `f` is the folder read so far.
+using session_visitor = std::function<void(const result_folder& f, const session_record& s)>;
 
 /// Reads a result folder. Throws folder_error (one line naming the folder or file) when `dir`
 /// does not exist, has no readable summary.json (nor a recording's run.json, nor a capacity
@@ -117,5 +151,15 @@ struct result_folder {
 /// `pacer record` or `pacer http`. Missing per-session
 /// files are notes, not errors.
 result_folder read_result_folder(const std::filesystem::path& dir);
+
+/// The same, one session's packets at a time: each session's packets are read, folded into
+/// its `stats` and the folder's histograms, handed to `visit`, then freed, so memory does not
+/// grow with the number of packets (the sessions keep no `packets`). `pacer report` reads
+/// this way (twice: once to fold, once to bin the time plots once their span is known).
+result_folder read_result_folder(const std::filesystem::path& dir, const session_visitor& visit);
+
+/// read_result_folder(dir, visit) with a visitor that does nothing: what `report.html` needs
+/// (render_report, render_comparison), without keeping any packet.
+result_folder read_folded_result_folder(const std::filesystem::path& dir);
 
 } // namespace pacer::report
