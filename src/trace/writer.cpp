@@ -133,7 +133,7 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
     if (inserted) {
         const fs::path dir = options_.root / session_folder_name(session);
         s.trace_path = dir / "trace.jsonl";
-        if (options_.what == mode::none) // nothing on disk: the receipts stay in memory
+        if (options_.what == mode::none) // no session file: the receipts go to the spool
             return s;
         if (::mkdir(dir.c_str(), 0755) != 0)
             s.error = failure(dir, "folder creation", errno);
