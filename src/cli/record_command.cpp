@@ -8,6 +8,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/histogram.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -128,7 +129,7 @@ struct load_totals {
     std::size_t batches = 0, sessions = 0, admitted = 0, rejected = 0, complete = 0;
     std::size_t packets_sent = 0, late_packets = 0, sessions_with_late_packet = 0;
     double max_abs_deviation_s = 0;
-    std::vector<double> deviations_s; // every append's, for the percentiles
+    log_histogram deviation_s; // every append's, folded (bounded, whatever the recording)
     double max_loop_lag_s = 0;
     std::size_t loop_samples = 0, loop_over_80ms = 0;
     double wall_s = 0, context_cpu_s = 0, writer_cpu_s = 0;
@@ -155,17 +156,18 @@ json::object load_json(const load_totals& t, const record_settings& s, std::size
                                          {"over_80ms", t.loop_over_80ms},
                                          {"samples", t.loop_samples},
                                          {"monitor_interval_s", 0.01}}},
-            {"pacing", json::object{{"sessions", t.sessions},
-                                    {"admitted", t.admitted},
-                                    {"rejected", t.rejected},
-                                    {"complete", t.complete},
-                                    {"packets_sent", t.packets_sent},
-                                    {"late_packets", t.late_packets},
-                                    {"sessions_with_late_packet", t.sessions_with_late_packet},
-                                    {"max_abs_deviation_s", t.max_abs_deviation_s},
-                                    {"deviation_s", metrics::distribution_json(t.deviations_s)},
-                                    {"late_threshold_s", metrics::late_threshold_s},
-                                    {"pacing_qualified", t.late_packets == 0 && t.sessions > 0}}},
+            {"pacing",
+             json::object{{"sessions", t.sessions},
+                          {"admitted", t.admitted},
+                          {"rejected", t.rejected},
+                          {"complete", t.complete},
+                          {"packets_sent", t.packets_sent},
+                          {"late_packets", t.late_packets},
+                          {"sessions_with_late_packet", t.sessions_with_late_packet},
+                          {"max_abs_deviation_s", t.max_abs_deviation_s},
+                          {"deviation_s", metrics::histogram_distribution_json(t.deviation_s)},
+                          {"late_threshold_s", metrics::late_threshold_s},
+                          {"pacing_qualified", t.late_packets == 0 && t.sessions > 0}}},
             {"initial_delay_s",
              json::object{{"count", d.size()},
                           {"p50", pct(0.5)},
@@ -590,7 +592,7 @@ int record(record_settings s) {
                                                 deviations);
                 for (double d : deviations) {
                     t.max_abs_deviation_s = std::max(t.max_abs_deviation_s, std::abs(d));
-                    t.deviations_s.push_back(d);
+                    t.deviation_s.record(d);
                 }
             }
             for (const auto& l : outcome.loop_lag_s)

@@ -454,8 +454,10 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--trace", s->trace,
                     "What each session writes: full (trace.jsonl and input-send-receipts.json), "
                     "receipts (input-send-receipts.json only) or none (no session file; the "
-                    "receipts stay in memory, so the summary is the same). For measuring what "
-                    "the trace costs; `pacer replay` and the per-line analyses need full")
+                    "receipts go to an unnamed spool file, so summary.json and samples.json, "
+                    "with every packet's deviation, are the same as in the other modes and "
+                    "memory does not grow with the run). For measuring what the trace costs; "
+                    "`pacer replay` and the per-line analyses need full")
         ->check(CLI::IsMember({"full", "receipts", "none"}))
         ->capture_default_str();
     sub->add_option("--inject-stall-ms", s->inject_stall_ms,

@@ -1,6 +1,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/samples_stream.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
@@ -86,9 +87,9 @@ std::string schedule_sha(const run_part& p) {
 
 } // namespace
 
-run_part read_run_part(const fs::path& dir) {
-    run_part part;
-    part.dir = dir;
+namespace {
+// The summary of a part's folder; throws as read_run_part documents.
+json::object read_part_summary(const fs::path& dir) {
     const auto summary = read_summary(dir);
     if (!summary.json)
         throw std::runtime_error(summary.missing
@@ -97,7 +98,48 @@ run_part read_run_part(const fs::path& dir) {
     if (!summary.object() || !summary.object()->contains("pacing"))
         throw std::runtime_error(
             fmt::format("{} is not a pacer run summary", summary.path.string()));
-    part.summary = *summary.object();
+    return *summary.object();
+}
+
+// A session's first and last packet send, from its grid origin and deviations.
+std::optional<std::pair<double, double>> stream_of(const session_samples& ss) {
+    if (!ss.session_start_s || ss.deviation_s.empty())
+        return std::nullopt;
+    const std::size_t n = ss.deviation_s.size();
+    return std::pair{*ss.session_start_s + ss.deviation_s.front(),
+                     *ss.session_start_s + schedule::packet_period_s * static_cast<double>(n - 1) +
+                         ss.deviation_s.back()};
+}
+} // namespace
+
+run_part read_run_part_folded(const fs::path& dir) {
+    run_part part;
+    part.dir = dir;
+    part.summary = read_part_summary(dir);
+    folded_samples f;
+    part.arrivals = stream_samples(dir / "samples.json", [&](samples_session&& e) {
+        if (e.handshake)
+            part.handshakes.push_back(*e.handshake);
+        bool session_late = false;
+        for (double d : e.samples.deviation_s) {
+            f.deviation_s.record(d);
+            if (std::abs(d) > late_threshold_s) {
+                ++f.late;
+                session_late = true;
+            }
+        }
+        f.sessions_late += session_late;
+        if (const auto s = stream_of(e.samples))
+            f.streams.push_back(*s);
+    });
+    part.folded = std::move(f);
+    return part;
+}
+
+run_part read_run_part(const fs::path& dir) {
+    run_part part;
+    part.dir = dir;
+    part.summary = read_part_summary(dir);
     auto samples = read_samples(dir / "samples.json", samples_rules::strict);
     for (auto& e : samples.sessions) {
         if (e.handshake)
@@ -225,14 +267,15 @@ std::optional<run_window> part_window(const run_part& part) {
     // No wall time: the span of its packets, moved onto the wall clock.
     const double to_wall = realtime - mono->to_number<double>();
     std::optional<run_window> w;
-    for (const auto& ss : part.sessions) {
-        if (!ss.session_start_s || ss.deviation_s.empty())
-            continue;
-        const double first = *ss.session_start_s + ss.deviation_s.front() + to_wall;
-        const double last =
-            *ss.session_start_s +
-            schedule::packet_period_s * static_cast<double>(ss.deviation_s.size() - 1) +
-            ss.deviation_s.back() + to_wall;
+    std::vector<std::pair<double, double>> streams;
+    if (part.folded)
+        streams = part.folded->streams;
+    for (const auto& ss : part.sessions)
+        if (const auto st = stream_of(ss))
+            streams.push_back(*st);
+    for (const auto& [begin, end] : streams) {
+        const double first = begin + to_wall;
+        const double last = end + to_wall;
         if (!w)
             w = run_window{first, last};
         w->begin_s = std::min(w->begin_s, first);
@@ -353,6 +396,8 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
 
 json::object merge_parts(const std::vector<run_part>& parts) {
     std::vector<double> deviation, abs_deviation;
+    log_histogram folded; // parts read folded (read_run_part_folded)
+    bool any_folded = false;
     std::vector<std::pair<double, int>> edges; // wall-clock stream intervals
     std::uint64_t late = 0, sessions_late = 0;
     std::uint64_t requested = 0, admitted = 0, rejected = 0, complete = 0, expected = 0, sent = 0;
@@ -390,6 +435,16 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         const double to_wall =
             number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
         std::uint64_t part_late = 0;
+        if (p.folded) {
+            folded.merge(p.folded->deviation_s);
+            any_folded = true;
+            part_late += p.folded->late;
+            sessions_late += p.folded->sessions_late;
+            for (const auto& [first, last] : p.folded->streams) {
+                edges.emplace_back(first + to_wall, +1);
+                edges.emplace_back(last + to_wall, -1);
+            }
+        }
         for (const auto& ss : p.sessions) {
             bool session_late = false;
             for (double d : ss.deviation_s) {
@@ -401,14 +456,9 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                 }
             }
             sessions_late += session_late;
-            if (ss.session_start_s && !ss.deviation_s.empty()) {
-                const std::size_t n = ss.deviation_s.size();
-                const double first = *ss.session_start_s + ss.deviation_s.front();
-                const double last = *ss.session_start_s +
-                                    schedule::packet_period_s * static_cast<double>(n - 1) +
-                                    ss.deviation_s.back();
-                edges.emplace_back(first + to_wall, +1);
-                edges.emplace_back(last + to_wall, -1);
+            if (const auto st = stream_of(ss)) {
+                edges.emplace_back(st->first + to_wall, +1);
+                edges.emplace_back(st->second + to_wall, -1);
             }
         }
         late += part_late;
@@ -468,8 +518,22 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                                      {"late", late},
                                      {"late_threshold_s", late_threshold_s}};
     pacing["pacing_qualified"] = qualified;
-    pacing["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
-    pacing["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
+    if (any_folded) {
+        // Some part came folded: every packet goes into the one histogram, whose quantiles are
+        // within its stated precision of the exact ones (n, max and mean stay exact).
+        for (double d : deviation)
+            folded.record(d);
+        pacing["pacing_deviation_s"] = to_json(folded.summarize(pacing_fractions));
+        pacing["pacing_abs_deviation_s"] = to_json(folded.absolute().summarize(pacing_fractions));
+        pacing["quantile_precision"] = json::object{
+            {"keys", json::array{"pacing_deviation_s", "pacing_abs_deviation_s"}},
+            {"relative", log_histogram::relative_precision},
+            {"note", "quantiles from log-linear histograms (1,024 buckets per power of two, 1 ns "
+                     "below 2,048 ns); n, max and mean are exact"}};
+    } else {
+        pacing["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
+        pacing["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
+    }
     pacing["loop_lag_s"] =
         json::object{{"worst_part_p99", lag_p99_worst}, {"max", lag_max}, {"over_80ms", lag_over}};
     pacing["trace_channel"] = json::object{{"waits", waits}};

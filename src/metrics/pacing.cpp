@@ -232,6 +232,21 @@ deviations_source run_receipts(std::filesystem::path root,
     };
 }
 
+deviations_source run_receipts(std::filesystem::path root, trace::receipt_spool* kept) {
+    if (!kept)
+        return run_receipts(std::move(root));
+    return [kept](const trace::session_result& s, std::vector<double>& out) -> std::string {
+        if (s.appends_sent == 0 || !s.trace_error.empty())
+            return {};
+        trace::session_result r;
+        auto error = trace::read_receipts_text(r, kept->take(s.index),
+                                               fmt::format("the receipts of session {}", s.index));
+        if (error.empty())
+            deviations_of(r, out);
+        return error;
+    };
+}
+
 std::string samples_json(const std::vector<trace::session_result>& sessions,
                          const open_loop_arrivals& open_loop) {
     std::string text;

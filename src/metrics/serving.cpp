@@ -139,6 +139,12 @@ json::object distribution_json(std::vector<double> values) {
     return o;
 }
 
+json::object histogram_distribution_json(const log_histogram& values) {
+    auto o = to_json(values.summarize(protocol_fractions));
+    o.erase("mean");
+    return o;
+}
+
 std::optional<std::size_t> pcm16_bytes(std::string_view text) {
     const auto decoded = base64_decode(text);
     if (!decoded || decoded->empty() || decoded->size() % 2 != 0)

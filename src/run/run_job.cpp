@@ -339,7 +339,8 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
                               {"log", (out / fmt::format("worker-{}.log", k)).string()},
                               {"status", runtime::describe_status(st)}};
         try {
-            auto part = metrics::read_run_part(dir);
+            // Folded as read: the parent's memory does not grow with the workers' packets.
+            auto part = metrics::read_run_part_folded(dir);
             if (open_loop) {
                 // Every worker must have run the parent's one schedule.
                 const auto* ol = part.summary.if_contains("open_loop");
@@ -649,8 +650,8 @@ int execute_run(run_job job) {
         runtime::new_file samples(out / "samples.json");
         const auto unreadable = metrics::write_samples(
             [&](std::string_view piece) { samples.write(piece); }, outcome.sessions,
-            metrics::run_receipts(out,
-                                  ro.trace == trace::mode::none ? &outcome.kept_receipts : nullptr),
+            metrics::run_receipts(out, ro.trace == trace::mode::none ? outcome.kept_receipts.get()
+                                                                     : nullptr),
             arrival_records);
         samples.close();
         auto& errors = summary["pacing"].as_object()["errors"].as_array();

@@ -273,11 +273,9 @@ run_outcome run_duplex(const run_options& options) {
     out.writer = core.stats();
     // The sessions folded their receipts as they sent them (session_result's counters, the
     // contexts' histograms): nothing is read back, so the end of a run needs no more memory
-    // than its steady state. --trace none: the writer's kept receipts go to samples.json.
-    if (options.trace == trace::mode::none)
-        for (const auto& r : out.sessions)
-            if (r.appends_sent > 0)
-                out.kept_receipts[r.index] = core.take_receipts(r.index);
+    // than its steady state. --trace none: the writer's spool goes to samples.json, which takes
+    // one session's receipts from it at a time.
+    out.kept_receipts = core.kept_receipts();
     out.writer_cpu_s = writer_cpu_s;
     for (auto& c : contexts) {
         out.loop_lag_s.push_back(c->monitor.lags_s());

@@ -114,6 +114,8 @@ std::string session_folder_name(std::uint32_t session) {
 writer_core::writer_core(writer_options options) : options_(std::move(options)) {
     if (!options_.open_file)
         options_.open_file = open_exclusive;
+    if (options_.what == mode::none)
+        kept_receipts_ = std::make_shared<receipt_spool>(options_.root);
 }
 
 writer_core::~writer_core() {
@@ -131,7 +133,7 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
     if (inserted) {
         const fs::path dir = options_.root / session_folder_name(session);
         s.trace_path = dir / "trace.jsonl";
-        if (options_.what == mode::none) // nothing on disk: the receipts stay in memory
+        if (options_.what == mode::none) // no session file: the receipts go to the spool
             return s;
         if (::mkdir(dir.c_str(), 0755) != 0)
             s.error = failure(dir, "folder creation", errno);
@@ -146,9 +148,9 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
 
 void writer_core::on_record(time_point now, record&& r) {
     auto& s = state_for(r.session, now);
-    // --trace none: the receipts stay in memory, for the summary (take_receipts).
+    // --trace none: the receipts go to the spool, for samples.json (take_receipts).
     if (options_.what == mode::none && r.what != record::kind::line)
-        kept_receipts_[r.session] += r.payload;
+        kept_receipts_->append(r.session, r.payload);
     else if (r.what == record::kind::end)
         s.receipts += r.payload;
     if (r.what == record::kind::end) {
@@ -217,12 +219,7 @@ void writer_core::write_pending(std::uint32_t, session_state& s) {
 }
 
 std::string writer_core::take_receipts(std::uint32_t session) {
-    const auto it = kept_receipts_.find(session);
-    if (it == kept_receipts_.end())
-        return {};
-    auto text = std::move(it->second);
-    kept_receipts_.erase(it);
-    return text;
+    return kept_receipts_ ? kept_receipts_->take(session) : std::string();
 }
 
 void writer_core::finish(std::uint32_t id, session_state& s) {

@@ -112,7 +112,13 @@ TEST_F(TraceModesRun, NoneWritesNoSessionFileAndTheSummaryIsComplete) {
     expect_complete(root_ / "none" / "summary.json", 10);
     EXPECT_FALSE(fs::exists(root_ / "none" / "session-000"));
     EXPECT_FALSE(fs::exists(root_ / "none" / "session-001"));
-    EXPECT_TRUE(fs::exists(root_ / "none" / "samples.json"));
+    // Every packet's deviation is in samples.json, as with the other modes, and the spool
+    // they came from left nothing behind.
+    const auto samples = read_json(root_ / "none" / "samples.json");
+    for (const auto& session : at(samples, {"sessions"}).as_array())
+        EXPECT_EQ(session.at("deviation_s").as_array().size(), 5u);
+    for (const auto& entry : fs::directory_iterator(root_ / "none"))
+        EXPECT_NE(entry.path().filename().string().rfind(".receipts-spool", 0), 0u) << entry.path();
 }
 
 TEST_F(TraceModesRun, TheWorkersOfProcessesGetTheMode) {
@@ -128,6 +134,9 @@ TEST_F(TraceModesRun, TheWorkersOfProcessesGetTheMode) {
         EXPECT_TRUE(fs::exists(root_ / "none" / worker / "summary.json")) << worker;
         EXPECT_FALSE(fs::exists(root_ / "none" / worker / "session-000")) << worker;
     }
+    // The parent folded the workers' samples as it read them (quantiles from histograms).
+    const auto s = read_json(root_ / "none" / "summary.json");
+    EXPECT_TRUE(at(s, {"pacing"}).as_object().contains("quantile_precision"));
 }
 
 } // namespace

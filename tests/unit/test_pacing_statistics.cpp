@@ -171,4 +171,43 @@ TEST(pacing_statistics, trace_none_takes_each_sessions_kept_receipts_once) {
     EXPECT_TRUE(kept.empty()) << "each session's receipts are dropped once written";
 }
 
+TEST(pacing_statistics, trace_none_samples_from_the_spool_equal_those_from_receipts_files) {
+    // The same receipts, once as --trace receipts leaves them (a file a session) and once as
+    // --trace none spools them: samples.json is the same, byte for byte.
+    const fs::path root =
+        fs::temp_directory_path() / ("pacer-samples-spool-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    auto run = fixed_run();
+    run.resize(4);
+    trace::receipt_spool spool(root, 64); // small chunks: every session spans many
+    for (const auto& s : run) {
+        const auto dir = root / trace::session_folder_name(s.index);
+        fs::create_directories(dir);
+        std::ofstream out(dir / "input-send-receipts.json");
+        const auto head = trace::receipts_head(s);
+        out << head;
+        spool.append(s.index, head);
+        for (std::size_t k = 0; k < s.appends.size(); ++k) {
+            const auto piece = (k ? "," : "") + trace::receipt_json(s.appends[k]);
+            out << piece;
+            spool.append(s.index, piece);
+        }
+        out << "]}\n";
+        spool.append(s.index, "]}\n");
+    }
+    auto [sessions, stats] = folded(run);
+    std::string from_files, from_spool;
+    EXPECT_TRUE(metrics::write_samples([&](std::string_view p) { from_files += p; }, sessions,
+                                       metrics::run_receipts(root))
+                    .empty());
+    EXPECT_TRUE(metrics::write_samples([&](std::string_view p) { from_spool += p; }, sessions,
+                                       metrics::run_receipts("/nonexistent", &spool))
+                    .empty());
+    EXPECT_EQ(from_spool, from_files);
+    EXPECT_EQ(from_files.find("\"deviation_s\":[]"), std::string::npos) << "has deviations";
+    EXPECT_EQ(spool.take(0), "") << "each session taken once";
+    fs::remove_all(root);
+}
+
 } // namespace

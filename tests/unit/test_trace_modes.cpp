@@ -1,6 +1,6 @@
 // `pacer run --trace full|receipts|none` in the trace writer's sans-io core: `receipts` drops
-// the lines and writes only input-send-receipts.json; `none` creates nothing and keeps the
-// receipts in memory for the summary (take_receipts).
+// the lines and writes only input-send-receipts.json; `none` creates nothing visible and spools the
+// receipts for samples.json (take_receipts).
 
 #include <pacer/trace/writer.hpp>
 

@@ -3,6 +3,7 @@
 // or shards on several hosts) as if one client had run them: percentiles are computed over
 // every packet of every part, never averaged.
 
+#include <pacer/core/histogram.hpp>
 #include <pacer/metrics/samples_file.hpp>
 
 #include <boost/json/object.hpp>
@@ -15,6 +16,16 @@
 
 namespace pacer::metrics {
 
+/// A part's packets folded as its `samples.json` was read (`read_run_part_folded`): what
+/// `merge_parts` needs of them, in memory that does not grow with the packets.
+struct folded_samples {
+    log_histogram deviation_s; ///< every packet's signed deviation
+    std::uint64_t late = 0;    ///< packets with |deviation| > late_threshold_s
+    std::uint64_t sessions_late = 0;
+    /// Each session's first and last packet send (the part's monotonic seconds).
+    std::vector<std::pair<double, double>> streams;
+};
+
 /// One run's folder: its `summary.json` and `samples.json`.
 struct run_part {
     std::filesystem::path dir;
@@ -25,11 +36,20 @@ struct run_part {
     std::optional<std::vector<arrival_sample>> arrivals;
     /// Every admitted session's handshake (none from parts written before pacer recorded it).
     std::vector<handshake_sample> handshakes;
+    /// Set by `read_run_part_folded`, and then `sessions` is empty.
+    std::optional<folded_samples> folded;
 };
 
 /// Reads a run folder: its summary, and its samples (`read_samples`, strict rules). Throws
 /// std::runtime_error naming the file that is missing or malformed.
 run_part read_run_part(const std::filesystem::path& dir);
+
+/// The same, but `samples.json` is streamed (`stream_samples`) and its packets folded into
+/// `folded` one session at a time: memory grows with the part's sessions, never its packets
+/// (`pacer run --processes` pools its workers so). `merge_parts` of such parts gives the
+/// deviation quantiles within `log_histogram::relative_precision` of the exact ones (and says
+/// so in `pacing.quantile_precision`); every other figure is the same as from `read_run_part`.
+run_part read_run_part_folded(const std::filesystem::path& dir);
 
 /// The pooled summary of `parts`: sessions and packets summed (JSON integers), deviation
 /// percentiles over all packets, late packets, loop lag (worst part), peak overlapping input

@@ -10,6 +10,7 @@
 
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
+#include <pacer/trace/receipt_spool.hpp>
 #include <pacer/trace/receipt_stats.hpp>
 #include <pacer/trace/receipts.hpp>
 
@@ -97,6 +98,8 @@ std::string receipt_deviations(const std::filesystem::path& file, std::vector<do
 /// Sessions that sent nothing or whose trace failed have no deviations.
 deviations_source run_receipts(std::filesystem::path root,
                                std::map<std::uint32_t, std::string>* kept = nullptr);
+/// The same, with `pacer run --trace none`'s spool as the source (each session taken once).
+deviations_source run_receipts(std::filesystem::path root, trace::receipt_spool* kept);
 
 /// `samples.json` as `samples_json` writes it, streamed to `out` one session at a time: each
 /// session's deviations are read from `source`, written and dropped, so no more than one

@@ -4,6 +4,7 @@
 // files' text; `pacer replay` reads the files. The receipts' type and parser are trace's
 // (pacer/trace/receipts.hpp), and so are the trace lines' (pacer/trace/lines.hpp).
 
+#include <pacer/core/histogram.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/trace/lines.hpp>
@@ -42,6 +43,10 @@ using trace::send_receipts;
 
 /// `{n, p50, p75, p95, p99, max}` with linear-interpolated percentiles; empty: n=0, rest null.
 boost::json::object distribution_json(std::vector<double> values);
+
+/// The same keys from values folded into a histogram (memory bounded whatever their number):
+/// n and max exact, the percentiles within `log_histogram::relative_precision` of the exact ones.
+boost::json::object histogram_distribution_json(const log_histogram& values);
 
 /// The decoded size of a PCM16 payload, or nullopt unless it is valid padded base64 of whole,
 /// nonempty samples.

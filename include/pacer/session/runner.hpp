@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -113,9 +114,9 @@ struct run_outcome {
     std::size_t ready_sessions = 0;            ///< start-gate runs: sessions that negotiated
     /// Every append's deviation and send time, folded as sent (bounded: no receipt is kept).
     trace::receipt_statistics receipts;
-    /// `--trace none` only: each session's receipts text, as the writer kept it in memory (the
-    /// only source of samples.json's per-packet deviations); by session index.
-    std::map<std::uint32_t, std::string> kept_receipts;
+    /// `--trace none` only: each session's receipts text, as the writer spooled it (the only
+    /// source of samples.json's per-packet deviations); `take` one session at a time.
+    std::shared_ptr<trace::receipt_spool> kept_receipts;
 };
 
 /// Runs the sessions and returns once every session has ended and its files are written.

@@ -133,7 +133,7 @@ send_receipts parse_receipts(std::string_view text, receipt_rules rules);
 /// Fills `r.appends` from the session's receipts file (pacer's rules); returns an error
 /// message or "".
 std::string read_receipts(session_result& r, const std::filesystem::path& file);
-/// The same from the receipts' text (`pacer run --trace none` keeps them in memory); `origin`
+/// The same from the receipts' text (`pacer run --trace none` spools them); `origin`
 /// names them in the error message.
 std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin);
 

@@ -9,6 +9,7 @@
 // affects only its own session: every other session's files stay intact.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/trace/receipt_spool.hpp>
 #include <pacer/trace/record.hpp>
 
 #include <boost/asio/awaitable.hpp>
@@ -17,14 +18,15 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 
 namespace pacer::trace {
 
 /// What a run writes per session (`pacer run --trace`): `full` both files, `receipts` only
-/// `input-send-receipts.json` (no `trace.jsonl`), `none` no file at all: the writer then keeps
-/// the receipts in memory (`take_receipts`) for the summary.
+/// `input-send-receipts.json` (no `trace.jsonl`), `none` no session file at all: the writer then
+/// keeps the receipts in an unnamed spool file (`receipt_spool`, `take_receipts`) for samples.json.
 enum class mode : std::uint8_t { full, receipts, none };
 
 /// `full`, `receipts` or `none`; nullopt for anything else.
@@ -80,6 +82,10 @@ public:
     /// would hold), once that session was finished; empty when there are none. Moves them out.
     std::string take_receipts(std::uint32_t session);
 
+    /// `mode::none`: the spool holding every session's receipts (null in the other modes); it
+    /// outlives the core when shared, so that samples.json can take them after the run.
+    std::shared_ptr<receipt_spool> kept_receipts() const { return kept_receipts_; }
+
 private:
     struct session_state;
     session_state& state_for(std::uint32_t session, time_point now);
@@ -89,7 +95,7 @@ private:
 
     writer_options options_;
     std::map<std::uint32_t, session_state> sessions_;
-    std::map<std::uint32_t, std::string> kept_receipts_; // mode::none
+    std::shared_ptr<receipt_spool> kept_receipts_; // mode::none
     std::uint64_t buffered_ = 0;
     writer_stats stats_;
 };
