@@ -107,6 +107,12 @@ run_outcome run_duplex(const run_options& options) {
     wo.root = options.trace_root;
     wo.what = options.trace;
     trace::writer_core core(std::move(wo));
+    // A closed batch: every session's folder and files exist before the writer thread starts
+    // (no file creation while the sessions stream). Open-loop arrivals open theirs as they come:
+    // their descriptors are budgeted for the sessions in flight only.
+    if (!options.arrivals)
+        for (std::size_t i = 0; i < options.sessions; ++i)
+            core.prepare(static_cast<std::uint32_t>(i), clock::now());
     std::exception_ptr writer_error;
     asio::co_spawn(writer_io, trace::run_writer(channel, core),
                    [&](std::exception_ptr e) { writer_error = e; });

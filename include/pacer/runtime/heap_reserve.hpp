@@ -20,7 +20,8 @@ namespace pacer::runtime {
 /// threshold is raised so that free memory at the arena's top up to `bytes` (at most 64 MB) is not
 /// given back to the system. Allocations of the
 /// thread up to that size then need no system call and no page fault. Process-wide effect: the
-/// trim threshold (and with it a fixed mmap threshold of 128 kB). Returns the bytes reserved.
+/// trim threshold, and a fixed mmap threshold of 32 MB (blocks below it come from the arenas).
+/// Returns the bytes reserved.
 std::size_t reserve_thread_heap(std::size_t bytes);
 
 /// What `pacer run` reserves for a session context of `sessions` sessions: 64 kB a session
