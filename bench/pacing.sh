@@ -22,6 +22,11 @@
 #
 # steal_%: host CPU steal during the run (bench/lib.sh); above 1 % the row is host-disturbed.
 #
+# THREAD_COUNTS=1 (needs `perf` and the right to attach to the client): per thread of the client
+# (the session contexts, the writer), page faults, mprotect calls (malloc heap growth), futex
+# calls and context switches over the run, into $out/$tag-threads.txt and under the row. They
+# are counts, so they say what blocked the session thread even on a loaded host.
+#
 # Traces are written in full during the run (that is part of what is measured), then deleted
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
 set -euo pipefail
@@ -65,7 +70,22 @@ for layout in $layouts; do
         steal=$(steal_mark)
         "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
             --processes "$procs" -c "$sessions" ${EXTRA:-} \
-            -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
+            -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 &
+        client_pid=$!
+        if [ "${THREAD_COUNTS:-0}" = 1 ]; then
+            # Per thread of the client: page faults, mprotect calls (malloc heap growth), futex
+            # calls (lock waits and wake-ups), context switches: counts, valid on a loaded host.
+            perf stat --per-thread -p "$client_pid" -o "$out/$tag-threads.txt" \
+                -e page-faults,syscalls:sys_enter_mprotect,syscalls:sys_enter_futex,context-switches \
+                2>/dev/null &
+            perf_pid=$!
+        fi
+        wait "$client_pid" || true
+        if [ "${THREAD_COUNTS:-0}" = 1 ]; then
+            kill -INT "$perf_pid" 2>/dev/null || true
+            wait "$perf_pid" || true
+            grep -E 'pacer-(ctx|writer)' "$out/$tag-threads.txt" | awk '{print "  " $1, $2, $3}'
+        fi
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
         python3 - "$out" "$tag" "$procs" "$(steal_since "$steal")" <<'PY'

@@ -1,4 +1,5 @@
 #include <pacer/protocol/events.hpp>
+#include <pacer/runtime/heap_reserve.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -106,6 +107,12 @@ run_outcome run_duplex(const run_options& options) {
     wo.root = options.trace_root;
     wo.what = options.trace;
     trace::writer_core core(std::move(wo));
+    // A closed batch: every session's folder and files exist before the writer thread starts
+    // (no file creation while the sessions stream). Open-loop arrivals open theirs as they come:
+    // their descriptors are budgeted for the sessions in flight only.
+    if (!options.arrivals)
+        for (std::size_t i = 0; i < options.sessions; ++i)
+            core.prepare(static_cast<std::uint32_t>(i), clock::now());
     std::exception_ptr writer_error;
     asio::co_spawn(writer_io, trace::run_writer(channel, core),
                    [&](std::exception_ptr e) { writer_error = e; });
@@ -247,9 +254,14 @@ run_outcome run_duplex(const run_options& options) {
     const auto started = clock::now();
     out.started_s = to_seconds(started);
     std::vector<std::thread> workers;
+    // Each context's malloc arena is grown before its loop runs, not page by page while its
+    // sessions stream (runtime/heap_reserve.hpp).
+    const std::size_t heap_reserve =
+        runtime::session_heap_reserve((options.sessions + threads - 1) / threads);
     for (std::size_t t = 0; t < contexts.size(); ++t)
-        workers.emplace_back([&c = *contexts[t], t] {
+        workers.emplace_back([&c = *contexts[t], t, heap_reserve] {
             ::pthread_setname_np(::pthread_self(), ("pacer-ctx-" + std::to_string(t)).c_str());
+            runtime::reserve_thread_heap(heap_reserve);
             c.io.run();
             c.cpu_s = runtime::thread_cpu_seconds();
         });

@@ -146,6 +146,17 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
     return s;
 }
 
+void writer_core::prepare(std::uint32_t session, time_point now) {
+    auto& s = state_for(session, now);
+    if (options_.what == mode::none || !s.error.empty() || s.receipts_fd >= 0)
+        return;
+    const fs::path path = s.trace_path.parent_path() / "input-send-receipts.json";
+    if ((s.receipts_fd = options_.open_file(path)) < 0) {
+        s.error = failure(path, "open", errno);
+        ++stats_.write_errors;
+    }
+}
+
 void writer_core::on_record(time_point now, record&& r) {
     auto& s = state_for(r.session, now);
     // --trace none: the receipts go to the spool, for samples.json (take_receipts).

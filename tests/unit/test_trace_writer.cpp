@@ -529,3 +529,56 @@ TEST_F(trace_writer, receipts_stream_to_disk_with_the_lines_and_end_with_the_tai
 }
 
 } // namespace
+
+namespace {
+
+// A run prepares every session before its sessions start: the folder and both files exist at
+// once, and the records that follow open nothing more (counted through the open hook).
+TEST_F(trace_writer, prepared_sessions_open_no_file_while_they_stream) {
+    auto opts = options();
+    int opens = 0;
+    opts.open_file = [&opens](const fs::path& path) {
+        ++opens;
+        return ::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    };
+    trace::writer_core core(opts);
+    for (std::uint32_t s : {1u, 2u})
+        core.prepare(s, t0);
+    EXPECT_EQ(opens, 4);
+    for (std::uint32_t s : {1u, 2u}) {
+        EXPECT_TRUE(fs::exists(trace_file(s)));
+        EXPECT_TRUE(fs::exists(receipts_file(s)));
+    }
+    EXPECT_EQ(rel(core.next_due()), rel(time_point::max())); // nothing buffered: nothing due
+
+    std::shared_ptr<trace::done_channel> done[3] = {nullptr, make_done(), make_done()};
+    for (int i = 0; i < 4; ++i)
+        for (std::uint32_t s : {1u, 2u}) {
+            core.on_record(t0 + i * 10ms, line(s, i));
+            core.on_record(t0 + i * 10ms, receipt_piece(s, "[" + std::to_string(i) + "]"));
+        }
+    EXPECT_EQ(core.flush_due(t0 + 500ms), 2u);
+    for (std::uint32_t s : {1u, 2u})
+        core.on_record(t0 + 600ms, end(s, done[s]));
+    EXPECT_EQ(core.flush_due(t0 + 650ms), 2u);
+    EXPECT_EQ(opens, 4); // no file opened after the start
+    for (std::uint32_t s : {1u, 2u}) {
+        expect_trace(trace_file(s), s, {0, 1, 2, 3});
+        EXPECT_EQ(read_file(receipts_file(s)), "[0][1][2][3]" + receipts_json(s));
+        const auto got = take_done(*done[s]);
+        ASSERT_TRUE(got.has_value());
+        EXPECT_FALSE(got->ec) << got->message;
+    }
+    EXPECT_EQ(core.stats().write_errors, 0u);
+}
+
+// --trace none prepares nothing on disk.
+TEST_F(trace_writer, preparing_with_trace_none_creates_nothing) {
+    auto opts = options();
+    opts.what = trace::mode::none;
+    trace::writer_core core(opts);
+    core.prepare(1, t0);
+    EXPECT_FALSE(fs::exists(folder(1)));
+}
+
+} // namespace
