@@ -117,21 +117,22 @@ run_part read_run_part_folded(const fs::path& dir) {
     part.dir = dir;
     part.summary = read_part_summary(dir);
     folded_samples f;
-    part.arrivals = stream_samples(dir / "samples.json", [&](samples_session&& e) {
-        if (e.handshake)
-            part.handshakes.push_back(*e.handshake);
-        bool session_late = false;
-        for (double d : e.samples.deviation_s) {
-            f.deviation_s.record(d);
-            if (std::abs(d) > late_threshold_s) {
-                ++f.late;
-                session_late = true;
+    part.arrivals =
+        stream_samples(dir / "samples.json", samples_rules::strict, [&](samples_session&& e) {
+            if (e.handshake)
+                part.handshakes.push_back(*e.handshake);
+            bool session_late = false;
+            for (double d : e.samples.deviation_s) {
+                f.deviation_s.record(d);
+                if (std::abs(d) > late_threshold_s) {
+                    ++f.late;
+                    session_late = true;
+                }
             }
-        }
-        f.sessions_late += session_late;
-        if (const auto s = stream_of(e.samples))
-            f.streams.push_back(*s);
-    });
+            f.sessions_late += session_late;
+            if (const auto s = stream_of(e.samples))
+                f.streams.push_back(*s);
+        });
     part.folded = std::move(f);
     return part;
 }

@@ -1,42 +1,50 @@
 #include <pacer/metrics/samples_stream.hpp>
 
 #include <boost/json/basic_parser_impl.hpp>
+#include <boost/json/value.hpp>
 
 #include <fmt/format.h>
 
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <array>
+#include <cerrno>
+#include <cstring>
 #include <fstream>
-#include <memory>
-#include <stdexcept>
 #include <optional>
+#include <stdexcept>
 #include <string>
+#include <system_error>
 
 namespace pacer::metrics {
 
 namespace json = boost::json;
+using boost::system::error_code;
 
 namespace {
 
+// Strict rules refuse the file (read_samples' "is malformed: <reason>").
 struct malformed : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Where the parser is, by the keys of the objects it is in (arrays add a level of their own).
+// Where the parser is: what the innermost open container is to pacer.
 enum class where {
     other,      // anything pacer does not read
     root,       // the top-level object
-    sessions,   // the `sessions` array
+    sessions,   // its `sessions` array
     session,    // one of its objects
     deviations, // a session's `deviation_s` array
     handshake,  // a session's `handshake_s` object
-    open_loop,  // the `open_loop` object
+    open_loop,  // the top-level `open_loop` object
     arrivals,   // its `arrivals` array
     arrival,    // one of its objects
 };
 
+enum class kind { object, array, string, number, boolean, null };
+
+// One SAX handler for both rules. Every value, scalar or container, goes through value(),
+// which knows from the enclosing container and key what pacer expects there; what does not
+// fit throws (strict) or is left out as read_samples' lenient rules leave it out. With no
+// `on_session` it only follows the text (the lenient check before the real pass).
 class handler {
 public:
     static constexpr std::size_t max_object_size = std::size_t(-1);
@@ -44,439 +52,413 @@ public:
     static constexpr std::size_t max_key_size = std::size_t(-1);
     static constexpr std::size_t max_string_size = std::size_t(-1);
 
-    explicit handler(const std::function<void(samples_session&&)>& on_session)
-        : on_session_(on_session) {}
+    handler(samples_rules rules, const std::function<void(samples_session&&)>* on_session)
+        : strict_(rules == samples_rules::strict), on_session_(on_session) {}
 
-    bool on_document_begin(boost::system::error_code&) { return true; }
-    bool on_document_end(boost::system::error_code&) { return true; }
+    bool on_document_begin(error_code&) { return true; }
+    bool on_document_end(error_code&) { return true; }
 
-    bool on_object_begin(boost::system::error_code&) {
-        const where up = top();
-        where w = where::other;
-        if (stack_.empty())
-            w = where::root;
-        else if (up == where::sessions)
-            w = where::session;
-        else if (up == where::session && key_ == "handshake_s")
-            w = where::handshake;
-        else if (up == where::root && key_ == "open_loop")
-            w = where::open_loop;
-        else if (up == where::arrivals)
-            w = where::arrival;
-        else if (up == where::session && key_ == "deviation_s")
-            throw malformed("deviation_s is not an array");
-        if (w == where::session) {
-            session_ = samples_session{};
-            session_.index = next_index_;
-            has_deviations_ = false;
-        } else if (w == where::handshake) {
-            handshake_ = handshake_sample{};
-            seen_ = 0;
-        } else if (w == where::open_loop) {
-            arrivals_.emplace();
-            arrivals_seen_ = false;
-        } else if (w == where::arrival) {
-            arrival_ = arrival_sample{};
-            seen_ = 0;
-        }
-        stack_.push_back(w);
+    bool on_object_begin(error_code&) {
+        stack_.push_back(value(kind::object, nullptr));
         key_.clear();
         return true;
     }
-
-    bool on_object_end(std::size_t, boost::system::error_code&) {
-        const where w = top();
+    bool on_object_end(std::size_t, error_code&) {
+        const where w = stack_.back();
         stack_.pop_back();
         key_.clear();
-        if (w == where::session) {
-            if (!has_deviations_)
-                throw malformed("a session has no deviation_s");
-            next_index_ = session_.index + 1;
-            on_session_(std::move(session_));
-            session_ = samples_session{};
-        } else if (w == where::handshake) {
-            if ((seen_ & 7) != 7)
-                throw malformed("a handshake_s lacks connect, tls or upgrade");
-            session_.handshake = handshake_;
-        } else if (w == where::arrival) {
-            if ((seen_ & 127) != 127)
-                throw malformed("an arrival lacks one of its fields");
-            arrivals_->push_back(arrival_);
-        } else if (w == where::open_loop && !arrivals_seen_) {
-            throw malformed("open_loop has no arrivals");
-        }
+        if (w == where::session)
+            end_session();
+        else if (w == where::handshake)
+            end_handshake();
+        else if (w == where::arrival)
+            end_arrival();
+        else if (w == where::open_loop && !arrivals_seen_)
+            bad_open_loop("open_loop has no arrivals");
         return true;
     }
-
-    bool on_array_begin(boost::system::error_code&) {
-        const where up = top();
-        where w = where::other;
-        if (up == where::root && key_ == "sessions")
-            w = where::sessions;
-        else if (up == where::session && key_ == "deviation_s")
-            w = where::deviations, has_deviations_ = true;
-        else if (up == where::open_loop && key_ == "arrivals")
-            w = where::arrivals, arrivals_seen_ = true;
-        else if (up == where::session || up == where::handshake || up == where::arrival)
-            bad_value();
-        if (w == where::sessions)
-            has_sessions_ = true;
-        stack_.push_back(w);
+    bool on_array_begin(error_code&) {
+        stack_.push_back(value(kind::array, nullptr));
         key_.clear();
         return true;
     }
-
-    bool on_array_end(std::size_t, boost::system::error_code&) {
+    bool on_array_end(std::size_t, error_code&) {
         stack_.pop_back();
         key_.clear();
         return true;
     }
 
-    bool on_key_part(std::string_view s, std::size_t, boost::system::error_code&) {
-        key_part_ += s;
+    bool on_key_part(json::string_view s, std::size_t, error_code&) {
+        if (reads_keys())
+            key_part_.append(s.data(), s.size());
         return true;
     }
-    bool on_key(std::string_view s, std::size_t, boost::system::error_code&) {
-        key_ = std::move(key_part_);
-        key_ += s;
+    bool on_key(json::string_view s, std::size_t, error_code&) {
+        if (reads_keys()) {
+            key_ = std::move(key_part_);
+            key_.append(s.data(), s.size());
+        }
         key_part_.clear();
         return true;
     }
 
-    bool on_string_part(std::string_view, std::size_t, boost::system::error_code&) { return true; }
-    bool on_string(std::string_view, std::size_t, boost::system::error_code&) {
-        bad_value();
+    bool on_string_part(json::string_view, std::size_t, error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, error_code&) {
+        value(kind::string, nullptr);
         return true;
     }
-    bool on_number_part(std::string_view, boost::system::error_code&) { return true; }
-    bool on_int64(std::int64_t v, std::string_view, boost::system::error_code&) {
-        number(static_cast<double>(v), v);
+    bool on_number_part(json::string_view, error_code&) { return true; }
+    bool on_int64(std::int64_t i, json::string_view, error_code&) {
+        const json::value v(i);
+        value(kind::number, &v);
         return true;
     }
-    bool on_uint64(std::uint64_t v, std::string_view, boost::system::error_code&) {
-        number(static_cast<double>(v), static_cast<std::int64_t>(v));
+    bool on_uint64(std::uint64_t u, json::string_view, error_code&) {
+        const json::value v(u);
+        value(kind::number, &v);
         return true;
     }
-    bool on_double(double v, std::string_view, boost::system::error_code&) {
-        number(v, static_cast<std::int64_t>(v));
+    bool on_double(double d, json::string_view, error_code&) {
+        const json::value v(d);
+        value(kind::number, &v);
         return true;
     }
-    bool on_bool(bool b, boost::system::error_code&) {
-        if (top() == where::arrival && (key_ == "dropped" || key_ == "failed")) {
-            (key_ == "dropped" ? arrival_.dropped : arrival_.failed) = b;
-            seen_ |= key_ == "dropped" ? 32 : 64;
-        } else {
-            bad_value();
-        }
+    bool on_bool(bool b, error_code&) {
+        const json::value v(b);
+        value(kind::boolean, &v);
         return true;
     }
-    bool on_null(boost::system::error_code&) {
-        const where w = top();
-        if (w == where::handshake && key_ == "session_update_ack")
-            return true;
-        if (w == where::arrival && (key_ == "dispatched_s" || key_ == "completed_s")) {
-            seen_ |= key_ == "dispatched_s" ? 4 : 8;
-            return true;
-        }
-        bad_value();
+    bool on_null(error_code&) {
+        value(kind::null, nullptr);
         return true;
     }
-    bool on_comment_part(std::string_view, boost::system::error_code&) { return true; }
-    bool on_comment(std::string_view, boost::system::error_code&) { return true; }
+    bool on_comment_part(json::string_view, error_code&) { return true; }
+    bool on_comment(json::string_view, error_code&) { return true; }
 
     bool has_sessions() const { return has_sessions_; }
-    std::optional<std::vector<arrival_sample>> take_arrivals() { return std::move(arrivals_); }
+    // Strict: why the open_loop section is refused (told once the file is read, as
+    // read_samples reads it after the sessions and only when there is a sessions array).
+    const std::optional<std::string>& open_loop_error() const { return open_loop_error_; }
+    std::optional<std::vector<arrival_sample>> take_arrivals() {
+        if (open_loop_bad_)
+            return std::nullopt;
+        return std::move(arrivals_);
+    }
 
 private:
     where top() const { return stack_.empty() ? where::other : stack_.back(); }
 
-    // A value of the wrong kind where pacer reads one (strict rules refuse the file). Values
-    // pacer does not read may be anything.
-    void bad_value() const {
+    // Keys are only kept where pacer reads them (not in the folders it skips).
+    bool reads_keys() const {
         const where w = top();
-        if (w == where::deviations)
-            throw malformed("a deviation is not a number");
-        if (w == where::sessions)
-            throw malformed("a session is not an object");
-        if (w == where::arrivals)
-            throw malformed("an arrival is not an object");
-        if (w == where::session && key_ == "deviation_s")
-            throw malformed("deviation_s is not an array");
-        if (w == where::handshake && (key_ == "connect" || key_ == "tls" || key_ == "upgrade" ||
-                                      key_ == "session_update_ack"))
-            throw malformed(fmt::format("handshake_s.{} is not a number", key_));
-        if (w == where::arrival && (key_ == "index" || key_ == "offset_ns" ||
-                                    key_ == "dispatched_s" || key_ == "completed_s" ||
-                                    key_ == "cap_delay_s" || key_ == "dropped" || key_ == "failed"))
-            throw malformed(fmt::format("an arrival's {} has the wrong type", key_));
+        return w == where::root || w == where::session || w == where::handshake ||
+               w == where::open_loop || w == where::arrival;
     }
 
-    void number(double d, std::int64_t i) {
+    // Strict: throws. Lenient: the caller leaves the value out.
+    void refuse(const std::string& why) const {
+        if (strict_)
+            throw malformed(why);
+    }
+
+    // A value begins (a container before it opens); returns what it is to pacer. `v` is the
+    // number or bool, else null.
+    where value(kind k, const json::value* v) {
+        if (stack_.empty())
+            return k == kind::object ? where::root : where::other;
         switch (top()) {
-        case where::deviations:
-            session_.samples.deviation_s.push_back(d);
-            return;
-        case where::session:
-            if (key_ == "index" && d >= 0 && d <= 4294967295.0)
-                session_.index = static_cast<std::uint32_t>(d);
-            else if (key_ == "session_start_s")
-                session_.samples.session_start_s = d;
-            return;
-        case where::handshake:
-            if (key_ == "connect")
-                handshake_.connect_s = d, seen_ |= 1;
-            else if (key_ == "tls")
-                handshake_.tls_s = d, seen_ |= 2;
-            else if (key_ == "upgrade")
-                handshake_.upgrade_s = d, seen_ |= 4;
-            else if (key_ == "session_update_ack")
-                handshake_.update_ack_s = d;
-            return;
-        case where::arrival:
-            if (key_ == "index")
-                arrival_.index = static_cast<std::size_t>(d), seen_ |= 1;
-            else if (key_ == "offset_ns")
-                arrival_.offset_ns = i, seen_ |= 2;
-            else if (key_ == "dispatched_s")
-                arrival_.dispatched_s = d, seen_ |= 4;
-            else if (key_ == "completed_s")
-                arrival_.completed_s = d, seen_ |= 8;
-            else if (key_ == "cap_delay_s")
-                arrival_.cap_delay_s = d, seen_ |= 16;
-            else if (key_ == "dropped" || key_ == "failed")
-                bad_value();
-            return;
+        case where::root:
+            return root_value(k);
         case where::sessions:
+            if (k == kind::object) {
+                session_ = samples_session{};
+                index_.reset();
+                has_deviations_ = false;
+                return where::session;
+            }
+            refuse("a session is not an object");
+            return where::other;
+        case where::session:
+            return session_value(k, v);
+        case where::deviations:
+            if (k != kind::number)
+                refuse("a deviation is not a number");
+            if (on_session_)
+                session_.samples.deviation_s.push_back(k == kind::number ? v->to_number<double>()
+                                                                         : 0.0);
+            return where::other;
+        case where::handshake:
+            handshake_value(k, v);
+            return where::other;
+        case where::open_loop:
+            if (key_ != "arrivals")
+                return where::other;
+            if (k == kind::array) {
+                arrivals_seen_ = true;
+                return where::arrivals;
+            }
+            bad_open_loop("open_loop.arrivals is not an array");
+            return where::other;
         case where::arrivals:
-            bad_value();
+            if (k == kind::object) {
+                arrival_ = arrival_sample{};
+                seen_ = 0;
+                return where::arrival;
+            }
+            bad_open_loop("an arrival is not an object");
+            return where::other;
+        case where::arrival:
+            arrival_value(k, v);
+            return where::other;
+        case where::other:
+            return where::other;
+        }
+        return where::other;
+    }
+
+    where root_value(kind k) {
+        if (key_ == "sessions") {
+            if (k != kind::array)
+                return where::other;
+            has_sessions_ = true;
+            return where::sessions;
+        }
+        if (key_ == "open_loop") {
+            arrivals_.emplace();
+            arrivals_seen_ = false;
+            open_loop_bad_ = false;
+            open_loop_error_.reset(); // the last of a repeated key wins
+            if (k == kind::object)
+                return where::open_loop;
+            bad_open_loop("open_loop is not an object");
+        }
+        return where::other;
+    }
+
+    where session_value(kind k, const json::value* v) {
+        // Each key as it comes: the last of a repeated key wins, as with json::parse.
+        if (key_ == "index") {
+            index_.reset();
+            if (k == kind::number) {
+                const double d = v->to_number<double>();
+                if (d >= 0 && d <= 4294967295.0)
+                    index_ = static_cast<std::uint32_t>(d);
+            }
+        } else if (key_ == "session_start_s") {
+            session_.samples.session_start_s.reset();
+            if (k == kind::number)
+                session_.samples.session_start_s = v->to_number<double>();
+        } else if (key_ == "deviation_s") {
+            session_.samples.deviation_s.clear();
+            has_deviations_ = k == kind::array;
+            if (k == kind::array)
+                return where::deviations;
+            refuse("deviation_s is not an array");
+        } else if (key_ == "handshake_s") {
+            session_.handshake.reset();
+            if (k == kind::object) {
+                handshake_ = handshake_sample{};
+                seen_ = 0;
+                handshake_bad_ = false;
+                return where::handshake;
+            }
+        }
+        return where::other;
+    }
+
+    void handshake_value(kind k, const json::value* v) {
+        static constexpr std::array<const char*, 3> phases{"connect", "tls", "upgrade"};
+        for (unsigned i = 0; i < phases.size(); ++i) {
+            if (key_ != phases[i])
+                continue;
+            if (k == kind::number) {
+                (i == 0   ? handshake_.connect_s
+                 : i == 1 ? handshake_.tls_s
+                          : handshake_.upgrade_s) = v->to_number<double>();
+                seen_ |= 1u << i;
+            } else {
+                bad_handshake(fmt::format("handshake_s.{} is not a number", key_));
+            }
             return;
-        default:
-            return;
+        }
+        if (key_ == "session_update_ack") {
+            if (k == kind::number)
+                handshake_.update_ack_s = v->to_number<double>();
+            else if (k == kind::null)
+                handshake_.update_ack_s.reset();
+            else
+                bad_handshake("handshake_s.session_update_ack is not a number");
         }
     }
 
-    const std::function<void(samples_session&&)>& on_session_;
+    void arrival_value(kind k, const json::value* v) {
+        error_code ec;
+        unsigned bit = 0;
+        if (key_ == "index") {
+            bit = 1;
+            if (k == kind::number)
+                arrival_.index = v->to_number<std::size_t>(ec);
+        } else if (key_ == "offset_ns") {
+            bit = 2;
+            if (k == kind::number)
+                arrival_.offset_ns = v->to_number<std::int64_t>(ec);
+        } else if (key_ == "dispatched_s" || key_ == "completed_s") {
+            bit = key_ == "dispatched_s" ? 4 : 8;
+            auto& t = bit == 4 ? arrival_.dispatched_s : arrival_.completed_s;
+            t.reset();
+            if (k == kind::number)
+                t = v->to_number<double>();
+            else if (k != kind::null)
+                ec = json::error::not_number;
+        } else if (key_ == "cap_delay_s") {
+            bit = 16;
+            if (k == kind::number)
+                arrival_.cap_delay_s = v->to_number<double>();
+        } else if (key_ == "dropped" || key_ == "failed") {
+            bit = key_ == "dropped" ? 32 : 64;
+            if (k == kind::boolean)
+                (bit == 32 ? arrival_.dropped : arrival_.failed) = v->get_bool();
+        } else {
+            return;
+        }
+        const bool fits = !ec && (bit == 4 || bit == 8 ? true
+                                  : bit >= 32          ? k == kind::boolean
+                                                       : k == kind::number);
+        if (fits)
+            seen_ |= bit;
+        else
+            bad_open_loop(fmt::format("an arrival's {} has the wrong type", key_));
+    }
+
+    void end_session() {
+        if (!has_deviations_) {
+            refuse("a session has no deviation_s array");
+        }
+        session_.index = index_.value_or(next_index_);
+        next_index_ = session_.index + 1;
+        if (on_session_)
+            (*on_session_)(std::move(session_));
+        session_ = samples_session{};
+    }
+
+    void end_handshake() {
+        if ((seen_ & 7) != 7)
+            bad_handshake("a handshake_s lacks connect, tls or upgrade");
+        if (!handshake_bad_)
+            session_.handshake = handshake_;
+    }
+
+    void end_arrival() {
+        if ((seen_ & 127) != 127)
+            bad_open_loop("an arrival lacks one of its fields");
+        if (!open_loop_bad_ && on_session_)
+            arrivals_->push_back(arrival_);
+    }
+
+    // Lenient: a handshake that cannot be read is absent.
+    void bad_handshake(const std::string& why) {
+        refuse(why);
+        handshake_bad_ = true;
+    }
+
+    // Strict: refused at the end. Lenient: an open_loop section that cannot be read is absent.
+    void bad_open_loop(const std::string& why) {
+        if (strict_ && !open_loop_error_)
+            open_loop_error_ = why;
+        open_loop_bad_ = true;
+        if (arrivals_)
+            arrivals_->clear();
+    }
+
+    const bool strict_;
+    const std::function<void(samples_session&&)>* on_session_; // null: only follow the text
     std::vector<where> stack_;
     std::string key_, key_part_;
+    bool has_sessions_ = false;
+    // The current session.
     samples_session session_;
-    std::uint32_t next_index_ = 0;
-    bool has_deviations_ = false, has_sessions_ = false;
+    std::optional<std::uint32_t> index_;
+    std::uint32_t next_index_ = 0; // the index of an entry that records none
+    bool has_deviations_ = false;
     handshake_sample handshake_;
-    arrival_sample arrival_;
-    unsigned seen_ = 0;
+    bool handshake_bad_ = false;
+    // The open_loop section.
     std::optional<std::vector<arrival_sample>> arrivals_;
-    bool arrivals_seen_ = false;
+    bool arrivals_seen_ = false, open_loop_bad_ = false;
+    std::optional<std::string> open_loop_error_;
+    arrival_sample arrival_;
+    unsigned seen_ = 0; // the fields of the current handshake or arrival met so far
 };
 
-} // namespace
-
-std::optional<std::vector<arrival_sample>>
-stream_samples(const std::filesystem::path& file,
-               const std::function<void(samples_session&&)>& on_session) {
-    std::unique_ptr<std::FILE, int (*)(std::FILE*)> in(std::fopen(file.c_str(), "rb"),
-                                                       &std::fclose);
-    if (!in)
+// read_samples' messages for a file it cannot read.
+[[noreturn]] void cannot_read(const std::filesystem::path& file, samples_rules rules,
+                              const std::string& reason) {
+    if (rules == samples_rules::lenient)
+        throw std::runtime_error(fmt::format("{} cannot be read", file.string()));
+    if (reason.empty())
         throw std::runtime_error(fmt::format("cannot read {}", file.string()));
-    json::basic_parser<handler> parser(json::parse_options{}, on_session);
-    std::string buffer(64 * 1024, '\0');
+    throw std::runtime_error(fmt::format("cannot read {}: {}", file.string(), reason));
+}
+
+// One pass over the file; `on_session` null only follows the text.
+std::optional<std::vector<arrival_sample>>
+stream(const std::filesystem::path& file, samples_rules rules,
+       const std::function<void(samples_session&&)>* on_session) {
+    std::error_code fec;
+    if (!std::filesystem::exists(file, fec))
+        cannot_read(file, rules, "");
+    if (!std::filesystem::is_regular_file(file, fec))
+        cannot_read(file, rules, "not a file");
+    std::ifstream in(file, std::ios::binary);
+    if (!in)
+        cannot_read(file, rules, std::strerror(errno));
+    json::basic_parser<handler> parser(json::parse_options{}, rules, on_session);
+    std::array<char, 64 * 1024> buf{};
+    const auto not_json = [&](error_code ec) {
+        throw std::runtime_error(
+            fmt::format("{} is not valid JSON: {}", file.string(), ec.message()));
+    };
     try {
         for (;;) {
-            const std::size_t n = std::fread(buffer.data(), 1, buffer.size(), in.get());
-            if (n == 0 && std::ferror(in.get()))
-                throw std::runtime_error(
-                    fmt::format("cannot read {}: {}", file.string(), std::strerror(errno)));
-            const bool more = n == buffer.size();
-            boost::system::error_code ec;
-            parser.write_some(more, buffer.data(), n, ec);
+            in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+            const auto got = static_cast<std::size_t>(in.gcount());
+            if (in.bad())
+                cannot_read(file, rules, std::strerror(errno));
+            const bool more = !in.eof();
+            error_code ec;
+            // A complete document leaves nothing unread: trailing text is an error, as in
+            // json::parse.
+            const std::size_t used = parser.write_some(more, buf.data(), got, ec);
+            if (!ec && used < got)
+                ec = json::error::extra_data;
             if (ec)
-                throw std::runtime_error(
-                    fmt::format("{} is not valid JSON: {}", file.string(), ec.message()));
+                not_json(ec);
             if (!more)
                 break;
         }
     } catch (const malformed& e) {
         throw std::runtime_error(fmt::format("{} is malformed: {}", file.string(), e.what()));
     }
-    if (!parser.handler().has_sessions())
-        throw std::runtime_error(fmt::format("{} has no sessions array", file.string()));
-    return parser.handler().take_arrivals();
-}
-
-namespace {
-
-using boost::system::error_code;
-using json::string_view;
-
-// SAX handler: follows the path root object → "sessions" array → session object → its keys,
-// and keeps only the current session's entry. Depth counts the open containers.
-struct samples_handler {
-    static constexpr std::size_t max_array_size = -1;
-    static constexpr std::size_t max_object_size = -1;
-    static constexpr std::size_t max_string_size = -1;
-    static constexpr std::size_t max_key_size = -1;
-
-    enum class session_key : unsigned char { other, index, start, deviations };
-
-    const std::function<void(samples_session&)>* visit = nullptr; // null: only check the text
-    int depth = 0;
-    bool root_object = false;
-    bool key_is_sessions = false; // the current key at depth 1
-    bool in_sessions = false;     // inside the root's "sessions" array (depth >= 2)
-    bool in_session = false;      // inside one of its objects (depth >= 3)
-    bool in_deviations = false;   // inside that session's "deviation_s" array (depth >= 4)
-    session_key key = session_key::other;
-    std::string key_buf;
-    std::uint32_t next = 0; // the index of an entry that records none
-    std::optional<std::uint32_t> index;
-    samples_session entry;
-
-    // A value begins at the current depth (a scalar, or a container before it opens).
-    void value(std::optional<double> number) {
-        if (in_deviations && depth == 4) {
-            if (visit)
-                entry.samples.deviation_s.push_back(number.value_or(0.0));
-            return;
-        }
-        if (in_session && depth == 3) {
-            if (key == session_key::index)
-                index = number && *number >= 0 && *number <= 4294967295.0
-                            ? std::optional<std::uint32_t>(static_cast<std::uint32_t>(*number))
-                            : std::nullopt;
-            else if (key == session_key::start)
-                entry.samples.session_start_s = number;
-            else if (key == session_key::deviations)
-                entry.samples.deviation_s.clear(); // a later duplicate key wins
-        }
-    }
-
-    bool on_document_begin(error_code&) { return true; }
-    bool on_document_end(error_code&) { return true; }
-    bool on_object_begin(error_code&) {
-        value(std::nullopt);
-        if (depth == 0)
-            root_object = true;
-        if (in_sessions && depth == 2) {
-            in_session = true;
-            index.reset();
-            entry = samples_session{};
-        }
-        ++depth;
-        return true;
-    }
-    bool on_object_end(std::size_t, error_code&) {
-        --depth;
-        if (in_session && depth == 2) {
-            in_session = false;
-            entry.index = index.value_or(next);
-            next = entry.index + 1;
-            if (visit)
-                (*visit)(entry);
-            entry = samples_session{};
-        }
-        return true;
-    }
-    bool on_array_begin(error_code&) {
-        value(std::nullopt);
-        if (depth == 1 && root_object && key_is_sessions)
-            in_sessions = true;
-        if (in_session && depth == 3 && key == session_key::deviations)
-            in_deviations = true;
-        ++depth;
-        return true;
-    }
-    bool on_array_end(std::size_t, error_code&) {
-        --depth;
-        if (in_deviations && depth == 3)
-            in_deviations = false;
-        if (in_sessions && depth == 1)
-            in_sessions = false;
-        return true;
-    }
-    bool on_key_part(string_view s, std::size_t, error_code&) {
-        if (depth == 1 || (in_session && depth == 3))
-            key_buf.append(s.data(), s.size());
-        return true;
-    }
-    bool on_key(string_view s, std::size_t, error_code&) {
-        if (depth == 1 || (in_session && depth == 3)) {
-            key_buf.append(s.data(), s.size());
-            if (depth == 1)
-                key_is_sessions = key_buf == "sessions";
-            else
-                key = key_buf == "index"             ? session_key::index
-                      : key_buf == "session_start_s" ? session_key::start
-                      : key_buf == "deviation_s"     ? session_key::deviations
-                                                     : session_key::other;
-            key_buf.clear();
-        }
-        return true;
-    }
-    bool on_string_part(string_view, std::size_t, error_code&) { return true; }
-    bool on_string(string_view, std::size_t, error_code&) {
-        value(std::nullopt);
-        return true;
-    }
-    bool on_number_part(string_view, error_code&) { return true; }
-    bool on_int64(std::int64_t i, string_view, error_code&) {
-        value(static_cast<double>(i));
-        return true;
-    }
-    bool on_uint64(std::uint64_t u, string_view, error_code&) {
-        value(static_cast<double>(u));
-        return true;
-    }
-    bool on_double(double d, string_view, error_code&) {
-        value(d);
-        return true;
-    }
-    bool on_bool(bool, error_code&) {
-        value(std::nullopt);
-        return true;
-    }
-    bool on_null(error_code&) {
-        value(std::nullopt);
-        return true;
-    }
-    bool on_comment_part(string_view, error_code&) { return true; }
-    bool on_comment(string_view, error_code&) { return true; }
-};
-
-// One pass over the file; `visit` null only checks it.
-void stream(const std::filesystem::path& file, const std::function<void(samples_session&)>* visit) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in)
-        throw std::runtime_error(fmt::format("{} cannot be read", file.string()));
-    json::basic_parser<samples_handler> parser{json::parse_options{}};
-    parser.handler().visit = visit;
-    std::array<char, 64 * 1024> buf{};
-    error_code ec;
-    while (true) {
-        in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-        const auto got = static_cast<std::size_t>(in.gcount());
-        if (in.bad())
-            throw std::runtime_error(fmt::format("{} cannot be read", file.string()));
-        const bool more = !in.eof();
-        // A complete parse leaves nothing unread: trailing text is an error, as in json::parse.
-        const std::size_t used = parser.write_some(more, buf.data(), got, ec);
-        if (!ec && used < got)
-            ec = json::error::extra_data;
-        if (ec)
-            throw std::runtime_error(
-                fmt::format("{} is not valid JSON: {}", file.string(), ec.message()));
-        if (!more)
-            break;
-    }
     if (!parser.done())
-        throw std::runtime_error(fmt::format("{} is not valid JSON: {}", file.string(),
-                                             error_code(json::error::incomplete).message()));
+        not_json(json::error::incomplete);
+    if (!parser.handler().has_sessions()) {
+        if (rules == samples_rules::strict)
+            throw std::runtime_error(fmt::format("{} has no sessions array", file.string()));
+        return std::nullopt;
+    }
+    if (const auto& why = parser.handler().open_loop_error())
+        throw std::runtime_error(fmt::format("{} is malformed: {}", file.string(), *why));
+    return parser.handler().take_arrivals();
 }
 
 } // namespace
 
-void for_each_samples_session(const std::filesystem::path& file,
-                              const std::function<void(samples_session&)>& visit) {
-    stream(file, nullptr);
-    stream(file, &visit);
+std::optional<std::vector<arrival_sample>>
+stream_samples(const std::filesystem::path& file, samples_rules rules,
+               const std::function<void(samples_session&&)>& on_session) {
+    if (rules == samples_rules::lenient)
+        stream(file, rules, nullptr);
+    return stream(file, rules, &on_session);
 }
 
 } // namespace pacer::metrics

@@ -155,7 +155,7 @@ bool read_receipts(const fs::path& dir, session_record& s) {
 
 // Sessions of one run folder (a single run or a part): samples.json names them (read with
 // metrics::samples_rules::lenient's rules); the receipts give the per-packet detail when they
-// are there. One session at a time: samples.json is streamed (metrics::for_each_samples_session)
+// are there. One session at a time: samples.json is streamed (metrics::stream_samples)
 // and each session's receipts are read, folded and freed before the next.
 void read_run_sessions(result_folder& f, std::size_t part, const session_visitor* visit) {
     const fs::path dir = f.parts[part].dir;
@@ -185,13 +185,14 @@ void read_run_sessions(result_folder& f, std::size_t part, const session_visitor
     };
     bool samples = false;
     try {
-        metrics::for_each_samples_session(dir / "samples.json", [&](metrics::samples_session& e) {
-            session_record s;
-            s.part = part;
-            s.index = e.index;
-            s.session_start_s = e.samples.session_start_s;
-            add(s, &e.samples.deviation_s);
-        });
+        metrics::stream_samples(dir / "samples.json", metrics::samples_rules::lenient,
+                                [&](metrics::samples_session&& e) {
+                                    session_record s;
+                                    s.part = part;
+                                    s.index = e.index;
+                                    s.session_start_s = e.samples.session_start_s;
+                                    add(s, &e.samples.deviation_s);
+                                });
         samples = true;
     } catch (const std::exception& e) {
         f.notes.push_back(e.what());

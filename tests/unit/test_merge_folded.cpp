@@ -83,8 +83,8 @@ TEST(MergeFolded, StreamedReaderReadsWhatReadSamplesReads) {
     for (const char* name : {"samples.json", "ol.json"}) {
         const auto expected = read_samples(dir.path / name, samples_rules::strict);
         std::vector<samples_session> got;
-        const auto arrivals =
-            stream_samples(dir.path / name, [&](samples_session&& s) { got.push_back(s); });
+        const auto arrivals = stream_samples(dir.path / name, samples_rules::strict,
+                                             [&](samples_session&& s) { got.push_back(s); });
         ASSERT_EQ(got.size(), expected.sessions.size()) << name;
         for (std::size_t i = 0; i < got.size(); ++i) {
             const auto& a = got[i];
@@ -130,14 +130,16 @@ TEST(MergeFolded, StreamedReaderRefusesWhatStrictRulesRefuse) {
                      std::runtime_error)
             << text;
         try {
-            stream_samples(dir.path / "samples.json", [](samples_session&&) {});
+            stream_samples(dir.path / "samples.json", samples_rules::strict,
+                           [](samples_session&&) {});
             ADD_FAILURE() << "accepted " << text;
         } catch (const std::runtime_error& e) {
             EXPECT_NE(std::string(e.what()).find(why), std::string::npos) << e.what();
         }
     }
-    EXPECT_THROW(stream_samples(dir.path / "missing.json", [](samples_session&&) {}),
-                 std::runtime_error);
+    EXPECT_THROW(
+        stream_samples(dir.path / "missing.json", samples_rules::strict, [](samples_session&&) {}),
+        std::runtime_error);
 }
 
 TEST(MergeFolded, PooledSummaryIsTheExactMergeWithinTheHistogramsBound) {
