@@ -17,7 +17,8 @@
 #
 # Needs `perf` with access to the syscall tracepoints (root, or kernel.perf_event_paranoid
 # <= -1). steal_%: host CPU steal during the run (bench/lib.sh); above 1 % the row is
-# host-disturbed.
+# host-disturbed. The last column gives the mock's syscalls per packet by kind (perf attached
+# to the mock process for the client's run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . bench/lib.sh # sets pacer (building it when needed) and start_mock
@@ -31,31 +32,43 @@ events=raw_syscalls:sys_enter
 kinds="write writev sendmsg sendto read readv recvmsg recvfrom epoll_wait io_uring_enter timerfd_settime futex"
 for k in $kinds; do events+=",syscalls:sys_enter_$k"; done
 
-printf '%-14s %-9s %-8s %-9s %-9s %-11s %-10s %-10s %-10s %-11s %-9s %-11s %-10s %s\n' build trace packets late cpu_s mcores_ses ctx_cores writer_cor mock_cores mock_mc_ses sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind
+printf '%-14s %-9s %-8s %-9s %-9s %-11s %-10s %-10s %-10s %-11s %-9s %-11s %-10s %s | %s\n' build trace packets late cpu_s mcores_ses ctx_cores writer_cor mock_cores mock_mc_ses sys_pkt trace_B_pkt steal_% syscalls_per_packet_by_kind mock_syscalls_per_packet_by_kind
 for b in $builds; do
     for mode in $modes; do
         tag="$(basename "$b")${LABEL:+-$LABEL}-$mode"
         start_mock "$pacer" "$out/$tag-mock.json"
         steal=$(steal_mark)
+        perf stat -x, -o "$out/$tag-mock.perf" -e "$events" -p "$mock_pid" &
+        mock_perf=$!
         perf stat -x, -o "$out/$tag.perf" -e "$events,task-clock" -- \
             "$b/pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$duration" \
             --trace "$mode" ${EXTRA:-} --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         stolen=$(steal_since "$steal")
+        kill -INT "$mock_perf"
+        wait "$mock_perf" || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
         python3 - "$out" "$tag" "$(basename "$b")${LABEL:+-$LABEL}" "$mode" "$sessions" "$stolen" <<'PY'
 import json, sys
 out, tag, build, mode, sessions, steal = sys.argv[1:7]
-counts, cpu_ms = {}, 0.0
-for line in open(f"{out}/{tag}.perf"):
-    f = line.strip().split(",")
-    if len(f) < 3 or not f[0].replace(".", "").isdigit():
-        continue
-    if f[2] == "task-clock":
-        cpu_ms = float(f[0])
-    else:
-        name = f[2].split(":")
-        counts["all" if name[0] == "raw_syscalls" else name[-1].replace("sys_enter_", "")] = int(f[0])
+def perf_counts(path):
+    counts, cpu_ms = {}, 0.0
+    try:
+        lines = open(path).readlines()
+    except OSError:
+        return counts, cpu_ms
+    for line in lines:
+        f = line.strip().split(",")
+        if len(f) < 3 or not f[0].replace(".", "").isdigit():
+            continue
+        if f[2] == "task-clock":
+            cpu_ms = float(f[0])
+        else:
+            name = f[2].split(":")
+            counts["all" if name[0] == "raw_syscalls" else name[-1].replace("sys_enter_", "")] = int(f[0])
+    return counts, cpu_ms
+counts, cpu_ms = perf_counts(f"{out}/{tag}.perf")
+mock_counts, _ = perf_counts(f"{out}/{tag}-mock.perf")
 try:
     s = json.load(open(f"{out}/{tag}/summary.json"))
 except OSError:
@@ -76,12 +89,15 @@ except (OSError, ValueError):
 mock_cpu = mock.get("process_cpu_s", mock.get("thread_cpu_s", 0)) or 0
 mock_cores = mock_cpu / mock["wall_s"] if mock.get("wall_s") else 0
 mock_mcores = 1e3 * mock_cores / int(sessions)
-by_kind = " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "all" and v)
+def by(counts):
+    return " ".join(f"{k}={v / packets:.2f}" for k, v in counts.items() if k != "all" and v)
+by_kind = by(counts)
+mock_by_kind = f"all={mock_counts.get('all', 0) / packets:.2f} " + by(mock_counts)
 print(f"{build:<14} {mode:<9} {pc['packets']['sent']:<8} {pc['packets']['late']:<9} "
       f"{cpu_s:<9.3f} {mcores:<11.3f} {sum(s['resources']['session_context_cpu_cores']):<10.3f} "
       f"{s['resources']['writer_cpu_cores']:<10.3f} {mock_cores:<10.3f} {mock_mcores:<11.4f} "
       f"{counts.get('all', 0) / packets:<9.2f} "
-      f"{s['trace']['bytes'] / packets:<11.0f} {steal:<10} {by_kind}")
+      f"{s['trace']['bytes'] / packets:<11.0f} {steal:<10} {by_kind} | {mock_by_kind}")
 PY
         rm -rf "$out/$tag"/session-*/trace.jsonl
     done

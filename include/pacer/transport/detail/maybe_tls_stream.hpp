@@ -2,8 +2,16 @@
 // A byte stream that is plain TCP or TLS over TCP, chosen at run time, beneath a Beast
 // WebSocket: the client connection (src/transport/ws_connection.cpp) and the mocks' listener
 // (src/server/mock_host.cpp) share it. Only their sources include it (it pulls in Asio's SSL).
+//
+// Plain TCP reads go through a read buffer (Beast's `buffered_read_stream`): Beast's WebSocket
+// reads a frame header into its small buffer (about 1.5 kB) and then the rest of the payload,
+// one socket read each, so a 5 kB message and the small ones behind it cost several `recvmsg`.
+// Buffered, one `recvmsg` takes everything the socket holds (up to `read_buffer_bytes`) and
+// the following reads are copies from memory. TLS needs none: OpenSSL reads whole records.
 
 #include <boost/asio/ssl/context.hpp>
+#include <boost/beast/core/buffered_read_stream.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
@@ -21,9 +29,19 @@ class maybe_tls_stream {
 public:
     using executor_type = boost::beast::tcp_stream::executor_type;
     using tls_type = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+    using plain_type =
+        boost::beast::buffered_read_stream<boost::beast::tcp_stream, boost::beast::flat_buffer>;
 
-    explicit maybe_tls_stream(const executor_type& ex) : plain_(std::in_place, ex) {}
-    explicit maybe_tls_stream(boost::beast::tcp_stream&& s) : plain_(std::in_place, std::move(s)) {}
+    /// The most one plain-TCP socket read takes. Only what arrives is written into it, and the
+    /// buffer starts over at its beginning once drained, so mostly its first pages are used.
+    static constexpr std::size_t read_buffer_bytes = 32 * 1024;
+
+    explicit maybe_tls_stream(const executor_type& ex) : plain_(std::in_place, ex) {
+        buffer_reads();
+    }
+    explicit maybe_tls_stream(boost::beast::tcp_stream&& s) : plain_(std::in_place, std::move(s)) {
+        buffer_reads();
+    }
     maybe_tls_stream(const maybe_tls_stream&) = delete;
     maybe_tls_stream& operator=(const maybe_tls_stream&) = delete;
 
@@ -32,17 +50,21 @@ public:
     void use_tls(boost::asio::ssl::context& ctx) {
         if (tls_)
             return;
-        tls_.emplace(std::move(*plain_), ctx);
+        tls_.emplace(std::move(plain_->next_layer()), ctx);
         plain_.reset();
     }
     /// The TLS layer, or nullptr for plain TCP.
     tls_type* tls() { return tls_ ? &*tls_ : nullptr; }
 
     executor_type get_executor() { return next_layer().get_executor(); }
-    boost::beast::tcp_stream& next_layer() { return tls_ ? tls_->next_layer() : *plain_; }
-    const boost::beast::tcp_stream& next_layer() const {
-        return tls_ ? tls_->next_layer() : *plain_;
+    boost::beast::tcp_stream& next_layer() {
+        return tls_ ? tls_->next_layer() : plain_->next_layer();
     }
+    const boost::beast::tcp_stream& next_layer() const {
+        return tls_ ? tls_->next_layer() : plain_->next_layer();
+    }
+    /// Bytes read from the plain TCP socket and not yet handed on (always 0 over TLS).
+    std::size_t buffered_bytes() const { return plain_ ? plain_->buffer().size() : 0; }
 
     template <class MutableBufferSequence, class Token>
     auto async_read_some(const MutableBufferSequence& buffers, Token&& token) {
@@ -62,17 +84,22 @@ public:
     std::size_t read_some(const MutableBufferSequence& buffers, boost::system::error_code& ec) {
         if (tls_)
             return tls_->read_some(buffers, ec);
-        return plain_->socket().read_some(buffers, ec);
+        return plain_->read_some(buffers, ec);
     }
     template <class ConstBufferSequence>
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         if (tls_)
             return tls_->write_some(buffers, ec);
-        return plain_->socket().write_some(buffers, ec);
+        return plain_->next_layer().socket().write_some(buffers, ec);
     }
 
 private:
-    std::optional<boost::beast::tcp_stream> plain_;
+    void buffer_reads() {
+        plain_->buffer().reserve(read_buffer_bytes);
+        plain_->capacity(read_buffer_bytes);
+    }
+
+    std::optional<plain_type> plain_;
     std::optional<tls_type> tls_;
 };
 
