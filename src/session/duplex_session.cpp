@@ -228,7 +228,11 @@ asio::awaitable<void> receive_loop(session_state& c) {
     protocol::event_scanner scanner;
     std::string frame;
     auto& r = c.result;
-    for (;;) {
+    // Never a read once the session is stopping: a stop from outside cancels the read in flight
+    // once (the exchange forwards only the first cancellation to its tasks), so a read that
+    // completed with a frame just as the stop came, followed by another read, would wait for a
+    // frame that never comes, past the deadline and any later interrupt.
+    while (!c.stopping) {
         const auto ec = co_await c.ws->read(frame);
         const auto now = clock::now();
         if (ec) {

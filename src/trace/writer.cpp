@@ -1,6 +1,7 @@
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
 #include <boost/asio/use_awaitable.hpp>
@@ -323,7 +324,7 @@ asio::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t dra
     // The writer polls the channel on a 10 ms grid instead of awaiting each record: a session's
     // try_send then never has to wake a waiting receiver (a futex call and a context switch per
     // line), it only appends to the channel's buffer. Only a full channel makes a session wait.
-    // A pass that hits the drain budget goes on without waiting: the writer is behind.
+    // A pass that hits the drain budget goes on without waiting (the writer is behind), yielding.
     constexpr auto tick = std::chrono::milliseconds(10);
     asio::steady_timer timer(co_await asio::this_coro::executor);
     auto next = clock::now();
@@ -334,7 +335,12 @@ asio::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t dra
         if (d.stopping)
             break;
         if (d.taken == drain_budget) {
+            // Behind: go on at once, but through the queue, never as a tight loop. Everything
+            // else on this thread (the run's SIGINT/SIGTERM handler) runs between two passes;
+            // a loop that only returns once the channel is short would hold a signal for as
+            // long as the writer stays behind, a whole run on a starved host.
             next = now;
+            co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
             continue;
         }
         next = std::max(next + tick, now); // a slow batch skips ticks, never bursts

@@ -14,6 +14,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
 #include <boost/asio/use_future.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
@@ -21,12 +22,14 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <csignal>
 #include <exception>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <future>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -332,6 +335,51 @@ TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
     core.flush_all();
     EXPECT_EQ(core.stats().lines, sessions);
     EXPECT_EQ(core.stats().sessions_closed, sessions);
+}
+
+// The run's SIGINT/SIGTERM handler lives on the writer's context (session/runner.cpp): a writer
+// that is behind (every pass hits its budget) must still let it run, or a signal waits until the
+// writer has caught up, which on a starved host is the whole run. The signal is pending before
+// the writer starts and the channel holds 100 budgets of records: the handler must run while
+// most of them are still in the channel, not after the writer has taken them all.
+TEST(trace_channel, a_writer_behind_still_lets_a_signal_handler_on_its_context_run) {
+    constexpr std::size_t budget = 8;
+    constexpr std::size_t records = 100 * budget;
+    temp_dir dir;
+    asio::io_context ctx{1};
+    trace::channel ch(ctx.get_executor(), records + 1);
+    trace::writer_options options;
+    options.root = dir.path();
+    trace::writer_core core(options);
+    for (std::size_t i = 0; i < records; ++i) {
+        trace::record r;
+        r.time_s = time_of(0, static_cast<int>(i));
+        r.payload = event_json(0, static_cast<int>(i));
+        ASSERT_TRUE(ch.try_send(boost::system::error_code{}, std::move(r)));
+    }
+    trace::record stop;
+    stop.what = trace::record::kind::shutdown;
+    ASSERT_TRUE(ch.try_send(boost::system::error_code{}, std::move(stop)));
+
+    asio::signal_set signals(ctx, SIGUSR2);
+    std::optional<std::uint64_t> taken_at_signal;
+    signals.async_wait([&](boost::system::error_code ec, int) {
+        if (!ec)
+            taken_at_signal = core.stats().lines;
+    });
+    ASSERT_EQ(::raise(SIGUSR2), 0); // pending in the context before the writer's first pass
+    bool writer_done = false;
+    asio::co_spawn(ctx, trace::run_writer(ch, core, budget), [&](std::exception_ptr e) {
+        writer_done = true;
+        if (e)
+            std::rethrow_exception(e);
+    });
+    ctx.run_for(watchdog);
+    ASSERT_TRUE(writer_done);
+    ASSERT_TRUE(taken_at_signal.has_value());
+    EXPECT_LT(*taken_at_signal, records / 2); // handled while the writer was still behind
+    EXPECT_EQ(core.stats().lines, records);   // and the writer then wrote everything
+    EXPECT_EQ(core.stats().sessions_closed, 1u);
 }
 
 } // namespace

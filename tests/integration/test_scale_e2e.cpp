@@ -6,9 +6,11 @@
 
 #include "integration/process.hpp"
 #include <algorithm>
+#include <csignal>
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 
 namespace pacer::test {
@@ -174,6 +176,49 @@ TEST(ScaleE2E, SigintToTheParentInterruptsEveryWorker) {
         EXPECT_EQ(w.at("status").as_string(), "exit 130") << printed;
         EXPECT_TRUE(w.at("merged").as_bool());
     }
+}
+
+// SIGTERM sent straight to one worker of a `--trace none` run (its receipts spooled by the
+// writer), while its sessions stream and receive: the worker stops its sessions, writes its
+// files and exits 130 on its own, while the other worker goes on (until the parent's SIGINT).
+// (A session whose read completed with a frame just as the stop came used to read again and
+// never end; session_stop_race.* makes that race certain, this guards the whole path.)
+TEST(ScaleE2E, SigtermToOneWorkerOfATraceNoneRunEndsItWithItsFiles) {
+    temp_dir out;
+    child run({PACER_BINARY, "run", "--processes", "2", "-c", "32", "-d", "60s", "--trace", "none",
+               "--no-report", "--progress", "never", "-o", out.path().string()});
+    auto live = [&](int k) -> std::optional<value> {
+        try {
+            return read_json(out / ("worker-" + std::to_string(k) + ".live.json"));
+        } catch (const std::exception&) {
+            return std::nullopt; // not written yet
+        }
+    };
+    auto streaming = [&](int k) {
+        const auto l = live(k);
+        return l && at(*l, {"packets_sent"}).to_number<std::uint64_t>() > 0;
+    };
+    ASSERT_TRUE(poll_until([&] { return streaming(0) && streaming(1); }));
+    const auto pid = static_cast<pid_t>(at(*live(0), {"pid"}).to_number<std::int64_t>());
+    ASSERT_GT(pid, 0);
+    ASSERT_EQ(::kill(pid, SIGTERM), 0);
+    // The parent reaps worker 0 first: once reaped, its pid is gone.
+    const bool ended = poll_until([&] { return ::kill(pid, 0) != 0; });
+    if (!ended)
+        ::kill(pid, SIGKILL); // a hang: end it so the test can report
+    EXPECT_TRUE(ended) << "worker 0 did not end after SIGTERM";
+    run.signal(SIGINT); // ends worker 1 too
+    const std::string printed = run.read_all();
+    EXPECT_EQ(run.wait(), 130) << printed;
+    const auto s = read_json(out / "summary.json");
+    const auto& workers = s.at("workers").as_array();
+    ASSERT_EQ(workers.size(), 2u);
+    EXPECT_EQ(workers[0].at("status").as_string(), "exit 130") << printed;
+    EXPECT_TRUE(workers[0].at("merged").as_bool());
+    const auto w0 = read_json(out / "worker-0" / "summary.json");
+    EXPECT_TRUE(w0.at("interrupted").as_bool());
+    EXPECT_TRUE(fs::exists(out / "worker-0" / "samples.json"));
+    EXPECT_FALSE(fs::exists(out / "worker-0" / "session-000")); // --trace none: no session files
 }
 
 TEST(ScaleE2E, ShardsMergeIntoTheWholeRun) {

@@ -121,6 +121,8 @@ drain_result drain(channel& ch, writer_core& core, std::size_t budget);
 
 /// Drains the channel every 10 ms (at most `drain_budget` records a pass) until a `shutdown` record
 /// (or a closed channel), batching records through `core` and writing batches when they are due.
+/// A pass that hits the budget is followed at once by the next, through the executor's queue, so
+/// other handlers of the writer's context (the run's signal handler) run while it is behind.
 /// Returns once everything received has been written. Cancellation: none; send a `shutdown` record.
 boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core,
                                         std::size_t drain_budget = 4096);
