@@ -61,6 +61,8 @@ fi
 
 echo "protocol $protocol, $([ "$tls" = 1 ] && echo "wss:// (TLS)" || echo "ws://")"
 printf '%-8s %-6s %-12s %-8s %-10s %-10s %-10s %-11s %-11s %-10s %-10s %s\n' layout dur unqualified late p99_ms max_ms lag_p99_ms client_cores mock_cores rss_MB trace_MB_s steal_%
+# --keep-traces only where there are traces to keep (--trace full, the default)
+case " ${EXTRA:-} " in *" --trace receipts "*|*" --trace none "*|*" --trace=receipts "*|*" --trace=none "*) keep= ;; *) keep=--keep-traces ;; esac
 for layout in $layouts; do
     procs=${layout%x*}
     sessions=${layout#*x}
@@ -70,7 +72,7 @@ for layout in $layouts; do
         steal=$(steal_mark)
         "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
             --processes "$procs" -c "$sessions" ${EXTRA:-} \
-            -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" --keep-traces -o "$out/$tag" >"$out/$tag.log" 2>&1 &
+            -d "$dur" --timeout "$(( ${dur%s} + 60 ))s" $keep -o "$out/$tag" >"$out/$tag.log" 2>&1 &
         client_pid=$!
         if [ "${THREAD_COUNTS:-0}" = 1 ]; then
             # Per thread of the client: page faults, mprotect calls (malloc heap growth), futex
@@ -84,7 +86,8 @@ for layout in $layouts; do
         if [ "${THREAD_COUNTS:-0}" = 1 ]; then
             kill -INT "$perf_pid" 2>/dev/null || true
             wait "$perf_pid" || true
-            grep -E 'pacer-(ctx|writer)' "$out/$tag-threads.txt" | awk '{print "  " $1, $2, $3}'
+            # (threads started after perf attached are counted under the process's name)
+            grep -E '^ *pacer-' "$out/$tag-threads.txt" | awk '{print "  " $1, $2, $3}' || true
         fi
         kill -INT "$mock_pid"
         wait "$mock_pid" || true

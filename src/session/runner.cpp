@@ -1,5 +1,4 @@
 #include <pacer/protocol/events.hpp>
-#include <pacer/runtime/heap_reserve.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -254,14 +253,9 @@ run_outcome run_duplex(const run_options& options) {
     const auto started = clock::now();
     out.started_s = to_seconds(started);
     std::vector<std::thread> workers;
-    // Each context's malloc arena is grown before its loop runs, not page by page while its
-    // sessions stream (runtime/heap_reserve.hpp).
-    const std::size_t heap_reserve =
-        runtime::session_heap_reserve((options.sessions + threads - 1) / threads);
     for (std::size_t t = 0; t < contexts.size(); ++t)
-        workers.emplace_back([&c = *contexts[t], t, heap_reserve] {
+        workers.emplace_back([&c = *contexts[t], t] {
             ::pthread_setname_np(::pthread_self(), ("pacer-ctx-" + std::to_string(t)).c_str());
-            runtime::reserve_thread_heap(heap_reserve);
             c.io.run();
             c.cpu_s = runtime::thread_cpu_seconds();
         });
