@@ -6,6 +6,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fcntl.h>
+#include <type_traits>
 #include <unistd.h>
 #include <vector>
 
@@ -19,10 +20,14 @@ struct chunk_header {
     std::uint64_t length;
 };
 
-bool pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t at) {
-    const auto* p = static_cast<const char*>(data);
+// Repeats `io` (pread or pwrite) until `size` bytes at `at` are done: false on an error or a
+// short end of file.
+template <class Byte>
+bool positioned_all(ssize_t (*io)(int, Byte*, std::size_t, off_t), int fd, Byte* data,
+                    std::size_t size, std::uint64_t at) {
+    auto* p = static_cast<std::conditional_t<std::is_const_v<Byte>, const char, char>*>(data);
     while (size > 0) {
-        const ssize_t n = ::pwrite(fd, p, size, static_cast<off_t>(at));
+        const ssize_t n = io(fd, p, size, static_cast<off_t>(at));
         if (n < 0 && errno == EINTR)
             continue;
         if (n <= 0)
@@ -34,19 +39,12 @@ bool pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t at) {
     return true;
 }
 
+bool pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t at) {
+    return positioned_all<const void>(::pwrite, fd, data, size, at);
+}
+
 bool pread_all(int fd, void* data, std::size_t size, std::uint64_t at) {
-    auto* p = static_cast<char*>(data);
-    while (size > 0) {
-        const ssize_t n = ::pread(fd, p, size, static_cast<off_t>(at));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return false;
-        p += n;
-        size -= static_cast<std::size_t>(n);
-        at += static_cast<std::uint64_t>(n);
-    }
-    return true;
+    return positioned_all<void>(::pread, fd, data, size, at);
 }
 
 } // namespace

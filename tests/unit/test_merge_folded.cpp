@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "scratch_folder.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -25,18 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace pacer::metrics;
 
-struct folder {
-    folder() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("pacer-merge-folded-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directories(path);
-    }
-    ~folder() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    fs::path path;
+struct folder : pacer::test::scratch_folder {
+    folder() : scratch_folder("pacer-merge-folded") {}
 };
 
 void write(const fs::path& file, const std::string& text) {

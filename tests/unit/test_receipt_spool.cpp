@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scratch_folder.hpp"
 #include <filesystem>
 #include <map>
 #include <random>
@@ -18,18 +19,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace trace = pacer::trace;
 
-struct folder {
-    folder() {
-        std::random_device rd;
-        path = fs::temp_directory_path() /
-               ("pacer-spool-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directory(path);
-    }
-    ~folder() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    fs::path path;
+struct folder : pacer::test::scratch_folder {
+    folder() : scratch_folder("pacer-spool") {}
 };
 
 TEST(ReceiptSpool, GivesEachSessionsTextBackWholeAndInOrderWithBoundedMemory) {
