@@ -279,9 +279,11 @@ asio::awaitable<void> receive_loop(session_state& c) {
         if (c.trace.lines()) {
             const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
                                   std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-            std::string event =
-                one_line ? frame : boost::json::serialize(boost::json::parse(frame));
-            co_await c.trace.emit(trace::direction::receive, now_s, std::move(event));
+            if (one_line)
+                co_await c.trace.emit(trace::direction::receive, now_s, frame);
+            else
+                co_await c.trace.emit(trace::direction::receive, now_s,
+                                      boost::json::serialize(boost::json::parse(frame)));
         }
         c.machine.on_event(kind, kind == server_event::error && scanner.fatal());
         if (kind == server_event::session_updated)

@@ -1,5 +1,6 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
+#include <pacer/trace/payload_pool.hpp>
 #include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -20,14 +21,15 @@ asio::awaitable<void> sink::push(record r) {
     wait_s_ += to_seconds(clock::now() - started);
 }
 
-asio::awaitable<void> sink::emit(direction dir, double time_s, std::string event_json) {
+asio::awaitable<void> sink::emit(direction dir, double time_s, std::string_view event_json) {
     if (!lines_)
         co_return;
     record r;
     r.dir = dir;
     r.session = session_;
     r.time_s = time_s;
-    r.payload = std::move(event_json);
+    r.payload = payload_pool::take();
+    r.payload.assign(event_json);
     co_await push(std::move(r));
 }
 

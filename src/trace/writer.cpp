@@ -1,3 +1,4 @@
+#include <pacer/trace/payload_pool.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -8,9 +9,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 #include <fcntl.h>
+#include <optional>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -30,29 +34,25 @@ struct writer_core::session_state {
     std::string receipts; // receipts bytes not yet written
     int receipts_fd = -1;
 
-    // Write-behind, after `length` more bytes were written to the trace: starts their
-    // writeback without waiting for it, and drops from the page cache the batch written before
-    // the previous one (its writeback, started a flush interval ago, is done by now; a trace is
-    // not read during the run). Without it the kernel lets gigabytes of dirty pages pile up and
-    // writes them back in bursts, and the traces fill the page cache until reclaim evicts other
-    // pages; both took CPU and stalls from the sessions at 1,024 sessions (docs/performance.md,
-    // soak). Advisory: where a file system or device does not support it, nothing changes, so
-    // errors are ignored.
+    // Write-behind (see `write_behind`): advisory; where a file system or device does not
+    // support it nothing changes, so errors are ignored. Without it the kernel let gigabytes of
+    // dirty pages pile up and wrote them back in bursts, and the traces filled the page cache
+    // until reclaim evicted other pages; both took CPU and stalls from the sessions at 1,024
+    // sessions (docs/performance.md, soak).
+    std::optional<write_behind> behind;
     void wrote(std::uint64_t length) {
-        (void)::sync_file_range(fd, static_cast<off_t>(trace_size), static_cast<off_t>(length),
+        if (!behind)
+            return;
+        const auto step = behind->wrote(length);
+        if (!step)
+            return;
+        (void)::sync_file_range(fd, static_cast<off_t>(step->start_writeback.offset),
+                                static_cast<off_t>(step->start_writeback.length),
                                 SYNC_FILE_RANGE_WRITE);
-        if (last_batch > cached_from) {
-            (void)::posix_fadvise(fd, static_cast<off_t>(cached_from),
-                                  static_cast<off_t>(last_batch - cached_from),
-                                  POSIX_FADV_DONTNEED);
-            cached_from = last_batch;
-        }
-        last_batch = trace_size;
-        trace_size += length;
+        if (step->drop.length > 0)
+            (void)::posix_fadvise(fd, static_cast<off_t>(step->drop.offset),
+                                  static_cast<off_t>(step->drop.length), POSIX_FADV_DONTNEED);
     }
-    std::uint64_t trace_size = 0;  // bytes written to the trace so far
-    std::uint64_t last_batch = 0;  // where the last batch written starts
-    std::uint64_t cached_from = 0; // the trace's bytes before this were dropped from the cache
 
     // Bytes that the flush interval applies to: lines, and receipts streamed before the end
     // (an ended session's receipts are completed by finish(), on the end grouping).
@@ -108,6 +108,24 @@ std::string_view to_string(mode m) {
     return "full";
 }
 
+std::optional<write_behind::step> write_behind::wrote(std::uint64_t length) {
+    written_ += length;
+    if (written_ < next_)
+        return std::nullopt;
+    step s{{behind_, written_ - behind_}, {cached_from_, last_window_ - cached_from_}};
+    cached_from_ = last_window_;
+    last_window_ = behind_;
+    behind_ = written_;
+    next_ = written_ + window_;
+    return s;
+}
+
+std::uint64_t write_behind::first_window(std::uint64_t window, std::size_t n) {
+    const double fraction = std::fmod(static_cast<double>(n) * 0.6180339887498949, 1.0);
+    return std::clamp<std::uint64_t>(static_cast<std::uint64_t>(fraction * window), 1,
+                                     std::max<std::uint64_t>(window, 1));
+}
+
 std::string session_folder_name(std::uint32_t session) {
     return fmt::format("session-{:03d}", session);
 }
@@ -140,6 +158,10 @@ writer_core::session_state& writer_core::state_for(std::uint32_t session, time_p
             s.error = failure(dir, "folder creation", errno);
         else if (options_.what == mode::full && (s.fd = options_.open_file(s.trace_path)) < 0)
             s.error = failure(s.trace_path, "open", errno);
+        else if (options_.what == mode::full && options_.write_behind_window > 0)
+            s.behind.emplace(
+                options_.write_behind_window,
+                write_behind::first_window(options_.write_behind_window, sessions_.size()));
         if (!s.error.empty())
             ++stats_.write_errors;
         s.pending_since = now;
@@ -158,7 +180,7 @@ void writer_core::prepare(std::uint32_t session, time_point now) {
     }
 }
 
-void writer_core::on_record(time_point now, record&& r) {
+void writer_core::on_record(time_point now, const record& r) {
     auto& s = state_for(r.session, now);
     // --trace none: the receipts go to the spool, for samples.json (take_receipts).
     if (options_.what == mode::none && r.what != record::kind::line)
@@ -168,7 +190,7 @@ void writer_core::on_record(time_point now, record&& r) {
     if (r.what == record::kind::end) {
         s.ended = true;
         s.ended_at = now;
-        s.done = std::move(r.done);
+        s.done = r.done;
         return;
     }
     if (r.what == record::kind::receipt && options_.what == mode::none)
@@ -307,16 +329,19 @@ time_point writer_core::next_due() const {
 
 drain_result drain(channel& ch, writer_core& core, std::size_t budget) {
     drain_result d;
+    std::vector<std::string> spent; // the payloads, back to the sessions (payload_pool)
     auto handle = [&](boost::system::error_code ec, record r) {
         if (ec || r.what == record::kind::shutdown) {
             d.stopping = true;
         } else {
-            core.on_record(clock::now(), std::move(r));
+            core.on_record(clock::now(), r);
+            spent.push_back(std::move(r.payload));
             ++d.taken;
         }
     };
     while (!d.stopping && d.taken < budget && ch.try_receive(handle)) {
     }
+    payload_pool::give(spent);
     return d;
 }
 

@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <fcntl.h>
@@ -579,6 +580,75 @@ TEST_F(trace_writer, preparing_with_trace_none_creates_nothing) {
     trace::writer_core core(opts);
     core.prepare(1, t0);
     EXPECT_FALSE(fs::exists(folder(1)));
+}
+
+// Write-behind: each window's writeback starts once it is written, and a window is dropped
+// from the page cache one window later (its writeback had a window's time to finish).
+TEST(trace_write_behind, starts_each_window_and_drops_the_one_before) {
+    using step = trace::write_behind::step;
+    trace::write_behind wb(100, 30);
+    EXPECT_EQ(wb.wrote(20), std::nullopt);
+    EXPECT_EQ(wb.wrote(20), (step{{0, 40}, {0, 0}}));   // the first window, 30 bytes, is full
+    EXPECT_EQ(wb.wrote(50), std::nullopt);              // 90 of the next 100
+    EXPECT_EQ(wb.wrote(60), (step{{40, 110}, {0, 0}})); // nothing written back a window ago yet
+    EXPECT_EQ(wb.wrote(100), (step{{150, 100}, {0, 40}}));
+    EXPECT_EQ(wb.wrote(100), (step{{250, 100}, {40, 110}}));
+    EXPECT_EQ(wb.wrote(99), std::nullopt);
+    EXPECT_EQ(wb.wrote(1), (step{{350, 100}, {150, 100}}));
+}
+
+// Whatever the write sizes: the writeback ranges and the drops each tile the file from 0
+// without a gap, nothing is dropped before its writeback was started a call earlier, and
+// the bytes still cached stay within two windows.
+TEST(trace_write_behind, ranges_tile_the_file_and_the_cache_stays_bounded) {
+    std::mt19937 rng(7);
+    constexpr std::uint64_t largest_write = 70'000;
+    std::uniform_int_distribution<std::uint64_t> size(1, largest_write);
+    constexpr std::uint64_t window = 64 * 1024;
+    trace::write_behind wb(window, 5'000);
+    std::uint64_t written = 0, behind = 0, dropped = 0, previous_behind = 0;
+    int steps = 0;
+    for (int i = 0; i < 5'000; ++i) {
+        const std::uint64_t n = size(rng);
+        written += n;
+        const auto s = wb.wrote(n);
+        if (!s)
+            continue;
+        ++steps;
+        EXPECT_EQ(s->start_writeback.offset, behind);
+        EXPECT_EQ(s->start_writeback.offset + s->start_writeback.length, written);
+        EXPECT_EQ(s->drop.offset, dropped);
+        EXPECT_LE(s->drop.offset + s->drop.length, previous_behind);
+        previous_behind = behind;
+        behind = written;
+        dropped = s->drop.offset + s->drop.length;
+        // Two windows, each overshooting by at most one write.
+        EXPECT_LE(written - dropped, 2 * (window + largest_write)) << "at write " << i;
+    }
+    EXPECT_GT(steps, 1000); // ~2,700 windows of 64 kB in ~175 MB
+}
+
+// The first windows of 1,024 files are spread evenly over (0, window]: no two sessions'
+// write-behind calls need to fall together.
+TEST(trace_write_behind, first_windows_are_spread_over_one_window) {
+    constexpr std::uint64_t window = 1024 * 1024;
+    std::vector<std::uint64_t> first;
+    for (std::size_t n = 0; n < 1024; ++n) {
+        first.push_back(trace::write_behind::first_window(window, n));
+        EXPECT_GE(first.back(), 1u);
+        EXPECT_LE(first.back(), window);
+    }
+    std::sort(first.begin(), first.end());
+    std::uint64_t widest_gap = first.front();
+    for (std::size_t i = 1; i < first.size(); ++i)
+        widest_gap = std::max(widest_gap, first[i] - first[i - 1]);
+    widest_gap = std::max(widest_gap, window - first.back());
+    EXPECT_LT(widest_gap, window / 256); // a uniform spread's gap is window / 1,024
+    EXPECT_EQ(trace::write_behind::first_window(0, 5), 1u);
+}
+
+TEST(trace_writer_names, write_behind_defaults_to_1_mib_windows) {
+    EXPECT_EQ(trace::writer_options{}.write_behind_window, 1024u * 1024u);
 }
 
 } // namespace

@@ -17,9 +17,10 @@ public:
     /// Whether lines are traced: a caller may skip building a line nobody writes.
     bool lines() const { return lines_; }
 
-    /// Queues one line (nothing when `lines()` is false). Usually `try_send` succeeds at once; when
-    /// the channel is full the calling coroutine waits for room (counted in `waits()`/`wait_s()`).
-    boost::asio::awaitable<void> emit(direction dir, double time_s, std::string event_json);
+    /// Queues one line (nothing when `lines()` is false), the event copied into a string from
+    /// the payload pool. Usually `try_send` succeeds at once; when the channel is full the
+    /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
+    boost::asio::awaitable<void> emit(direction dir, double time_s, std::string_view event_json);
 
     /// Queues the next bytes of the session's receipts file (see record::kind::receipt).
     boost::asio::awaitable<void> receipt(std::string text);

@@ -38,6 +38,9 @@ struct writer_options {
     mode what = mode::full;     ///< lines arriving when it is not `full` are dropped
     duration flush_interval = std::chrono::milliseconds(500);
     duration end_grouping = std::chrono::milliseconds(50);
+    /// Bytes of a trace between two write-behind calls (`write_behind`); 0: none, the kernel's
+    /// flusher threads write the traces back when they see fit.
+    std::uint64_t write_behind_window = 1024 * 1024;
     /// Opens a new file for writing and returns its descriptor, or -1 with errno set. The
     /// default creates it exclusively (`O_CREAT|O_EXCL`): an existing file is never overwritten.
     std::function<int(const std::filesystem::path&)> open_file;
@@ -50,6 +53,48 @@ struct writer_stats {
     std::uint64_t sessions_closed = 0;
     std::uint64_t write_errors = 0; ///< sessions whose files could not be written
     std::uint64_t peak_buffered_bytes = 0;
+};
+
+/// Write-behind for one file, the arithmetic only: once `window` bytes were written since the
+/// last call it says to start their writeback (`sync_file_range(SYNC_FILE_RANGE_WRITE)`, which
+/// does not wait for it) and to drop the window before them from the page cache (written back
+/// by then; a trace is not read during the run). So a trace holds at most about two windows of
+/// the page cache, and the disk gets whole windows rather than each batch: with 33 kB batches
+/// the calls per batch tripled what writing the traces cost the machine (docs/performance.md,
+/// BM_TraceWriteFloor). The first window is `first_window` long, so that the files of sessions
+/// started together do not all reach their window's end at once.
+class write_behind {
+public:
+    struct range {
+        std::uint64_t offset = 0;
+        std::uint64_t length = 0;
+        bool operator==(const range&) const = default;
+    };
+    struct step {
+        range start_writeback;
+        range drop; ///< empty (length 0) when nothing is to be dropped yet
+        bool operator==(const step&) const = default;
+    };
+
+    write_behind(std::uint64_t window, std::uint64_t first_window)
+        : window_(window), next_(first_window) {}
+
+    /// `length` more bytes were written at the end of the file; what to do now, if anything.
+    std::optional<step> wrote(std::uint64_t length);
+
+    /// The first window of the n-th file opened: a fraction of `window` spread by the golden
+    /// ratio (n·0.618… mod 1), so that files written at the same rate reach their windows' ends
+    /// evenly spread over a window's time rather than together (the disk then gets a steady
+    /// stream of windows, not 1,024 of them at once). In [1, window].
+    static std::uint64_t first_window(std::uint64_t window, std::size_t n);
+
+private:
+    std::uint64_t window_;
+    std::uint64_t next_;            // the call is due once `written_` reaches it
+    std::uint64_t written_ = 0;     // bytes written so far
+    std::uint64_t behind_ = 0;      // writeback started for the bytes before this
+    std::uint64_t last_window_ = 0; // where the window written back last starts
+    std::uint64_t cached_from_ = 0; // bytes before this were dropped from the page cache
 };
 
 /// `session-007` for 7: three digits at least, as the reference harness names them.
@@ -72,7 +117,7 @@ public:
     void prepare(std::uint32_t session, time_point now);
 
     /// Takes one record that arrived at `now`.
-    void on_record(time_point now, record&& r);
+    void on_record(time_point now, const record& r);
 
     /// Writes every batch that is due at `now`; returns how many sessions it flushed.
     std::size_t flush_due(time_point now);
