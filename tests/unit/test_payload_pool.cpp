@@ -78,6 +78,7 @@ TEST(trace_payload_pool, keeps_neither_small_nor_huge_strings) {
     EXPECT_EQ(pool::size().bytes, before.bytes);
 }
 
+// A batch is kept whole or freed whole (the lock is held for O(1)).
 TEST(trace_payload_pool, stays_within_its_byte_bound) {
     take_in_new_thread(pool::size().strings); // start empty
     std::vector<std::string> spent;
@@ -86,9 +87,15 @@ TEST(trace_payload_pool, stays_within_its_byte_bound) {
         spent.push_back(filled(60'000));
     const auto n = spent.size();
     pool::give(spent);
+    EXPECT_EQ(pool::size().strings, 0u); // a batch past the bound is freed whole
+    EXPECT_TRUE(spent.empty());
+    std::vector<std::string> half(n / 2, filled(60'000));
+    pool::give(half);
+    EXPECT_EQ(pool::size().strings, n / 2); // one within it is kept
     EXPECT_LE(pool::size().bytes, pool::max_pooled_bytes);
-    EXPECT_LT(pool::size().strings, n);                             // some were freed
-    EXPECT_GT(pool::size().bytes, pool::max_pooled_bytes - 64'000); // and the rest kept
+    std::vector<std::string> again(n / 2 + 1, filled(60'000));
+    pool::give(again);
+    EXPECT_EQ(pool::size().strings, n / 2); // and the next that would pass it is not
     take_in_new_thread(pool::size().strings); // leave it empty, the memory freed
     EXPECT_EQ(pool::size().strings, 0u);
 }

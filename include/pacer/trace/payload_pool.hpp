@@ -23,8 +23,8 @@ namespace pacer::trace::payload_pool {
 std::string take();
 
 /// Writer side: gives back the payloads of records it is done with (`spent` is left empty).
-/// The pool keeps at most `max_pooled_bytes` of capacity; strings beyond it, and any larger than
-/// `max_string_bytes`, are freed.
+/// The pool keeps at most `max_pooled_bytes` of capacity: a batch that would pass it is freed
+/// whole, as is any string larger than `max_string_bytes` or with no room of its own.
 void give(std::vector<std::string>& spent);
 
 /// Bounds of the shared pool (the thread caches hold at most `refill_count` strings each).
