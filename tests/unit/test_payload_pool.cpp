@@ -95,7 +95,7 @@ TEST(trace_payload_pool, stays_within_its_byte_bound) {
     EXPECT_LE(pool::size().bytes, pool::max_pooled_bytes);
     std::vector<std::string> again(n / 2 + 1, filled(60'000));
     pool::give(again);
-    EXPECT_EQ(pool::size().strings, n / 2); // and the next that would pass it is not
+    EXPECT_EQ(pool::size().strings, n / 2);   // and the next that would pass it is not
     take_in_new_thread(pool::size().strings); // leave it empty, the memory freed
     EXPECT_EQ(pool::size().strings, 0u);
 }
