@@ -454,7 +454,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire
             // co_await expression twice.)
             std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
             piece += receipt_json(receipt);
-            co_await c.trace.receipt(std::move(piece));
+            co_await c.trace.receipt(piece);
             ++r.appends_sent;
             c.count(&live_counters::packets_sent);
             if (std::abs(receipt.start_s - receipt.scheduled_s) > protocol::late_threshold_s)

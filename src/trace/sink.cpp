@@ -33,11 +33,12 @@ asio::awaitable<void> sink::emit(direction dir, double time_s, std::string_view 
     co_await push(std::move(r));
 }
 
-asio::awaitable<void> sink::receipt(std::string text) {
+asio::awaitable<void> sink::receipt(std::string_view text) {
     record r;
     r.what = record::kind::receipt;
     r.session = session_;
-    r.payload = std::move(text);
+    r.payload = payload_pool::take();
+    r.payload.assign(text);
     co_await push(std::move(r));
 }
 

@@ -329,7 +329,9 @@ time_point writer_core::next_due() const {
 
 drain_result drain(channel& ch, writer_core& core, std::size_t budget) {
     drain_result d;
-    std::vector<std::string> spent; // the payloads, back to the sessions (payload_pool)
+    // The payloads, back to the sessions (payload_pool): lines and receipts come from the pool,
+    // so what goes back balances what is taken, whatever the trace mode.
+    std::vector<std::string> spent;
     auto handle = [&](boost::system::error_code ec, record r) {
         if (ec || r.what == record::kind::shutdown) {
             d.stopping = true;

@@ -8,6 +8,7 @@
 // watchdog so that a bug fails the test instead of hanging it (a liveness guard, not a timing
 // assertion).
 
+#include <pacer/trace/payload_pool.hpp>
 #include <pacer/trace/sink.hpp>
 #include <pacer/trace/writer.hpp>
 
@@ -335,6 +336,48 @@ TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
     core.flush_all();
     EXPECT_EQ(core.stats().lines, sessions);
     EXPECT_EQ(core.stats().sessions_closed, sessions);
+}
+
+// The strings a session queues, lines and receipts, go back to the payload pool once the
+// writer has taken them, so the sessions' next ones reuse them (none is freed by the writer);
+// and what a session queues is written as it was, whatever string it travelled in.
+TEST(trace_channel, payloads_go_back_to_the_pool_once_taken) {
+    temp_dir dir;
+    asio::io_context ctx{1};
+    trace::channel ch(ctx.get_executor(), 64);
+    trace::writer_options options;
+    options.root = dir.path();
+    trace::writer_core core(options);
+    // An empty pool to start with (a new thread's cache starts empty; what it takes is freed).
+    std::thread([] {
+        while (trace::payload_pool::size().strings > 0)
+            (void)trace::payload_pool::take();
+    }).join();
+    const std::string receipt_piece(200, ' '); // longer than the small-string buffer
+    asio::co_spawn(
+        ctx,
+        [&]() -> asio::awaitable<void> {
+            trace::sink sink(ch, 7);
+            for (int i = 0; i < 3; ++i) {
+                co_await sink.emit(trace::direction::send, time_of(7, i), event_json(7, i));
+                co_await sink.receipt(receipt_piece);
+            }
+        },
+        asio::detached);
+    ctx.poll();
+    EXPECT_EQ(trace::payload_pool::size().strings, 0u);
+    const auto d = trace::drain(ch, core, 100);
+    EXPECT_EQ(d.taken, 6u);
+    EXPECT_EQ(trace::payload_pool::size().strings, 6u); // all six back, none freed
+    core.flush_all();
+    std::istringstream lines(read_file(folder_of(dir.path(), 7) / "trace.jsonl"));
+    std::string line;
+    int i = 0;
+    for (; std::getline(lines, line); ++i)
+        EXPECT_NE(line.find(event_json(7, i)), std::string::npos) << line;
+    EXPECT_EQ(i, 3);
+    EXPECT_EQ(read_file(folder_of(dir.path(), 7) / "input-send-receipts.json"),
+              receipt_piece + receipt_piece + receipt_piece);
 }
 
 // The run's SIGINT/SIGTERM handler lives on the writer's context (session/runner.cpp): a writer

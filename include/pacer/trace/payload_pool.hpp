@@ -1,5 +1,6 @@
 #pragma once
-// The strings that carry trace lines from the sessions to the writer thread, recycled. Each line
+// The strings that carry trace lines and receipts from the sessions to the writer thread,
+// recycled. Each line
 // used to be a new string on the session thread, freed by the writer: with glibc's allocator
 // every such free takes the lock of the session thread's malloc arena, which the session thread
 // holds for its own allocations, and at 1,024 sessions three quarters of the client's futex calls

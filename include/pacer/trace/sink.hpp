@@ -22,8 +22,9 @@ public:
     /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
     boost::asio::awaitable<void> emit(direction dir, double time_s, std::string_view event_json);
 
-    /// Queues the next bytes of the session's receipts file (see record::kind::receipt).
-    boost::asio::awaitable<void> receipt(std::string text);
+    /// Queues the next bytes of the session's receipts file (see record::kind::receipt), copied
+    /// into a string from the payload pool, as `emit` does.
+    boost::asio::awaitable<void> receipt(std::string_view text);
 
     /// Queues the end of the session (the rest of its receipts) and waits until the writer reports
     /// that everything is on disk. Returns the writer's error message, empty on success.
