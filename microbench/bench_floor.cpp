@@ -15,15 +15,19 @@
 // receive of the reply, as in a real run), `peer_us_per_packet` (the peer thread's), and what
 // 1,024 sessions' 12.5 packets a second would cost at that rate (`client_cores_at_1024`).
 //
-// BM_TraceWriteFloor/write_behind:0|1 — what `--trace full` writes, with nothing to format:
+// BM_TraceWriteFloor/window_kb:W — what `--trace full` writes, with nothing to format:
 // 9,025 bytes a packet (the measured trace bytes per packet: the append and the three replies
 // as JSON lines) appended to 1,024 files in turn, each file written in ~33 kB batches (the
-// writer's measured 0.27 writes a packet), on the disk of the temporary folder. With
-// write_behind:1 each batch also starts its writeback and drops the previous batch from the
-// page cache, as pacer's writer does (trace/writer.cpp); without it the kernel's flusher
-// threads do the writeback later. `machine_us_per_packet` counts every CPU of the machine
-// (/proc/stat), the flusher threads included; `writer_cores_at_1024` is the writing thread's
-// CPU per packet at 1,024 sessions' packet rate.
+// writer's measured 0.27 writes a packet), on the disk of the temporary folder. With W > 0 the
+// files follow pacer's write-behind rule (`trace::write_behind`, the writer's own code) with
+// W kB windows: each full window's writeback is started and the one before dropped from the
+// page cache (W = 33: after every batch, as the writer did until 2026-12-02); with W = 0 the
+// kernel's flusher threads do the writeback later. `machine_us_per_packet` counts every CPU of
+// the machine (/proc/stat), the flusher threads included; `writer_cores_at_1024` is the writing
+// thread's CPU per packet at 1,024 sessions' packet rate.
+
+#include <pacer/runtime/resources.hpp>
+#include <pacer/trace/writer.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -33,13 +37,13 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstdlib>
-#include <ctime>
 #include <fcntl.h>
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <numeric>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <sys/epoll.h>
@@ -60,12 +64,6 @@ constexpr std::size_t append_bytes = 3'530;
 constexpr std::size_t reply_bytes = 5'400;
 // 1,024 sessions, one packet each every 80 ms.
 constexpr double packets_per_s_at_1024 = 1024 / 0.080;
-
-double thread_cpu_s() {
-    timespec ts{};
-    ::clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
-}
 
 // The benchmark thread's CPU-seconds per packet times 1,024 sessions' packets a second: the
 // counter holds the seconds those packets take at that rate, and kIsRate | kInvert divides the
@@ -173,7 +171,7 @@ void send_all(int fd, const char* data, std::size_t size) {
 
 // The mock's side: one reply per append read, until `stop` is signalled.
 void peer_loop(const std::vector<fd_owner>& peers, int stop, std::atomic<double>& cpu_s) {
-    const double cpu0 = thread_cpu_s();
+    const double cpu0 = pacer::runtime::thread_cpu_seconds();
     fd_owner ep(::epoll_create1(EPOLL_CLOEXEC));
     check(ep.get() >= 0, "epoll_create1");
     for (std::size_t i = 0; i < peers.size(); ++i) {
@@ -199,7 +197,7 @@ void peer_loop(const std::vector<fd_owner>& peers, int stop, std::atomic<double>
         for (int e = 0; e < n; ++e) {
             const auto i = events[e].data.u64;
             if (i == peers.size()) {
-                cpu_s = thread_cpu_s() - cpu0;
+                cpu_s = pacer::runtime::thread_cpu_seconds() - cpu0;
                 return;
             }
             pending[i] += drain(peers[i].get(), buf);
@@ -289,7 +287,7 @@ constexpr std::size_t batch_bytes = 33 * 1024;
 
 void BM_TraceWriteFloor(benchmark::State& state) {
     // Bytes of a file written between two write-behind calls; 0: none.
-    const off_t window = static_cast<off_t>(state.range(0)) * 1024;
+    const auto window = static_cast<std::uint64_t>(state.range(0)) * 1024;
     constexpr int files = 1024;
     std::string dir_template =
         (std::filesystem::temp_directory_path() / "pacer-floor-XXXXXX").string();
@@ -299,10 +297,7 @@ void BM_TraceWriteFloor(benchmark::State& state) {
     struct file_state {
         fd_owner fd;
         std::string pending;
-        off_t size = 0;
-        off_t behind = 0;      // bytes before this had their writeback started
-        off_t last_window = 0; // where the window written back last starts
-        off_t cached_from = 0; // bytes before this were dropped from the page cache
+        std::optional<pacer::trace::write_behind> behind; // pacer's own rule (trace/writer.hpp)
     };
     std::vector<file_state> out;
     out.reserve(files);
@@ -310,7 +305,9 @@ void BM_TraceWriteFloor(benchmark::State& state) {
         const auto path = dir / ("trace-" + std::to_string(i) + ".jsonl");
         fd_owner fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
         check(fd.get() >= 0, "open");
-        out.push_back({std::move(fd), {}});
+        out.push_back({std::move(fd), {}, std::nullopt});
+        if (window > 0)
+            out.back().behind.emplace(window, pacer::trace::write_behind::first_window(window, i));
         out.back().pending.reserve(batch_bytes + trace_bytes_per_packet);
     }
     const std::string line(trace_bytes_per_packet, 'x');
@@ -327,22 +324,14 @@ void BM_TraceWriteFloor(benchmark::State& state) {
             const ssize_t n = ::write(f.fd.get(), f.pending.data(), f.pending.size());
             check(n == static_cast<ssize_t>(f.pending.size()), "write");
             ++writes;
-            f.size += n;
             f.pending.clear();
-            // As trace/writer.cpp does once a window is full: start the window's writeback
-            // and drop the window before it (written back by now) from the page cache.
-            if (window > 0 && f.size - f.behind >= window) {
-                (void)::sync_file_range(f.fd.get(), f.behind, f.size - f.behind,
-                                        SYNC_FILE_RANGE_WRITE);
-                if (f.last_window > f.cached_from) {
-                    (void)::posix_fadvise(f.fd.get(), f.cached_from, f.last_window - f.cached_from,
-                                          POSIX_FADV_DONTNEED);
-                    f.cached_from = f.last_window;
+            // As trace/writer.cpp does: once a window is full, start its writeback and drop
+            // the window before it from the page cache.
+            if (f.behind)
+                if (const auto step = f.behind->wrote(static_cast<std::uint64_t>(n))) {
+                    pacer::trace::write_behind::apply(f.fd.get(), *step);
+                    ++write_behinds;
                 }
-                f.last_window = f.behind;
-                f.behind = f.size;
-                ++write_behinds;
-            }
         }
         ++packets;
         next = (next + 1) % files;

@@ -1,7 +1,5 @@
 #include <pacer/trace/payload_pool.hpp>
 
-#include <algorithm>
-#include <iterator>
 #include <mutex>
 
 namespace pacer::trace::payload_pool {

@@ -34,8 +34,7 @@ struct writer_core::session_state {
     std::string receipts; // receipts bytes not yet written
     int receipts_fd = -1;
 
-    // Write-behind (see `write_behind`): advisory; where a file system or device does not
-    // support it nothing changes, so errors are ignored. Without it the kernel let gigabytes of
+    // Write-behind (see `write_behind`). Without it the kernel let gigabytes of
     // dirty pages pile up and wrote them back in bursts, and the traces filled the page cache
     // until reclaim evicted other pages; both took CPU and stalls from the sessions at 1,024
     // sessions (docs/performance.md, soak).
@@ -43,15 +42,8 @@ struct writer_core::session_state {
     void wrote(std::uint64_t length) {
         if (!behind)
             return;
-        const auto step = behind->wrote(length);
-        if (!step)
-            return;
-        (void)::sync_file_range(fd, static_cast<off_t>(step->start_writeback.offset),
-                                static_cast<off_t>(step->start_writeback.length),
-                                SYNC_FILE_RANGE_WRITE);
-        if (step->drop.length > 0)
-            (void)::posix_fadvise(fd, static_cast<off_t>(step->drop.offset),
-                                  static_cast<off_t>(step->drop.length), POSIX_FADV_DONTNEED);
+        if (const auto step = behind->wrote(length))
+            write_behind::apply(fd, *step);
     }
 
     // Bytes that the flush interval applies to: lines, and receipts streamed before the end
@@ -118,6 +110,14 @@ std::optional<write_behind::step> write_behind::wrote(std::uint64_t length) {
     behind_ = written_;
     next_ = written_ + window_;
     return s;
+}
+
+void write_behind::apply(int fd, const step& s) {
+    (void)::sync_file_range(fd, static_cast<off_t>(s.start_writeback.offset),
+                            static_cast<off_t>(s.start_writeback.length), SYNC_FILE_RANGE_WRITE);
+    if (s.drop.length > 0)
+        (void)::posix_fadvise(fd, static_cast<off_t>(s.drop.offset),
+                              static_cast<off_t>(s.drop.length), POSIX_FADV_DONTNEED);
 }
 
 std::uint64_t write_behind::first_window(std::uint64_t window, std::size_t n) {

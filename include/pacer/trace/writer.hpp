@@ -82,6 +82,10 @@ public:
     /// `length` more bytes were written at the end of the file; what to do now, if anything.
     std::optional<step> wrote(std::uint64_t length);
 
+    /// Does what `s` says to file `fd`. Advice only: errors (a file system that does not
+    /// support it) are ignored, and nothing changes then.
+    static void apply(int fd, const step& s);
+
     /// The first window of the n-th file opened: a fraction of `window` spread by the golden
     /// ratio (n·0.618… mod 1), so that files written at the same rate reach their windows' ends
     /// evenly spread over a window's time rather than together (the disk then gets a steady
