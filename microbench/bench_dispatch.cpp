@@ -45,7 +45,7 @@ void BM_OpenLoopDispatchLag(benchmark::State& state) {
             ctx,
             session::run_open_loop(
                 offsets, o,
-                [](std::size_t, pacer::time_point) -> asio::awaitable<void> { co_return; }),
+                [](std::size_t, pacer::time_point) -> pacer::awaitable<void> { co_return; }),
             [&](std::exception_ptr e, session::open_loop_result r) {
                 error = e;
                 result = std::move(r);

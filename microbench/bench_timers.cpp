@@ -76,13 +76,13 @@ double thread_cpu_s() {
     return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
 }
 
-asio::awaitable<void> pace(pacer::time_point first_deadline, bool spin,
-                           std::vector<double>& lateness_us) {
+pacer::awaitable<void> pace(pacer::time_point first_deadline, bool spin,
+                            std::vector<double>& lateness_us) {
     asio::steady_timer timer(co_await asio::this_coro::executor);
     for (int n = 0; n < periods; ++n) {
         const auto deadline = first_deadline + n * period; // absolute: a late wake never drifts
         timer.expires_at(spin ? deadline - spin_margin : deadline);
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await timer.async_wait(pacer::use_tuple);
         if (spin)
             while (pacer::clock::now() < deadline) {
             }

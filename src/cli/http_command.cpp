@@ -8,6 +8,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
@@ -343,8 +344,8 @@ void print_plan(const http_settings& s, const http_plan& p) {
 }
 
 // One request: streams the answer, records every moment and any error as data.
-asio::awaitable<void> one_request(transport::http_pool& pool, const http_plan& plan,
-                                  metrics::llm_request& r) {
+awaitable<void> one_request(transport::http_pool& pool, const http_plan& plan,
+                            metrics::llm_request& r) {
     const auto pr = prompt_for(plan, r.index);
     r.input_len = pr.input_len;
     r.output_len = pr.output_len;
@@ -499,7 +500,7 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         cancel.emit(asio::cancellation_type::terminal);
     });
     // Each request counts its end in the live totals (when the line is on).
-    const auto request = [&](std::size_t i, time_point scheduled) -> asio::awaitable<void> {
+    const auto request = [&](std::size_t i, time_point scheduled) -> awaitable<void> {
         return observe_request(one_request(pool, plan, records[i]), records[i], scheduled, live);
     };
     asio::co_spawn(io, session::run_open_loop(plan.offsets, options, request),

@@ -1,4 +1,5 @@
 #include <pacer/cli/http_progress.hpp>
+#include <pacer/core/awaitable.hpp>
 
 #include <fmt/format.h>
 
@@ -34,9 +35,9 @@ void http_live::ended(const metrics::llm_request& r, time_point scheduled) {
     done.fetch_add(1, relaxed);
 }
 
-boost::asio::awaitable<void> observe_request(boost::asio::awaitable<void> request,
-                                             const metrics::llm_request& r, time_point scheduled,
-                                             http_live* live) {
+pacer::awaitable<void> observe_request(pacer::awaitable<void> request,
+                                       const metrics::llm_request& r, time_point scheduled,
+                                       http_live* live) {
     try {
         co_await std::move(request);
     } catch (...) {

@@ -1,22 +1,21 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 namespace pacer::runtime {
 
 namespace asio = boost::asio;
 
-asio::awaitable<void> loop_monitor::run() {
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+awaitable<void> loop_monitor::run() {
+    steady_timer timer(co_await asio::this_coro::executor);
     lags_s_.reserve(16384);
     started_ = clock::now();
     auto deadline = started_ + period_;
     while (!stopping_.load(std::memory_order_relaxed)) {
         timer.expires_at(deadline);
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await timer.async_wait(use_tuple);
         const auto woke = clock::now();
         lags_s_.push_back(woke > deadline ? to_seconds(woke - deadline) : 0.0);
         if (max_sink_ && woke > deadline) {

@@ -8,11 +8,8 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/ip/tcp.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/chunk_encode.hpp>
 #include <boost/beast/http/empty_body.hpp>
 #include <boost/beast/http/read.hpp>
@@ -81,10 +78,10 @@ struct llm_mock::state : std::enable_shared_from_this<state> {
         : ex(io.get_executor()), options(std::move(o)),
           tls(transport::detail::make_tls_server_context(options.tls_cert, options.tls_key)),
           acceptor(io) {}
-    asio::any_io_executor ex;
+    executor ex;
     llm_mock_options options;
     std::unique_ptr<asio::ssl::context> tls; // set when serving https://
-    tcp::acceptor acceptor;
+    asio::basic_socket_acceptor<tcp, executor> acceptor;
     std::size_t requests = 0, completed = 0, rejected = 0, faulted = 0, bad_requests = 0;
     std::size_t bearer = 0; // generation requests with an `Authorization: Bearer` header
     std::size_t in_flight = 0, peak_in_flight = 0, connections = 0;
@@ -106,11 +103,11 @@ struct llm_mock::state : std::enable_shared_from_this<state> {
         return base + options.batch_cost * others;
     }
 
-    asio::awaitable<void> connection(tcp::socket socket);
+    awaitable<void> connection(transport::detail::tcp_socket socket);
     // Returns whether the connection may carry another request.
-    asio::awaitable<bool> handle(stream_type& stream, const http::request<http::string_body>& req);
-    asio::awaitable<bool> generate(stream_type& stream, const json::object& body, bool chat,
-                                   bool keep_alive, llm_fault fault);
+    awaitable<bool> handle(stream_type& stream, const http::request<http::string_body>& req);
+    awaitable<bool> generate(stream_type& stream, const json::object& body, bool chat,
+                             bool keep_alive, llm_fault fault);
 };
 
 namespace {
@@ -133,20 +130,20 @@ std::string error_body(std::string_view message, std::string_view type, int code
 
 } // namespace
 
-asio::awaitable<void> llm_mock::state::connection(tcp::socket socket) {
+awaitable<void> llm_mock::state::connection(transport::detail::tcp_socket socket) {
     auto self = shared_from_this();
     ++connections;
-    stream_type stream(beast::tcp_stream(std::move(socket)));
+    stream_type stream(std::move(socket));
     if (tls) {
         stream.use_tls(*tls); // before any reference to the TCP layer
-        stream.next_layer().expires_after(std::chrono::seconds(30));
+        transport::detail::socket_deadline deadline(stream.next_layer(), std::chrono::seconds(30));
         auto [hec] =
             co_await stream.tls()->async_handshake(asio::ssl::stream_base::server, use_tuple);
-        stream.next_layer().expires_never();
+        deadline.disarm();
         if (hec) {
             ++tls_failures;
             boost::system::error_code ignored;
-            stream.next_layer().socket().close(ignored);
+            stream.next_layer().close(ignored);
             co_return;
         }
     }
@@ -162,14 +159,14 @@ asio::awaitable<void> llm_mock::state::connection(tcp::socket socket) {
             break;
     }
     boost::system::error_code ignored;
-    stream.next_layer().socket().shutdown(tcp::socket::shutdown_send, ignored);
-    stream.next_layer().socket().close(ignored);
+    stream.next_layer().shutdown(tcp::socket::shutdown_send, ignored);
+    stream.next_layer().close(ignored);
 }
 
-asio::awaitable<bool> llm_mock::state::handle(stream_type& stream,
-                                              const http::request<http::string_body>& req) {
+awaitable<bool> llm_mock::state::handle(stream_type& stream,
+                                        const http::request<http::string_body>& req) {
     const bool keep = req.keep_alive();
-    const auto send = [&](http::status status, std::string body) -> asio::awaitable<bool> {
+    const auto send = [&](http::status status, std::string body) -> awaitable<bool> {
         auto res = json_response(status, std::move(body), keep);
         auto [ec, n] = co_await http::async_write(stream, res, use_tuple);
         co_return !ec;
@@ -334,11 +331,11 @@ const std::string done_frame = frame("[DONE]");
 
 } // namespace
 
-asio::awaitable<bool> llm_mock::state::generate(stream_type& stream, const json::object& body,
-                                                bool chat, bool keep_alive, llm_fault fault) {
+awaitable<bool> llm_mock::state::generate(stream_type& stream, const json::object& body, bool chat,
+                                          bool keep_alive, llm_fault fault) {
     const generation g = plan_generation(body, chat, options.default_max_tokens, requests);
     const std::uint64_t n = g.tokens;
-    asio::steady_timer timer(ex);
+    steady_timer timer(ex);
     time_point due = clock::now();
 
     if (!g.stream) {
@@ -375,8 +372,8 @@ asio::awaitable<bool> llm_mock::state::generate(stream_type& stream, const json:
         co_await timer.async_wait(use_tuple);
         if (fault == llm_fault::disconnect && t == n / 2) {
             boost::system::error_code ignored;
-            stream.next_layer().socket().shutdown(tcp::socket::shutdown_both, ignored);
-            stream.next_layer().socket().close(ignored);
+            stream.next_layer().shutdown(tcp::socket::shutdown_both, ignored);
+            stream.next_layer().close(ignored);
             co_return false;
         }
         if (fault == llm_fault::malformed_sse && t == std::min<std::uint64_t>(1, n - 1)) {
@@ -388,7 +385,7 @@ asio::awaitable<bool> llm_mock::state::generate(stream_type& stream, const json:
         if (fault == llm_fault::stall && t == std::min<std::uint64_t>(1, n - 1)) {
             // Nothing more: wait for the client to give up and close.
             std::array<char, 1> byte{};
-            co_await stream.next_layer().socket().async_read_some(asio::buffer(byte), use_tuple);
+            co_await stream.next_layer().async_read_some(asio::buffer(byte), use_tuple);
             co_return false;
         }
         const std::string& f = t + 1 == n ? g.last_token_frame : g.token_frame;
@@ -438,7 +435,7 @@ std::uint16_t llm_mock::port() const {
     return st_->acceptor.local_endpoint().port();
 }
 
-asio::awaitable<void> llm_mock::serve() {
+awaitable<void> llm_mock::serve() {
     auto st = st_;
     for (;;) {
         auto [ec, socket] = co_await st->acceptor.async_accept(use_tuple);

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -87,7 +88,7 @@ std::uint16_t mock_host::port() const {
     return acceptor_.local_endpoint().port();
 }
 
-asio::awaitable<void> mock_host::serve(const session_handler& handler) {
+awaitable<void> mock_host::serve(const session_handler& handler) {
     auto self = shared_from_this();
     auto ex = acceptor_.get_executor();
     asio::co_spawn(ex, monitor_.run(), [self](std::exception_ptr) {});
@@ -102,21 +103,22 @@ asio::awaitable<void> mock_host::serve(const session_handler& handler) {
     }
 }
 
-asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler handler) {
-    ws_stream ws(beast::tcp_stream(std::move(socket)));
+awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_handler handler) {
+    ws_stream ws(std::move(socket));
     auto& layer = ws.next_layer(); // TLS when serving wss://
     if (tls_)
-        layer.use_tls(*tls_); // before the reference below: it moves the TCP stream
+        layer.use_tls(*tls_); // before the reference below: it moves the TCP socket
     auto& stream = beast::get_lowest_layer(ws);
     // Registered for stop() while the stream lives; the guard holds the host, so it outlives
     // the registration even when the coroutine frame is destroyed with its io_context.
     struct registration {
         std::shared_ptr<mock_host> host;
-        beast::tcp_stream* stream;
+        transport::detail::tcp_socket* stream;
         ~registration() { host->open_.erase(stream); }
     } registered{shared_from_this(), &stream};
     open_.insert(registered.stream);
-    stream.expires_after(std::chrono::seconds(30));
+    // The TLS handshake and the upgrade request within 30 s, or the connection is closed.
+    transport::detail::socket_deadline deadline(stream, std::chrono::seconds(30));
     if (auto* t = layer.tls()) {
         auto [tec] = co_await t->async_handshake(asio::ssl::stream_base::server, use_tuple);
         if (tec || stopped_)
@@ -127,7 +129,7 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
     auto [rec, n] = co_await http::async_read(layer, buffer, request, use_tuple);
     if (rec || stopped_)
         co_return;
-    stream.expires_never();
+    deadline.disarm();
     ++handshakes_;
     for (const auto& field : request) {
         std::string name(field.name_string());
@@ -135,7 +137,7 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
             c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
         header_names_.insert(std::move(name));
     }
-    auto refuse = [&](http::status status, std::string body) -> asio::awaitable<void> {
+    auto refuse = [&](http::status status, std::string body) -> awaitable<void> {
         http::response<http::string_body> res{status, request.version()};
         res.set(http::field::content_type, "text/plain");
         res.body() = std::move(body);
@@ -145,7 +147,7 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
         if (auto* t = layer.tls())
             co_await t->async_shutdown(use_tuple);
         boost::system::error_code ignored;
-        stream.socket().shutdown(tcp::socket::shutdown_both, ignored);
+        stream.shutdown(tcp::socket::shutdown_both, ignored);
     };
     if (!websocket::is_upgrade(request)) {
         co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
@@ -170,7 +172,7 @@ asio::awaitable<void> mock_host::handle(tcp::socket socket, session_handler hand
         --active_;
         co_return;
     }
-    stream.socket().set_option(tcp::no_delay(true));
+    stream.set_option(tcp::no_delay(true));
     const std::size_t index = seen_++;
     co_await handler(ws, index);
     --active_;
@@ -186,11 +188,11 @@ void mock_host::stop() {
     stopped_signal_.cancel();
     boost::system::error_code ignored;
     acceptor_.close(ignored);
-    for (auto* stream : open_)
-        stream->close(); // its pending operations complete with operation_aborted
+    for (auto* socket : open_)
+        socket->close(ignored); // its pending operations complete with operation_aborted
 }
 
-asio::awaitable<void> mock_host::until_stopped() {
+awaitable<void> mock_host::until_stopped() {
     if (!stopped_)
         co_await stopped_signal_.async_wait(use_tuple);
 }
@@ -238,7 +240,7 @@ std::uint16_t mock_server::port() const {
     return sessions_->host->port();
 }
 
-boost::asio::awaitable<void> mock_server::serve() {
+pacer::awaitable<void> mock_server::serve() {
     auto s = sessions_; // every session holds the mock's state
     // A named handler, not a lambda built inside the co_await expression: g++ 12 destroys such
     // a capturing temporary twice (seen here as one release too many of `s`, then a call into

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
@@ -6,7 +7,6 @@
 #include <pacer/server/native_mock.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
@@ -105,7 +105,7 @@ namespace {
 struct native_sessions final : detail::mock_sessions {
     native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options o);
 
-    asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
     boost::json::object stats() const override;
 
     native_mock_options options;
@@ -151,7 +151,7 @@ public:
                     : "output_text"),
           text_field_(text_ == "output_text" ? "text" : "transcript") {}
 
-    asio::awaitable<void> run() {
+    awaitable<void> run() {
         using namespace asio::experimental::awaitable_operators;
         if (fault_ != peer_fault::none)
             ++mock_.faults;
@@ -168,7 +168,7 @@ private:
     // into one reused buffer and scanned, not parsed into a DOM (an append is 3.5 kB): the
     // scanner gives the type, event_id, `sglang.seq` and the audio size; the rare command
     // that needs more (a vllm-realtime commit's `final`) is parsed whole.
-    asio::awaitable<void> read_loop() {
+    awaitable<void> read_loop() {
         protocol::event_scanner scanner;
         boost::beast::flat_buffer buffer;
         std::string client_id;
@@ -208,8 +208,8 @@ private:
     }
 
     // Writes whatever is due, in order; sleeps until the next job is due or the reader wakes it.
-    asio::awaitable<void> write_loop() {
-        auto& socket = boost::beast::get_lowest_layer(ws_).socket();
+    awaitable<void> write_loop() {
+        auto& socket = boost::beast::get_lowest_layer(ws_);
         auto& layer = ws_.next_layer(); // raw frames go through TLS when it is on
         std::string batch;
         for (;;) {
@@ -612,7 +612,7 @@ private:
     native_sessions& mock_;
     const native_mock_options& options_;
     detail::ws_stream& ws_;
-    asio::steady_timer wake_;
+    steady_timer wake_;
     const std::string session_id_;
     const peer_fault fault_;
     const std::uint64_t unit_ms_, unit_bytes_, rate_;
@@ -662,7 +662,7 @@ std::string granted_capabilities(const native_mock_options& o) {
 
 namespace {
 
-asio::awaitable<void> native_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
+awaitable<void> native_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
     native_session session(*this, ws, index);
     co_await session.run();
 }

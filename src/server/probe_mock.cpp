@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/histogram.hpp>
@@ -77,7 +78,7 @@ struct probe_sessions final : detail::mock_sessions {
             throw std::invalid_argument("--fault-every must be >= 1");
     }
 
-    asio::awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
     boost::json::object stats() const override;
 
     mock_options options;
@@ -91,7 +92,7 @@ struct probe_sessions final : detail::mock_sessions {
     std::string event_id() { return fmt::format("server_{}", next_event++); }
 };
 
-asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
+awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
     const fault inject = (options.inject != fault::none && index % options.fault_every == 0)
                              ? options.inject
                              : fault::none;
@@ -102,13 +103,13 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
     auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
-    auto flush = [&]() -> asio::awaitable<bool> {
+    auto flush = [&]() -> awaitable<bool> {
         // Through TLS when it is on: next_layer() is the TLS stream's owner.
         auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
         batch.clear();
         co_return !ec;
     };
-    auto send = [&](std::string_view text) -> asio::awaitable<bool> {
+    auto send = [&](std::string_view text) -> awaitable<bool> {
         queue(text);
         co_return co_await flush();
     };
@@ -184,7 +185,7 @@ asio::awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::si
                     break;
                 case fault::vanish: {
                     boost::system::error_code ignored;
-                    beast::get_lowest_layer(ws).socket().close(ignored);
+                    beast::get_lowest_layer(ws).close(ignored);
                     co_return;
                 }
                 case fault::stall: {

@@ -15,9 +15,7 @@
 #include <boost/asio/cancellation_signal.hpp>
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/experimental/awaitable_operators.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
@@ -83,7 +81,7 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
 // is the session coroutine (callbacks hold weak references), so a finished session's socket,
 // timers and buffers go as soon as it returns.
 struct session_state {
-    session_state(asio::any_io_executor ex, session_options opts, trace::channel& ch)
+    session_state(executor ex, session_options opts, trace::channel& ch)
         : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
           wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
@@ -96,10 +94,10 @@ struct session_state {
     session_options options;
     trace::sink trace;
     std::unique_ptr<transport::ws_connection> ws;
-    asio::steady_timer signal;   // the driver waits on it for server events (one waiter)
-    asio::steady_timer wake;     // the first task to end waits on it for the other (one waiter)
-    asio::steady_timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
-    asio::steady_timer watchdog; // the session deadline
+    steady_timer signal;   // the driver waits on it for server events (one waiter)
+    steady_timer wake;     // the first task to end waits on it for the other (one waiter)
+    steady_timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
+    steady_timer watchdog; // the session deadline
     protocol::event_id_source ids;
     protocol::native_session machine;
     /// openai-realtime / vllm-realtime: their machine, which drives instead of `machine`.
@@ -150,14 +148,14 @@ struct session_state {
     // throw_if_cancelled is off), so the session still records its error line, closes the
     // connection and writes its files after the stop.
     template <class T>
-    asio::awaitable<T> stoppable(asio::awaitable<T> op) {
+    awaitable<T> stoppable(awaitable<T> op) {
         auto ex = co_await asio::this_coro::executor;
         co_return co_await asio::co_spawn(
             ex, unthrowing(std::move(op)),
-            asio::bind_cancellation_slot(stop_signal.slot(), asio::use_awaitable));
+            asio::bind_cancellation_slot(stop_signal.slot(), use_awaitable));
     }
     template <class T>
-    static asio::awaitable<T> unthrowing(asio::awaitable<T> op) {
+    static awaitable<T> unthrowing(awaitable<T> op) {
         co_await asio::this_coro::throw_if_cancelled(false);
         co_return co_await std::move(op);
     }
@@ -168,7 +166,7 @@ struct session_state {
             options.live->bump(field);
     }
 
-    asio::awaitable<void> record_error(std::string message) {
+    awaitable<void> record_error(std::string message) {
         result.errors.push_back(message);
         count(&live_counters::errors);
         co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
@@ -180,7 +178,7 @@ struct session_state {
     // It is stopped before the error line is queued, so no `send` line follows the error. A
     // failure while the session is already stopping (deadline, interrupt, the other task's
     // failure) is the consequence of that stop: not recorded.
-    asio::awaitable<void> fail(std::string message) {
+    awaitable<void> fail(std::string message) {
         if (stopping)
             co_return;
         stop_all();
@@ -188,7 +186,7 @@ struct session_state {
     }
 
     // Sends one frame: the trace line first (its time is the send start), then the write.
-    asio::awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
+    awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
         if (stopping)
             co_return false; // the session is ending: nothing more goes out
         const auto start = clock::now();
@@ -216,7 +214,7 @@ struct session_state {
     }
 
     // Waits on `timer` until `at` (absolute), or until cancelled (a notification, a stop).
-    static asio::awaitable<void> wait(asio::steady_timer& timer, time_point at) {
+    static awaitable<void> wait(steady_timer& timer, time_point at) {
         timer.expires_at(at);
         co_await timer.async_wait(use_tuple);
     }
@@ -224,7 +222,7 @@ struct session_state {
 
 // The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
 // when the connection ends, a frame is refused, or the session stops.
-asio::awaitable<void> receive_loop(session_state& c) {
+awaitable<void> receive_loop(session_state& c) {
     protocol::event_scanner scanner;
     std::string frame;
     auto& r = c.result;
@@ -345,7 +343,7 @@ struct native_wire {
     static time_point origin(const protocol::native_session& m) { return m.origin(); }
 
     // Every other send: false when it failed (the session stops).
-    static asio::awaitable<bool> control(session_state& c, const protocol::driver_action& a) {
+    static awaitable<bool> control(session_state& c, const protocol::driver_action& a) {
         using kind = protocol::driver_action::kind;
         switch (a.what) {
         case kind::send_update: {
@@ -383,7 +381,7 @@ struct realtime_wire {
     }
     static time_point origin(const protocol::realtime_session& m) { return *m.origin(); }
 
-    static asio::awaitable<bool> control(session_state& c, const protocol::realtime_action& a) {
+    static awaitable<bool> control(session_state& c, const protocol::realtime_action& a) {
         using kind = protocol::realtime_action::kind;
         const auto p = c.rt->protocol();
         switch (a.what) {
@@ -415,7 +413,7 @@ struct realtime_wire {
 // the wire is `Wire`'s. The append step (the hot path) is inline: no call, no allocation but
 // the frame's and the send's.
 template <class Machine, class Wire>
-asio::awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire) {
+awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire) {
     auto& c = *ctx;
     auto& r = c.result;
     std::string frame;
@@ -476,7 +474,7 @@ asio::awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire
 // Runs one task of the session, then applies the completion rules (§1.5 step 4, decided by
 // `completion`): the first task to end normally waits for the other up to the grace, and
 // stops it when the grace is over. An escaped exception is recorded as an error, never lost.
-asio::awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
+awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
     auto& c = *ctx;
     // A stop from outside cancels this task's operations (each task is its own coroutine
     // under the exchange): they report operation_aborted and the task ends on `stopping`.
@@ -525,8 +523,7 @@ std::size_t session_states_alive() {
     return states_alive.load(std::memory_order_relaxed);
 }
 
-asio::awaitable<session_result> run_duplex_session(session_options options,
-                                                   trace::channel& traces) {
+awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
     using namespace asio::experimental::awaitable_operators;
     auto ex = co_await asio::this_coro::executor;
     if (!options.pcm || options.pcm->empty() || options.pcm->size() % 2 != 0)

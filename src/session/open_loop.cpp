@@ -4,9 +4,7 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/co_spawn.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/json/array.hpp>
 
 #include <map>
@@ -34,7 +32,7 @@ std::string describe(const std::exception_ptr& e) {
 // shared_ptr so that a handler destroyed late (its io_context torn down mid-run) never
 // touches freed memory. Everything runs on one thread: no lock.
 struct run_state {
-    run_state(asio::any_io_executor ex, std::span<const std::chrono::nanoseconds> offsets,
+    run_state(executor ex, std::span<const std::chrono::nanoseconds> offsets,
               const open_loop_options& o, time_point start)
         : core(offsets, start, o.max_concurrency, o.policy), wake(std::move(ex)) {
         wake.expires_at(time_point::max());
@@ -43,7 +41,7 @@ struct run_state {
     dispatcher core;
     // The dispatcher's one wait for a completion: a completion cancels it. Only the
     // dispatcher waits on it, so a cancel never wakes anybody else.
-    asio::steady_timer wake;
+    steady_timer wake;
     bool waiting_for_completion = false;
     std::vector<request_failure> failures;
 
@@ -59,9 +57,8 @@ struct run_state {
 
 } // namespace
 
-asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanoseconds> offsets,
-                                                open_loop_options options,
-                                                open_loop_request request) {
+awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanoseconds> offsets,
+                                          open_loop_options options, open_loop_request request) {
     if (!request)
         throw std::invalid_argument("run_open_loop: no request function");
     auto ex = co_await asio::this_coro::executor;
@@ -76,7 +73,7 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
             std::chrono::duration_cast<std::chrono::nanoseconds>(start.time_since_epoch()).count(),
             std::memory_order_relaxed);
     offsets = {}; // the dispatcher holds the absolute deadlines now
-    asio::steady_timer deadline(ex);
+    steady_timer deadline(ex);
 
     for (;;) {
         // One clock read per step: it decides the action and stamps the dispatch.
@@ -87,7 +84,7 @@ asio::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanosec
         case kind::dispatch: {
             // Building the awaitable may itself throw (a request function that is not a
             // coroutine): that is a failed request too, never a lost one.
-            std::optional<asio::awaitable<void>> work;
+            std::optional<awaitable<void>> work;
             std::exception_ptr thrown;
             try {
                 work.emplace(request(a.index, a.scheduled));

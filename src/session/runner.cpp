@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -11,8 +12,6 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/use_future.hpp>
 
 #include <fmt/format.h>
@@ -61,10 +60,10 @@ struct session_context {
                        [](std::exception_ptr) {});
     }
 
-    asio::awaitable<void> block_once(time_point at) {
-        asio::steady_timer t(io);
+    awaitable<void> block_once(time_point at) {
+        steady_timer t(io);
         t.expires_at(at);
-        co_await t.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await t.async_wait(use_tuple);
         if (running == 0)
             co_return;
         std::this_thread::sleep_for(*stall); // the injected fault: the whole context stalls
@@ -190,10 +189,10 @@ run_outcome run_duplex(const run_options& options) {
             out.sessions[i].index = static_cast<std::uint32_t>(i);
             out.sessions[i].dispatched = false;
         }
-        auto request = [&](std::size_t i, time_point scheduled) -> asio::awaitable<void> {
+        auto request = [&](std::size_t i, time_point scheduled) -> awaitable<void> {
             auto& c = *contexts[i % threads];
             auto r = co_await asio::co_spawn(c.io, run_duplex_session(make_options(i), channel),
-                                             asio::use_awaitable);
+                                             use_awaitable);
             r.scheduled_s = to_seconds(scheduled);
             out.sessions[i] = std::move(r);
         };

@@ -1,3 +1,4 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/session/start_gate.hpp>
 
 #include <boost/asio/post.hpp>
@@ -6,7 +7,7 @@
 
 namespace pacer::session {
 
-void start_gate::arrive(boost::asio::any_io_executor ex, resume_handler resume) {
+void start_gate::arrive(pacer::executor ex, resume_handler resume) {
     std::vector<waiter> release;
     time_point start;
     {

@@ -5,13 +5,12 @@
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 namespace pacer::trace {
 
 namespace asio = boost::asio;
 
-asio::awaitable<void> sink::push(record r) {
+awaitable<void> sink::push(record r) {
     // try_send leaves `r` untouched when it fails, so it can be sent again.
     if (channel_->try_send(boost::system::error_code{}, std::move(r)))
         co_return;
@@ -21,7 +20,7 @@ asio::awaitable<void> sink::push(record r) {
     wait_s_ += to_seconds(clock::now() - started);
 }
 
-asio::awaitable<void> sink::emit(direction dir, double time_s, std::string_view event_json) {
+awaitable<void> sink::emit(direction dir, double time_s, std::string_view event_json) {
     if (!lines_)
         co_return;
     record r;
@@ -33,7 +32,7 @@ asio::awaitable<void> sink::emit(direction dir, double time_s, std::string_view 
     co_await push(std::move(r));
 }
 
-asio::awaitable<void> sink::receipt(std::string_view text) {
+awaitable<void> sink::receipt(std::string_view text) {
     record r;
     r.what = record::kind::receipt;
     r.session = session_;
@@ -42,7 +41,7 @@ asio::awaitable<void> sink::receipt(std::string_view text) {
     co_await push(std::move(r));
 }
 
-asio::awaitable<std::string> sink::finish(std::string receipts_json) {
+awaitable<std::string> sink::finish(std::string receipts_json) {
     auto done = std::make_shared<done_channel>(co_await asio::this_coro::executor, 1);
     record r;
     r.what = record::kind::end;
@@ -51,7 +50,7 @@ asio::awaitable<std::string> sink::finish(std::string receipts_json) {
     r.done = done;
     co_await push(std::move(r));
     // The writer's own error code arrives as the first element, like a channel error would.
-    auto [ec, message] = co_await done->async_receive(asio::as_tuple(asio::use_awaitable));
+    auto [ec, message] = co_await done->async_receive(use_tuple);
     if (ec && message.empty())
         co_return "trace writer stopped before the session's files were written: " + ec.message();
     co_return message;

@@ -1,11 +1,10 @@
+#include <pacer/core/awaitable.hpp>
 #include <pacer/trace/payload_pool.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/post.hpp>
-#include <boost/asio/steady_timer.hpp>
 #include <boost/asio/this_coro.hpp>
-#include <boost/asio/use_awaitable.hpp>
 
 #include <fmt/format.h>
 
@@ -347,13 +346,13 @@ drain_result drain(channel& ch, writer_core& core, std::size_t budget) {
     return d;
 }
 
-asio::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t drain_budget) {
+awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t drain_budget) {
     // The writer polls the channel on a 10 ms grid instead of awaiting each record: a session's
     // try_send then never has to wake a waiting receiver (a futex call and a context switch per
     // line), it only appends to the channel's buffer. Only a full channel makes a session wait.
     // A pass that hits the drain budget goes on without waiting (the writer is behind), yielding.
     constexpr auto tick = std::chrono::milliseconds(10);
-    asio::steady_timer timer(co_await asio::this_coro::executor);
+    steady_timer timer(co_await asio::this_coro::executor);
     auto next = clock::now();
     for (;;) {
         const auto d = drain(ch, core, drain_budget);
@@ -367,12 +366,12 @@ asio::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t dra
             // a loop that only returns once the channel is short would hold a signal for as
             // long as the writer stays behind, a whole run on a starved host.
             next = now;
-            co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+            co_await asio::post(co_await asio::this_coro::executor, use_awaitable);
             continue;
         }
         next = std::max(next + tick, now); // a slow batch skips ticks, never bursts
         timer.expires_at(next);
-        co_await timer.async_wait(asio::as_tuple(asio::use_awaitable));
+        co_await timer.async_wait(use_tuple);
     }
     core.flush_all();
 }

@@ -4,15 +4,13 @@
 #include <pacer/transport/http_client.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/buffer_traits.hpp>
 #include <boost/beast/core/buffers_range.hpp>
 #include <boost/beast/core/error.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/http/buffer_body.hpp>
 #include <boost/beast/http/error.hpp>
 #include <boost/beast/http/read.hpp>
@@ -131,7 +129,7 @@ using stream_type = detail::maybe_tls_stream;
 // next, so a response is read in as few reads as it arrived in (a new flat_buffer reads 512
 // bytes at first).
 struct http_pool::connection {
-    explicit connection(const asio::any_io_executor& ex) : stream(ex) {}
+    explicit connection(const executor& ex) : stream(ex) {}
     stream_type stream;
     beast::flat_buffer buffer;
 };
@@ -154,8 +152,7 @@ struct watchdog {
 
 // Ends the watch when the exchange ends, however it ends.
 struct watchdog_guard {
-    watchdog_guard(std::shared_ptr<watchdog> w, asio::steady_timer& t)
-        : wd(std::move(w)), timer(t) {}
+    watchdog_guard(std::shared_ptr<watchdog> w, steady_timer& t) : wd(std::move(w)), timer(t) {}
     watchdog_guard(const watchdog_guard&) = delete;
     watchdog_guard& operator=(const watchdog_guard&) = delete;
     ~watchdog_guard() {
@@ -164,7 +161,7 @@ struct watchdog_guard {
         timer.cancel();
     }
     std::shared_ptr<watchdog> wd;
-    asio::steady_timer& timer;
+    steady_timer& timer;
 };
 
 // The bytes Beast writes for the head of `req` (start line, fields, blank line).
@@ -222,7 +219,7 @@ std::shared_ptr<const http_pool::request_head> http_pool::head_for(const std::st
     return head_;
 }
 
-http_pool::http_pool(asio::any_io_executor ex, http_endpoint endpoint)
+http_pool::http_pool(executor ex, http_endpoint endpoint)
     : ex_(std::move(ex)), endpoint_(std::move(endpoint)), idle_(std::make_unique<idle_set>()) {
     if (endpoint_.tls && !endpoint_.tls_context)
         endpoint_.tls_context = make_tls_client_context("", false);
@@ -237,14 +234,14 @@ std::size_t http_pool::idle() const noexcept {
 void http_pool::close_idle() {
     for (auto& s : idle_->streams) {
         boost::system::error_code ignored;
-        s->stream.next_layer().socket().close(ignored);
+        s->stream.next_layer().close(ignored);
     }
     idle_->streams.clear();
 }
 
-asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::string body,
-                                                      const header_list& headers,
-                                                      time_point deadline, http_body_sink& sink) {
+awaitable<http_exchange> http_pool::post_stream(std::string target, std::string body,
+                                                const header_list& headers, time_point deadline,
+                                                http_body_sink& sink) {
     // The bytes Beast's serializer would write, without building the message each time.
     const auto head = head_for(target, headers);
     std::array<char, 24> length{};
@@ -259,7 +256,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
     // cancel one around every read and write. When it fires it closes the connection in use,
     // which ends the pending operation; `fired` then says the deadline ended it.
     const auto wd = std::make_shared<watchdog>();
-    asio::steady_timer timer(ex_);
+    steady_timer timer(ex_);
     timer.expires_at(deadline);
     timer.async_wait([wd](const boost::system::error_code& ec) {
         if (ec || wd->done)
@@ -267,7 +264,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
         wd->fired = true;
         if (wd->stream) {
             boost::system::error_code ignored;
-            wd->stream->next_layer().socket().close(ignored);
+            wd->stream->next_layer().close(ignored);
         }
     });
     const watchdog_guard guard(wd, timer);
@@ -292,7 +289,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
             auto& tcp_layer = stream->next_layer();
             if (resolved_.empty()) {
-                tcp::resolver resolver(ex_);
+                asio::ip::basic_resolver<tcp, executor> resolver(ex_);
                 auto [ec, results] =
                     co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_tuple);
                 if (ec) {
@@ -311,7 +308,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                 co_return out;
             }
             auto phase_start = clock::now();
-            auto [ec, ep] = co_await tcp_layer.async_connect(resolved_, use_tuple);
+            auto [ec, ep] = co_await asio::async_connect(tcp_layer, resolved_, use_tuple);
             if (ec) {
                 out.error = wd->fired ? http_error::timeout : http_error::connect;
                 out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
@@ -324,7 +321,7 @@ asio::awaitable<http_exchange> http_pool::post_stream(std::string target, std::s
                                           endpoint_.host, endpoint_.port);
                 co_return out;
             }
-            tcp_layer.socket().set_option(tcp::no_delay(true));
+            tcp_layer.set_option(tcp::no_delay(true));
             out.connect_s = to_seconds(clock::now() - phase_start);
             connect_times_.push_back(*out.connect_s);
             if (auto* tls = stream->tls()) {

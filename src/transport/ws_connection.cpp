@@ -5,11 +5,10 @@
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
+#include <boost/asio/connect.hpp>
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
 #include <fmt/format.h>
@@ -25,8 +24,6 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
-
-namespace {}
 
 std::vector<std::string> client_options::header_names() const {
     std::vector<std::string> names;
@@ -114,16 +111,16 @@ std::pair<std::string, std::string> parse_header(std::string_view text) {
 }
 
 struct ws_connection::impl {
-    explicit impl(asio::any_io_executor ex) : ws(ex) {}
+    explicit impl(executor ex) : ws(ex) {}
     websocket::stream<detail::maybe_tls_stream> ws;
     std::shared_ptr<tls_client_context> tls; // keeps the context alive beside its stream
     handshake_times times;
 };
 
-ws_connection::ws_connection(asio::any_io_executor ex) : impl_(std::make_unique<impl>(ex)) {}
+ws_connection::ws_connection(executor ex) : impl_(std::make_unique<impl>(ex)) {}
 ws_connection::~ws_connection() = default;
 
-asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
+awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
     auto& ws = impl_->ws;
     impl_->times = {};
     handshake_result result;
@@ -140,10 +137,10 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
             }
             impl_->tls = copy.client.tls_context;
         }
-        ws.next_layer().use_tls(impl_->tls->ctx); // before any reference to the TCP stream
+        ws.next_layer().use_tls(impl_->tls->ctx); // before any reference to the TCP socket
     }
-    auto& stream = beast::get_lowest_layer(ws);
-    tcp::resolver resolver(ws.get_executor());
+    auto& socket = beast::get_lowest_layer(ws);
+    asio::ip::basic_resolver<tcp, executor> resolver(ws.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, ep.port, use_tuple);
     if (rec) {
         result.ec = rec;
@@ -151,14 +148,14 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
         co_return result;
     }
     auto phase_start = clock::now();
-    auto [cec, endpoint] = co_await stream.async_connect(endpoints, use_tuple);
+    auto [cec, endpoint] = co_await asio::async_connect(socket, endpoints, use_tuple);
     if (cec) {
         result.ec = cec;
         result.message =
             fmt::format("OSError: connect to {}:{}: {}", ep.host, ep.port, cec.message());
         co_return result;
     }
-    stream.socket().set_option(tcp::no_delay(true));
+    socket.set_option(tcp::no_delay(true));
     impl_->times.connect_s = to_seconds(clock::now() - phase_start);
 
     if (ep.tls) {
@@ -169,9 +166,11 @@ asio::awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) 
             result.message = "OSError: " + why;
             co_return result;
         }
-        stream.expires_after(std::chrono::seconds(30));
+        detail::socket_deadline deadline(socket, std::chrono::seconds(30));
         auto [tec] = co_await tls.async_handshake(asio::ssl::stream_base::client, use_tuple);
-        stream.expires_never();
+        deadline.disarm();
+        if (deadline.fired())
+            tec = asio::error::timed_out;
         if (tec) {
             result.ec = tec;
             result.message = "OSError: " + detail::describe_handshake_failure(tls, *impl_->tls, tec,
@@ -223,20 +222,20 @@ handshake_times ws_connection::times() const {
     return impl_->times;
 }
 
-asio::awaitable<boost::system::error_code> ws_connection::write(std::string_view text) {
+awaitable<boost::system::error_code> ws_connection::write(std::string_view text) {
     auto [ec, n] =
         co_await impl_->ws.async_write(asio::buffer(text.data(), text.size()), use_tuple);
     co_return ec;
 }
 
-asio::awaitable<boost::system::error_code> ws_connection::read(std::string& out) {
+awaitable<boost::system::error_code> ws_connection::read(std::string& out) {
     out.clear();
     auto buffer = asio::dynamic_buffer(out, max_message_bytes + 1);
     auto [ec, n] = co_await impl_->ws.async_read(buffer, use_tuple);
     co_return ec;
 }
 
-asio::awaitable<void> ws_connection::close(std::chrono::milliseconds timeout) {
+awaitable<void> ws_connection::close(std::chrono::milliseconds timeout) {
     auto& ws = impl_->ws;
     if (ws.is_open()) {
         websocket::stream_base::timeout timeouts{};
@@ -247,12 +246,12 @@ asio::awaitable<void> ws_connection::close(std::chrono::milliseconds timeout) {
         co_await ws.async_close(websocket::close_code::normal, use_tuple);
     }
     boost::system::error_code ignored;
-    beast::get_lowest_layer(ws).socket().close(ignored);
+    beast::get_lowest_layer(ws).close(ignored);
 }
 
 void ws_connection::cancel() {
     boost::system::error_code ignored;
-    beast::get_lowest_layer(impl_->ws).socket().cancel(ignored);
+    beast::get_lowest_layer(impl_->ws).cancel(ignored);
 }
 
 bool ws_connection::is_open() const {

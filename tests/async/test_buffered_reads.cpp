@@ -46,7 +46,7 @@ using pacer::server::detail::append_frame;
 using pacer::transport::detail::maybe_tls_stream;
 
 // Waits (bounded, polling the socket, no timing asserted) until `s` holds `bytes` unread.
-bool wait_available(tcp::socket& s, std::size_t bytes) {
+bool wait_available(pacer::transport::detail::tcp_socket& s, std::size_t bytes) {
     const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
     while (s.available() < bytes) {
         if (std::chrono::steady_clock::now() > deadline)
@@ -65,23 +65,25 @@ struct connected_pair {
     connected_pair() {
         asio::co_spawn(
             ctx,
-            [&]() -> asio::awaitable<void> {
-                co_await acceptor.async_accept(server.next_layer().socket(), asio::use_awaitable);
-                co_await server.async_accept(asio::use_awaitable);
+            [&]() -> pacer::awaitable<void> {
+                co_await acceptor.async_accept(server.next_layer().socket(), pacer::use_awaitable);
+                co_await server.async_accept(pacer::use_awaitable);
             },
             asio::detached);
         asio::co_spawn(
             ctx,
-            [&]() -> asio::awaitable<void> {
+            [&]() -> pacer::awaitable<void> {
                 co_await beast::get_lowest_layer(client).async_connect(acceptor.local_endpoint(),
-                                                                       asio::use_awaitable);
-                co_await client.async_handshake("127.0.0.1", "/", asio::use_awaitable);
+                                                                       pacer::use_awaitable);
+                co_await client.async_handshake("127.0.0.1", "/", pacer::use_awaitable);
             },
             asio::detached);
         ctx.run();
         ctx.restart();
     }
-    tcp::socket& client_socket() { return beast::get_lowest_layer(client).socket(); }
+    pacer::transport::detail::tcp_socket& client_socket() {
+        return beast::get_lowest_layer(client);
+    }
 };
 
 TEST(buffered_reads, messages_written_at_once_take_one_socket_read) {
@@ -101,10 +103,10 @@ TEST(buffered_reads, messages_written_at_once_take_one_socket_read) {
     std::size_t socket_left = 99, layer_left = 0;
     asio::co_spawn(
         p.ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             for (std::size_t i = 0; i < texts.size(); ++i) {
                 beast::flat_buffer b;
-                co_await p.client.async_read(b, asio::use_awaitable);
+                co_await p.client.async_read(b, pacer::use_awaitable);
                 got.push_back(beast::buffers_to_string(b.data()));
                 if (i == 0) {
                     socket_left = p.client_socket().available();
@@ -127,21 +129,21 @@ TEST(buffered_reads, messages_written_at_once_take_one_socket_read) {
     boost::system::error_code server_end;
     asio::co_spawn(
         p.ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             beast::flat_buffer b;
-            co_await p.client.async_read(b, asio::use_awaitable);
+            co_await p.client.async_read(b, pacer::use_awaitable);
             second_read = beast::buffers_to_string(b.data()) == "later";
-            co_await p.client.async_close(websocket::close_code::normal, asio::use_awaitable);
+            co_await p.client.async_close(websocket::close_code::normal, pacer::use_awaitable);
             closed = true;
         },
         asio::detached);
     asio::co_spawn(
         p.ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             co_await p.server.async_write(asio::buffer(std::string_view("later")),
-                                          asio::use_awaitable);
+                                          pacer::use_awaitable);
             beast::flat_buffer b;
-            auto [ec, n] = co_await p.server.async_read(b, asio::as_tuple(asio::use_awaitable));
+            auto [ec, n] = co_await p.server.async_read(b, pacer::use_tuple);
             server_end = ec;
         },
         asio::detached);
@@ -156,9 +158,9 @@ TEST(buffered_reads, cancel_ends_a_read_waiting_on_an_empty_socket) {
     boost::system::error_code read_ec;
     asio::co_spawn(
         p.ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             beast::flat_buffer b;
-            auto [ec, n] = co_await p.client.async_read(b, asio::as_tuple(asio::use_awaitable));
+            auto [ec, n] = co_await p.client.async_read(b, pacer::use_tuple);
             read_ec = ec;
         },
         asio::detached);
@@ -176,10 +178,10 @@ TEST(buffered_reads, messages_behind_the_upgrade_response_are_kept) {
                                             "third"};
     asio::co_spawn(
         ctx,
-        [&]() -> asio::awaitable<void> {
-            tcp::socket s = co_await acceptor.async_accept(asio::use_awaitable);
+        [&]() -> pacer::awaitable<void> {
+            tcp::socket s = co_await acceptor.async_accept(pacer::use_awaitable);
             asio::streambuf request;
-            co_await asio::async_read_until(s, request, "\r\n\r\n", asio::use_awaitable);
+            co_await asio::async_read_until(s, request, "\r\n\r\n", pacer::use_awaitable);
             std::string head(asio::buffers_begin(request.data()),
                              asio::buffers_end(request.data()));
             const auto at = head.find("Sec-WebSocket-Key: ");
@@ -191,16 +193,16 @@ TEST(buffered_reads, messages_behind_the_upgrade_response_are_kept) {
                               std::string(accept.data(), accept.size()) + "\r\n\r\n";
             for (const auto& t : texts)
                 append_frame(out, t);
-            co_await asio::async_write(s, asio::buffer(out), asio::use_awaitable);
+            co_await asio::async_write(s, asio::buffer(out), pacer::use_awaitable);
             // The client's close frame (masked, code 1000: 8 bytes), answered with 1000; then
             // the server ends the TCP connection first, as a server does.
             std::array<char, 8> close_frame{};
-            co_await asio::async_read(s, asio::buffer(close_frame), asio::use_awaitable);
+            co_await asio::async_read(s, asio::buffer(close_frame), pacer::use_awaitable);
             const std::array<unsigned char, 4> reply{0x88, 0x02, 0x03, 0xe8};
-            co_await asio::async_write(s, asio::buffer(reply), asio::use_awaitable);
+            co_await asio::async_write(s, asio::buffer(reply), pacer::use_awaitable);
             s.shutdown(tcp::socket::shutdown_send);
             char byte;
-            co_await s.async_read_some(asio::buffer(&byte, 1), asio::as_tuple(asio::use_awaitable));
+            co_await s.async_read_some(asio::buffer(&byte, 1), pacer::use_tuple);
         },
         asio::detached);
     pacer::transport::ws_connection conn(ctx.get_executor());
@@ -208,7 +210,7 @@ TEST(buffered_reads, messages_behind_the_upgrade_response_are_kept) {
     boost::system::error_code connect_ec;
     asio::co_spawn(
         ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             auto ep = pacer::transport::parse_ws_url(
                 "ws://127.0.0.1:" + std::to_string(acceptor.local_endpoint().port()) + "/");
             auto r = co_await conn.connect(ep);
@@ -240,30 +242,30 @@ TEST(buffered_reads, probe_mock_replies_to_an_append_arrive_in_one_read) {
     std::size_t socket_left = 99, layer_left = 0;
     asio::co_spawn(
         ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             websocket::stream<maybe_tls_stream> ws(co_await asio::this_coro::executor);
             co_await beast::get_lowest_layer(ws).async_connect(
-                tcp::endpoint(asio::ip::address_v4::loopback(), mock.port()), asio::use_awaitable);
-            co_await ws.async_handshake("127.0.0.1", "/v1/realtime", asio::use_awaitable);
+                tcp::endpoint(asio::ip::address_v4::loopback(), mock.port()), pacer::use_awaitable);
+            co_await ws.async_handshake("127.0.0.1", "/v1/realtime", pacer::use_awaitable);
             beast::flat_buffer b;
-            co_await ws.async_read(b, asio::use_awaitable); // session.created
+            co_await ws.async_read(b, pacer::use_awaitable); // session.created
             co_await ws.async_write(
                 asio::buffer(std::string_view(R"({"type":"session.update","event_id":"u"})")),
-                asio::use_awaitable);
+                pacer::use_awaitable);
             b.clear();
-            co_await ws.async_read(b, asio::use_awaitable); // session.updated
+            co_await ws.async_read(b, pacer::use_awaitable); // session.updated
             co_await ws.async_write(
                 asio::buffer(std::string_view(
                     R"({"type":"input_audio_buffer.append","event_id":"a","audio":"AAAA","sglang":{"seq":0}})")),
-                asio::use_awaitable);
+                pacer::use_awaitable);
             for (int i = 0; i < 3; ++i) {
                 b.clear();
-                co_await ws.async_read(b, asio::use_awaitable);
+                co_await ws.async_read(b, pacer::use_awaitable);
                 const std::string m = beast::buffers_to_string(b.data());
                 const auto at = m.find(R"("type":")") + 8;
                 types.push_back(m.substr(at, m.find('"', at) - at));
                 if (i == 0) {
-                    socket_left = beast::get_lowest_layer(ws).socket().available();
+                    socket_left = beast::get_lowest_layer(ws).available();
                     layer_left = ws.next_layer().buffered_bytes();
                 }
             }

@@ -35,7 +35,7 @@ namespace asio = boost::asio;
 namespace beast = boost::beast;
 namespace http = beast::http;
 using tcp = asio::ip::tcp;
-constexpr auto use_tuple = asio::as_tuple(asio::use_awaitable);
+constexpr auto use_tuple = pacer::use_tuple;
 
 const std::string body =
     R"({"model":"m","prompt":"a b","max_tokens":2,"stream":true,"stream_options":{"include_usage":true}})";
@@ -59,7 +59,7 @@ std::vector<http_exchange> sequential(asio::io_context& io, http_pool& pool, int
     std::vector<http_exchange> out;
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             for (int i = 0; i < n; ++i)
                 out.push_back(co_await pool.post_stream("/v1/completions", body, {},
                                                         clock::now() + budget, c.sink));
@@ -99,8 +99,8 @@ TEST(HttpPool, ReusesAKeepAliveConnectionAndStreamsTheWholeAnswer) {
 
 // A server that answers one request per connection with `Connection: keep-alive`, then closes
 // the connection anyway (an idle timeout that fired between two requests).
-asio::awaitable<void> answer_once_then_close(tcp::acceptor& acceptor, int connections,
-                                             http::status status, std::string text) {
+pacer::awaitable<void> answer_once_then_close(tcp::acceptor& acceptor, int connections,
+                                              http::status status, std::string text) {
     for (int i = 0; i < connections; ++i) {
         auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
         if (ec)
@@ -148,7 +148,7 @@ TEST(HttpPool, SkipsEveryStalePooledConnectionBeforeOpeningANewOne) {
         {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
     collected c;
     std::vector<http_exchange> out;
-    const auto one = [&]() -> asio::awaitable<void> {
+    const auto one = [&]() -> pacer::awaitable<void> {
         out.push_back(co_await pool.post_stream("/v1/completions", body, {},
                                                 clock::now() + std::chrono::seconds(30), c.sink));
     };
@@ -203,7 +203,7 @@ TEST(HttpPool, ASilentServerEndsTheExchangeAtTheDeadline) {
 }
 
 // A server that sends the head and the first event of a chunked stream, then nothing more.
-asio::awaitable<void> stall_mid_body(tcp::acceptor& acceptor, tcp::socket& held) {
+pacer::awaitable<void> stall_mid_body(tcp::acceptor& acceptor, tcp::socket& held) {
     auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
     if (ec)
         co_return;
@@ -251,7 +251,7 @@ TEST(HttpPool, APooledConnectionOutlivesTheDeadlineOfTheRequestThatUsedIt) {
     std::vector<http_exchange> out;
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             out.push_back(co_await pool.post_stream("/v1/completions", body, {},
                                                     clock::now() + std::chrono::milliseconds(200),
                                                     c.sink));
@@ -276,8 +276,8 @@ TEST(HttpPool, APooledConnectionOutlivesTheDeadlineOfTheRequestThatUsedIt) {
 
 // A server on one keep-alive connection that keeps the raw bytes of each request (head and
 // Content-Length bytes of body) and answers each with an empty SSE stream.
-asio::awaitable<void> capture_requests(tcp::acceptor& acceptor, int requests,
-                                       std::vector<std::string>& raw) {
+pacer::awaitable<void> capture_requests(tcp::acceptor& acceptor, int requests,
+                                        std::vector<std::string>& raw) {
     auto [ec, socket] = co_await acceptor.async_accept(use_tuple);
     if (ec)
         co_return;
@@ -349,7 +349,7 @@ TEST(HttpPool, WritesTheBytesBeastWouldForEveryTargetHeadersAndBodyLength) {
     std::vector<http_exchange> out;
     asio::co_spawn(
         io,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             for (const auto& r : requests)
                 out.push_back(co_await pool.post_stream(
                     r.target, r.body, r.headers, clock::now() + std::chrono::seconds(30), c.sink));

@@ -45,18 +45,18 @@ TEST(mock_stop, closes_a_session_whose_client_stays_silent) {
     bool read_after_stop = false;
     asio::co_spawn(
         ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             beast::websocket::stream<beast::tcp_stream> ws(co_await asio::this_coro::executor);
             co_await beast::get_lowest_layer(ws).async_connect(
-                tcp::endpoint(asio::ip::address_v4::loopback(), mock.port()), asio::use_awaitable);
-            co_await ws.async_handshake("127.0.0.1", "/v1/realtime", asio::use_awaitable);
+                tcp::endpoint(asio::ip::address_v4::loopback(), mock.port()), pacer::use_awaitable);
+            co_await ws.async_handshake("127.0.0.1", "/v1/realtime", pacer::use_awaitable);
             beast::flat_buffer b;
-            co_await ws.async_read(b, asio::use_awaitable);
+            co_await ws.async_read(b, pacer::use_awaitable);
             first = beast::buffers_to_string(b.data());
             b.clear();
             // The mock now waits for session.update, which never comes: stop it.
             mock.stop();
-            auto [ec, n] = co_await ws.async_read(b, asio::as_tuple(asio::use_awaitable));
+            auto [ec, n] = co_await ws.async_read(b, pacer::use_tuple);
             after_stop = ec;
             read_after_stop = true;
         },

@@ -33,7 +33,7 @@ constexpr auto watchdog = 60s;
 // one run_coro helper: co_spawn with a handler that keeps the exception, run, rethrow, and fail
 // if the coroutine never finished.
 template <class T>
-T run_coro(asio::io_context& ctx, asio::awaitable<T> a) {
+T run_coro(asio::io_context& ctx, pacer::awaitable<T> a) {
     std::optional<T> result;
     std::exception_ptr error;
     bool finished = false;
@@ -70,13 +70,13 @@ struct probe {
     explicit probe(std::size_t n) : seen(n, 0), scheduled(n) {}
 
     session::open_loop_request request() {
-        return [this](std::size_t i, pacer::time_point at) -> asio::awaitable<void> {
+        return [this](std::size_t i, pacer::time_point at) -> pacer::awaitable<void> {
             ++seen.at(i);
             scheduled.at(i) = at;
             peak = std::max(peak, ++running);
             auto ex = co_await asio::this_coro::executor;
             for (int k = 0; k < 3; ++k)
-                co_await asio::post(ex, asio::use_awaitable);
+                co_await asio::post(ex, pacer::use_awaitable);
             --running;
         };
     }
@@ -155,11 +155,11 @@ TEST(OpenLoopAsync, ThrowingRequestIsRecordedNotLost) {
     auto inner = p.request();
     // Request 3 throws inside its coroutine, request 4 throws before returning one.
     session::open_loop_request req = [&](std::size_t i,
-                                         pacer::time_point at) -> asio::awaitable<void> {
+                                         pacer::time_point at) -> pacer::awaitable<void> {
         if (i == 4)
             throw std::runtime_error("cannot build request 4");
         return [](session::open_loop_request f, std::size_t i,
-                  pacer::time_point at) -> asio::awaitable<void> {
+                  pacer::time_point at) -> pacer::awaitable<void> {
             co_await f(i, at);
             if (i == 3)
                 throw std::runtime_error("boom");

@@ -24,7 +24,8 @@ using namespace std::chrono_literals;
 namespace asio = boost::asio;
 namespace session = pacer::session;
 
-session::open_loop_result run(asio::io_context& ctx, asio::awaitable<session::open_loop_result> a) {
+session::open_loop_result run(asio::io_context& ctx,
+                              pacer::awaitable<session::open_loop_result> a) {
     std::optional<session::open_loop_result> result;
     asio::co_spawn(ctx, std::move(a), [&](std::exception_ptr e, session::open_loop_result r) {
         if (!e)
@@ -37,10 +38,10 @@ session::open_loop_result run(asio::io_context& ctx, asio::awaitable<session::op
 }
 
 session::open_loop_request yielding() {
-    return [](std::size_t, pacer::time_point) -> asio::awaitable<void> {
+    return [](std::size_t, pacer::time_point) -> pacer::awaitable<void> {
         auto ex = co_await asio::this_coro::executor;
         for (int k = 0; k < 3; ++k)
-            co_await asio::post(ex, asio::use_awaitable);
+            co_await asio::post(ex, pacer::use_awaitable);
     };
 }
 
@@ -87,8 +88,8 @@ TEST(OpenLoopLive, QueueCapCountsTheArrivalsItHeld) {
 
 // Request i ends at once: 4 times fine with a first token 20 ms after its schedule, a timeout
 // (i = 4), a throw (i = 5). A free coroutine: its frame holds its parameters.
-asio::awaitable<void> fake_request(pacer::metrics::llm_request& r, std::size_t i,
-                                   pacer::time_point at) {
+pacer::awaitable<void> fake_request(pacer::metrics::llm_request& r, std::size_t i,
+                                    pacer::time_point at) {
     r.completed = pacer::clock::now();
     if (i == 4)
         r.error = "timeout";
@@ -105,7 +106,7 @@ TEST(OpenLoopLive, ObservedRequestsCountTheirEndByKind) {
     pacer::cli::http_live live;
     session::open_loop_options o;
     o.start = pacer::clock::now();
-    const auto request = [&](std::size_t i, pacer::time_point at) -> asio::awaitable<void> {
+    const auto request = [&](std::size_t i, pacer::time_point at) -> pacer::awaitable<void> {
         return pacer::cli::observe_request(fake_request(records[i], i, at), records[i], at, &live);
     };
     const auto r =

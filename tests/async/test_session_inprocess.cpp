@@ -104,7 +104,7 @@ struct fixture : ::testing::Test {
         std::vector<session_result> results;
         asio::co_spawn(
             io,
-            [&]() -> asio::awaitable<void> {
+            [&]() -> pacer::awaitable<void> {
                 for (std::size_t i = 0; i < count; ++i) {
                     session_options o;
                     o.index = static_cast<std::uint32_t>(i);
@@ -119,7 +119,7 @@ struct fixture : ::testing::Test {
                         adjust(o);
                     auto r = co_await run_duplex_session(std::move(o), writer.channel);
                     // Let handlers the session cancelled on its way out run, then look.
-                    co_await asio::post(co_await asio::this_coro::executor, asio::use_awaitable);
+                    co_await asio::post(co_await asio::this_coro::executor, pacer::use_awaitable);
                     if (after)
                         after(i, r);
                     results.push_back(std::move(r));

@@ -111,8 +111,8 @@ struct session_outcome {
 };
 
 // One session: `n` lines through a sink, then finish() with its receipts.
-asio::awaitable<session_outcome> produce(trace::channel& ch, fs::path root, std::uint32_t session,
-                                         int n) {
+pacer::awaitable<session_outcome> produce(trace::channel& ch, fs::path root, std::uint32_t session,
+                                          int n) {
     trace::sink sink(ch, session);
     std::size_t expected_bytes = 0;
     for (int i = 0; i < n; ++i) {
@@ -305,7 +305,7 @@ TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
     for (std::uint32_t s = 0; s < sessions; ++s)
         asio::co_spawn(
             ctx,
-            [&, s]() -> asio::awaitable<void> {
+            [&, s]() -> pacer::awaitable<void> {
                 trace::sink sink(ch, s);
                 co_await sink.emit(trace::direction::send, time_of(s, 0), event_json(s, 0));
                 ++sent;
@@ -356,7 +356,7 @@ TEST(trace_channel, payloads_go_back_to_the_pool_once_taken) {
     const std::string receipt_piece(200, ' '); // longer than the small-string buffer
     asio::co_spawn(
         ctx,
-        [&]() -> asio::awaitable<void> {
+        [&]() -> pacer::awaitable<void> {
             trace::sink sink(ch, 7);
             for (int i = 0; i < 3; ++i) {
                 co_await sink.emit(trace::direction::send, time_of(7, i), event_json(7, i));

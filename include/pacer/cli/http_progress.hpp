@@ -6,13 +6,12 @@
 // and the requests' own as they end (http_live: done, failed by kind, TTFT). The line is made
 // on a thread of its own; nothing it does runs on, or waits for, the client's io_context.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/live_histogram.hpp>
 #include <pacer/metrics/llm.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/session/open_loop.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 #include <array>
 #include <atomic>
@@ -47,9 +46,9 @@ struct http_live {
 /// Awaits `request` (the one of record `r`, scheduled at `scheduled`), then counts its end in
 /// `live` (nullptr: counts nothing). A request that throws is counted as failed ("other") and
 /// its exception goes on to the dispatcher, which records it.
-boost::asio::awaitable<void> observe_request(boost::asio::awaitable<void> request,
-                                             const metrics::llm_request& r, time_point scheduled,
-                                             http_live* live);
+pacer::awaitable<void> observe_request(pacer::awaitable<void> request,
+                                       const metrics::llm_request& r, time_point scheduled,
+                                       http_live* live);
 
 /// The totals at one instant, as plain numbers.
 struct http_progress_snapshot {

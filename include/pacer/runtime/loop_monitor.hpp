@@ -2,9 +2,8 @@
 // A 10 ms ticker on an io_context that measures how late the context wakes it: the lag of the
 // context itself. Every run reports it, so a run shows whether the client stalled.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 #include <atomic>
 #include <vector>
@@ -18,7 +17,7 @@ public:
     /// Ticks on the calling coroutine's executor until `stop()`; each tick records
     /// lag = max(0, wake - deadline) in seconds. The next deadline is one period after the
     /// wake, so one stall is one sample, not a burst of catch-up samples.
-    boost::asio::awaitable<void> run();
+    pacer::awaitable<void> run();
 
     /// Asks `run()` to return at its next tick. Thread safety: callable from any thread.
     void stop() { stopping_.store(true, std::memory_order_relaxed); }

@@ -18,10 +18,10 @@
 //   what a closed-loop tool's coordinated omission hides).
 // - TLS: with a certificate and key, every connection is https:// (Beast's SSL stream).
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/server/native_mock.hpp>
 
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/json/object.hpp>
 
@@ -80,7 +80,7 @@ public:
     /// Serving https:// (a certificate was given).
     bool tls() const;
     /// Accepts connections until `stop()`.
-    boost::asio::awaitable<void> serve();
+    pacer::awaitable<void> serve();
     /// Stops accepting (open connections end with the io_context).
     void stop();
     /// requests, completed, rejected (503), faulted, bad_requests, peak_in_flight, connections,

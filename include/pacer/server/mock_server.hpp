@@ -7,7 +7,8 @@
 // What every mock server of pacer offers, so that one process runner (`pacer mock`,
 // `pacer native-mock`) or an in-process caller (`pacer run`, `pacer serve`) can drive any of them.
 
-#include <boost/asio/awaitable.hpp>
+#include <pacer/core/awaitable.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstddef>
@@ -61,7 +62,7 @@ public:
     ///
     /// @par Cancellation
     /// Through `stop()` only: it closes the acceptor and every open session's connection.
-    boost::asio::awaitable<void> serve();
+    pacer::awaitable<void> serve();
     /// Stops accepting and the loop monitor, and closes every open session's connection (a
     /// stopped server has no sessions; their peers see the connection end).
     void stop();

@@ -5,6 +5,7 @@
 // broken invariant throws. A failing task (receive loop, or a send) records the session's one
 // error and stops the other task at once; nothing is sent after it.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/realtime_session.hpp>
@@ -15,8 +16,7 @@
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
-#include <boost/asio/awaitable.hpp>
-#include <boost/asio/steady_timer.hpp>
+#include <boost/asio/any_io_executor.hpp>
 
 #include <array>
 #include <cstdint>
@@ -174,7 +174,7 @@ std::size_t session_states_alive();
 /// Cancellation: none per operation; the session's own deadline (`timeout`) and the
 /// `interrupt` source stop it through its own `cancellation_signal` (no grace, nothing more
 /// sent, the error line, the close and the files still follow; docs/architecture.md).
-boost::asio::awaitable<session_result> run_duplex_session(session_options options,
-                                                          trace::channel& traces);
+pacer::awaitable<session_result> run_duplex_session(session_options options,
+                                                    trace::channel& traces);
 
 } // namespace pacer::session

@@ -3,11 +3,10 @@
 // executor. The sans-io dispatcher, the records and the summary are the schedule's
 // (schedule/open_loop.hpp; named here too for the session's callers). See docs/open-loop.md.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/live_histogram.hpp>
 #include <pacer/schedule/open_loop.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 #include <atomic>
 #include <chrono>
@@ -59,7 +58,7 @@ struct open_loop_options {
 /// One request of the run: called on the run's executor with the arrival index and its
 /// scheduled time; the returned coroutine is co_spawned at once on that executor.
 using open_loop_request =
-    std::function<boost::asio::awaitable<void>(std::size_t index, time_point scheduled)>;
+    std::function<pacer::awaitable<void>(std::size_t index, time_point scheduled)>;
 
 /// Runs `offsets` open-loop on the caller's executor: waits with `steady_timer::expires_at`
 /// on each absolute deadline, co_spawns `request(i, scheduled)` on the same executor (requests
@@ -76,8 +75,8 @@ using open_loop_request =
 /// @par Thread safety
 /// The executor must run on one thread (or be a strand): requests complete on it and update
 /// the dispatcher without a lock. Throws `std::invalid_argument` for an empty `request`.
-boost::asio::awaitable<open_loop_result>
-run_open_loop(std::vector<std::chrono::nanoseconds> offsets, open_loop_options options,
-              open_loop_request request);
+pacer::awaitable<open_loop_result> run_open_loop(std::vector<std::chrono::nanoseconds> offsets,
+                                                 open_loop_options options,
+                                                 open_loop_request request);
 
 } // namespace pacer::session

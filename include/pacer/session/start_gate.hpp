@@ -7,9 +7,8 @@
 // Thread safety: sessions may run on several single-threaded contexts; `arrive` may be called
 // from any of them, and each resume runs on the executor its session gave.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
-
-#include <boost/asio/any_io_executor.hpp>
 
 #include <cstddef>
 #include <functional>
@@ -28,7 +27,7 @@ public:
     /// Reports one session. A ready session passes `resume`, which is posted to `ex` with the
     /// common start once every session has reported; a session that is not ready passes an
     /// empty handler. Each session reports exactly once.
-    void arrive(boost::asio::any_io_executor ex, resume_handler resume);
+    void arrive(pacer::executor ex, resume_handler resume);
 
     /// The common start, once fixed.
     std::optional<time_point> common_start() const;
@@ -37,7 +36,7 @@ public:
 
 private:
     struct waiter {
-        boost::asio::any_io_executor ex;
+        pacer::executor ex;
         resume_handler resume;
     };
     mutable std::mutex mutex_;

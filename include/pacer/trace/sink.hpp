@@ -2,9 +2,8 @@
 // The session side of the trace channel: never drops a line, and counts every time the
 // channel was full so a slow disk shows up in the summary instead of as a silent gap.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/trace/record.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 namespace pacer::trace {
 
@@ -20,21 +19,21 @@ public:
     /// Queues one line (nothing when `lines()` is false), the event copied into a string from
     /// the payload pool. Usually `try_send` succeeds at once; when the channel is full the
     /// calling coroutine waits for room (counted in `waits()`/`wait_s()`).
-    boost::asio::awaitable<void> emit(direction dir, double time_s, std::string_view event_json);
+    pacer::awaitable<void> emit(direction dir, double time_s, std::string_view event_json);
 
     /// Queues the next bytes of the session's receipts file (see record::kind::receipt), copied
     /// into a string from the payload pool, as `emit` does.
-    boost::asio::awaitable<void> receipt(std::string_view text);
+    pacer::awaitable<void> receipt(std::string_view text);
 
     /// Queues the end of the session (the rest of its receipts) and waits until the writer reports
     /// that everything is on disk. Returns the writer's error message, empty on success.
-    boost::asio::awaitable<std::string> finish(std::string receipts_json);
+    pacer::awaitable<std::string> finish(std::string receipts_json);
 
     std::uint64_t waits() const { return waits_; }
     double wait_s() const { return wait_s_; }
 
 private:
-    boost::asio::awaitable<void> push(record r);
+    pacer::awaitable<void> push(record r);
 
     channel* channel_;
     std::uint32_t session_;

@@ -8,11 +8,10 @@
 // `done_channel`, with the first write error of that session if there was one. A failed write
 // affects only its own session: every other session's files stay intact.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/trace/receipt_spool.hpp>
 #include <pacer/trace/record.hpp>
-
-#include <boost/asio/awaitable.hpp>
 
 #include <cstdint>
 #include <filesystem>
@@ -173,7 +172,6 @@ drain_result drain(channel& ch, writer_core& core, std::size_t budget);
 /// A pass that hits the budget is followed at once by the next, through the executor's queue, so
 /// other handlers of the writer's context (the run's signal handler) run while it is behind.
 /// Returns once everything received has been written. Cancellation: none; send a `shutdown` record.
-boost::asio::awaitable<void> run_writer(channel& ch, writer_core& core,
-                                        std::size_t drain_budget = 4096);
+pacer::awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t drain_budget = 4096);
 
 } // namespace pacer::trace

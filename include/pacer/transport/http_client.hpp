@@ -11,10 +11,9 @@
 // connection, or on a new one; a new connection is never retried.
 // Errors are data (`http_exchange::error`), never exceptions.
 
+#include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/ip/tcp.hpp>
 
 #include <cstddef>
@@ -90,16 +89,16 @@ using header_list = std::vector<std::pair<std::string, std::string>>;
 /// None: use from one thread (the executor of a single-threaded io_context).
 class http_pool {
 public:
-    http_pool(boost::asio::any_io_executor ex, http_endpoint endpoint);
+    http_pool(pacer::executor ex, http_endpoint endpoint);
     ~http_pool();
     http_pool(const http_pool&) = delete;
     http_pool& operator=(const http_pool&) = delete;
 
     /// POSTs `body` (JSON) to `target` with `headers` and streams the answer to `sink`, within
     /// `deadline` for the whole exchange (connect included).
-    boost::asio::awaitable<http_exchange> post_stream(std::string target, std::string body,
-                                                      const header_list& headers,
-                                                      time_point deadline, http_body_sink& sink);
+    pacer::awaitable<http_exchange> post_stream(std::string target, std::string body,
+                                                const header_list& headers, time_point deadline,
+                                                http_body_sink& sink);
 
     /// Closes every idle connection.
     void close_idle();
@@ -120,7 +119,7 @@ private:
     std::shared_ptr<const request_head> head_for(const std::string& target,
                                                  const header_list& headers);
 
-    boost::asio::any_io_executor ex_;
+    pacer::executor ex_;
     http_endpoint endpoint_;
     std::unique_ptr<idle_set> idle_;
     std::vector<boost::asio::ip::tcp::endpoint> resolved_;

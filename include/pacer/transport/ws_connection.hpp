@@ -8,8 +8,8 @@
 // compression, no keepalive pings, no subprotocol, text frames, 8 MiB inbound limit.
 // Beast stays inside the .cpp so sessions compile in seconds.
 
-#include <boost/asio/any_io_executor.hpp>
-#include <boost/asio/awaitable.hpp>
+#include <pacer/core/awaitable.hpp>
+
 #include <boost/system/error_code.hpp>
 
 #include <chrono>
@@ -116,26 +116,26 @@ struct handshake_result {
 /// At most one read and one write may be outstanding at a time.
 class ws_connection {
 public:
-    explicit ws_connection(boost::asio::any_io_executor ex);
+    explicit ws_connection(pacer::executor ex);
     ~ws_connection();
     ws_connection(const ws_connection&) = delete;
     ws_connection& operator=(const ws_connection&) = delete;
 
     /// Resolves, connects and performs the upgrade. A declined upgrade (e.g. HTTP 503) gives
     /// `http_status`. Cancellation: `cancel()` makes it complete with operation_aborted.
-    boost::asio::awaitable<handshake_result> connect(const ws_endpoint& ep);
+    pacer::awaitable<handshake_result> connect(const ws_endpoint& ep);
 
     /// Writes one text message.
-    boost::asio::awaitable<boost::system::error_code> write(std::string_view text);
+    pacer::awaitable<boost::system::error_code> write(std::string_view text);
 
     /// Reads one message into `out` (cleared first).
-    boost::asio::awaitable<boost::system::error_code> read(std::string& out);
+    pacer::awaitable<boost::system::error_code> read(std::string& out);
 
     /// Whether the last message read was a binary frame (the protocol allows only text).
     bool last_was_binary() const;
 
     /// A normal close handshake (code 1000), bounded by `timeout`, then the socket is closed.
-    boost::asio::awaitable<void> close(std::chrono::milliseconds timeout);
+    pacer::awaitable<void> close(std::chrono::milliseconds timeout);
 
     /// Cancels outstanding operations; they complete with operation_aborted.
     void cancel();

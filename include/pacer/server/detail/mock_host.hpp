@@ -10,13 +10,9 @@
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 
 #include <boost/asio/as_tuple.hpp>
-#include <boost/asio/awaitable.hpp>
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
-#include <boost/asio/steady_timer.hpp>
-#include <boost/asio/use_awaitable.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/websocket/stream.hpp>
 #include <boost/json/object.hpp>
 
@@ -32,7 +28,7 @@
 namespace pacer::server::detail {
 
 /// A session's WebSocket: over TLS when the host has a certificate, plain TCP otherwise. Raw
-/// frames go to `ws.next_layer()` (through TLS when on); `get_lowest_layer(ws)` is the TCP stream.
+/// frames go to `ws.next_layer()` (through TLS when on); `get_lowest_layer(ws)` is the TCP socket.
 using ws_stream = boost::beast::websocket::stream<transport::detail::maybe_tls_stream>;
 
 /// The mocks' completion token: expected I/O errors come back as values.
@@ -59,7 +55,7 @@ class mock_host : public std::enable_shared_from_this<mock_host> {
 public:
     /// Runs one admitted session; its index counts admitted sessions in accept order from 0.
     /// The stream is open and owned by the host until the handler returns.
-    using session_handler = std::function<boost::asio::awaitable<void>(ws_stream&, std::size_t)>;
+    using session_handler = std::function<pacer::awaitable<void>(ws_stream&, std::size_t)>;
 
     mock_host(boost::asio::io_context& ctx, host_options options);
 
@@ -70,7 +66,7 @@ public:
     /// Accepts until `stop()`, running `handler` for every admitted session, and the loop
     /// monitor beside. Each connection is its own coroutine (with its copy of `handler`): its
     /// failure ends only itself. `handler` must outlive the returned awaitable.
-    boost::asio::awaitable<void> serve(const session_handler& handler);
+    pacer::awaitable<void> serve(const session_handler& handler);
     /// Closes the acceptor and every open session's connection, stops the monitor, records
     /// the CPU and wall time so far, and ends every `until_stopped()` wait. A stopped mock
     /// therefore always returns from `run()`, even for a session whose peer vanished unseen
@@ -78,7 +74,7 @@ public:
     void stop();
     /// Completes once `stop()` has been called: a session that no longer reads its socket
     /// (and so cannot see its peer leave) waits on this instead.
-    boost::asio::awaitable<void> until_stopped();
+    pacer::awaitable<void> until_stopped();
 
     /// Sessions open now (admitted, not yet ended).
     std::size_t open_sessions() const { return active_; }
@@ -92,13 +88,12 @@ public:
     boost::json::object stats() const;
 
 private:
-    boost::asio::awaitable<void> handle(boost::asio::ip::tcp::socket socket,
-                                        session_handler handler);
+    pacer::awaitable<void> handle(transport::detail::tcp_socket socket, session_handler handler);
 
     host_options options_;
     std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
-    boost::asio::ip::tcp::acceptor acceptor_;
-    boost::asio::steady_timer stopped_signal_; // cancelled by stop()
+    boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, pacer::executor> acceptor_;
+    pacer::steady_timer stopped_signal_; // cancelled by stop()
     runtime::loop_monitor monitor_;
     bool stopped_ = false;
     time_point started_;
@@ -109,8 +104,8 @@ private:
     std::size_t active_ = 0;
     std::size_t rejected_ = 0;
     std::size_t completed_ = 0;
-    std::set<boost::beast::tcp_stream*> open_; // the open sessions' streams, closed by stop()
-    std::set<std::string> header_names_;       // lower-cased, names only
+    std::set<transport::detail::tcp_socket*> open_; // the open sessions' sockets, closed by stop()
+    std::set<std::string> header_names_;            // lower-cased, names only
 };
 
 /// What a mock adds to its host: how it runs a session, and its stats.
@@ -122,7 +117,7 @@ public:
     mock_sessions& operator=(const mock_sessions&) = delete;
 
     /// Runs one admitted session (see `mock_host::session_handler`).
-    virtual boost::asio::awaitable<void> run_session(ws_stream& ws, std::size_t index) = 0;
+    virtual pacer::awaitable<void> run_session(ws_stream& ws, std::size_t index) = 0;
     /// The host's stats plus the mock's own.
     virtual boost::json::object stats() const = 0;
 

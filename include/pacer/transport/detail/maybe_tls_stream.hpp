@@ -8,29 +8,80 @@
 // one socket read each, so a 5 kB message and the small ones behind it cost several `recvmsg`.
 // Buffered, one `recvmsg` takes everything the socket holds (up to `read_buffer_bytes`) and
 // the following reads are copies from memory. TLS needs none: OpenSSL reads whole records.
+//
+// The TCP layer is Asio's socket on pacer's typed executor, not Beast's `tcp_stream`: that one
+// keeps its state behind a `shared_ptr` and checks its timer on every read and write, for
+// timeouts a session never sets. The few deadlines there are (handshakes) are a
+// `socket_deadline` below.
 
+#include <pacer/core/awaitable.hpp>
+
+#include <boost/asio/basic_stream_socket.hpp>
+#include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
 #include <boost/beast/core/buffered_read_stream.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 #include <boost/beast/websocket/ssl.hpp>
 #include <boost/beast/websocket/teardown.hpp>
 
+#include <chrono>
+#include <memory>
 #include <optional>
 #include <utility>
 
 namespace pacer::transport::detail {
 
+/// A TCP socket on pacer's executor.
+using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, pacer::executor>;
+
+/// Closes a socket when a deadline passes, unless disarmed (or destroyed) first: the pending
+/// operations then complete with an error and `fired()` says why. For handshakes, whose peer
+/// may never answer. The timer's handler holds only a shared flag, so it may run after this
+/// object and its socket are gone.
+class socket_deadline {
+public:
+    socket_deadline(tcp_socket& socket, std::chrono::steady_clock::duration after)
+        : state_(std::make_shared<state>(&socket)), timer_(socket.get_executor()) {
+        timer_.expires_after(after);
+        timer_.async_wait([st = state_](const boost::system::error_code& ec) {
+            if (ec || !st->socket)
+                return;
+            st->fired = true;
+            boost::system::error_code ignored;
+            st->socket->close(ignored);
+        });
+    }
+    socket_deadline(const socket_deadline&) = delete;
+    socket_deadline& operator=(const socket_deadline&) = delete;
+    ~socket_deadline() { disarm(); }
+
+    /// The socket is left alone from now on.
+    void disarm() {
+        state_->socket = nullptr;
+        timer_.cancel();
+    }
+    /// Whether the deadline passed and closed the socket.
+    bool fired() const { return state_->fired; }
+
+private:
+    struct state {
+        explicit state(tcp_socket* s) : socket(s) {}
+        tcp_socket* socket;
+        bool fired = false;
+    };
+    std::shared_ptr<state> state_;
+    steady_timer timer_;
+};
+
 /// Plain until `use_tls()`; then every read and write goes through TLS (Beast's `ssl_stream`,
-/// which coalesces buffer sequences into one record). `next_layer()` is the TCP stream in both
-/// cases, so `beast::get_lowest_layer` reaches the socket.
+/// which coalesces buffer sequences into one record). `next_layer()` is the TCP socket in both
+/// cases, so `beast::get_lowest_layer` reaches it.
 class maybe_tls_stream {
 public:
-    using executor_type = boost::beast::tcp_stream::executor_type;
-    using tls_type = boost::beast::ssl_stream<boost::beast::tcp_stream>;
-    using plain_type =
-        boost::beast::buffered_read_stream<boost::beast::tcp_stream, boost::beast::flat_buffer>;
+    using executor_type = pacer::executor;
+    using tls_type = boost::beast::ssl_stream<tcp_socket>;
+    using plain_type = boost::beast::buffered_read_stream<tcp_socket, boost::beast::flat_buffer>;
 
     /// The most one plain-TCP socket read takes. Only what arrives is written into it, and the
     /// buffer starts over at its beginning once drained, so mostly its first pages are used.
@@ -39,14 +90,14 @@ public:
     explicit maybe_tls_stream(const executor_type& ex) : plain_(std::in_place, ex) {
         buffer_reads();
     }
-    explicit maybe_tls_stream(boost::beast::tcp_stream&& s) : plain_(std::in_place, std::move(s)) {
+    explicit maybe_tls_stream(tcp_socket&& s) : plain_(std::in_place, std::move(s)) {
         buffer_reads();
     }
     maybe_tls_stream(const maybe_tls_stream&) = delete;
     maybe_tls_stream& operator=(const maybe_tls_stream&) = delete;
 
     /// From now on the stream speaks TLS (handshake it through `tls()`). Call before any I/O
-    /// and before taking a reference to `next_layer()`: the TCP stream moves into the TLS one.
+    /// and before taking a reference to `next_layer()`: the TCP socket moves into the TLS stream.
     void use_tls(boost::asio::ssl::context& ctx) {
         if (tls_)
             return;
@@ -57,10 +108,8 @@ public:
     tls_type* tls() { return tls_ ? &*tls_ : nullptr; }
 
     executor_type get_executor() { return next_layer().get_executor(); }
-    boost::beast::tcp_stream& next_layer() {
-        return tls_ ? tls_->next_layer() : plain_->next_layer();
-    }
-    const boost::beast::tcp_stream& next_layer() const {
+    tcp_socket& next_layer() { return tls_ ? tls_->next_layer() : plain_->next_layer(); }
+    const tcp_socket& next_layer() const {
         return tls_ ? tls_->next_layer() : plain_->next_layer();
     }
     /// Bytes read from the plain TCP socket and not yet handed on (always 0 over TLS).
@@ -90,7 +139,7 @@ public:
     std::size_t write_some(const ConstBufferSequence& buffers, boost::system::error_code& ec) {
         if (tls_)
             return tls_->write_some(buffers, ec);
-        return plain_->next_layer().socket().write_some(buffers, ec);
+        return plain_->next_layer().write_some(buffers, ec);
     }
 
 private:
@@ -110,7 +159,7 @@ inline void teardown(boost::beast::role_type role, maybe_tls_stream& s,
     if (auto* t = s.tls())
         boost::beast::teardown(role, *t, ec);
     else
-        boost::beast::websocket::teardown(role, s.next_layer().socket(), ec);
+        boost::beast::websocket::teardown(role, s.next_layer(), ec);
 }
 
 template <class TeardownHandler>
@@ -118,7 +167,7 @@ void async_teardown(boost::beast::role_type role, maybe_tls_stream& s, TeardownH
     if (auto* t = s.tls())
         boost::beast::async_teardown(role, *t, std::forward<TeardownHandler>(handler));
     else
-        boost::beast::websocket::async_teardown(role, s.next_layer().socket(),
+        boost::beast::websocket::async_teardown(role, s.next_layer(),
                                                 std::forward<TeardownHandler>(handler));
 }
 

@@ -5,10 +5,10 @@
 // WebSocket client (ws_connection.cpp), the HTTP client (http_client.cpp) and the mocks use
 // these; only transport and server sources include this header (it pulls in Asio's SSL).
 
+#include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/ssl/context.hpp>
-#include <boost/beast/core/tcp_stream.hpp>
 #include <boost/beast/ssl/ssl_stream.hpp>
 
 #include <memory>
@@ -26,7 +26,7 @@ struct tls_client_context {
 
 namespace detail {
 
-using tls_stream = boost::beast::ssl_stream<boost::beast::tcp_stream>;
+using tls_stream = maybe_tls_stream::tls_type;
 
 /// Before a client handshake on `s` to `host`: SNI with the host name (never for an address
 /// literal, RFC 6066 section 3) and, unless the context is insecure, the host-name check.
