@@ -1,11 +1,22 @@
 #include <pacer/core/float_repr.hpp>
 
+#include <fmt/format.h>
+
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <string_view>
 
 namespace pacer {
+
+void append_fixed9(std::string& out, double x) {
+    char buf[48];
+    const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, 9);
+    if (res.ec == std::errc())
+        out.append(buf, res.ptr);
+    else // beyond 1e37: never a time, but still the same text
+        fmt::format_to(std::back_inserter(out), "{:.9f}", x);
+}
 
 std::string python_float_repr(double x) {
     if (std::isnan(x))

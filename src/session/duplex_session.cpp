@@ -451,7 +451,7 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
             // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a
             // co_await expression twice.)
             std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
-            piece += receipt_json(receipt);
+            trace::append_receipt_json(piece, receipt);
             co_await c.trace.receipt(piece);
             ++r.appends_sent;
             c.count(&live_counters::packets_sent);

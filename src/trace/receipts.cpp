@@ -1,3 +1,4 @@
+#include <pacer/core/float_repr.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/trace/receipts.hpp>
 
@@ -7,6 +8,7 @@
 
 #include "json_number.hpp"
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <exception>
 #include <limits>
@@ -21,10 +23,25 @@ std::string receipts_head(const session_result& r) {
                        r.admitted ? "true" : "false");
 }
 
+void append_receipt_json(std::string& out, const append_receipt& a) {
+    out += R"({"event_id":")";
+    out += a.id();
+    out += R"(","seq":)";
+    char seq[24];
+    out.append(seq, std::to_chars(seq, seq + sizeof seq, a.seq).ptr);
+    out += R"(,"scheduled_s":)";
+    append_fixed9(out, a.scheduled_s);
+    out += R"(,"start_s":)";
+    append_fixed9(out, a.start_s);
+    out += R"(,"completed_s":)";
+    append_fixed9(out, a.completed_s);
+    out += '}';
+}
+
 std::string receipt_json(const append_receipt& a) {
-    return fmt::format(
-        R"({{"event_id":"{}","seq":{},"scheduled_s":{:.9f},"start_s":{:.9f},"completed_s":{:.9f}}})",
-        a.id(), a.seq, a.scheduled_s, a.start_s, a.completed_s);
+    std::string out;
+    append_receipt_json(out, a);
+    return out;
 }
 
 std::string receipts_tail(const session_result& r) {

@@ -1,6 +1,5 @@
+#include <pacer/core/float_repr.hpp>
 #include <pacer/trace/record.hpp>
-
-#include <fmt/format.h>
 
 namespace pacer::trace {
 
@@ -20,8 +19,11 @@ std::string_view to_string(direction d) {
 
 void append_line(std::string& out, direction dir, double time_s, std::string_view event_json) {
     // Nine decimals: nanosecond resolution on CLOCK_MONOTONIC seconds.
-    fmt::format_to(std::back_inserter(out), R"({{"direction":"{}","time_s":{:.9f},"event":)",
-                   to_string(dir), time_s);
+    out += R"({"direction":")";
+    out += to_string(dir);
+    out += R"(","time_s":)";
+    append_fixed9(out, time_s);
+    out += R"(,"event":)";
     out += event_json;
     out += "}\n";
 }

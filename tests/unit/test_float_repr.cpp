@@ -3,9 +3,14 @@
 
 #include <pacer/core/float_repr.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <limits>
+#include <random>
+#include <string>
+#include <vector>
 
 namespace pacer {
 namespace {
@@ -46,6 +51,40 @@ TEST(float_repr, non_finite_values) {
     EXPECT_EQ(python_float_repr(std::numeric_limits<double>::quiet_NaN()), "nan");
     EXPECT_EQ(python_float_repr(std::numeric_limits<double>::infinity()), "inf");
     EXPECT_EQ(python_float_repr(-std::numeric_limits<double>::infinity()), "-inf");
+}
+
+// The trace lines' and receipts' seconds: the same text as fmt's `{:.9f}` (what pacer wrote
+// before), for clock readings, small and large values, exact ties at the tenth decimal (odd
+// multiples of 2^-10, e.g. 0.0009765625, which must round the same way), signs and specials.
+TEST(float_repr, nine_decimals_print_as_fmt_does) {
+    std::vector<double> xs = {0.0,
+                              -0.0,
+                              1.0,
+                              0.0009765625,
+                              -0.0009765625,
+                              100.0 + 3.0 / 1024,
+                              12.0000000005,
+                              0.1,
+                              1e-10,
+                              123456.789012345678,
+                              1e15,
+                              1e36,
+                              1e300,
+                              std::numeric_limits<double>::denorm_min(),
+                              std::numeric_limits<double>::quiet_NaN(),
+                              std::numeric_limits<double>::infinity(),
+                              -std::numeric_limits<double>::infinity()};
+    for (int k = 1; k < 2048; k += 2)
+        xs.push_back(k / 1024.0 + 7); // every tie of the 1/1024 grid
+    std::mt19937_64 rng(14);
+    std::uniform_real_distribution<double> uptime(0.0, 4e6); // CLOCK_MONOTONIC seconds
+    for (int i = 0; i < 20000; ++i)
+        xs.push_back(uptime(rng));
+    for (const double x : xs) {
+        std::string ours = "t=";
+        append_fixed9(ours, x);
+        EXPECT_EQ(ours, fmt::format("t={:.9f}", x)) << "x = " << fmt::format("{}", x);
+    }
 }
 
 } // namespace

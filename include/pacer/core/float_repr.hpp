@@ -12,4 +12,9 @@ namespace pacer {
 /// outside them.
 std::string python_float_repr(double x);
 
+/// Appends `x` with nine decimals, exactly as `fmt::format("{:.9f}", x)` and printf's `%.9f`
+/// print it (correctly rounded): the trace lines' and receipts' seconds, at nanosecond
+/// resolution. `std::to_chars` does it in about half the time of fmt's fixed-precision path.
+void append_fixed9(std::string& out, double x);
+
 } // namespace pacer

@@ -101,6 +101,9 @@ struct session_result {
 /// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in
 /// pieces: the head with the first append, then one append at a time, then the tail.
 std::string receipts_head(const session_result& r);
+/// One append's object, `{"event_id":…,"seq":…,"scheduled_s":…,"start_s":…,"completed_s":…}`
+/// (seconds with nine decimals), appended to `out` or returned.
+void append_receipt_json(std::string& out, const append_receipt& a);
 std::string receipt_json(const append_receipt& a);
 /// The rest of the file when the session ends: the tail, or the whole file without appends.
 std::string receipts_tail(const session_result& r);
