@@ -19,6 +19,7 @@
 #include <atomic>
 #include <csignal>
 #include <pthread.h>
+#include <sched.h>
 #include <stdexcept>
 #include <sys/resource.h>
 #include <thread>
@@ -118,9 +119,14 @@ run_outcome run_duplex(const run_options& options) {
     std::thread writer_thread([&] {
         ::pthread_setname_np(::pthread_self(), "pacer-writer");
         // The writer has slack (it batches 0.5 s of lines) and the session contexts have none:
-        // on a busy host the scheduler must prefer them. Linux nice values are per thread, and
-        // lowering one's own priority needs no privilege.
+        // the scheduler must let them in at once. At nice 10 a session thread woken for its
+        // deadline could still wait for the writer's slice to end (1-4 ms tails of the pacing
+        // deviation); under SCHED_IDLE any waking normal thread preempts it, and it runs on the
+        // CPU time nothing else wants (docs/architecture.md, "Traces"). Lowering one's own
+        // priority needs no privilege; nice 10 stays if the policy cannot be set.
         ::setpriority(PRIO_PROCESS, static_cast<id_t>(::gettid()), 10);
+        const sched_param no_priority{};
+        ::pthread_setschedparam(::pthread_self(), SCHED_IDLE, &no_priority);
         writer_io.run();
         writer_cpu_s = runtime::thread_cpu_seconds();
     });

@@ -16,10 +16,14 @@
 
 #include "async/mock_thread.hpp"
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <pthread.h>
+#include <sched.h>
 #include <string>
+#include <sys/resource.h>
 #include <thread>
 #include <unistd.h>
 
@@ -81,6 +85,54 @@ TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritt
         EXPECT_GT(receipt_bytes[i], 0u);
         EXPECT_EQ(out.sessions[i].appends_sent, 5u);
     }
+    fs::remove_all(root);
+}
+
+// The id of this process's thread named `name`, if there is one (from /proc/self/task).
+std::optional<pid_t> thread_named(const std::string& name) {
+    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
+        std::ifstream comm(task.path() / "comm");
+        std::string line;
+        if (std::getline(comm, line) && line == name)
+            return static_cast<pid_t>(std::stol(task.path().filename().string()));
+    }
+    return std::nullopt;
+}
+
+// The trace writer gives way to the sessions: SCHED_IDLE (a waking session thread preempts it
+// at once) at nice 10, while the session contexts keep the normal policy. Read from the run's
+// own threads while it runs (in on_session_end, when the writer is still up).
+TEST(RunnerSessionEnd, TheWriterThreadRunsAtIdlePolicyAndTheContextsDoNot) {
+    const fs::path root =
+        fs::temp_directory_path() / ("pacer-writer-policy-" + std::to_string(::getpid()));
+    fs::remove_all(root);
+    fs::create_directories(root);
+    mock_thread mock({});
+    pacer::session::run_options o;
+    o.sessions = 1;
+    o.endpoint.host = "127.0.0.1";
+    o.endpoint.port = std::to_string(mock.mock.port());
+    o.endpoint.target = "/v1/realtime";
+    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(2 * pacer::protocol::packet_bytes,
+                                                              std::uint8_t{1});
+    o.trace_root = root;
+    o.start_gate_lead = std::chrono::milliseconds(50);
+    o.handle_signals = false;
+    std::optional<pid_t> writer;
+    int writer_policy = -1, writer_nice = -100, context_policy = -1;
+    o.on_session_end = [&](std::size_t, const pacer::session::session_result&) {
+        context_policy = ::sched_getscheduler(0); // this is the session's context thread
+        writer = thread_named("pacer-writer");
+        if (writer) {
+            writer_policy = ::sched_getscheduler(*writer);
+            writer_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(*writer));
+        }
+    };
+    (void)pacer::session::run_duplex(o);
+    ASSERT_TRUE(writer.has_value());
+    EXPECT_EQ(writer_policy, SCHED_IDLE);
+    EXPECT_EQ(writer_nice, 10);
+    EXPECT_EQ(context_policy, SCHED_OTHER);
     fs::remove_all(root);
 }
 
