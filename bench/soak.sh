@@ -31,12 +31,16 @@ while [ -z "$run_pid" ] && kill -0 "$time_pid" 2>/dev/null; do
     run_pid=$(pgrep -P "$time_pid" || true) # pacer, the child of this very `time`
     [ -n "$run_pid" ] || sleep 0.01
 done
-echo "t_s,rss_kb,fds" >"$out/samples.csv"
+# Each sample also takes CLOCK_MONOTONIC (the clock of the receipts) and the host's cumulative
+# steal and total CPU ticks, so that a stall of the sessions can be matched to the host's.
+echo "t_s,rss_kb,fds,monotonic_s,steal_ticks,all_ticks" >"$out/samples.csv"
 t=0
 while kill -0 "$run_pid" 2>/dev/null; do
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$run_pid/status" 2>/dev/null || echo "")
     fds=$(ls "/proc/$run_pid/fd" 2>/dev/null | wc -l)
-    [ -n "$rss" ] && echo "$t,$rss,$fds" >>"$out/samples.csv"
+    mono=$(python3 -c 'import time; print(f"{time.monotonic():.3f}")')
+    ticks=$(awk '/^cpu / {print $9 "," $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat)
+    [ -n "$rss" ] && echo "$t,$rss,$fds,$mono,$ticks" >>"$out/samples.csv"
     sleep 1 # a sampling period, not a synchronisation
     t=$((t + 1))
 done
@@ -72,6 +76,26 @@ except (OSError, ValueError, IndexError):
     print("peak RSS of the whole process: unknown (GNU time wrote nothing)")
 print(f"descriptor slope: {slope(t, [r[2] for r in rows]) * 60:.2f} per min "
       f"(min {min(r[2] for r in rows):.0f}, max {max(r[2] for r in rows):.0f})")
+# Late packets by second of the run (from the receipts), beside the host's steal that second.
+import glob
+late_at = {}
+for path in glob.glob(f"{out}/run/session-*/input-send-receipts.json"):
+    for a in json.load(open(path))["appends"]:
+        if abs(a["start_s"] - a["scheduled_s"]) > 0.08:
+            late_at[int(a["scheduled_s"])] = late_at.get(int(a["scheduled_s"]), 0) + 1
+raw = [r for r in csv.DictReader(open(f"{out}/samples.csv"))]
+steal_at = {}
+for a, b in zip(raw, raw[1:]):
+    d_all = float(b["all_ticks"]) - float(a["all_ticks"])
+    if d_all > 0:
+        steal_at[int(float(b["monotonic_s"]))] = 100 * (float(b["steal_ticks"]) - float(a["steal_ticks"])) / d_all
+t0 = int(float(raw[0]["monotonic_s"])) if raw else 0 # the run's start, within a second
+worst = sorted(late_at.items(), key=lambda kv: -kv[1])[:8]
+if worst:
+    print("seconds with late packets (second of the run: late packets, host steal % that second or the next):")
+    print("  " + ", ".join(f"{s - t0:d}: {n} ({max(steal_at.get(s, 0), steal_at.get(s + 1, 0)):.1f} %)" for s, n in worst))
+over = sum(1 for v in steal_at.values() if v > 5)
+print(f"seconds with host steal over 5 %: {over} of {len(steal_at)}")
 s = json.load(open(f"{out}/run/summary.json"))
 p = s['pacing']
 print(f"late packets: {p['packets']['late']} of {p['packets']['sent']}, qualified: {s['pacing_qualified']}, "
