@@ -2,7 +2,9 @@
 // The native mock on its own io_context thread, for async tests that run real sessions
 // against it over loopback: listening once constructed, stopped and joined when destroyed.
 
+#include <pacer/protocol/constants.hpp>
 #include <pacer/server/native_mock.hpp>
+#include <pacer/session/runner.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -10,8 +12,12 @@
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/post.hpp>
 
+#include <cstdint>
+#include <filesystem>
+#include <memory>
 #include <string>
 #include <thread>
+#include <vector>
 
 namespace pacer::testing {
 
@@ -36,6 +42,19 @@ struct mock_thread {
         ep.port = std::to_string(mock.port());
         ep.target = "/v1/realtime";
         return ep;
+    }
+    /// A run of `sessions` sessions against this mock, each streaming `packets` packets of the
+    /// same bytes, its folders under `root`, with no signal handler (the test owns the process).
+    session::run_options run_options(std::size_t sessions, std::size_t packets,
+                                     const std::filesystem::path& root) {
+        session::run_options o;
+        o.sessions = sessions;
+        o.endpoint = endpoint();
+        o.pcm = std::make_shared<const std::vector<std::uint8_t>>(packets * protocol::packet_bytes,
+                                                                  std::uint8_t{1});
+        o.trace_root = root;
+        o.handle_signals = false;
+        return o;
     }
 };
 

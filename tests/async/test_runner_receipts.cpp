@@ -29,17 +29,9 @@ using pacer::testing::mock_thread;
 
 pacer::session::run_outcome run(const fs::path& root, pacer::trace::mode mode) {
     mock_thread mock({});
-    pacer::session::run_options o;
-    o.sessions = 4;
+    auto o = mock.run_options(4, 5, root);
     o.threads = 2;
-    o.endpoint.host = "127.0.0.1";
-    o.endpoint.port = std::to_string(mock.mock.port());
-    o.endpoint.target = "/v1/realtime";
-    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(5 * pacer::protocol::packet_bytes,
-                                                              std::uint8_t{1});
-    o.trace_root = root;
     o.trace = mode;
-    o.handle_signals = false;
     return pacer::session::run_duplex(o);
 }
 

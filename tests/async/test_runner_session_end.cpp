@@ -40,17 +40,9 @@ TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritt
     fs::remove_all(root);
     fs::create_directories(root);
     mock_thread mock({});
-    pacer::session::run_options o;
-    o.sessions = 4;
+    auto o = mock.run_options(4, 5, root);
     o.threads = 2;
-    o.endpoint.host = "127.0.0.1";
-    o.endpoint.port = std::to_string(mock.mock.port());
-    o.endpoint.target = "/v1/realtime";
-    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(5 * pacer::protocol::packet_bytes,
-                                                              std::uint8_t{1});
-    o.trace_root = root;
     o.start_gate_lead = std::chrono::milliseconds(50);
-    o.handle_signals = false;
     std::mutex m;
     std::map<std::size_t, int> calls;
     std::map<std::size_t, std::string> thread_names;
@@ -108,16 +100,8 @@ TEST(RunnerSessionEnd, TheWriterThreadRunsAtIdlePolicyAndTheContextsDoNot) {
     fs::remove_all(root);
     fs::create_directories(root);
     mock_thread mock({});
-    pacer::session::run_options o;
-    o.sessions = 1;
-    o.endpoint.host = "127.0.0.1";
-    o.endpoint.port = std::to_string(mock.mock.port());
-    o.endpoint.target = "/v1/realtime";
-    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(2 * pacer::protocol::packet_bytes,
-                                                              std::uint8_t{1});
-    o.trace_root = root;
+    auto o = mock.run_options(1, 2, root);
     o.start_gate_lead = std::chrono::milliseconds(50);
-    o.handle_signals = false;
     std::optional<pid_t> writer;
     int writer_policy = -1, writer_nice = -100, context_policy = -1;
     o.on_session_end = [&](std::size_t, const pacer::session::session_result&) {

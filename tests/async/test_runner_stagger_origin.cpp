@@ -35,17 +35,9 @@ TEST(RunnerStaggerOrigin, NoSessionStartsBeforeItsPhaseOfTheRunsOrigin) {
     fs::remove_all(root);
     fs::create_directories(root);
     mock_thread mock({});
-    pacer::session::run_options o;
-    o.sessions = 4;
+    auto o = mock.run_options(4, 3, root);
     o.threads = 1;
-    o.endpoint.host = "127.0.0.1";
-    o.endpoint.port = std::to_string(mock.mock.port());
-    o.endpoint.target = "/v1/realtime";
-    o.pcm = std::make_shared<const std::vector<std::uint8_t>>(3 * pacer::protocol::packet_bytes,
-                                                              std::uint8_t{1});
-    o.trace_root = root;
     o.trace = pacer::trace::mode::none;
-    o.handle_signals = false;
     o.stagger = 80ms;
     o.stagger_slots = 2; // sessions 0 and 1 at offset 0, sessions 2 and 3 at 40 ms
     // Far enough ahead that loopback sessions negotiate before it (if they do not, the bound
