@@ -15,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "async/mock_thread.hpp"
+#include "unit/scratch_folder.hpp"
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -35,10 +36,8 @@ namespace fs = std::filesystem;
 using pacer::testing::mock_thread;
 
 TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritten) {
-    const fs::path root =
-        fs::temp_directory_path() / ("pacer-session-end-" + std::to_string(::getpid()));
-    fs::remove_all(root);
-    fs::create_directories(root);
+    const pacer::test::scratch_folder scratch("pacer-session-end");
+    const fs::path& root = scratch.path;
     mock_thread mock({});
     auto o = mock.run_options(4, 5, root);
     o.threads = 2;
@@ -77,7 +76,6 @@ TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritt
         EXPECT_GT(receipt_bytes[i], 0u);
         EXPECT_EQ(out.sessions[i].appends_sent, 5u);
     }
-    fs::remove_all(root);
 }
 
 // The id of this process's thread named `name`, if there is one (from /proc/self/task).
@@ -95,12 +93,9 @@ std::optional<pid_t> thread_named(const std::string& name) {
 // at once) at nice 10, while the session contexts keep the normal policy. Read from the run's
 // own threads while it runs (in on_session_end, when the writer is still up).
 TEST(RunnerSessionEnd, TheWriterThreadRunsAtIdlePolicyAndTheContextsDoNot) {
-    const fs::path root =
-        fs::temp_directory_path() / ("pacer-writer-policy-" + std::to_string(::getpid()));
-    fs::remove_all(root);
-    fs::create_directories(root);
+    const pacer::test::scratch_folder scratch("pacer-writer-policy");
     mock_thread mock({});
-    auto o = mock.run_options(1, 2, root);
+    auto o = mock.run_options(1, 2, scratch.path);
     o.start_gate_lead = std::chrono::milliseconds(50);
     std::optional<pid_t> writer;
     int writer_policy = -1, writer_nice = -100, context_policy = -1;
@@ -117,7 +112,6 @@ TEST(RunnerSessionEnd, TheWriterThreadRunsAtIdlePolicyAndTheContextsDoNot) {
     EXPECT_EQ(writer_policy, SCHED_IDLE);
     EXPECT_EQ(writer_nice, 10);
     EXPECT_EQ(context_policy, SCHED_OTHER);
-    fs::remove_all(root);
 }
 
 } // namespace
