@@ -142,28 +142,6 @@ namespace {
 
 constexpr std::size_t read_buffer_capacity = 4096;
 
-// The deadline of one exchange (see post_stream). Shared with the timer's handler, which may
-// run after the exchange ended (already queued when it was cancelled): `done` says so.
-struct watchdog {
-    bool fired = false;
-    bool done = false;
-    detail::maybe_tls_stream* stream = nullptr; // the connection in use, if any
-};
-
-// Ends the watch when the exchange ends, however it ends.
-struct watchdog_guard {
-    watchdog_guard(std::shared_ptr<watchdog> w, steady_timer& t) : wd(std::move(w)), timer(t) {}
-    watchdog_guard(const watchdog_guard&) = delete;
-    watchdog_guard& operator=(const watchdog_guard&) = delete;
-    ~watchdog_guard() {
-        wd->done = true;
-        wd->stream = nullptr;
-        timer.cancel();
-    }
-    std::shared_ptr<watchdog> wd;
-    steady_timer& timer;
-};
-
 // The bytes Beast writes for the head of `req` (start line, fields, blank line).
 std::string serialize_head(http::request<http::string_body>& req) {
     http::request_serializer<http::string_body> sr{req};
@@ -254,20 +232,8 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
 
     // The deadline: one timer for the whole exchange, where Beast's tcp_stream would arm and
     // cancel one around every read and write. When it fires it closes the connection in use,
-    // which ends the pending operation; `fired` then says the deadline ended it.
-    const auto wd = std::make_shared<watchdog>();
-    steady_timer timer(ex_);
-    timer.expires_at(deadline);
-    timer.async_wait([wd](const boost::system::error_code& ec) {
-        if (ec || wd->done)
-            return;
-        wd->fired = true;
-        if (wd->stream) {
-            boost::system::error_code ignored;
-            wd->stream->next_layer().close(ignored);
-        }
-    });
-    const watchdog_guard guard(wd, timer);
+    // which ends the pending operation; `fired()` then says the deadline ended it.
+    detail::socket_deadline watchdog(ex_, deadline);
 
     http_exchange out;
     // Each retry uses up one pooled connection; a new connection is never retried.
@@ -283,10 +249,10 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
             conn->buffer.reserve(read_buffer_capacity);
         }
         stream_type* const stream = &conn->stream;
-        wd->stream = stream;
+        if (!reused && endpoint_.tls)
+            stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
+        watchdog.watch(&stream->next_layer());
         if (!reused) {
-            if (endpoint_.tls)
-                stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
             auto& tcp_layer = stream->next_layer();
             if (resolved_.empty()) {
                 asio::ip::basic_resolver<tcp, executor> resolver(ex_);
@@ -301,7 +267,7 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
                 for (const auto& r : results)
                     resolved_.push_back(r.endpoint());
             }
-            if (wd->fired) {
+            if (watchdog.fired()) {
                 out.error = http_error::timeout;
                 out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
                                           endpoint_.host, endpoint_.port);
@@ -310,12 +276,12 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
             auto phase_start = clock::now();
             auto [ec, ep] = co_await asio::async_connect(tcp_layer, resolved_, use_tuple);
             if (ec) {
-                out.error = wd->fired ? http_error::timeout : http_error::connect;
+                out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
                 out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
                                           endpoint_.port, ec.message());
                 co_return out;
             }
-            if (wd->fired) { // connected as the deadline passed: the socket is closed
+            if (watchdog.fired()) { // connected as the deadline passed: the socket is closed
                 out.error = http_error::timeout;
                 out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
                                           endpoint_.host, endpoint_.port);
@@ -336,7 +302,7 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
                 auto [tec] =
                     co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
                 if (tec) {
-                    out.error = wd->fired ? http_error::timeout : http_error::connect;
+                    out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
                     out.message = detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host,
                                                                      endpoint_.port);
                     co_return out;
@@ -356,14 +322,14 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
         if (!ec)
             std::tie(ec, std::ignore) =
                 co_await http::async_read_header(*stream, buffer, parser, use_tuple);
-        if (ec && reused && !parser.got_some() && !wd->fired &&
+        if (ec && reused && !parser.got_some() && !watchdog.fired() &&
             (is_disconnect(ec) || ec == asio::error::not_connected)) {
             continue; // the server closed the idle connection: try the next one, or a new one
         }
         if (reused)
             ++reused_;
         if (ec) {
-            out.error = wd->fired           ? http_error::timeout
+            out.error = watchdog.fired()    ? http_error::timeout
                         : is_disconnect(ec) ? http_error::disconnect
                                             : http_error::disconnect;
             out.message = ec.message();
@@ -395,7 +361,7 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
                 }
             }
             if (rec) {
-                out.error = wd->fired ? http_error::timeout : http_error::disconnect;
+                out.error = watchdog.fired() ? http_error::timeout : http_error::disconnect;
                 out.message = rec.message();
                 co_return out;
             }
@@ -413,8 +379,8 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
             if (!error_body.empty())
                 out.message += ": " + error_body;
         }
-        if (parser.keep_alive() && !wd->fired) { // a fired deadline closed the socket
-            wd->stream = nullptr;
+        if (parser.keep_alive() && !watchdog.fired()) { // a fired deadline closed the socket
+            watchdog.watch(nullptr);
             idle_->streams.push_back(std::move(conn));
         }
         co_return out;

@@ -35,40 +35,52 @@ namespace pacer::transport::detail {
 /// A TCP socket on pacer's executor.
 using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, pacer::executor>;
 
-/// Closes a socket when a deadline passes, unless disarmed (or destroyed) first: the pending
-/// operations then complete with an error and `fired()` says why. For handshakes, whose peer
-/// may never answer. The timer's handler holds only a shared flag, so it may run after this
-/// object and its socket are gone.
+/// A deadline that closes the socket it watches when it passes, unless disarmed (or destroyed)
+/// first: the pending operations then complete with an error, and `fired()` says why. For a
+/// handshake whose peer may never answer, or one HTTP exchange whose connection may change
+/// (`watch`). The timer's handler holds only shared state, so it may run after this object and
+/// the socket are gone.
 class socket_deadline {
 public:
-    socket_deadline(tcp_socket& socket, std::chrono::steady_clock::duration after)
-        : state_(std::make_shared<state>(&socket)), timer_(socket.get_executor()) {
-        timer_.expires_after(after);
+    /// Passes at `at`, watching no socket yet.
+    socket_deadline(const pacer::executor& ex, std::chrono::steady_clock::time_point at)
+        : state_(std::make_shared<state>()), timer_(ex) {
+        timer_.expires_at(at);
         timer_.async_wait([st = state_](const boost::system::error_code& ec) {
-            if (ec || !st->socket)
+            if (ec || st->done)
                 return;
             st->fired = true;
-            boost::system::error_code ignored;
-            st->socket->close(ignored);
+            if (st->socket) {
+                boost::system::error_code ignored;
+                st->socket->close(ignored);
+            }
         });
+    }
+    /// Passes `after` from now, watching `socket`.
+    socket_deadline(tcp_socket& socket, std::chrono::steady_clock::duration after)
+        : socket_deadline(socket.get_executor(), std::chrono::steady_clock::now() + after) {
+        watch(&socket);
     }
     socket_deadline(const socket_deadline&) = delete;
     socket_deadline& operator=(const socket_deadline&) = delete;
     ~socket_deadline() { disarm(); }
 
-    /// The socket is left alone from now on.
+    /// The socket to close when the deadline passes (nullptr: none).
+    void watch(tcp_socket* socket) { state_->socket = socket; }
+    /// Nothing is closed from now on.
     void disarm() {
+        state_->done = true;
         state_->socket = nullptr;
         timer_.cancel();
     }
-    /// Whether the deadline passed and closed the socket.
+    /// Whether the deadline passed (and closed the socket watched then, if any).
     bool fired() const { return state_->fired; }
 
 private:
     struct state {
-        explicit state(tcp_socket* s) : socket(s) {}
-        tcp_socket* socket;
+        tcp_socket* socket = nullptr;
         bool fired = false;
+        bool done = false;
     };
     std::shared_ptr<state> state_;
     steady_timer timer_;
