@@ -31,16 +31,19 @@ while [ -z "$run_pid" ] && kill -0 "$time_pid" 2>/dev/null; do
     run_pid=$(pgrep -P "$time_pid" || true) # pacer, the child of this very `time`
     [ -n "$run_pid" ] || sleep 0.01
 done
-# Each sample also takes CLOCK_MONOTONIC (the clock of the receipts) and the host's cumulative
-# steal and total CPU ticks, so that a stall of the sessions can be matched to the host's.
-echo "t_s,rss_kb,fds,monotonic_s,steal_ticks,all_ticks" >"$out/samples.csv"
+# Each sample also takes the time and the host's cumulative CPU and steal ticks (`steal_mark`),
+# so that a stall of the sessions can be matched to the host's. The time is bash's own
+# $EPOCHREALTIME (no Python started each second on the machine under test), turned into
+# CLOCK_MONOTONIC, the receipts' clock, by one offset taken here.
+clock_offset=$(python3 -c 'import time; print(time.monotonic() - time.time())')
+echo "t_s,rss_kb,fds,realtime_s,all_ticks,steal_ticks" >"$out/samples.csv"
 t=0
 while kill -0 "$run_pid" 2>/dev/null; do
     rss=$(awk '/VmRSS/ {print $2}' "/proc/$run_pid/status" 2>/dev/null || echo "")
     fds=$(ls "/proc/$run_pid/fd" 2>/dev/null | wc -l)
-    mono=$(python3 -c 'import time; print(f"{time.monotonic():.3f}")')
-    ticks=$(awk '/^cpu / {print $9 "," $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9; exit}' /proc/stat)
-    [ -n "$rss" ] && echo "$t,$rss,$fds,$mono,$ticks" >>"$out/samples.csv"
+    now=$EPOCHREALTIME
+    ticks=$(steal_mark)
+    [ -n "$rss" ] && echo "$t,$rss,$fds,$now,${ticks/ /,}" >>"$out/samples.csv"
     sleep 1 # a sampling period, not a synchronisation
     t=$((t + 1))
 done
@@ -49,9 +52,10 @@ echo "host CPU steal %: $(steal_since "$steal")"
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
 
-python3 - "$out" <<'PY'
+python3 - "$out" "$clock_offset" <<'PY'
 import csv, json, sys
 out = sys.argv[1]
+clock_offset = float(sys.argv[2]) # CLOCK_MONOTONIC minus the real time
 rows = [tuple(map(float, (r["t_s"], r["rss_kb"], r["fds"]))) for r in csv.DictReader(open(f"{out}/samples.csv"))]
 # Steady state: after the warm-up (the first 10 %), and before the sessions end (descriptors
 # falling below 90 % of their peak is the teardown, not a trend).
@@ -88,8 +92,8 @@ steal_at = {}
 for a, b in zip(raw, raw[1:]):
     d_all = float(b["all_ticks"]) - float(a["all_ticks"])
     if d_all > 0:
-        steal_at[int(float(b["monotonic_s"]))] = 100 * (float(b["steal_ticks"]) - float(a["steal_ticks"])) / d_all
-t0 = int(float(raw[0]["monotonic_s"])) if raw else 0 # the run's start, within a second
+        steal_at[int(float(b["realtime_s"]) + clock_offset)] = 100 * (float(b["steal_ticks"]) - float(a["steal_ticks"])) / d_all
+t0 = int(float(raw[0]["realtime_s"]) + clock_offset) if raw else 0 # the run's start, within a second
 worst = sorted(late_at.items(), key=lambda kv: -kv[1])[:8]
 if worst:
     print("seconds with late packets (second of the run: late packets, host steal % that second or the next):")
