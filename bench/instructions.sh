@@ -30,28 +30,23 @@ builds=${BUILDS:-$build}
 out=${OUT:-bench-results/instructions-$(date -u +%Y%m%dT%H%M%SZ)}
 mkdir -p "$out"
 
-# callgrind_run TAG WHICH(client|mock) BUILD DURATION: one run; prints "instructions packets".
+# callgrind_run TAG WHICH(client|mock) BUILD DURATION: one run, WHICH under callgrind; prints
+# "instructions packets_sent late".
 callgrind_run() {
-    local tag=$1 which=$2 b=$3 d=$4 fifo line mpid
-    local cg=(valgrind --tool=callgrind --callgrind-out-file="$out/$tag.callgrind")
+    local tag=$1 which=$2 b=$3 d=$4
+    local cg="valgrind --tool=callgrind --callgrind-out-file=$out/$tag.callgrind --log-file=$out/$tag.valgrind"
+    local client=$pacer
     if [ "$which" = client ]; then
+        client="$cg $b/pacer"
         start_mock "$pacer" "$out/$tag-mock.json"
-        "${cg[@]}" "$b/pacer" run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$d" \
-            ${EXTRA:-} --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
-        kill -INT "$mock_pid"
-        wait "$mock_pid" || true
     else
-        fifo=$(mktemp -u)
-        mkfifo "$fifo"
-        "${cg[@]}" "$b/pacer" mock --port 0 --stats-output "$out/$tag-mock.json" >"$fifo" 2>"$out/$tag.valgrind" &
-        mpid=$!
-        read -r line <"$fifo"
-        rm -f "$fifo"
-        "$pacer" run --url "ws://127.0.0.1:${line##*:}/v1/realtime" -c "$sessions" -d "$d" \
-            ${EXTRA:-} --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
-        kill -INT "$mpid"
-        wait "$mpid" || true
+        MOCK_WRAPPER=$cg start_mock "$b/pacer" "$out/$tag-mock.json"
     fi
+    # shellcheck disable=SC2086 # $client may be valgrind's command line
+    $client run --url "ws://127.0.0.1:$port/v1/realtime" -c "$sessions" -d "$d" \
+        ${EXTRA:-} --progress never --no-report -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
+    kill -INT "$mock_pid"
+    wait "$mock_pid" || true
     python3 - "$out/$tag.callgrind" "$out/$tag/summary.json" <<'PY'
 import json, sys
 ir = sum(int(l.split()[1]) for l in open(sys.argv[1]) if l.startswith("totals:"))

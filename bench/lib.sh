@@ -6,13 +6,15 @@ pacer=$build/pacer
 
 # start_mock PACER STATS_FILE [MOCK_COMMAND [FLAGS...]]: starts `pacer mock` (or the given mock
 # subcommand, e.g. native-mock, with its flags) on a free port in the background and waits for
-# its "listening on HOST:PORT" line; sets mock_pid and port.
+# its "listening on HOST:PORT" line; sets mock_pid and port. MOCK_WRAPPER, when set, is a
+# command line the mock runs under (e.g. valgrind and its options).
 start_mock() {
     local pacer=$1 stats=$2 command=${3:-mock} fifo line
     shift $(( $# < 3 ? $# : 3 ))
     fifo=$(mktemp -u)
     mkfifo "$fifo"
-    "$pacer" "$command" --port 0 --stats-output "$stats" "$@" >"$fifo" &
+    # shellcheck disable=SC2086 # MOCK_WRAPPER is a command line: split into its words
+    ${MOCK_WRAPPER:-} "$pacer" "$command" --port 0 --stats-output "$stats" "$@" >"$fifo" &
     mock_pid=$!
     read -r line <"$fifo"
     rm -f "$fifo"
