@@ -81,7 +81,7 @@ struct llm_mock::state : std::enable_shared_from_this<state> {
     executor ex;
     llm_mock_options options;
     std::unique_ptr<asio::ssl::context> tls; // set when serving https://
-    asio::basic_socket_acceptor<tcp, executor> acceptor;
+    transport::detail::tcp_acceptor acceptor;
     std::size_t requests = 0, completed = 0, rejected = 0, faulted = 0, bad_requests = 0;
     std::size_t bearer = 0; // generation requests with an `Authorization: Bearer` header
     std::size_t in_flight = 0, peak_in_flight = 0, connections = 0;

@@ -255,7 +255,7 @@ awaitable<http_exchange> http_pool::post_stream(std::string target, std::string 
         if (!reused) {
             auto& tcp_layer = stream->next_layer();
             if (resolved_.empty()) {
-                asio::ip::basic_resolver<tcp, executor> resolver(ex_);
+                detail::tcp_resolver resolver(ex_);
                 auto [ec, results] =
                     co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_tuple);
                 if (ec) {

@@ -140,7 +140,7 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
         ws.next_layer().use_tls(impl_->tls->ctx); // before any reference to the TCP socket
     }
     auto& socket = beast::get_lowest_layer(ws);
-    asio::ip::basic_resolver<tcp, executor> resolver(ws.get_executor());
+    detail::tcp_resolver resolver(ws.get_executor());
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, ep.port, use_tuple);
     if (rec) {
         result.ec = rec;

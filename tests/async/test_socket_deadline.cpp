@@ -28,7 +28,7 @@ using tcp = asio::ip::tcp;
 // A connected loopback pair on one context: `client` and the accepted `server`.
 struct socket_pair {
     asio::io_context ctx{1};
-    asio::basic_socket_acceptor<tcp, pacer::executor> acceptor{
+    pacer::transport::detail::tcp_acceptor acceptor{
         ctx, tcp::endpoint(asio::ip::make_address("127.0.0.1"), 0)};
     tcp_socket client{ctx};
     tcp_socket server{ctx};

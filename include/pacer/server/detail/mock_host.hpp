@@ -92,7 +92,7 @@ private:
 
     host_options options_;
     std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
-    boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, pacer::executor> acceptor_;
+    transport::detail::tcp_acceptor acceptor_;
     pacer::steady_timer stopped_signal_; // cancelled by stop()
     runtime::loop_monitor monitor_;
     bool stopped_ = false;

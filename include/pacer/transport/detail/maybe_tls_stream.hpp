@@ -16,6 +16,7 @@
 
 #include <pacer/core/awaitable.hpp>
 
+#include <boost/asio/basic_socket_acceptor.hpp>
 #include <boost/asio/basic_stream_socket.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/context.hpp>
@@ -32,8 +33,10 @@
 
 namespace pacer::transport::detail {
 
-/// A TCP socket on pacer's executor.
+/// A TCP socket, acceptor and resolver on pacer's executor.
 using tcp_socket = boost::asio::basic_stream_socket<boost::asio::ip::tcp, pacer::executor>;
+using tcp_acceptor = boost::asio::basic_socket_acceptor<boost::asio::ip::tcp, pacer::executor>;
+using tcp_resolver = boost::asio::ip::basic_resolver<boost::asio::ip::tcp, pacer::executor>;
 
 /// A deadline that closes the socket it watches when it passes, unless disarmed (or destroyed)
 /// first: the pending operations then complete with an error, and `fired()` says why. For a
