@@ -13,9 +13,14 @@
 // delta (4.7 kB of base64), one transcript delta and one `sglang.unit.done`, as the probe mock
 // answers. Each iteration is a fresh writer: 4 sessions of 250 packets, then `flush_all`
 // (trace tails and receipts), so folder creation and open/close are included.
+//
+// BM_TraceTime: one time of a trace line or receipt (CLOCK_MONOTONIC seconds, nine decimals),
+// `method` 0 through `append_fixed9` (exact integer arithmetic), 1 through `std::to_chars`
+// with fixed precision 9 (what `append_fixed9` did until 2026-12-02); the text is the same.
 
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
+#include <pacer/core/float_repr.hpp>
 #include <pacer/trace/record.hpp>
 #include <pacer/trace/writer.hpp>
 
@@ -26,6 +31,7 @@
 #include <fmt/format.h>
 
 #include <atomic>
+#include <charconv>
 #include <cstdint>
 #include <cstdlib>
 #include <filesystem>
@@ -194,8 +200,31 @@ void BM_TraceWriter(benchmark::State& state) {
     state.counters["bytes_per_write"] = writes ? static_cast<double>(bytes) / writes : 0;
 }
 
+void BM_TraceTime(benchmark::State& state) {
+    // A second of clock readings 80 ms / 1,024 apart, from an uptime of a day.
+    std::vector<double> times;
+    for (int i = 0; i < 4096; ++i)
+        times.push_back(86400.0 + i * 0.080 / 1024 + i * 1.3e-9);
+    std::string out;
+    std::size_t i = 0;
+    for (auto _ : state) {
+        out.clear();
+        const double t = times[i++ % times.size()];
+        if (state.range(0) == 0) {
+            pacer::append_fixed9(out, t);
+        } else {
+            char buf[48];
+            const auto r = std::to_chars(buf, buf + sizeof buf, t, std::chars_format::fixed, 9);
+            out.append(buf, r.ptr);
+        }
+        benchmark::DoNotOptimize(out.data());
+    }
+    state.SetItemsProcessed(state.iterations());
+}
+
 } // namespace
 
+BENCHMARK(BM_TraceTime)->ArgName("method")->Arg(0)->Arg(1);
 BENCHMARK(BM_TraceChannel)
     ->ArgNames({"producers", "payload"})
     ->ArgsProduct({{1, 2, 4}, {0, 1}})

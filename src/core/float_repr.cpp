@@ -2,14 +2,59 @@
 
 #include <fmt/format.h>
 
+#include <bit>
 #include <charconv>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <string_view>
 
 namespace pacer {
 
+namespace {
+
+__extension__ using uint128 = unsigned __int128; // GCC's and Clang's; -Wpedantic accepts it so
+
+// x × 10^9 rounded to the nearest integer (ties to even, as printf rounds), for finite
+// 0 ≤ x < 2^33, exactly: x is m × 2^e with a 53-bit m, so m × 10^9 (under 2^83) is exact in 128
+// bits and the division by 2^-e is a shift.
+std::uint64_t nanos_rounded(double x) {
+    const auto bits = std::bit_cast<std::uint64_t>(x);
+    const int biased = static_cast<int>(bits >> 52);
+    if (biased == 0)
+        return 0; // zero or subnormal: far below half a nanosecond
+    const auto m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
+    const int shift = 1075 - biased; // x = m / 2^shift; x < 2^33 makes shift ≥ 20
+    if (shift >= 84)
+        return 0; // m × 10^9 < 2^83 ≤ half of 2^shift
+    const uint128 p = static_cast<uint128>(m) * 1'000'000'000u;
+    auto q = static_cast<std::uint64_t>(p >> shift);
+    const uint128 rest = p & ((static_cast<uint128>(1) << shift) - 1);
+    const uint128 half = static_cast<uint128>(1) << (shift - 1);
+    if (rest > half || (rest == half && (q & 1) != 0))
+        ++q;
+    return q;
+}
+
+} // namespace
+
 void append_fixed9(std::string& out, double x) {
+    // Times (CLOCK_MONOTONIC seconds) take the exact integer path: a few multiplications where
+    // std::to_chars' fixed precision runs its general algorithm (~600 instructions a call).
+    if (std::isfinite(x) && std::fabs(x) < 0x1p33) {
+        const std::uint64_t q = nanos_rounded(std::fabs(x));
+        char buf[32];
+        char* p = buf;
+        if (std::signbit(x))
+            *p++ = '-'; // printf keeps the sign of a negative that rounds to zero, and of -0.0
+        p = std::to_chars(p, buf + sizeof buf, q / 1'000'000'000u).ptr;
+        *p++ = '.';
+        auto frac = static_cast<std::uint32_t>(q % 1'000'000'000u);
+        for (int i = 8; i >= 0; --i, frac /= 10)
+            p[i] = static_cast<char>('0' + frac % 10);
+        out.append(buf, p + 9);
+        return;
+    }
     char buf[48];
     const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, 9);
     if (res.ec == std::errc())

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <random>
@@ -80,6 +81,19 @@ TEST(float_repr, nine_decimals_print_as_fmt_does) {
     std::uniform_real_distribution<double> uptime(0.0, 4e6); // CLOCK_MONOTONIC seconds
     for (int i = 0; i < 20000; ++i)
         xs.push_back(uptime(rng));
+    // Every binary exponent the integer path takes, both signs, up to and past its 2^33 limit,
+    // and values a hair below a whole second (the carry into the integer part).
+    for (int e = -60; e <= 40; ++e)
+        for (int i = 0; i < 200; ++i) {
+            const double x = std::ldexp(std::uniform_real_distribution<double>(1.0, 2.0)(rng), e);
+            xs.push_back(i % 2 == 0 ? x : -x);
+        }
+    for (const double base : {0.0, 1.0, 86399.0, 8589934590.0})
+        for (const double below : {5e-10, 4.9999e-10, 5.0001e-10, 1e-12})
+            xs.push_back(base + 1.0 - below);
+    xs.push_back(std::nextafter(0x1p33, 0.0));
+    xs.push_back(0x1p33);
+    xs.push_back(-std::nextafter(0x1p33, 0.0));
     for (const double x : xs) {
         std::string ours = "t=";
         append_fixed9(ours, x);

@@ -13,8 +13,9 @@ namespace pacer {
 std::string python_float_repr(double x);
 
 /// Appends `x` with nine decimals, exactly as `fmt::format("{:.9f}", x)` and printf's `%.9f`
-/// print it (correctly rounded): the trace lines' and receipts' seconds, at nanosecond
-/// resolution. `std::to_chars` does it in about half the time of fmt's fixed-precision path.
+/// print it (correctly rounded, exact ties to even): the trace lines' and receipts' seconds, at
+/// nanosecond resolution. Below 2^33 (any clock reading) in exact integer arithmetic; beyond,
+/// through `std::to_chars`.
 void append_fixed9(std::string& out, double x);
 
 } // namespace pacer
