@@ -224,15 +224,15 @@ struct session_state {
 // when the connection ends, a frame is refused, or the session stops.
 awaitable<void> receive_loop(session_state& c) {
     protocol::event_scanner scanner;
-    std::string frame;
     auto& r = c.result;
     // Never a read once the session is stopping: a stop from outside cancels the read in flight
     // once (the exchange forwards only the first cancellation to its tasks), so a read that
     // completed with a frame just as the stop came, followed by another read, would wait for a
     // frame that never comes, past the deadline and any later interrupt.
     while (!c.stopping) {
-        const auto ec = co_await c.ws->read(frame);
+        const auto ec = co_await c.ws->read();
         const auto now = clock::now();
+        const std::string_view frame = c.ws->message(); // valid until the next read
         if (ec) {
             if (c.stopping || c.client_closed)
                 co_return; // stopped (the other task, the deadline, our close): nothing to report

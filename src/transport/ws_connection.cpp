@@ -9,6 +9,7 @@
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ip/tcp.hpp>
 #include <boost/asio/ssl/error.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/stream.hpp>
 
 #include <fmt/format.h>
@@ -111,8 +112,9 @@ std::pair<std::string, std::string> parse_header(std::string_view text) {
 }
 
 struct ws_connection::impl {
-    explicit impl(executor ex) : ws(ex) {}
+    explicit impl(executor ex) : ws(ex), in(max_message_bytes + 1) {}
     websocket::stream<detail::maybe_tls_stream> ws;
+    beast::flat_buffer in;                   // the last message read
     std::shared_ptr<tls_client_context> tls; // keeps the context alive beside its stream
     handshake_times times;
 };
@@ -228,11 +230,15 @@ awaitable<boost::system::error_code> ws_connection::write(std::string_view text)
     co_return ec;
 }
 
-awaitable<boost::system::error_code> ws_connection::read(std::string& out) {
-    out.clear();
-    auto buffer = asio::dynamic_buffer(out, max_message_bytes + 1);
-    auto [ec, n] = co_await impl_->ws.async_read(buffer, use_tuple);
+awaitable<boost::system::error_code> ws_connection::read() {
+    impl_->in.clear();
+    auto [ec, n] = co_await impl_->ws.async_read(impl_->in, use_tuple);
     co_return ec;
+}
+
+std::string_view ws_connection::message() const {
+    const auto data = impl_->in.cdata();
+    return {static_cast<const char*>(data.data()), data.size()};
 }
 
 awaitable<void> ws_connection::close(std::chrono::milliseconds timeout) {

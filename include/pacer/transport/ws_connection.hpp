@@ -128,8 +128,12 @@ public:
     /// Writes one text message.
     pacer::awaitable<boost::system::error_code> write(std::string_view text);
 
-    /// Reads one message into `out` (cleared first).
-    pacer::awaitable<boost::system::error_code> read(std::string& out);
+    /// Reads one message; `message()` then views it.
+    pacer::awaitable<boost::system::error_code> read();
+    /// The message the last successful `read` gave, valid until the next `read`. It lives in
+    /// the connection's own buffer, reused from message to message (no zero-filled string
+    /// grown for each one).
+    std::string_view message() const;
 
     /// Whether the last message read was a binary frame (the protocol allows only text).
     bool last_was_binary() const;
