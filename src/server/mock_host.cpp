@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/base64.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -31,6 +32,23 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
+
+const std::string& constant_audio::base64(std::size_t samples, std::int16_t value) {
+    if (valid_ && samples == samples_ && value == value_)
+        return base64_;
+    std::vector<std::uint8_t> pcm(samples * 2);
+    const auto v = static_cast<std::uint16_t>(value);
+    for (std::size_t i = 0; i < samples; ++i) {
+        pcm[2 * i] = static_cast<std::uint8_t>(v & 0xff);
+        pcm[2 * i + 1] = static_cast<std::uint8_t>(v >> 8);
+    }
+    base64_.clear();
+    base64_append(base64_, pcm.data(), pcm.size());
+    samples_ = samples;
+    value_ = value;
+    valid_ = true;
+    return base64_;
+}
 
 void append_frame(std::string& out, std::string_view payload, bool binary) {
     append_frame_header(out, payload.size(), binary);

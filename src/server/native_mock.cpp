@@ -1,5 +1,4 @@
 #include <pacer/core/awaitable.hpp>
-#include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/event_scanner.hpp>
@@ -271,13 +270,10 @@ private:
                 auto& job = queue(now + unit_delay());
                 if (openai) {
                     open_response(job.frames);
-                    pcm_.assign(protocol::openai_packet_bytes, 0);
-                    b64_.clear();
-                    base64_append(b64_, pcm_.data(), pcm_.size());
                     event(job.frames,
                           R"("type":"response.output_audio.delta","response_id":"response_0",)"
                           R"("item_id":"item_0","output_index":0,"content_index":0,"delta":"{}")",
-                          b64_);
+                          audio_.base64(protocol::openai_packet_bytes / 2, 0));
                     event(job.frames,
                           R"("type":"response.output_audio_transcript.delta","response_id":)"
                           R"("response_0","item_id":"item_0","delta":"w{} ")",
@@ -537,16 +533,12 @@ private:
 
     void audio_delta(std::string& out, std::string_view response, std::string_view item,
                      std::uint64_t samples, std::uint64_t unit, double duration_ms) {
-        pcm_.assign(samples * 2, 0);
-        for (std::size_t i = 0; i < pcm_.size(); i += 2)
-            pcm_[i] = 1; // DuplexPeer's sample value: 1, little endian
-        b64_.clear();
-        base64_append(b64_, pcm_.data(), pcm_.size());
         event(out,
               R"("type":"response.output_audio.delta","response_id":"{}","item_id":"{}",)"
               R"("output_index":0,"content_index":0,"delta":"{}","sglang":{{"unit_id":)"
               R"("unit_{}","chunk_seq":{},"media_time":{{"t_start_ms":{},"duration_ms":{}}}}})",
-              response, item, b64_, unit, chunk_seq_++, unit * unit_ms_, duration_ms);
+              response, item, audio_.base64(samples, 1), unit, chunk_seq_++, unit * unit_ms_,
+              duration_ms); // 1: DuplexPeer's sample value
     }
 
     void transcript_delta(std::string& out, std::string_view response, std::string_view item,
@@ -635,8 +627,8 @@ private:
     bool response_open_ = false;
     bool completed_ = false;
     std::string transcript_;
-    std::string json_, b64_;
-    std::vector<std::uint8_t> pcm_;
+    std::string json_;
+    detail::constant_audio audio_;
 };
 
 } // namespace

@@ -42,6 +42,21 @@ void append_frame(std::string& out, std::string_view payload, bool binary = fals
 /// caller appends next (in pieces, with no copy of the whole).
 void append_frame_header(std::string& out, std::size_t payload_size, bool binary = false);
 
+/// The base64 of a run of identical PCM16 samples (a mock's output audio: DuplexPeer's value
+/// 1, or silence), kept from one call to the next: a session's audio deltas are nearly all the
+/// same length, so each is encoded once, not once a unit (the mock's largest per-packet cost).
+class constant_audio {
+public:
+    /// `samples` little-endian samples of `value`, base64-encoded; valid until the next call.
+    const std::string& base64(std::size_t samples, std::int16_t value);
+
+private:
+    std::size_t samples_ = 0;
+    std::int16_t value_ = 0;
+    bool valid_ = false;
+    std::string base64_;
+};
+
 /// The index of `name` in `names`; throws std::invalid_argument
 /// "`flag` must be one of a, b, c (got 'name')" otherwise.
 std::size_t parse_choice(std::span<const std::string_view> names, std::string_view name,
