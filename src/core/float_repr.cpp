@@ -41,7 +41,8 @@ std::uint64_t nanos_rounded(double x) {
 void append_fixed9(std::string& out, double x) {
     // Times (CLOCK_MONOTONIC seconds) take the exact integer path: a few multiplications where
     // std::to_chars' fixed precision runs its general algorithm (~600 instructions a call).
-    if (std::isfinite(x) && std::fabs(x) < 0x1p33) {
+    // NaN and the infinities fail the comparison and take the general path.
+    if (std::fabs(x) < 0x1p33) {
         const std::uint64_t q = nanos_rounded(std::fabs(x));
         char buf[32];
         char* p = buf;

@@ -34,7 +34,7 @@ namespace websocket = beast::websocket;
 using tcp = asio::ip::tcp;
 
 const std::string& constant_audio::base64(std::size_t samples, std::int16_t value) {
-    if (valid_ && samples == samples_ && value == value_)
+    if (samples == samples_ && value == value_)
         return base64_;
     std::vector<std::uint8_t> pcm(samples * 2);
     const auto v = static_cast<std::uint16_t>(value);
@@ -46,7 +46,6 @@ const std::string& constant_audio::base64(std::size_t samples, std::int16_t valu
     base64_append(base64_, pcm.data(), pcm.size());
     samples_ = samples;
     value_ = value;
-    valid_ = true;
     return base64_;
 }
 

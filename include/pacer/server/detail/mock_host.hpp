@@ -51,9 +51,9 @@ public:
     const std::string& base64(std::size_t samples, std::int16_t value);
 
 private:
+    // What `base64_` encodes; it starts as the (empty) text of no samples.
     std::size_t samples_ = 0;
     std::int16_t value_ = 0;
-    bool valid_ = false;
     std::string base64_;
 };
 
