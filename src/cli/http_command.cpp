@@ -451,6 +451,7 @@ std::optional<std::string> unreachable(const std::vector<metrics::llm_request>& 
 // What one run found.
 struct run_outcome {
     bool kept = false;
+    bool unreachable = false; // no request reached the server: nothing was measured
     bool interrupted = false;
     std::uint64_t failed = 0;
     std::uint64_t good = 0; // requests meeting every SLO
@@ -601,8 +602,12 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                num("mean_e2el_ms"), num("median_e2el_ms"), num("p99_e2el_ms"));
     if (!plan.slo.empty())
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
-    fmt::print("  schedule {}\n", kept ? "kept (dispatch lag within bounds)"
-                                       : "NOT kept: the client fell behind (exit 3)");
+    const auto unreached = unreachable(records);
+    // A server nobody reached is the finding; the client's timing of requests that went nowhere
+    // is not a verdict on anything (as `pacer serve` judges an unreachable level).
+    fmt::print("  schedule {}\n", unreached ? "not judged: no request reached the server"
+                                  : kept    ? "kept (dispatch lag within bounds)"
+                                            : "NOT kept: the client fell behind (exit 3)");
     if (plan.endpoint.tls) {
         std::string line = tls_words(s);
         if (!pool.tls_times().empty()) {
@@ -612,15 +617,16 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
         }
         fmt::print("  tls      {}\n", line);
     }
-    if (const auto reason = unreachable(records))
+    if (unreached)
         fmt::print(stderr, "pacer: cannot reach {}: {} (no request reached the server)\n",
-                   plan.endpoint.url(), *reason);
+                   plan.endpoint.url(), *unreached);
     fmt::print("  results  {}{}\n", out.string(), report ? ", " + report->string() : "");
     if (tables)
         fmt::print("  tables   {}\n", tables->string());
 
     run_outcome o;
     o.kept = kept;
+    o.unreachable = unreached.has_value();
     o.interrupted = interrupted || result.interrupted;
     o.failed = failed;
     o.good = summary.contains("goodput_requests")
@@ -637,7 +643,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     create_output_dir(plan.output);
     json::array probes;
     std::optional<double> pass, fail;
-    bool client_limited = false, interrupted = false;
+    bool client_limited = false, interrupted = false, unreachable_server = false;
     // A probe's verdict, or nullopt when the rate gives no arrival in --duration (halving has
     // gone below one request per run): the search cannot go lower.
     const auto probe = [&](double rate) -> std::optional<bool> {
@@ -663,7 +669,8 @@ int find_capacity(const http_settings& s, http_plan plan) {
         const double fraction =
             o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
         const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
-        client_limited = client_limited || !o.kept;
+        client_limited = client_limited || (!o.kept && !o.unreachable);
+        unreachable_server = unreachable_server || o.unreachable;
         interrupted = interrupted || o.interrupted;
         probes.push_back(json::object{{"rate", rate},
                                       {"schedule_kept", o.kept},
@@ -679,14 +686,15 @@ int find_capacity(const http_settings& s, http_plan plan) {
     };
     double rate = plan.schedule.spec.rate;
     const bool first = probe(rate).value_or(false);
-    for (int i = 0; i < 10 && !interrupted; ++i) {
+    for (int i = 0; i < 10 && !interrupted && !unreachable_server; ++i) {
         if ((first && fail) || (!first && pass))
             break;
         rate = first ? rate * 2 : rate / 2;
         if (rate > schedule::max_rate || !probe(rate))
             break;
     }
-    for (std::size_t i = 0; i < s.capacity_steps && pass && fail && !interrupted; ++i)
+    for (std::size_t i = 0;
+         i < s.capacity_steps && pass && fail && !interrupted && !unreachable_server; ++i)
         probe((*pass + *fail) / 2);
 
     json::object doc;
@@ -696,6 +704,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
         {"goodput", s.goodput}, {"goodput_fraction", s.goodput_fraction}, {"schedule_kept", true}};
     doc["client_limited"] = client_limited;
     doc["interrupted"] = interrupted;
+    doc["unreachable"] = unreachable_server;
     doc["probes"] = std::move(probes);
     doc["command"] = "http";
     doc["command_line"] = recorded_command_line({"-H", "--header"});
@@ -716,6 +725,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;
+    v.server_failed = unreachable_server; // the search stopped: no request reached the server
     return runtime::exit_status(v);
 }
 
@@ -735,7 +745,7 @@ int run_http(const http_settings& s) {
     const run_outcome o = execute(s, plan, plan.output);
     runtime::run_verdict v;
     v.interrupted = o.interrupted;
-    v.client_fell_behind = !o.kept;
+    v.client_fell_behind = !o.kept && !o.unreachable;
     v.server_failed = o.failed > 0;
     return runtime::exit_status(v);
 }
