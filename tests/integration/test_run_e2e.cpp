@@ -292,6 +292,18 @@ TEST(RunE2E, UnreachableServerIsSaidAsSuch) {
     EXPECT_EQ(at(summary, {"server", "unreachable"}).as_string(), "connection refused");
 }
 
+// The same in the open loop: 4 however late the arrivals were dispatched on a loaded host
+// (sessions that reached nobody measured nothing, so there is no client verdict).
+TEST(RunE2E, OpenLoopAgainstAnUnreachableServerExitsFour) {
+    const std::string url = "ws://127.0.0.1:" + closed_port() + "/v1/realtime";
+    temp_dir out;
+    const auto r = run_pacer({"run", "--url", url, "--rate", "50", "--sessions", "3", "-d", "1s",
+                              "-o", out.path().string()});
+    EXPECT_EQ(r.exit_code, 4) << r.out;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_EQ(at(summary, {"server", "unreachable"}).as_string(), "connection refused");
+}
+
 // The table says what the server did: time to first audio, and the errors grouped by kind.
 TEST(RunE2E, TableShowsTimeToFirstAudioAndErrorsByKind) {
     mock_process mock({"--fault", "vanish", "--fault-every", "2"});
