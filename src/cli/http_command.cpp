@@ -721,7 +721,8 @@ int find_capacity(const http_settings& s, http_plan plan) {
                     : std::string("no probed rate meets the SLOs"),
                client_limited ? "; a probe did not keep its schedule (the client fell behind, "
                                 "exit 3): its rate was not measurable"
-                              : "");
+               : unreachable_server ? "; no request reached the server: the search stopped (exit 4)"
+                                    : "");
     runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;

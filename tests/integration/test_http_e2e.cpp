@@ -294,6 +294,9 @@ TEST(HttpE2e, FindCapacityStopsAtAnUnreachableServerWithExitFour) {
                                 "--model", "m", "--rate", "20", "--duration", "1s", "--goodput",
                                 "e2el:1000", "--find-capacity", "-o", out.string()});
     EXPECT_EQ(res.exit_code, 4) << res.out;
+    EXPECT_NE(res.out.find("no request reached the server: the search stopped (exit 4)"),
+              std::string::npos)
+        << res.out;
     const auto doc = read_json(out / "capacity.json");
     EXPECT_TRUE(at(doc, {"unreachable"}).as_bool());
     EXPECT_FALSE(at(doc, {"client_limited"}).as_bool());
