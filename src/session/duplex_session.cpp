@@ -417,6 +417,7 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
     auto& c = *ctx;
     auto& r = c.result;
     std::string frame;
+    std::string receipt_text; // reused: a packet's receipt costs no allocation once it has grown
     while (!c.stopping) {
         const auto a = m.next(clock::now());
         using kind = decltype(a.what);
@@ -447,12 +448,15 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
                 r.session_start_s = to_seconds(Wire::origin(m));
             const bool ok = co_await c.send(frame, &receipt);
             trace::fold_receipt(r, receipt, c.options.receipt_stats, protocol::late_threshold_s);
-            // The receipt goes to the writer now; the session keeps none (flat memory).
-            // (Built in a local first: GCC 12 destroys temporaries of a conditional inside a
-            // co_await expression twice.)
-            std::string piece = r.appends_sent == 0 ? receipts_head(r) : std::string(",");
-            trace::append_receipt_json(piece, receipt);
-            co_await c.trace.receipt(piece);
+            // The receipt goes to the writer now (`receipt` copies it); the session keeps none
+            // (flat memory). (Built in a local first: GCC 12 destroys temporaries of a
+            // conditional inside a co_await expression twice.)
+            if (r.appends_sent == 0)
+                receipt_text = receipts_head(r);
+            else
+                receipt_text.assign(1, ',');
+            trace::append_receipt_json(receipt_text, receipt);
+            co_await c.trace.receipt(receipt_text);
             ++r.appends_sent;
             c.count(&live_counters::packets_sent);
             if (std::abs(receipt.start_s - receipt.scheduled_s) > protocol::late_threshold_s)
