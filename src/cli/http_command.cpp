@@ -726,7 +726,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;
-    v.server_failed = unreachable_server; // the search stopped: no request reached the server
+    v.unreachable = unreachable_server; // the search stopped there
     return runtime::exit_status(v);
 }
 
@@ -746,8 +746,9 @@ int run_http(const http_settings& s) {
     const run_outcome o = execute(s, plan, plan.output);
     runtime::run_verdict v;
     v.interrupted = o.interrupted;
-    v.client_fell_behind = !o.kept && !o.unreachable;
+    v.client_fell_behind = !o.kept;
     v.server_failed = o.failed > 0;
+    v.unreachable = o.unreachable;
     return runtime::exit_status(v);
 }
 

@@ -32,6 +32,15 @@ TEST(exit_status, interrupted_then_client_behind_then_pacer_failure_then_server)
                   {.interrupted = true, .client_fell_behind = true, .server_failed = true}),
               130);
     EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_failed);
+}
+
+TEST(exit_status, an_unreachable_server_gives_no_client_verdict) {
+    using pacer::runtime::exit_status;
+    EXPECT_EQ(exit_status({.unreachable = true}), 4);
+    EXPECT_EQ(exit_status({.client_fell_behind = true, .unreachable = true}), 4);
+    EXPECT_EQ(exit_status({.client_fell_behind = true, .client_failed = true, .unreachable = true}),
+              1);
+    EXPECT_EQ(exit_status({.interrupted = true, .unreachable = true}), 130);
     EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_unqualified);
     EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_usage);
 }

@@ -21,12 +21,16 @@ struct run_verdict {
     bool client_fell_behind = false; ///< late packets, a missed schedule, a level not valid
     bool client_failed = false;      ///< pacer's own failure: files not written, a worker died
     bool server_failed = false;      ///< sessions failed, were rejected, or could not connect
+    /// Nothing reached the server: the run measured nothing, so the client's timing gives no
+    /// verdict (`client_fell_behind` is ignored) and the server is the failure.
+    bool unreachable = false;
 };
 
 /// The precedence when several apply: 130 interrupted > 3 client fell behind > 1 pacer failed >
-/// 4 server failed > 0. A run whose client fell behind measured the client, not the server, so
-/// nothing else it says can be trusted; a failure of pacer's own comes next for the same
-/// reason; only a run whose client kept up can blame the server.
+/// 4 server failed or unreachable > 0. A run whose client fell behind measured the client, not
+/// the server, so nothing else it says can be trusted; a failure of pacer's own comes next for
+/// the same reason; only a run whose client kept up can blame the server. A server nothing
+/// reached is the exception: there was nothing to measure, so no client verdict (never 3).
 int exit_status(const run_verdict& v);
 
 } // namespace pacer::runtime
