@@ -15,19 +15,29 @@ namespace {
 
 __extension__ using uint128 = unsigned __int128; // GCC's and Clang's; -Wpedantic accepts it so
 
-// x × 10^9 rounded to the nearest integer (ties to even, as printf rounds), for finite
-// 0 ≤ x < 2^33, exactly: x is m × 2^e with a 53-bit m, so m × 10^9 (under 2^83) is exact in 128
-// bits and the division by 2^-e is a shift.
-std::uint64_t nanos_rounded(double x) {
+constexpr std::uint64_t pow10(int d) {
+    std::uint64_t s = 1;
+    for (int i = 0; i < d; ++i)
+        s *= 10;
+    return s;
+}
+
+// x × 10^D rounded to the nearest integer (ties to even, as printf rounds), for finite
+// 0 ≤ x < 2^33, exactly: x is m × 2^e with a 53-bit m, so m × 10^D (D ≤ 9: under 2^83) is exact
+// in 128 bits and the division by 2^-e is a shift.
+template <int D>
+std::uint64_t scaled_rounded(double x) {
+    static_assert(D >= 1 && D <= 9);
+    constexpr std::uint64_t scale = pow10(D);
     const auto bits = std::bit_cast<std::uint64_t>(x);
     const int biased = static_cast<int>(bits >> 52);
     if (biased == 0)
-        return 0; // zero or subnormal: far below half a nanosecond
+        return 0; // zero or subnormal: far below half of 10^-D
     const auto m = (bits & ((std::uint64_t{1} << 52) - 1)) | (std::uint64_t{1} << 52);
     const int shift = 1075 - biased; // x = m / 2^shift; x < 2^33 makes shift ≥ 20
-    if (shift >= 84)
-        return 0; // m × 10^9 < 2^83 ≤ half of 2^shift
-    const uint128 p = static_cast<uint128>(m) * 1'000'000'000u;
+    if (shift >= 54 + static_cast<int>(std::bit_width(scale)))
+        return 0; // m × 10^D < 2^(53 + bit_width) ≤ half of 2^shift
+    const uint128 p = static_cast<uint128>(m) * scale;
     auto q = static_cast<std::uint64_t>(p >> shift);
     const uint128 rest = p & ((static_cast<uint128>(1) << shift) - 1);
     const uint128 half = static_cast<uint128>(1) << (shift - 1);
@@ -36,32 +46,43 @@ std::uint64_t nanos_rounded(double x) {
     return q;
 }
 
-} // namespace
-
-void append_fixed9(std::string& out, double x) {
-    // Times (CLOCK_MONOTONIC seconds) take the exact integer path: a few multiplications where
-    // std::to_chars' fixed precision runs its general algorithm (~600 instructions a call).
-    // NaN and the infinities fail the comparison and take the general path.
+// `fmt::format("{:.Df}", x)` appended to `out`.
+template <int D>
+void append_fixed(std::string& out, double x) {
+    // Times (CLOCK_MONOTONIC seconds) and deviations take the exact integer path: a few
+    // multiplications where std::to_chars' fixed precision runs its general algorithm (~600
+    // instructions a call). NaN and the infinities fail the comparison and take the general path.
     if (std::fabs(x) < 0x1p33) {
-        const std::uint64_t q = nanos_rounded(std::fabs(x));
+        constexpr std::uint64_t scale = pow10(D);
+        const std::uint64_t q = scaled_rounded<D>(std::fabs(x));
         char buf[32];
         char* p = buf;
         if (std::signbit(x))
             *p++ = '-'; // printf keeps the sign of a negative that rounds to zero, and of -0.0
-        p = std::to_chars(p, buf + sizeof buf, q / 1'000'000'000u).ptr;
+        p = std::to_chars(p, buf + sizeof buf, q / scale).ptr;
         *p++ = '.';
-        auto frac = static_cast<std::uint32_t>(q % 1'000'000'000u);
-        for (int i = 8; i >= 0; --i, frac /= 10)
+        auto frac = q % scale;
+        for (int i = D - 1; i >= 0; --i, frac /= 10)
             p[i] = static_cast<char>('0' + frac % 10);
-        out.append(buf, p + 9);
+        out.append(buf, p + D);
         return;
     }
     char buf[48];
-    const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, 9);
+    const auto res = std::to_chars(buf, buf + sizeof buf, x, std::chars_format::fixed, D);
     if (res.ec == std::errc())
         out.append(buf, res.ptr);
     else // beyond 1e37: never a time, but still the same text
-        fmt::format_to(std::back_inserter(out), "{:.9f}", x);
+        fmt::format_to(std::back_inserter(out), "{:.{}f}", x, D);
+}
+
+} // namespace
+
+void append_fixed9(std::string& out, double x) {
+    append_fixed<9>(out, x);
+}
+
+void append_fixed6(std::string& out, double x) {
+    append_fixed<6>(out, x);
 }
 
 std::string python_float_repr(double x) {

@@ -57,7 +57,7 @@ TEST(float_repr, non_finite_values) {
 // The trace lines' and receipts' seconds: the same text as fmt's `{:.9f}` (what pacer wrote
 // before), for clock readings, small and large values, exact ties at the tenth decimal (odd
 // multiples of 2^-10, e.g. 0.0009765625, which must round the same way), signs and specials.
-TEST(float_repr, nine_decimals_print_as_fmt_does) {
+TEST(float_repr, nine_and_six_decimals_print_as_fmt_does) {
     std::vector<double> xs = {0.0,
                               -0.0,
                               1.0,
@@ -98,6 +98,18 @@ TEST(float_repr, nine_decimals_print_as_fmt_does) {
         std::string ours = "t=";
         append_fixed9(ours, x);
         EXPECT_EQ(ours, fmt::format("t={:.9f}", x)) << "x = " << fmt::format("{}", x);
+        // Six decimals (samples.json's deviations) over the same values.
+        std::string six = "d=";
+        append_fixed6(six, x);
+        EXPECT_EQ(six, fmt::format("d={:.6f}", x)) << "x = " << fmt::format("{}", x);
+    }
+    // Every tie of six decimals on a grid a double holds exactly (k / 2^7 has ties at 10^-6
+    // only where 2^-7 × odd is ...5 at the 7th decimal: 1/128 = 0.0078125).
+    for (int k = -512; k <= 512; ++k) {
+        const double x = k / 128.0 + (k % 3) * 1e6;
+        std::string six;
+        append_fixed6(six, x);
+        EXPECT_EQ(six, fmt::format("{:.6f}", x)) << "x = " << fmt::format("{}", x);
     }
 }
 

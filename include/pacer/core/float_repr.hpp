@@ -17,5 +17,7 @@ std::string python_float_repr(double x);
 /// nanosecond resolution. Below 2^33 (any clock reading) in exact integer arithmetic; beyond,
 /// through `std::to_chars`.
 void append_fixed9(std::string& out, double x);
+/// The same with six decimals (`{:.6f}`, `%.6f`): samples.json's deviations, at microseconds.
+void append_fixed6(std::string& out, double x);
 
 } // namespace pacer

@@ -139,5 +139,11 @@ std::string read_receipts(session_result& r, const std::filesystem::path& file);
 /// The same from the receipts' text (`pacer run --trace none` spools them); `origin`
 /// names them in the error message.
 std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin);
+/// Only the appends' deviations (`start_s - scheduled_s`, in order) from the receipts' text,
+/// read by pacer's rules into `out` (cleared first, its capacity kept): what samples.json
+/// needs, without the receipts themselves. Returns "" or, with `out` empty, the error as
+/// `read_receipts_text` words it.
+std::string read_receipt_deviations(std::string_view text, std::string_view origin,
+                                    std::vector<double>& out);
 
 } // namespace pacer::trace
