@@ -4,7 +4,8 @@
 // per-unit MiniCPM-o):
 // - `trace::parse_trace` returns (unreadable lines become errors), `trace::parse_receipts`
 //   returns or throws std::runtime_error, nothing else, under both rules; what pacer's rules
-//   read, any client's rules read the same;
+//   read, any client's rules read the same; `trace::read_receipt_deviations` gives the
+//   deviations of what pacer's rules read, or their error and no deviation;
 // - the oracle, the 4.2 and 4.3 metrics and `evaluate_session` (the serving level's reader,
 //   which never throws) return, and their JSON forms serialize;
 // - the unit miss rate is missed / expected, finite, and at most 1 unless the trace has more
@@ -28,6 +29,7 @@
 #include <string>
 #include <string_view>
 #include <typeinfo>
+#include <vector>
 
 namespace {
 
@@ -54,14 +56,25 @@ void check_miss_rate(const metrics::unit_metrics& u) {
         fail("unit miss rate is not missed / expected", std::to_string(r));
 }
 
-// Pacer's rules are the stricter: what they read, any client's rules read the same.
+// Pacer's rules are the stricter: what they read, any client's rules read the same. And the
+// deviations alone (samples.json's read-back) are those of what pacer's rules read, or an error
+// and none when they refuse the text.
 void check_pacer_rules(std::string_view text, const trace::send_receipts& lenient) {
     trace::send_receipts strict;
+    std::vector<double> deviations{1.0};
+    const auto deviations_error = trace::read_receipt_deviations(text, "r", deviations);
     try {
         strict = trace::parse_receipts(text, trace::receipt_rules::pacer);
-    } catch (const std::runtime_error&) {
+    } catch (const std::runtime_error& e) {
+        if (deviations_error != std::string("r: ") + e.what() || !deviations.empty())
+            fail("the deviations alone were read where pacer's rules refuse", std::string(text));
         return;
     }
+    if (!deviations_error.empty() || deviations.size() != strict.appends.size())
+        fail("the deviations alone differ from pacer's rules", std::string(text));
+    for (std::size_t i = 0; i < deviations.size(); ++i)
+        if (deviations[i] != strict.appends[i].start_s - strict.appends[i].scheduled_s)
+            fail("a deviation differs from its receipt", std::string(text));
     if (strict.session_start_s != lenient.session_start_s || strict.admitted != lenient.admitted ||
         strict.appends.size() != lenient.appends.size())
         fail("pacer's rules read what any client's rules do not", std::string(text));

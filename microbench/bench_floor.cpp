@@ -24,7 +24,11 @@
 // page cache (W = 33: after every batch, as the writer did until 2026-12-02); with W = 0 the
 // kernel's flusher threads do the writeback later. `machine_us_per_packet` counts every CPU of
 // the machine (/proc/stat), the flusher threads included; `writer_cores_at_1024` is the writing
-// thread's CPU per packet at 1,024 sessions' packet rate.
+// thread's CPU per packet at 1,024 sessions' packet rate. BM_TraceWriteDirect writes the same
+// bytes with O_DIRECT (below).
+//
+// BM_LoopbackFloor's second argument, sock_kb, sets every socket's SO_SNDBUF and SO_RCVBUF:
+// issue 14's socket-buffer lever, on the traffic alone.
 
 #include <pacer/runtime/resources.hpp>
 #include <pacer/trace/writer.hpp>
@@ -103,12 +107,22 @@ void no_delay(int fd) {
     check(::setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) == 0, "setsockopt");
 }
 
-// K connected pairs over 127.0.0.1: `client[i]` talks to `peer[i]`.
+// SO_SNDBUF and SO_RCVBUF of `fd` set to `bytes` (the kernel doubles it and turns its
+// autotuning off for that socket); 0 leaves the kernel's defaults and autotuning, as pacer does.
+void buffer_sizes(int fd, int bytes) {
+    if (bytes == 0)
+        return;
+    check(::setsockopt(fd, SOL_SOCKET, SO_SNDBUF, &bytes, sizeof bytes) == 0, "setsockopt");
+    check(::setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &bytes, sizeof bytes) == 0, "setsockopt");
+}
+
+// K connected pairs over 127.0.0.1: `client[i]` talks to `peer[i]`, each socket's buffers
+// `buffer_bytes` (0: the kernel's defaults).
 struct loopback_pairs {
     std::vector<fd_owner> client;
     std::vector<fd_owner> peer;
 
-    explicit loopback_pairs(int k) {
+    explicit loopback_pairs(int k, int buffer_bytes = 0) {
         fd_owner listener(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
         check(listener.get() >= 0, "socket");
         sockaddr_in addr{};
@@ -116,12 +130,14 @@ struct loopback_pairs {
         addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
         socklen_t len = sizeof addr;
         check(::bind(listener.get(), reinterpret_cast<sockaddr*>(&addr), len) == 0, "bind");
+        buffer_sizes(listener.get(), buffer_bytes); // accepted sockets inherit it
         check(::listen(listener.get(), 128) == 0, "listen");
         check(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&addr), &len) == 0,
               "getsockname");
         for (int i = 0; i < k; ++i) {
             fd_owner c(::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
             check(c.get() >= 0, "socket");
+            buffer_sizes(c.get(), buffer_bytes); // before connect: the window follows it
             check(::connect(c.get(), reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0,
                   "connect");
             fd_owner p(::accept4(listener.get(), nullptr, nullptr, SOCK_CLOEXEC));
@@ -209,7 +225,7 @@ void peer_loop(const std::vector<fd_owner>& peers, int stop, std::atomic<double>
 
 void BM_LoopbackFloor(benchmark::State& state) {
     const int k = static_cast<int>(state.range(0));
-    loopback_pairs pairs(k);
+    loopback_pairs pairs(k, static_cast<int>(state.range(1)) * 1024);
     fd_owner stop(::eventfd(0, EFD_CLOEXEC));
     check(stop.get() >= 0, "eventfd");
     std::atomic<double> peer_cpu_s{0};
@@ -270,7 +286,15 @@ void BM_LoopbackFloor(benchmark::State& state) {
         benchmark::Counter(static_cast<double>(recv_calls) / static_cast<double>(packets));
     state.counters["client_cores_at_1024"] = cores_at_1024(packets);
 }
-BENCHMARK(BM_LoopbackFloor)->ArgName("k")->Arg(64)->Arg(1024)->Iterations(200'000);
+// sock_kb: SO_SNDBUF and SO_RCVBUF in kB on every socket; 0 the kernel's defaults (pacer's).
+BENCHMARK(BM_LoopbackFloor)
+    ->ArgNames({"k", "sock_kb"})
+    ->Args({64, 0})
+    ->Args({1024, 0})
+    ->Args({1024, 16})
+    ->Args({1024, 64})
+    ->Args({1024, 1024})
+    ->Iterations(200'000);
 
 // Busy jiffies of the whole machine (every field of /proc/stat's cpu line but idle and iowait).
 double machine_busy_s() {
@@ -282,6 +306,14 @@ double machine_busy_s() {
            static_cast<double>(::sysconf(_SC_CLK_TCK));
 }
 
+// A new folder under the temporary directory, for 1,024 trace files.
+std::filesystem::path new_temp_folder() {
+    std::string dir_template =
+        (std::filesystem::temp_directory_path() / "pacer-floor-XXXXXX").string();
+    check(::mkdtemp(dir_template.data()) != nullptr, "mkdtemp");
+    return dir_template;
+}
+
 constexpr std::size_t trace_bytes_per_packet = 9'025;
 constexpr std::size_t batch_bytes = 33 * 1024;
 
@@ -289,10 +321,7 @@ void BM_TraceWriteFloor(benchmark::State& state) {
     // Bytes of a file written between two write-behind calls; 0: none.
     const auto window = static_cast<std::uint64_t>(state.range(0)) * 1024;
     constexpr int files = 1024;
-    std::string dir_template =
-        (std::filesystem::temp_directory_path() / "pacer-floor-XXXXXX").string();
-    check(::mkdtemp(dir_template.data()) != nullptr, "mkdtemp");
-    const std::filesystem::path dir = dir_template;
+    const std::filesystem::path dir = new_temp_folder();
 
     struct file_state {
         fd_owner fd;
@@ -360,5 +389,74 @@ BENCHMARK(BM_TraceWriteFloor)
     ->Arg(4096)
     ->Iterations(384'000)
     ->Unit(benchmark::kMicrosecond);
+
+// BM_TraceWriteDirect: the same trace bytes as BM_TraceWriteFloor/window_kb:0, written with
+// O_DIRECT: from an aligned buffer, in whole 4 kB blocks (a file's last partial block waits for
+// more), past the page cache, so each write waits for the device. `writer_cores_at_1024` is the
+// writing thread's CPU (copies into the page cache and its writeback are gone, the block layer's
+// work stays); the Time column (wall time a packet) says whether one thread can keep up:
+// 1,024 sessions send a packet every 78 µs.
+void BM_TraceWriteDirect(benchmark::State& state) {
+    constexpr int files = 1024;
+    constexpr std::size_t block = 4096;
+    const std::filesystem::path dir = new_temp_folder();
+
+    struct file_state {
+        fd_owner fd;
+        char* buffer = nullptr; // aligned, batch_bytes + one packet + one block
+        std::size_t pending = 0;
+    };
+    const std::size_t capacity = batch_bytes + trace_bytes_per_packet + block;
+    std::vector<file_state> out;
+    out.reserve(files);
+    std::optional<std::string> refused;
+    for (int i = 0; i < files && !refused; ++i) {
+        const auto path = dir / ("trace-" + std::to_string(i) + ".jsonl");
+        fd_owner fd(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0644));
+        if (fd.get() < 0) {
+            refused = "O_DIRECT refused by the temporary folder's file system";
+            break;
+        }
+        void* p = nullptr;
+        check(::posix_memalign(&p, block, capacity) == 0, "posix_memalign");
+        out.push_back({std::move(fd), static_cast<char*>(p), 0});
+    }
+    const std::string line(trace_bytes_per_packet, 'x');
+    const double machine0 = machine_busy_s();
+    std::int64_t packets = 0;
+    std::int64_t writes = 0;
+    int next = 0;
+    for (auto _ : state) {
+        if (refused) {
+            state.SkipWithError(refused->c_str());
+            break;
+        }
+        auto& f = out[next];
+        std::copy(line.begin(), line.end(), f.buffer + f.pending);
+        f.pending += line.size();
+        if (f.pending >= batch_bytes) {
+            const std::size_t whole = f.pending / block * block;
+            const ssize_t n = ::write(f.fd.get(), f.buffer, whole);
+            check(n == static_cast<ssize_t>(whole), "write");
+            ++writes;
+            std::copy(f.buffer + whole, f.buffer + f.pending, f.buffer);
+            f.pending -= whole;
+        }
+        ++packets;
+        next = (next + 1) % files;
+    }
+    const double machine_s = machine_busy_s() - machine0;
+    for (auto& f : out)
+        std::free(f.buffer);
+    out.clear();
+    std::filesystem::remove_all(dir);
+    if (packets == 0)
+        return;
+    const auto per_packet = [&](double v) { return v / static_cast<double>(packets); };
+    state.counters["machine_us_per_packet"] = per_packet(machine_s * 1e6);
+    state.counters["writes_per_packet"] = per_packet(static_cast<double>(writes));
+    state.counters["writer_cores_at_1024"] = cores_at_1024(packets);
+}
+BENCHMARK(BM_TraceWriteDirect)->Iterations(384'000)->Unit(benchmark::kMicrosecond);
 
 } // namespace

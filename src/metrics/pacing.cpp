@@ -1,7 +1,6 @@
 #include <pacer/core/float_repr.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/pacing.hpp>
-#include <pacer/runtime/files.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <fmt/format.h>
@@ -198,15 +197,7 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
 }
 
 std::string receipt_deviations(const std::filesystem::path& file, std::vector<double>& out) {
-    out.clear();
-    std::optional<std::string> text;
-    try {
-        text = runtime::read_file_if_exists(file);
-    } catch (const std::exception&) {
-    }
-    if (!text)
-        return fmt::format("cannot read {}", file.string());
-    return trace::read_receipt_deviations(*text, file.string(), out);
+    return trace::read_receipt_deviations(file, out);
 }
 
 deviations_source run_receipts(std::filesystem::path root,

@@ -372,15 +372,30 @@ std::string read_receipt_deviations(std::string_view text, std::string_view orig
     return {};
 }
 
-std::string read_receipts(session_result& r, const std::filesystem::path& file) {
-    std::optional<std::string> text;
+namespace {
+// A receipts file's text, or nullopt when it is missing or cannot be read.
+std::optional<std::string> receipts_file_text(const std::filesystem::path& file) {
     try {
-        text = runtime::read_file_if_exists(file);
+        return runtime::read_file_if_exists(file);
     } catch (const std::exception&) {
+        return std::nullopt;
     }
+}
+} // namespace
+
+std::string read_receipts(session_result& r, const std::filesystem::path& file) {
+    const auto text = receipts_file_text(file);
     if (!text)
         return fmt::format("cannot read {}", file.string());
     return read_receipts_text(r, *text, file.string());
+}
+
+std::string read_receipt_deviations(const std::filesystem::path& file, std::vector<double>& out) {
+    out.clear();
+    const auto text = receipts_file_text(file);
+    if (!text)
+        return fmt::format("cannot read {}", file.string());
+    return read_receipt_deviations(*text, file.string(), out);
 }
 
 std::string read_receipts_text(session_result& r, std::string_view text, std::string_view origin) {

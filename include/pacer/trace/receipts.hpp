@@ -145,5 +145,7 @@ std::string read_receipts_text(session_result& r, std::string_view text, std::st
 /// `read_receipts_text` words it.
 std::string read_receipt_deviations(std::string_view text, std::string_view origin,
                                     std::vector<double>& out);
+/// The same from the session's receipts file, as `read_receipts` reads it.
+std::string read_receipt_deviations(const std::filesystem::path& file, std::vector<double>& out);
 
 } // namespace pacer::trace
