@@ -5,6 +5,7 @@
 #
 #   bench/pacing.sh                         all layouts x 30s and 90s
 #   LAYOUTS="1x1024" DURATIONS="90s" bench/pacing.sh
+#   LAYOUTS="1x1024 1x1024" DURATIONS="30s" bench/pacing.sh   a layout twice: two rows
 #   TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh   the same over wss:// (docs/tls.md)
 #   PROTOCOL=openai-realtime LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
 #   PROTOCOL=vllm-realtime TLS=1 LAYOUTS="1x1024" DURATIONS="30s" bench/pacing.sh
@@ -68,6 +69,8 @@ for layout in $layouts; do
     sessions=${layout#*x}
     for dur in $durations; do
         tag="$layout-$dur"
+        # a layout listed twice (LAYOUTS="1x1024 1x1024") gets -2, -3...: nothing is overwritten
+        for ((n = 2; ; ++n)); do [ -e "$out/$tag-mock.json" ] || break; tag="$layout-$dur-$n"; done
         start_mock "$pacer" "$out/$tag-mock.json" "$mock_command" "${mock_protocol[@]}" "${mock_tls[@]}"
         steal=$(steal_mark)
         "$pacer" run --url "$scheme://127.0.0.1:$port/v1/realtime" "${client_tls[@]}" "${protocol_flags[@]}" \
