@@ -659,13 +659,6 @@ int execute_run(run_job job) {
             errors.push_back({{"message", e}, {"sessions", 1}});
     }
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
-    if (!s.keep_traces) {
-        // The traces proved the writer kept up; the receipts and summaries are what stays.
-        for (const auto& r : outcome.sessions) {
-            std::error_code ignored;
-            fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
-        }
-    }
     std::optional<fs::path> report;
     if (!s.no_report && end.report)
         report = end.report(out);
@@ -705,6 +698,15 @@ int execute_run(run_job job) {
                        cap.at("max_concurrency").to_number<std::uint64_t>(),
                        cap.at("delayed").to_number<std::uint64_t>(),
                        cap.at("dropped").to_number<std::uint64_t>());
+    }
+    if (!s.keep_traces) {
+        // The traces proved the writer kept up; the receipts and summaries are what stays. Last,
+        // after the table: unlinking 1,024 files of 3.5 MB takes ~2.5 s on ext4 (nothing above
+        // reads them).
+        for (const auto& r : outcome.sessions) {
+            std::error_code ignored;
+            fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
+        }
     }
     runtime::run_verdict v;
     v.interrupted = outcome.interrupted;
