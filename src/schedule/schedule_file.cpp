@@ -3,6 +3,7 @@
 #include <pacer/schedule/schedule_file.hpp>
 
 #include <boost/json.hpp>
+#include <boost/json/basic_parser_impl.hpp>
 
 #include <fmt/core.h>
 
@@ -10,6 +11,7 @@
 #include <cmath>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <sstream>
 
 namespace pacer::schedule {
@@ -107,9 +109,88 @@ std::string_view view(const json::string& s) {
     return {s.data(), s.size()};
 }
 
+// The text of each number that is a top-level member of the document, by key (the last of
+// duplicate keys, as json::parse keeps). Boost.JSON 1.81 does not round every decimal to the
+// nearest double (a value can come back one unit in the last place off, and the shortest text of
+// that double can parse to yet another one), so the fractional numbers a schedule keeps are read
+// from this text with std::from_chars, which does: `pacer schedule --format json` read back with
+// --schedule then gives exactly the document it printed.
+class top_level_numbers {
+public:
+    static constexpr std::size_t max_array_size = -1;
+    static constexpr std::size_t max_object_size = -1;
+    static constexpr std::size_t max_string_size = -1;
+    static constexpr std::size_t max_key_size = -1;
+
+    std::map<std::string, std::string, std::less<>> text;
+
+    bool on_document_begin(json::error_code&) { return true; }
+    bool on_document_end(json::error_code&) { return true; }
+    bool on_object_begin(json::error_code&) { return enter(); }
+    bool on_object_end(std::size_t, json::error_code&) { return leave(); }
+    bool on_array_begin(json::error_code&) { return enter(); }
+    bool on_array_end(std::size_t, json::error_code&) { return leave(); }
+    bool on_key_part(json::string_view s, std::size_t, json::error_code&) {
+        key_.append(s.data(), s.size());
+        return true;
+    }
+    bool on_key(json::string_view s, std::size_t, json::error_code&) {
+        key_.append(s.data(), s.size());
+        if (depth_ == 1)
+            text.erase(key_); // a later duplicate replaces the value, number or not
+        last_key_ = std::move(key_);
+        key_.clear();
+        return true;
+    }
+    bool on_string_part(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_string(json::string_view, std::size_t, json::error_code&) { return true; }
+    bool on_number_part(json::string_view s, json::error_code&) {
+        number_.append(s.data(), s.size());
+        return true;
+    }
+    bool on_int64(std::int64_t, json::string_view s, json::error_code&) { return number(s); }
+    bool on_uint64(std::uint64_t, json::string_view s, json::error_code&) { return number(s); }
+    bool on_double(double, json::string_view s, json::error_code&) { return number(s); }
+    bool on_bool(bool, json::error_code&) { return true; }
+    bool on_null(json::error_code&) { return true; }
+    bool on_comment_part(json::string_view, json::error_code&) { return true; }
+    bool on_comment(json::string_view, json::error_code&) { return true; }
+
+private:
+    bool enter() {
+        ++depth_;
+        return true;
+    }
+    bool leave() {
+        --depth_;
+        return true;
+    }
+    bool number(json::string_view s) {
+        number_.append(s.data(), s.size());
+        if (depth_ == 1)
+            text[last_key_] = number_;
+        number_.clear();
+        return true;
+    }
+
+    int depth_ = 0;
+    std::string key_;
+    std::string last_key_;
+    std::string number_;
+};
+
+// The top-level numbers' texts of a document json::parse accepted.
+std::map<std::string, std::string, std::less<>> number_texts(std::string_view text) {
+    json::basic_parser<top_level_numbers> p{json::parse_options{}};
+    json::error_code ec;
+    p.write_some(false, text.data(), text.size(), ec);
+    return std::move(p.handler().text);
+}
+
 class reader {
 public:
-    explicit reader(std::string_view source) : source_(source) {}
+    explicit reader(std::string_view source, std::string_view text = {})
+        : source_(source), numbers_(number_texts(text)) {}
 
     [[noreturn]] void fail(std::string_view what) const {
         throw schedule_file_error(fmt::format("{}: {}", source_, what));
@@ -126,6 +207,19 @@ public:
         const auto& v = field(obj, name);
         if (!v.is_number())
             fail(fmt::format("\"{}\" must be a number", name));
+        return nearest(v, name);
+    }
+
+    // `v` (a number, a top-level member `name`) rounded to the nearest double from its text.
+    double nearest(const json::value& v, std::string_view name) const {
+        if (v.is_double())
+            if (const auto it = numbers_.find(name); it != numbers_.end()) {
+                double d = 0;
+                const auto& t = it->second;
+                const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), d);
+                if (ec == std::errc{} && end == t.data() + t.size())
+                    return d;
+            }
         return v.to_number<double>();
     }
 
@@ -140,16 +234,17 @@ public:
 
 private:
     std::string_view source_;
+    std::map<std::string, std::string, std::less<>> numbers_;
 };
 
 } // namespace
 
 schedule_document parse_schedule_json(std::string_view text, std::string_view source) {
-    const reader r{source};
     json::error_code ec;
     const json::value root = json::parse(text, ec);
     if (ec)
-        r.fail(fmt::format("not valid JSON: {}", ec.message()));
+        reader{source}.fail(fmt::format("not valid JSON: {}", ec.message()));
+    const reader r{source, text};
     if (!root.is_object())
         r.fail("not a schedule: the top level must be a JSON object");
     const auto& obj = root.get_object();
@@ -171,7 +266,7 @@ schedule_document parse_schedule_json(std::string_view text, std::string_view so
     if (const auto& duration = r.field(obj, "duration_s"); !duration.is_null()) {
         if (!duration.is_number())
             r.fail("\"duration_s\" must be a number or null");
-        const double ns = duration.to_number<double>() * 1e9;
+        const double ns = r.nearest(duration, "duration_s") * 1e9;
         if (!(ns > 0 && ns < 9.0e18))
             r.fail("\"duration_s\" must be > 0 and fit in 64-bit nanoseconds");
         doc.spec.duration = std::chrono::nanoseconds(std::llround(ns));
