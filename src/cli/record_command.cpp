@@ -587,9 +587,9 @@ int record(record_settings s) {
             for (const auto& x : outcome.sessions) {
                 std::vector<double> deviations;
                 if (x.appends_sent > 0)
-                    metrics::receipt_deviations(batch_dir / trace::session_folder_name(x.index) /
-                                                    "input-send-receipts.json",
-                                                deviations);
+                    trace::read_receipt_deviations(batch_dir / trace::session_folder_name(x.index) /
+                                                       "input-send-receipts.json",
+                                                   deviations);
                 for (double d : deviations) {
                     t.max_abs_deviation_s = std::max(t.max_abs_deviation_s, std::abs(d));
                     t.deviation_s.record(d);

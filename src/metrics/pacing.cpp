@@ -196,10 +196,6 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
     return f;
 }
 
-std::string receipt_deviations(const std::filesystem::path& file, std::vector<double>& out) {
-    return trace::read_receipt_deviations(file, out);
-}
-
 deviations_source run_receipts(std::filesystem::path root,
                                std::map<std::uint32_t, std::string>* kept) {
     return [root = std::move(root), kept](const trace::session_result& s,
@@ -207,7 +203,7 @@ deviations_source run_receipts(std::filesystem::path root,
         if (s.appends_sent == 0 || !s.trace_error.empty())
             return {};
         if (!kept)
-            return receipt_deviations(
+            return trace::read_receipt_deviations(
                 root / trace::session_folder_name(s.index) / "input-send-receipts.json", out);
         auto node = kept->extract(s.index); // dropped once read
         return trace::read_receipt_deviations(node ? std::string_view(node.mapped()) : "",

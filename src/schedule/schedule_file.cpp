@@ -136,9 +136,10 @@ public:
     }
     bool on_key(json::string_view s, std::size_t, json::error_code&) {
         key_.append(s.data(), s.size());
-        if (depth_ == 1)
+        if (depth_ == 1) {
             text.erase(key_); // a later duplicate replaces the value, number or not
-        last_key_ = std::move(key_);
+            member_ = key_;
+        }
         key_.clear();
         return true;
     }
@@ -168,18 +169,18 @@ private:
     bool number(json::string_view s) {
         number_.append(s.data(), s.size());
         if (depth_ == 1)
-            text[last_key_] = number_;
+            text[member_] = number_;
         number_.clear();
         return true;
     }
 
     int depth_ = 0;
     std::string key_;
-    std::string last_key_;
+    std::string member_; // the top-level member being read
     std::string number_;
 };
 
-// The top-level numbers' texts of a document json::parse accepted.
+// The top-level numbers' texts of `text` (of what precedes its first error, if any).
 std::map<std::string, std::string, std::less<>> number_texts(std::string_view text) {
     json::basic_parser<top_level_numbers> p{json::parse_options{}};
     json::error_code ec;
@@ -189,7 +190,7 @@ std::map<std::string, std::string, std::less<>> number_texts(std::string_view te
 
 class reader {
 public:
-    explicit reader(std::string_view source, std::string_view text = {})
+    reader(std::string_view source, std::string_view text)
         : source_(source), numbers_(number_texts(text)) {}
 
     [[noreturn]] void fail(std::string_view what) const {
@@ -240,11 +241,11 @@ private:
 } // namespace
 
 schedule_document parse_schedule_json(std::string_view text, std::string_view source) {
+    const reader r{source, text};
     json::error_code ec;
     const json::value root = json::parse(text, ec);
     if (ec)
-        reader{source}.fail(fmt::format("not valid JSON: {}", ec.message()));
-    const reader r{source, text};
+        r.fail(fmt::format("not valid JSON: {}", ec.message()));
     if (!root.is_object())
         r.fail("not a schedule: the top level must be a JSON object");
     const auto& obj = root.get_object();

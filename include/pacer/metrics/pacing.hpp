@@ -90,9 +90,6 @@ std::string samples_json(const std::vector<trace::session_result>& sessions,
 using deviations_source =
     std::function<std::string(const trace::session_result&, std::vector<double>& out)>;
 
-/// The deviations of a receipts file's appends (`read_receipts`), or an error message.
-std::string receipt_deviations(const std::filesystem::path& file, std::vector<double>& out);
-
 /// A run's source: each session's `input-send-receipts.json` under `root`, or (`pacer run
 /// --trace none`) the receipts text the writer kept, taken from `kept` (and erased from it).
 /// Sessions that sent nothing or whose trace failed have no deviations.
