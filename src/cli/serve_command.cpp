@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <set>
 #include <cstdlib>
 #include <unistd.h>
 
@@ -53,7 +54,11 @@ struct serve_settings {
     std::string concurrencies = "1,2,4,8";
     std::size_t concurrency = 0;
     std::size_t warmup_runs = 0;
+    std::optional<std::size_t> warmup_level; ///< default: the first level the plan runs
     std::size_t repeats = 1;
+    std::string settle; ///< default: 5s with --find-capacity, else 0s
+    std::optional<std::size_t> confirm, verify_repeats; ///< --find-capacity only
+    std::string server_metrics;
     double stagger_ms = 0;
     std::string pacing = "realtime";
     double startup_reserve_ms = 80;
@@ -126,6 +131,9 @@ void print_row(const sweep::level_run& r, bool color) {
     }
     if (const auto* slo = r.summary.if_contains("slo"))
         verdict += slo->at("met").as_bool() ? ", SLO met" : ", SLO missed";
+    if (const auto* t = r.summary.if_contains("try"); t && t->is_string() && t->get_string() != "search")
+        verdict += fmt::format(" [{} {}]", std::string_view(t->get_string()),
+                               r.summary.at("attempt").to_number<std::uint64_t>());
     const std::string line = fmt::format(
         "{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}  ", r.concurrency, r.repeat,
         fmt::format("{}/{}", count("admitted_sessions"), count("attempted_sessions")),
@@ -151,6 +159,21 @@ void print_row(const sweep::level_run& r, bool color) {
                        const auto* v = path(f, {"real_time_factor", "p95"});
                        return v && v->is_number() ? fmt::format("{:.2f}", v->to_number<double>())
                                                   : std::string("-");
+                   }());
+    }
+    if (const auto* view = r.summary.if_contains("server_view"); view && view->is_object()) {
+        const auto& v = view->get_object();
+        fmt::print("{:>10} server view: unit latency p50/p95 {}/{} ms (the client's unit lag "
+                   "{}/{} ms){}\n",
+                   "", cell_ms(v.if_contains("server_unit_latency_p50_s")),
+                   cell_ms(v.if_contains("server_unit_latency_p95_s")),
+                   cell_ms(v.if_contains("client_unit_lag_p50_s")),
+                   cell_ms(v.if_contains("client_unit_lag_p95_s")),
+                   [&]() -> std::string {
+                       const auto* e = path(r.summary, {"server_stats", "error"});
+                       return e && e->is_string()
+                                  ? fmt::format("; {}", std::string_view(e->get_string()))
+                                  : "";
                    }());
     }
     if (r.server_failed && !r.unreachable && !r.errors.empty()) {
@@ -203,12 +226,19 @@ public:
     }
     void level_ended() override { progress_.end(); }
     void warmup_done(std::size_t index, const sweep::level_run& run) override {
-        fmt::print("warmup {}: {} -> {}\n", index,
-                   run.sessions.front().success() ? "succeeded" : "failed",
+        const auto ok = std::count_if(run.sessions.begin(), run.sessions.end(),
+                                      [](const auto& x) { return x.success(); });
+        fmt::print("warmup {} ({} session{}, not part of the levels): {} of {} succeeded -> {}\n",
+                   index, run.concurrency, run.concurrency == 1 ? "" : "s", ok,
+                   run.sessions.size(),
                    run.valid ? "client timing valid" : "client timing NOT valid");
     }
     void levels_starting() override { print_header(); }
     void run_done(const sweep::level_run& run) override { print_row(run, color_); }
+    void settling(double seconds) override {
+        if (progress_.on()) // between phases: no progress line is on screen
+            fmt::print(stderr, "settle: {:g} s idle before the next run (--settle)\n", seconds);
+    }
     void stopped_unreachable() override { fmt::print("stopped: the server cannot be reached\n"); }
 
 private:
@@ -238,8 +268,11 @@ std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::
         largest = std::max(largest, t);
         receipts += trace::receipt_bytes_estimate(sessions, d);
     };
+    const std::size_t warmup_level = s.warmup_level   ? *s.warmup_level
+                                     : s.find_capacity ? s.start_level
+                                                       : levels.front();
     for (std::size_t i = 0; i < s.warmup_runs; ++i)
-        add(1, input_duration_s.front());
+        add(warmup_level, warmup_level == 1 ? input_duration_s.front() : longest);
     for (std::size_t r = 0; r < s.repeats; ++r)
         for (auto c : plan)
             add(c, longest);
@@ -280,7 +313,19 @@ void print_serve_plan(const serve_settings& s, const sweep::sweep_options& w,
             list += fmt::format("{}{}", list.empty() ? "" : ", ", c);
         fmt::print("  levels     {}\n", list);
     }
-    fmt::print("  runs       {} repeat(s) per level, {} warmup run(s)\n", s.repeats, s.warmup_runs);
+    fmt::print("  runs       {} repeat(s) per level, {} warmup run(s){}, {:g} s settle before "
+               "each run but the first\n",
+               s.repeats, s.warmup_runs,
+               s.warmup_runs ? fmt::format(" of {} session(s)", w.warmup_level) : std::string(),
+               to_seconds(w.settle));
+    if (s.find_capacity)
+        fmt::print("  confirm    a missed level is tried {} more time(s) before it counts as "
+                   "failing; then the capacity and first failing levels are re-run {} time(s) "
+                   "each\n",
+                   w.capacity.confirm, w.capacity.verify_repeats);
+    if (w.server_metrics)
+        fmt::print("  server     its stats from {} before and after each run\n",
+                   w.server_metrics_url);
     std::string inputs;
     for (std::size_t i = 0; i < w.inputs.size(); ++i)
         inputs += fmt::format("{}{} ({:.2f} s)", i ? ", " : "",
@@ -354,6 +399,32 @@ int serve(const serve_settings& s) {
             throw usage_error("--resolution must be in [0, 1)");
     } else {
         levels = parse_levels(s);
+        if (s.confirm || s.verify_repeats)
+            throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
+                              "--find-capacity, or drop them");
+    }
+    if (s.warmup_level && s.warmup_runs == 0)
+        throw usage_error("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
+                          "(e.g. --warmup-runs 1), or drop it");
+    w.warmup_level = s.warmup_level   ? *s.warmup_level
+                     : s.find_capacity ? s.start_level
+                                       : levels.front();
+    if (s.settle.empty()) {
+        w.settle = s.find_capacity ? std::chrono::seconds(5) : duration::zero();
+    } else {
+        const auto settle = parse_duration(s.settle);
+        if (!settle)
+            throw usage_error(fmt::format(
+                "--settle '{}' is not a duration such as 5s or 0s", s.settle));
+        w.settle = std::chrono::duration_cast<duration>(*settle);
+    }
+    if (!s.server_metrics.empty()) {
+        try {
+            w.server_metrics = transport::parse_get_url(s.server_metrics, "--server-metrics");
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        w.server_metrics_url = s.server_metrics;
     }
     try {
         w.slos = metrics::parse_slos(s.slo);
@@ -410,7 +481,8 @@ int serve(const serve_settings& s) {
     w.limits = {s.loop_lag_limit_ms, s.send_lateness_limit_ms};
     w.drop_traces = s.drop_traces;
     w.find_capacity = s.find_capacity;
-    w.capacity = {s.start_level, s.max_level, s.resolution};
+    w.capacity = {s.start_level, s.max_level, s.resolution, s.confirm.value_or(1),
+                  s.verify_repeats.value_or(2)};
     w.slo = s.slo;
     const fs::path out = s.output.empty() ? default_output_dir("serve") : fs::path(s.output);
     if (fs::exists(out))
@@ -481,6 +553,8 @@ int serve(const serve_settings& s) {
     if (result.capacity) {
         const auto& capacity = *result.capacity;
         const auto& limited = capacity.limited_by;
+        for (const auto& note : capacity.notes)
+            fmt::print("search     {}\n", note);
         fmt::print("capacity   {} sessions{} ({})\n", capacity.sessions,
                    limited == "max-level" ? " or more" : "",
                    limited == "slo"           ? fmt::format("level {} missed the SLOs",
@@ -490,6 +564,34 @@ int serve(const serve_settings& s) {
                    : limited == "max-level"   ? "every probed level met the SLOs; raise --max-level"
                    : limited == "unreachable" ? "the server could not be reached"
                                               : "interrupted");
+        auto check = [](const std::optional<sweep::verification>& v, bool capacity_level) {
+            return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}",
+                                   v->level, v->met, v->runs,
+                                   v->held ? ""
+                                   : capacity_level ? " (it should meet in all)"
+                                                    : " (it should miss in all)")
+                     : std::string();
+        };
+        if (capacity.boundary_held)
+            fmt::print("verified   boundary {}: {}{}{}\n",
+                       *capacity.boundary_held ? "held" : "NOT held",
+                       check(capacity.capacity_check, true),
+                       capacity.capacity_check && capacity.failing_check ? "; " : "",
+                       check(capacity.failing_check, false));
+        std::size_t runs = 0;
+        double wall = 0;
+        for (const auto& l : result.levels)
+            for (const auto& r : l.runs) {
+                ++runs;
+                if (const auto* v = path(r.summary, {"resources", "wall_s"}); v && v->is_number())
+                    wall += v->to_number<double>();
+            }
+        fmt::print("cost       {} runs of {} levels, {:.1f} min of sessions plus {:g} s settle "
+                   "pauses each\n",
+                   runs, std::set<std::size_t>(capacity.probed_levels.begin(),
+                                               capacity.probed_levels.end())
+                             .size(),
+                   wall / 60, to_seconds(w.settle));
     }
     if (const auto line = run::transport_line(w.endpoint); !line.empty())
         fmt::print("transport  {}\n", line);
@@ -566,10 +668,27 @@ command add_serve_command(CLI::App& app) {
     sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)")
         ->check(whole_number(1, max_sessions));
     sub->add_option("--warmup-runs", s->warmup_runs,
-                    "Single-session runs before the levels (first input, real time, no stagger), "
-                    "kept under warmup-<i>/ and left out of the levels")
+                    "Warm-up runs before the levels (real time, no stagger), kept under "
+                    "warmup-<i>/, printed, and never part of the levels or the capacity search")
         ->check(whole_number(0, 1000))
         ->capture_default_str();
+    sub->add_option("--warmup-level", s->warmup_level,
+                    "Sessions in each warm-up run, so that the server has seen that batch size "
+                    "before any level is judged. Default: the first level the plan runs "
+                    "(--start-level with --find-capacity). One session streams the first input "
+                    "only; more stream the inputs round-robin like a level")
+        ->check(whole_number(1, max_sessions));
+    sub->add_option("--settle", s->settle,
+                    "Idle time before every run but the first (warm-ups, levels, repeats, "
+                    "confirmations, verifications), after every session of the run before has "
+                    "closed: a real server drains its queues. Default: 5s with --find-capacity, "
+                    "0s otherwise");
+    sub->add_option("--server-metrics", s->server_metrics,
+                    "The server's own stats endpoint, http://HOST:PORT/PATH (e.g. `pacer "
+                    "native-mock`'s http://127.0.0.1:8097/stats): read with ?reset=1 before "
+                    "each run and again after it; each run's summary.json records it "
+                    "(server_stats) beside the client's unit lag (server_view), and the table "
+                    "prints both");
     sub->add_option("--repeats", s->repeats,
                     "Run every level this many times (repeat-<r>/c<level>/); a level is valid "
                     "only if all its runs are")
@@ -627,6 +746,22 @@ command add_serve_command(CLI::App& app) {
                     "Stop bisecting when first-bad - last-good <= max(1, this x last-good)")
         ->check(number_in(0, 1))
         ->capture_default_str()
+        ->group("Capacity search");
+    sub->add_option("--confirm", s->confirm,
+                    "Extra tries of a level that misses its SLOs or whose client timing is not "
+                    "valid, each after --settle; the level fails only if every try fails "
+                    "(default 1; a level whose client was not valid gets at least one more). "
+                    "The first run of a new batch size, or right after an overload, can fail "
+                    "once on a healthy server")
+        ->check(whole_number(0, 100))
+        ->group("Capacity search");
+    sub->add_option("--verify-repeats", s->verify_repeats,
+                    "At the end, run the capacity level and the first failing level this many "
+                    "times each (default 2; 0: no verification). A capacity level that misses "
+                    "in any of them counts as failing and the search goes on below it; a first "
+                    "failing level that meets in all of them counts as good and the search goes "
+                    "on above it; summary.json says whether the boundary held")
+        ->check(whole_number(0, 100))
         ->group("Capacity search");
     sub->add_option("--progress", s->progress,
                     "Live progress on stderr: the level, elapsed and ETA, sessions "

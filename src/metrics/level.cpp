@@ -114,9 +114,11 @@ json::object aggregate_units(std::span<const level_session> sessions,
     std::size_t expected = 0, completed = 0, speak = 0, missed = 0, responses = 0;
     underrun_tally underruns;
     double output = 0, total_rate = 0;
-    std::vector<double> rates, lag, listen_lag, speak_lag, reply_lag;
+    std::vector<double> rates, lag, listen_lag, speak_lag, reply_lag, tail_lag;
     for (const auto& s : sessions) {
         const auto& u = s.units;
+        if (u.tail_unit_lag_s)
+            tail_lag.push_back(*u.tail_unit_lag_s);
         expected += u.expected_units;
         completed += u.completed_units;
         speak += u.speak_lag_s.size();
@@ -151,6 +153,7 @@ json::object aggregate_units(std::span<const level_session> sessions,
     o["listen_unit_lag_s"] = distribution_json(std::move(listen_lag));
     o["speak_unit_lag_s"] = distribution_json(std::move(speak_lag));
     o["response_audio_lag_s"] = distribution_json(std::move(reply_lag));
+    o["tail_unit_lag_s"] = distribution_json(std::move(tail_lag));
     o["responses"] = responses;
     o["output_duration_s"] = output;
     underruns.write(o, "", output);

@@ -411,7 +411,11 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     std::vector<std::string> order;
     std::vector<std::pair<double, bool>> done; // (receipt, spoke)
     bool pending_audio = false, pending_text = false, drained = false, closed = false;
+    std::optional<double> end_of_input_s; // the send start of sglang.input_audio.end
     for (const auto& l : trace) {
+        if (l.direction == "send" && !end_of_input_s &&
+            string_field(l.event, "type") == "sglang.input_audio.end")
+            end_of_input_s = l.time_s;
         if (!received_event(l, m.errors))
             continue;
         const auto type = string_field(l.event, "type");
@@ -476,13 +480,32 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
                      appends.size() - 1);
         return appends[idx].completed_s;
     };
+    // The tail unit (the input's last) is timed from the end of input when the server
+    // completed it after pacer sent `sglang.input_audio.end`: a server may hold it until the
+    // end of input is signalled (tail_policy "pad": it cannot know no more audio follows), and
+    // the end is sent up to one packet after the last append (docs/protocol.md §2.4). Timed
+    // from the grid, a prompt server's tail unit lagged a whole packet, and every session
+    // missed one unit at any load (docs/serving.md, "The tail unit").
+    const std::size_t tail = m.expected_units > 0 ? m.expected_units - 1 : 0;
+    auto reference = [&](std::size_t k) -> std::optional<double> {
+        auto r = ready(k);
+        if (r && k == tail && end_of_input_s && done[k].first > *end_of_input_s) {
+            r = std::max(*r, *end_of_input_s);
+            m.tail_unit_reference = "end_of_input";
+        } else if (r && k == tail) {
+            m.tail_unit_reference = "grid";
+        }
+        return r;
+    };
     std::size_t over = 0;
     for (std::size_t k = 0; k < done.size(); ++k) {
-        const auto r = ready(k);
+        const auto r = reference(k);
         if (!r)
             break;
         const double lag = done[k].first - *r;
         (done[k].second ? m.speak_lag_s : m.listen_lag_s).push_back(lag);
+        if (k == tail && m.expected_units > 0)
+            m.tail_unit_lag_s = lag;
         over += lag > m.unit_s;
     }
     m.missed_units =
@@ -521,6 +544,9 @@ json::object unit_metrics::to_json() const {
     o["speak_unit_lag_s"] = distribution_json(speak_lag_s);
     o["listen_unit_lag_s"] = distribution_json(listen_lag_s);
     o["response_audio_lag_s"] = distribution_json(reply_lag_s);
+    o["tail_unit_lag_s"] = optional_json(tail_unit_lag_s);
+    o["tail_unit_reference"] =
+        tail_unit_reference ? json::value(*tail_unit_reference) : json::value(nullptr);
     o["output_duration_s"] = output_duration_s;
     o["underrun_count"] = underrun.count;
     o["underrun_total_s"] = underrun.total_s;

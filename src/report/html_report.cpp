@@ -1080,6 +1080,7 @@ struct level_point {
     std::size_t entry = 0; ///< index into summary.levels
     double concurrency = 0;
     bool valid = true, slo_met = true, second_try = false;
+    std::string try_label; ///< " (confirm 1)", " (verify 2)", " (again)" or empty
     const json::object* aggregate = nullptr;
 };
 
@@ -1101,6 +1102,13 @@ std::vector<level_point> level_points(const json::object& s) {
             p.slo_met = v->as_bool();
         if (const auto* v = l->if_contains("second_try"); v && v->is_bool())
             p.second_try = v->as_bool();
+        const auto* kind = l->if_contains("try");
+        const auto attempt = number_at(*l, {"attempt"});
+        if (kind && kind->is_string() && kind->as_string() != "search")
+            p.try_label = fmt::format(" ({} {})", std::string_view(kind->as_string()),
+                                      format_number(attempt.value_or(1)));
+        else if (p.second_try)
+            p.try_label = " (again)";
         if (const auto* a = l->if_contains("aggregate"))
             p.aggregate = a->if_object();
         out.push_back(p);
@@ -1174,7 +1182,7 @@ std::string level_plot(const std::string& id, const std::string& title, const st
                     {lp.concurrency, *v * scale, lp.valid && lp.slo_met,
                      fmt::format("{}{} at {} sessions{}: {}{} ({})", names[i], m.label,
                                  format_number(lp.concurrency),
-                                 lp.second_try ? " (second try)" : "", format_number(*v * scale),
+                                 lp.try_label, format_number(*v * scale),
                                  scale == 1e3 ? " ms" : "", verdict_text(lp))});
             }
             p.lines.push_back(std::move(s));
@@ -1219,7 +1227,7 @@ std::string level_table(const json::object& s, const std::string& prefix) {
                         std::string(o->at("name").is_string() ? o->at("name").as_string() : "");
         h += fmt::format(
             "<tr><td class=\"num\">{}{}</td><td class=\"verdict {}\">{}</td><td>{}</td>",
-            format_number(lp.concurrency), lp.second_try ? " (again)" : "",
+            format_number(lp.concurrency), lp.try_label,
             lp.valid ? "good" : "bad", lp.valid ? "valid" : "NOT VALID",
             lookup(s, {"levels", i, "slo"}) ? (lp.slo_met ? "met" : escape("missed: " + missed))
                                             : "–");

@@ -281,8 +281,8 @@ void read_serve(result_folder& f, const session_visitor* visit) {
     if (!runs || !runs->is_array())
         return;
     const auto repeats = number(find(f.summary, {"config", "repeats"})).value_or(1);
-    // A level run twice by the capacity search (its client timing was not valid the first
-    // time) is in c<level>-again/ the second time.
+    // Each run names its folder (c<level>, c<level>-confirm<n>, c<level>-verify<n>); results
+    // written before it did kept a level's second run in c<level>-again/.
     std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
     std::size_t without = 0, total = 0;
     for (const auto& rv : runs->as_array()) {
@@ -295,7 +295,10 @@ void read_serve(result_folder& f, const session_visitor* visit) {
             static_cast<std::uint32_t>(number(run->if_contains("concurrency")).value_or(0));
         const auto r = static_cast<std::uint32_t>(number(run->if_contains("repeat")).value_or(1));
         const int nth = seen[{c, r}]++;
-        const std::string name = fmt::format("c{}{}", c, nth > 0 ? "-again" : "");
+        const auto* folder = run->if_contains("folder");
+        const std::string name = folder && folder->is_string()
+                                     ? std::string(folder->get_string())
+                                     : fmt::format("c{}{}", c, nth > 0 ? "-again" : "");
         const fs::path dir =
             repeats > 1 ? f.dir / fmt::format("repeat-{}", r) / name : f.dir / name;
         const auto* sessions = run->if_contains("sessions");

@@ -178,6 +178,8 @@ table levels_table(const result_folder& f) {
     t.name = "levels";
     t.columns = {"concurrency",
                  "second_try",
+                 "try",
+                 "attempt",
                  "repeats",
                  "client_timing_valid",
                  "slo_met",
@@ -201,6 +203,8 @@ table levels_table(const result_folder& f) {
             std::vector<cell> r;
             r.push_back(json_cell(*l, {"concurrency"}));
             r.push_back(json_cell(*l, {"second_try"}));
+            r.push_back(json_cell(*l, {"try"}));
+            r.push_back(json_cell(*l, {"attempt"}));
             r.push_back(json_cell(*l, {"repeats"}));
             r.push_back(json_cell(*l, {"client_timing_valid"}));
             r.push_back(json_cell(*l, {"slo", "met"}));

@@ -12,13 +12,19 @@
 #include <pacer/sweep/sweep.hpp>
 #include <pacer/trace/writer.hpp>
 
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/signal_set.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <csignal>
 #include <stdexcept>
 #include <system_error>
+#include <utility>
 #include <unistd.h>
 
 namespace pacer::sweep {
@@ -30,6 +36,7 @@ session::live_counters* sweep_observer::level_starting(const std::string&, doubl
     return nullptr;
 }
 void sweep_observer::level_ended() {}
+void sweep_observer::settling(double) {}
 void sweep_observer::warmup_done(std::size_t, const level_run&) {}
 void sweep_observer::levels_starting() {}
 void sweep_observer::run_done(const level_run&) {}
@@ -80,14 +87,91 @@ void add_realtime_config(json::object& obj, const sweep_options& o) {
                            : "none";
 }
 
+// Waits `d` unless SIGINT or SIGTERM arrives first (true then). Between levels no session
+// context handles signals, so the pause must: Ctrl-C still ends the sweep with its summary.
+bool idle_interrupted(duration d) {
+    boost::asio::io_context io;
+    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
+    boost::asio::steady_timer timer(io, std::chrono::duration_cast<std::chrono::nanoseconds>(d));
+    bool interrupted = false;
+    signals.async_wait([&](const boost::system::error_code& ec, int) {
+        if (!ec) {
+            interrupted = true;
+            timer.cancel();
+        }
+    });
+    timer.async_wait([&](const boost::system::error_code&) { signals.cancel(); });
+    io.run();
+    return interrupted;
+}
+
+constexpr auto server_metrics_timeout = std::chrono::milliseconds(2000);
+
+// The server's own view of a run: its stats endpoint read after the run (`?reset=1` before it
+// started the window). A server that does not answer, or not with JSON, is recorded, never fatal.
+json::object read_server_stats(const sweep_options& s) {
+    json::object o{{"url", s.server_metrics_url}, {"stats", nullptr}, {"error", nullptr}};
+    const auto got = transport::http_get(*s.server_metrics, s.server_metrics->target,
+                                         server_metrics_timeout);
+    if (!got.ok()) {
+        o["error"] = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
+        return o;
+    }
+    boost::system::error_code ec;
+    auto v = json::parse(got.body, ec);
+    if (ec || !v.is_object())
+        o["error"] = "the answer is not a JSON object";
+    else
+        o["stats"] = std::move(v);
+    return o;
+}
+
+const json::value* find_path(const json::object& o, std::initializer_list<std::string_view> keys) {
+    const json::value* v = nullptr;
+    const json::object* cur = &o;
+    for (auto k : keys) {
+        if (!cur)
+            return nullptr;
+        v = cur->if_contains(k);
+        cur = v && v->is_object() ? &v->get_object() : nullptr;
+    }
+    return v;
+}
+
+
+// The client's unit lag beside the server's own unit latency (docs/serving.md): on loopback the
+// difference is the network and the client's receive path, a few milliseconds.
+json::object server_view(const json::object& aggregate, const json::object& server_stats) {
+    json::object v;
+    const auto* stats = server_stats.at("stats").if_object();
+    for (const char* q : {"p50", "p95", "max"}) {
+        const auto* client = find_path(aggregate, {"units", "unit_lag_s", q});
+        const auto* server = stats ? find_path(*stats, {"unit_latency_s", q}) : nullptr;
+        const bool both = client && client->is_number() && server && server->is_number();
+        v[fmt::format("client_unit_lag_{}_s", q)] =
+            client && client->is_number() ? *client : json::value(nullptr);
+        v[fmt::format("server_unit_latency_{}_s", q)] =
+            server && server->is_number() ? *server : json::value(nullptr);
+        v[fmt::format("difference_{}_s", q)] =
+            both ? json::value(client->to_number<double>() - server->to_number<double>())
+                 : json::value(nullptr);
+    }
+    return v;
+}
+
 level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
                     std::size_t concurrency, std::size_t repeat, bool warmup) {
     create_level_dir(dir);
+    if (s.server_metrics) // the window starts now: what the server did before is not this run's
+        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
+                            server_metrics_timeout);
     session::run_options ro;
     ro.sessions = concurrency;
     ro.threads = s.threads;
     ro.endpoint = s.endpoint;
-    ro.inputs = warmup ? decltype(s.inputs){s.inputs.front()} : s.inputs;
+    // A one-session warm-up streams the first input (the reference's); a larger one, like a level.
+    const bool first_input_only = warmup && concurrency == 1;
+    ro.inputs = first_input_only ? decltype(s.inputs){s.inputs.front()} : s.inputs;
     ro.timeout = s.timeout;
     ro.trace_root = dir;
     ro.stagger = warmup ? duration::zero() : from_seconds(s.stagger_ms / 1e3);
@@ -99,14 +183,15 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     ro.turns = s.turns;
     ro.model = s.model;
     if (s.realtime)
-        ro.wire_inputs = warmup ? decltype(s.wire_inputs){s.wire_inputs.front()} : s.wire_inputs;
+        ro.wire_inputs =
+            first_input_only ? decltype(s.wire_inputs){s.wire_inputs.front()} : s.wire_inputs;
     {
         // ETA: the longest input after the common start (0.2 s after the last is ready).
         double longest = 0;
-        for (std::size_t i = 0; i < (warmup ? 1 : s.input_duration_s.size()); ++i)
+        for (std::size_t i = 0; i < ro.inputs.size(); ++i)
             longest = std::max(longest, s.input_duration_s[i]);
         ro.live = observer.level_starting(
-            warmup          ? std::string("warmup")
+            warmup          ? fmt::format("warmup c{}", concurrency)
             : s.repeats > 1 ? fmt::format("level c{} (repeat {})", concurrency, repeat)
                             : fmt::format("level c{}", concurrency),
             longest + 0.2 + to_seconds(ro.stagger));
@@ -128,7 +213,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     double input_max = 0;
     for (std::size_t i = 0; i < concurrency; ++i) {
         const auto folder = dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
-        context.input_duration_s = s.input_duration_s[warmup ? 0 : i % s.inputs.size()];
+        context.input_duration_s = s.input_duration_s[i % ro.inputs.size()];
         input_max = std::max(input_max, *context.input_duration_s);
         std::optional<std::string> trace, receipts;
         std::vector<std::string> extra;
@@ -224,6 +309,11 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                                 : metrics::aggregate_level(run.sessions, *s.profile);
     if (!s.slos.empty())
         o["slo"] = metrics::evaluate_slos(s.slos, o.at("aggregate").as_object());
+    if (s.server_metrics) {
+        auto stats = read_server_stats(s);
+        o["server_view"] = server_view(o.at("aggregate").as_object(), stats);
+        o["server_stats"] = std::move(stats);
+    }
     const double wall = outcome.wall_s;
     const auto waits = metrics::sum_trace_waits(outcome.sessions);
     o["resources"] =
@@ -249,19 +339,47 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     return run;
 }
 
-// `second_try`: the capacity search runs a level whose client timing was not valid once more,
-// in c<level>-again/.
+// A level's folder name for why it runs: c<level>, c<level>-confirm<n>, c<level>-verify<n>.
+std::string run_folder_name(const level_try& t) {
+    switch (t.kind) {
+    case try_kind::search:
+        return fmt::format("c{}", t.level);
+    case try_kind::confirm:
+        return fmt::format("c{}-confirm{}", t.level, t.attempt);
+    case try_kind::verify:
+        return fmt::format("c{}-verify{}", t.level, t.attempt);
+    }
+    return fmt::format("c{}", t.level);
+}
+
+// Runs every repeat of one level; `before_run` is called before each (the settle pause) and
+// returns true when a signal came instead.
+template <class BeforeRun>
 level_result run_plan_level(const sweep_options& s, sweep_observer& observer, const fs::path& out,
-                            std::size_t c, bool second_try) {
+                            const level_try& t, BeforeRun&& before_run) {
+    const std::size_t c = t.level;
     level_result lr;
     lr.concurrency = c;
+    lr.run = t;
+    lr.folder = run_folder_name(t);
+    for (int n = 2; fs::exists(out / lr.folder) ||
+                    (s.repeats > 1 && fs::exists(out / "repeat-1" / lr.folder));
+         ++n) // a level the search comes back to in the same role
+        lr.folder = fmt::format("{}-{}", run_folder_name(t), n);
     std::vector<metrics::level_session> pooled;
     std::vector<metrics::realtime_level_session> pooled_realtime;
     double lag_p99_max = 0;
-    const std::string name = fmt::format("c{}{}", c, second_try ? "-again" : "");
     for (std::size_t r = 1; r <= s.repeats; ++r) {
-        const fs::path dir = s.repeats > 1 ? out / fmt::format("repeat-{}", r) / name : out / name;
+        if (before_run()) {
+            lr.interrupted = true;
+            break;
+        }
+        const fs::path dir =
+            s.repeats > 1 ? out / fmt::format("repeat-{}", r) / lr.folder : out / lr.folder;
         auto run = run_level(s, observer, dir, c, r, false);
+        run.summary["folder"] = lr.folder;
+        run.summary["try"] = to_string(t.kind);
+        run.summary["attempt"] = t.attempt;
         observer.run_done(run);
         lr.valid = lr.valid && run.valid;
         lr.client_fell_behind = lr.client_fell_behind || run.client_fell_behind;
@@ -276,8 +394,13 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
         if (lr.interrupted || lr.unreachable)
             break;
     }
+    if (lr.runs.empty())
+        lr.valid = false; // interrupted before it ran: no evidence either way
     lr.entry["concurrency"] = c;
-    lr.entry["second_try"] = second_try;
+    lr.entry["try"] = to_string(t.kind);
+    lr.entry["attempt"] = t.attempt;
+    lr.entry["folder"] = lr.folder;
+    lr.entry["second_try"] = t.kind != try_kind::search; // kept for readers of earlier results
     lr.entry["repeats"] = lr.runs.size();
     lr.entry["client_timing_valid"] = lr.valid;
     lr.entry["loop_lag_p99_s"] = lag_p99_max;
@@ -297,28 +420,42 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
 sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observer& observer) {
     sweep_result result;
     bool& interrupted = result.interrupted;
+    // The settle pause before every run but the first (a real server drains its queues and
+    // frees the previous run's sessions); a signal during it ends the sweep.
+    bool first_run = true;
+    auto before_run = [&] {
+        if (std::exchange(first_run, false) || s.settle <= duration::zero())
+            return false;
+        observer.settling(to_seconds(s.settle));
+        return idle_interrupted(s.settle);
+    };
     for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
-        auto run = run_level(s, observer, out / fmt::format("warmup-{}", i), 1, 0, true);
+        if (before_run()) {
+            interrupted = true;
+            break;
+        }
+        auto run =
+            run_level(s, observer, out / fmt::format("warmup-{}", i), s.warmup_level, 0, true);
         observer.warmup_done(i, run);
         interrupted = run.interrupted;
     }
     observer.levels_starting();
     auto& results = result.levels;
-    auto probe = [&](std::size_t c, bool second_try = false) -> const level_result& {
-        results.push_back(run_plan_level(s, observer, out, c, second_try));
+    auto probe = [&](const level_try& t) -> const level_result& {
+        results.push_back(run_plan_level(s, observer, out, t, before_run));
         interrupted = interrupted || results.back().interrupted;
         return results.back();
     };
     if (!interrupted && s.find_capacity) {
-        result.capacity = search_capacity(s.capacity, [&](std::size_t c, bool second_try) {
-            const auto& r = probe(c, second_try);
+        result.capacity = search_capacity(s.capacity, [&](const level_try& t) {
+            const auto& r = probe(t);
             return level_outcome{r.interrupted, r.unreachable, r.valid, r.slo_met};
         });
     } else if (!s.find_capacity) {
         for (auto c : s.levels) {
             if (interrupted)
                 break;
-            if (probe(c).unreachable) {
+            if (probe(level_try{c, try_kind::search, 1}).unreachable) {
                 observer.stopped_unreachable();
                 break;
             }
@@ -347,6 +484,10 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
                    {"protocol", s.protocol},
                    {"levels", std::move(plan)},
                    {"warmup_runs", s.warmup_runs},
+                   {"warmup_level", s.warmup_level},
+                   {"settle_s", to_seconds(s.settle)},
+                   {"server_metrics",
+                    s.server_metrics ? json::value(s.server_metrics_url) : json::value(nullptr)},
                    {"repeats", s.repeats},
                    {"stagger_ms", s.stagger_ms},
                    {"pacing", s.pacing},
@@ -367,6 +508,8 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
         c["find_capacity"] = json::object{{"start_level", s.capacity.start_level},
                                           {"max_level", s.capacity.max_level},
                                           {"resolution", s.capacity.resolution},
+                                          {"confirm", s.capacity.confirm},
+                                          {"verify_repeats", s.capacity.verify_repeats},
                                           {"slo", s.slo}};
     return c;
 }

@@ -152,19 +152,32 @@ TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
     // answer every 80 ms unit 100 ms late, which misses it (lag > one unit).
     mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
     temp_dir out;
-    const auto r = run_pacer(serve_args(
-        mock, out,
-        {"-d", "2s", "--find-capacity", "--slo", "unit-miss-rate=0.1", "--max-level", "8"}));
+    const auto r = run_pacer(serve_args(mock, out,
+                                        {"-d", "2s", "--find-capacity", "--slo",
+                                         "unit-miss-rate=0.1", "--max-level", "8", "--settle",
+                                         "0s", "--verify-repeats", "1"}));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("capacity   1 sessions"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("verified   boundary held"), std::string::npos) << r.out;
     const auto top = read_json(out / "summary.json");
     EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 1u);
     EXPECT_EQ(at(top, {"capacity", "first_failing_level"}).to_number<std::uint64_t>(), 2u);
     EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "slo");
+    EXPECT_TRUE(at(top, {"capacity", "boundary_held"}).as_bool());
+    // Every run is a level entry: level 2 missed twice (search and confirmation) before it
+    // counted as failing; then each side of the boundary was run once more.
     const auto& levels = at(top, {"levels"}).as_array();
-    ASSERT_EQ(levels.size(), 2u);
-    EXPECT_TRUE(at(levels[0], {"slo", "met"}).as_bool());
-    EXPECT_FALSE(at(levels[1], {"slo", "met"}).as_bool());
+    ASSERT_EQ(levels.size(), 5u);
+    const std::vector<std::pair<std::string, bool>> story = {
+        {"c1", true}, {"c2", false}, {"c2-confirm1", false}, {"c1-verify1", true},
+        {"c2-verify1", false}};
+    for (std::size_t i = 0; i < story.size(); ++i) {
+        EXPECT_EQ(at(levels[i], {"folder"}).as_string(), story[i].first) << i;
+        EXPECT_EQ(at(levels[i], {"slo", "met"}).as_bool(), story[i].second) << i;
+        EXPECT_TRUE(fs::exists(out / story[i].first / "summary.json")) << story[i].first;
+    }
+    EXPECT_EQ(at(levels[2], {"try"}).as_string(), "confirm");
+    EXPECT_EQ(at(levels[4], {"try"}).as_string(), "verify");
     // The evidence: level 2 missed its units, level 1 did not.
     EXPECT_DOUBLE_EQ(number(at(levels[0], {"aggregate", "units", "unit_miss_rate"})), 0.0);
     EXPECT_GT(number(at(levels[1], {"aggregate", "units", "unit_miss_rate"})), 0.1);
@@ -175,18 +188,20 @@ TEST(ServeE2E, FindCapacityTriesAnInvalidLevelOnceMoreThenStopsAtTheClientLimit)
     mock_process mock({}, "native-mock");
     temp_dir out;
     const auto r = run_pacer({"serve", "--url", mock.url(), "-o", out.path().string(), "-d", "1s",
-                              "--find-capacity", "--loop-lag-limit-ms", "0.000001",
-                              "--send-lateness-limit-ms", "0.000001"});
+                              "--find-capacity", "--settle", "0s", "--loop-lag-limit-ms",
+                              "0.000001", "--send-lateness-limit-ms", "0.000001"});
     ASSERT_EQ(r.exit_code, 3) << r.out;
     const auto top = read_json(out / "summary.json");
     EXPECT_EQ(at(top, {"capacity", "limited_by"}).as_string(), "client");
     EXPECT_EQ(at(top, {"capacity", "sessions"}).to_number<std::uint64_t>(), 0u);
     EXPECT_EQ(json::serialize(at(top, {"capacity", "probed_levels"})), "[1,1]");
+    EXPECT_TRUE(at(top, {"capacity", "boundary_held"}).is_null()); // nothing to verify
     const auto& levels = at(top, {"levels"}).as_array();
     ASSERT_EQ(levels.size(), 2u);
     EXPECT_FALSE(at(levels[0], {"second_try"}).as_bool());
     EXPECT_TRUE(at(levels[1], {"second_try"}).as_bool());
-    for (const char* dir : {"c1", "c1-again"}) {
+    EXPECT_EQ(at(levels[1], {"try"}).as_string(), "confirm");
+    for (const char* dir : {"c1", "c1-confirm1"}) {
         const auto level = read_json(out / dir / "summary.json");
         EXPECT_FALSE(at(level, {"client_timing_valid"}).as_bool()) << dir;
         EXPECT_TRUE(at(level, {"resources"}).as_object().contains("trace_channel_waits")) << dir;
@@ -423,7 +438,9 @@ TEST(ServeE2E, CapacitySearchDoesNotExitFourForTheLevelsBeyondTheCapacity) {
     mock_process mock({"--max-sessions", "1"}, "native-mock");
     temp_dir out;
     const auto r =
-        run_pacer(serve_args(mock, out, {"-d", "1s", "--find-capacity", "--max-level", "2"}));
+        run_pacer(serve_args(mock, out,
+                             {"-d", "1s", "--find-capacity", "--max-level", "2", "--settle", "0s",
+                              "--verify-repeats", "1"}));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("1 rejected; most frequent error"), std::string::npos) << r.out;
     const auto top = read_json(out / "summary.json");

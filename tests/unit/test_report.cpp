@@ -339,6 +339,8 @@ json::object serve_summary() {
         return json::object{
             {"concurrency", c},
             {"second_try", false},
+            {"try", "search"},
+            {"attempt", 1},
             {"repeats", 1},
             {"client_timing_valid", valid},
             {"loop_lag_p99_s", valid ? 0.004 : 0.09},
@@ -502,7 +504,8 @@ TEST(report, tables_have_units_in_their_columns_and_a_row_per_packet_and_session
     EXPECT_EQ(st[2].rows.size(), 2u);
     const auto levels_csv = to_csv(st[2]);
     EXPECT_NE(levels_csv.find("ttfa_p95_s"), std::string::npos);
-    EXPECT_NE(levels_csv.find("\n2,false,1,false,false,2,,2,0,0.375,0.75,"), std::string::npos)
+    EXPECT_NE(levels_csv.find("\n2,false,search,1,1,false,false,2,,2,0,0.375,0.75,"),
+              std::string::npos)
         << levels_csv;
 }
 

@@ -304,6 +304,71 @@ TEST(UnitMetrics, MoreUnitsThanExpectedKeepTheReferenceMissRate) {
         << fmt::format("{}", fmt::join(m.errors, "; "));
 }
 
+// The tail unit (docs/serving.md, "The tail unit"). 0.8 s of input, ten 80 ms units; appends on
+// the grid from 10.0; the end of input goes one packet after the last append, at 10.8 s, as the
+// client sends it (docs/protocol.md §2.4). Units 0-8 finish 5 ms after their last sample left;
+// the tail unit finishes `tail_after_end` after the end of input (negative: before it).
+struct tail_session {
+    std::vector<trace_line> trace;
+    send_receipts receipts = receipts_for(10.0, 10);
+};
+
+tail_session with_tail(double tail_after_end, std::optional<double> unit8_at = std::nullopt) {
+    tail_session s;
+    for (int i = 0; i < 10; ++i)
+        s.trace.push_back(append(10.0 + 0.08 * i, i));
+    for (int k = 0; k < 9; ++k)
+        s.trace.push_back(event("receive",
+                                k == 8 && unit8_at ? *unit8_at
+                                                   : s.receipts.appends[static_cast<std::size_t>(k)]
+                                                             .completed_s +
+                                                         0.005,
+                                "sglang.unit.done", k));
+    s.trace.push_back(event("send", 10.8, "sglang.input_audio.end", 100));
+    s.trace.push_back(event("receive", 10.8 + tail_after_end, "sglang.unit.done", 9));
+    std::stable_sort(s.trace.begin(), s.trace.end(),
+                     [](const trace_line& a, const trace_line& b) { return a.time_s < b.time_s; });
+    return s;
+}
+
+TEST(UnitMetrics, ATailUnitAnsweredAfterTheEndOfInputIsTimedFromIt) {
+    // The field report's floor: timed from the grid, this prompt tail unit lagged 95 ms > 80 ms,
+    // one missed unit in every session at any load.
+    const auto s = with_tail(0.015);
+    const auto m = compute_unit_metrics(s.trace, s.receipts, voicechat(), {});
+    EXPECT_EQ(m.expected_units, 10u);
+    EXPECT_EQ(m.completed_units, 10u);
+    EXPECT_EQ(m.missed_units, 0u);
+    EXPECT_EQ(*m.unit_miss_rate, 0.0);
+    ASSERT_TRUE(m.tail_unit_lag_s);
+    EXPECT_NEAR(*m.tail_unit_lag_s, 0.015, 1e-9);
+    EXPECT_EQ(m.tail_unit_reference, "end_of_input");
+    const double max_lag = *std::max_element(m.listen_lag_s.begin(), m.listen_lag_s.end());
+    EXPECT_NEAR(max_lag, 0.015, 1e-9); // the tail's own latency, not a packet more
+    const auto j = m.to_json();
+    EXPECT_NEAR(j.at("tail_unit_lag_s").as_double(), 0.015, 1e-9);
+    EXPECT_EQ(j.at("tail_unit_reference").as_string(), "end_of_input");
+}
+
+TEST(UnitMetrics, ATailUnitAnsweredBeforeTheEndOfInputKeepsTheGrid) {
+    const auto s = with_tail(-0.07); // 10.73: 10 ms after its last sample left, before the end
+    const auto m = compute_unit_metrics(s.trace, s.receipts, voicechat(), {});
+    EXPECT_EQ(m.missed_units, 0u);
+    ASSERT_TRUE(m.tail_unit_lag_s);
+    EXPECT_NEAR(*m.tail_unit_lag_s, 10.73 - s.receipts.appends[9].completed_s, 1e-9);
+    EXPECT_EQ(m.tail_unit_reference, "grid");
+}
+
+TEST(UnitMetrics, ASlowTailAndALateUnitBeforeItStillMiss) {
+    // The end of input is the tail's reference, not a pardon: 200 ms after it is a miss. And a
+    // unit before the tail that comes after the end of input is timed from the grid.
+    const auto s = with_tail(0.2, 10.85);
+    const auto m = compute_unit_metrics(s.trace, s.receipts, voicechat(), {});
+    EXPECT_EQ(m.missed_units, 2u);
+    EXPECT_NEAR(*m.tail_unit_lag_s, 0.2, 1e-9);
+    EXPECT_NEAR(*m.unit_miss_rate, 0.2, 1e-12);
+}
+
 // --- parsing ------------------------------------------------------------------------------
 
 TEST(Aggregate, PoolsSessionsAndKeepsFailuresInTheDenominator) {

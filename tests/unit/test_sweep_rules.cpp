@@ -101,43 +101,73 @@ TEST(sweep_validity, checks_of_a_realtime_protocol_are_its_own) {
               "not applicable: the replay oracle judges the native protocol only");
 }
 
-// A server that meets the SLOs up to `capacity` sessions, and a client that keeps up. Records
-// the probes with their second-try flag.
+// A server that meets the SLOs up to `capacity` sessions, and a client that keeps up. With
+// `cold_start`, the first run of a level above every level run before misses (a GPU server's
+// first batch of a new size), as `pacer native-mock --cold-start-ms` does. Records every run.
 struct model_server {
     std::size_t capacity = 0;
+    bool cold_start = false;
     std::map<std::size_t, std::vector<level_outcome>> scripted{}; // per level, in turn
-    std::vector<std::pair<std::size_t, bool>> probes{};
+    std::vector<sweep::level_try> runs{};
+    std::size_t high_water = 0;
 
-    level_outcome operator()(std::size_t level, bool second_try) {
-        probes.emplace_back(level, second_try);
-        if (auto it = scripted.find(level); it != scripted.end() && !it->second.empty()) {
+    level_outcome operator()(const sweep::level_try& t) {
+        runs.push_back(t);
+        const bool cold = cold_start && t.level > high_water;
+        high_water = std::max(high_water, t.level);
+        if (auto it = scripted.find(t.level); it != scripted.end() && !it->second.empty()) {
             auto r = it->second.front();
             it->second.erase(it->second.begin());
             return r;
         }
-        return {.slo_met = level <= capacity};
+        return {.slo_met = t.level <= capacity && !cold};
+    }
+    std::vector<std::size_t> levels() const {
+        std::vector<std::size_t> v;
+        for (const auto& r : runs)
+            v.push_back(r.level);
+        return v;
+    }
+    // "8s" (search), "8c1" (confirm 1), "8v2" (verify 2).
+    std::vector<std::string> story() const {
+        std::vector<std::string> v;
+        for (const auto& r : runs)
+            v.push_back(std::to_string(r.level) +
+                        (r.kind == sweep::try_kind::search    ? "s"
+                         : r.kind == sweep::try_kind::confirm ? "c" + std::to_string(r.attempt)
+                                                              : "v" + std::to_string(r.attempt)));
+        return v;
     }
 };
 
 sweep::capacity_result search(model_server& m, sweep::capacity_settings s) {
-    return sweep::search_capacity(
-        s, [&m](std::size_t level, bool second_try) { return m(level, second_try); });
+    return sweep::search_capacity(s, [&m](const sweep::level_try& t) { return m(t); });
 }
 
 using levels = std::vector<std::size_t>;
 
+// The classic search: no confirmation, no verification.
+sweep::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
+    return {.start_level = start,
+            .max_level = max,
+            .resolution = resolution,
+            .confirm = 0,
+            .verify_repeats = 0};
+}
+
 TEST(sweep_capacity, doubles_then_bisects_to_the_last_good_level) {
     model_server m{.capacity = 37};
-    const auto r = search(m, {.start_level = 1, .max_level = 1024, .resolution = 0});
+    const auto r = search(m, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
     EXPECT_EQ(r.limited_by, "slo");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37}));
+    EXPECT_EQ(r.boundary_held, std::nullopt); // nothing verified
 }
 
 TEST(sweep_capacity, resolution_stops_the_bisection_early) {
     model_server m{.capacity = 37};
-    const auto r = search(m, {.start_level = 1, .max_level = 1024, .resolution = 0.25});
+    const auto r = search(m, classic(1, 1024, 0.25));
     // 40 - 32 <= 0.25 x 32: close enough.
     EXPECT_EQ(r.sessions, 32u);
     EXPECT_EQ(r.first_failing_level, 40u);
@@ -146,7 +176,7 @@ TEST(sweep_capacity, resolution_stops_the_bisection_early) {
 
 TEST(sweep_capacity, every_level_good_up_to_the_maximum) {
     model_server m{.capacity = 1000};
-    const auto r = search(m, {.start_level = 3, .max_level = 20, .resolution = 0.05});
+    const auto r = search(m, classic(3, 20, 0.05));
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
     EXPECT_EQ(r.limited_by, "max-level");
@@ -155,7 +185,7 @@ TEST(sweep_capacity, every_level_good_up_to_the_maximum) {
 
 TEST(sweep_capacity, a_first_level_that_misses_gives_zero) {
     model_server m{.capacity = 0};
-    const auto r = search(m, {.start_level = 1, .max_level = 64, .resolution = 0.05});
+    const auto r = search(m, classic(1, 64, 0.05));
     EXPECT_EQ(r.sessions, 0u);
     EXPECT_EQ(r.first_failing_level, 1u);
     EXPECT_EQ(r.limited_by, "slo");
@@ -165,38 +195,156 @@ TEST(sweep_capacity, a_first_level_that_misses_gives_zero) {
 TEST(sweep_capacity, a_level_not_valid_once_is_probed_again_and_the_search_goes_on) {
     model_server m{.capacity = 1000};
     m.scripted[4] = {{.valid = false}};
-    const auto r = search(m, {.start_level = 1, .max_level = 8, .resolution = 0.05});
+    const auto r = search(m, classic(1, 8, 0.05));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.limited_by, "max-level");
-    EXPECT_EQ(m.probes, (std::vector<std::pair<std::size_t, bool>>{
-                            {1, false}, {2, false}, {4, false}, {4, true}, {8, false}}));
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
 }
 
-TEST(sweep_capacity, a_level_not_valid_twice_ends_the_search_at_the_client) {
+TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_client) {
     model_server m{.capacity = 1000};
-    m.scripted[16] = {{.valid = false}, {.valid = false}};
-    const auto r = search(m, {.start_level = 1, .max_level = 1024, .resolution = 0.05});
+    m.scripted[16] = {{.valid = false}, {.valid = false}, {.valid = false}};
+    auto r = search(m, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
     EXPECT_EQ(r.limited_by, "client");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 16}));
+
+    // With two confirmations, three tries; the verification does not run after the client.
+    model_server again{.capacity = 1000};
+    again.scripted[16] = {{.valid = false}, {.valid = false}, {.valid = false}};
+    r = search(again, {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2});
+    EXPECT_EQ(r.limited_by, "client");
+    EXPECT_EQ(again.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
+}
+
+TEST(sweep_capacity, a_level_that_misses_once_then_meets_counts_as_good) {
+    model_server m{.capacity = 1000};
+    m.scripted[4] = {{.slo_met = false}}; // a transient: the second try meets
+    const auto r = search(m, {.start_level = 1, .max_level = 8, .confirm = 1, .verify_repeats = 0});
+    EXPECT_EQ(r.sessions, 8u);
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("level 4"), std::string::npos) << r.notes[0];
+    // Every try is in the result, with its kind and outcome.
+    ASSERT_EQ(r.probes.size(), 5u);
+    EXPECT_EQ(r.probes[2].run.kind, sweep::try_kind::search);
+    EXPECT_FALSE(r.probes[2].outcome.met());
+    EXPECT_EQ(r.probes[3].run.kind, sweep::try_kind::confirm);
+    EXPECT_TRUE(r.probes[3].outcome.met());
+}
+
+// The field report: a cold first level made the classic search answer "first level - 1".
+TEST(sweep_capacity, a_cold_first_level_fools_the_classic_search_and_not_the_confirmed_one) {
+    model_server fooled{.capacity = 37, .cold_start = true};
+    auto r = search(fooled, classic(8, 1024, 0));
+    EXPECT_EQ(r.sessions, 7u); // the defect this search exists to avoid
+    EXPECT_EQ(r.first_failing_level, 8u);
+
+    model_server m{.capacity = 37, .cold_start = true};
+    r = search(m, {.start_level = 8, .max_level = 1024, .resolution = 0});
+    EXPECT_EQ(r.sessions, 37u);
+    EXPECT_EQ(r.first_failing_level, 38u);
+    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(r.boundary_held, true);
+    EXPECT_EQ(m.story(),
+              (std::vector<std::string>{"8s", "8c1", "16s", "16c1", "32s", "32c1", "64s", "64c1",
+                                        "48s", "48c1", "40s", "40c1", "36s", "38s", "38c1", "37s",
+                                        "37v1", "37v2", "38v1", "38v2"}));
+    ASSERT_TRUE(r.capacity_check && r.failing_check);
+    EXPECT_EQ(r.capacity_check->met, 2u);
+    EXPECT_EQ(r.failing_check->met, 0u);
+}
+
+TEST(sweep_capacity, a_capacity_level_that_fails_verification_sends_the_search_down) {
+    model_server m{.capacity = 39};
+    m.scripted[40] = {{}}; // one lucky run of 40 in the search; it misses when verified
+
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0});
+    EXPECT_EQ(r.sessions, 39u);
+    EXPECT_EQ(r.first_failing_level, 40u);
+    EXPECT_EQ(r.boundary_held, true);
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"32s", "64s", "64c1", "48s", "48c1", "40s",
+                                                   "44s", "44c1", "42s", "42c1", "41s", "41c1",
+                                                   "40v1", "40v2", "36s", "38s", "39s", "39v1",
+                                                   "39v2", "40v1", "40v2"}));
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes.front().find("capacity level 40 met its SLOs in 0 of 2"), std::string::npos)
+        << r.notes.front();
+}
+
+TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_the_search_up) {
+    model_server m{.capacity = 20};
+    m.scripted[20] = {{.slo_met = false}, {.slo_met = false}}; // both search tries: a bad moment
+    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0});
+    EXPECT_EQ(r.sessions, 20u);
+    EXPECT_EQ(r.first_failing_level, 21u);
+    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(r.boundary_held, true);
+    EXPECT_EQ(m.story(),
+              (std::vector<std::string>{"8s",   "16s",  "32s",  "32c1", "24s",  "24c1",
+                                        "20s",  "20c1", "18s",  "19s",  "19v1", "19v2",
+                                        "20v1", "20v2", "22s",  "22c1", "21s",  "21c1",
+                                        "20v1", "20v2", "21v1", "21v2"}));
+    ASSERT_FALSE(r.notes.empty());
+    EXPECT_NE(r.notes.front().find("first failing level 20 met its SLOs in every one of 2"),
+              std::string::npos)
+        << r.notes.front();
+}
+
+TEST(sweep_capacity, a_boundary_that_meets_sometimes_is_reported_not_held) {
+    model_server m{.capacity = 9};
+    m.scripted[10] = {{.slo_met = false}, {.slo_met = false}, {}, {.slo_met = false}};
+    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0});
+    EXPECT_EQ(r.sessions, 9u);
+    EXPECT_EQ(r.first_failing_level, 10u);
+    EXPECT_EQ(r.boundary_held, false);
+    ASSERT_TRUE(r.failing_check);
+    EXPECT_EQ(r.failing_check->met, 1u);
+    EXPECT_FALSE(r.failing_check->held);
+    const auto o = sweep::capacity_json(r, "");
+    EXPECT_FALSE(o.at("boundary_held").as_bool());
+    EXPECT_EQ(o.at("verification").at("first_failing_level").at("met").as_uint64(), 1u);
+}
+
+TEST(sweep_capacity, a_verification_run_whose_client_fell_behind_is_run_again_not_counted) {
+    model_server m{.capacity = 37};
+    m.scripted[37] = {{}, {.valid = false, .slo_met = false}}; // search, then a host stall
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0});
+    EXPECT_EQ(r.sessions, 37u);
+    EXPECT_EQ(r.boundary_held, true);
+    ASSERT_TRUE(r.capacity_check);
+    EXPECT_EQ(r.capacity_check->runs, 2u);
+    EXPECT_EQ(r.capacity_check->met, 2u);
+    EXPECT_EQ(r.capacity_check->invalid, 1u);
+    const auto story = m.story();
+    EXPECT_EQ(std::vector<std::string>(story.end() - 5, story.end()),
+              (std::vector<std::string>{"37v1", "37v2", "37v3", "38v1", "38v2"}));
 }
 
 TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     model_server down{.capacity = 1000};
     down.scripted[4] = {{.unreachable = true}};
-    auto r = search(down, {.start_level = 1, .max_level = 1024, .resolution = 0.05});
+    auto r = search(down, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 2u);
     EXPECT_EQ(r.limited_by, "unreachable");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4}));
 
     model_server stopped{.capacity = 37};
     stopped.scripted[48] = {{.interrupted = true}};
-    r = search(stopped, {.start_level = 1, .max_level = 1024, .resolution = 0});
+    r = search(stopped, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 32u);
     EXPECT_EQ(r.first_failing_level, 64u);
     EXPECT_EQ(r.limited_by, "interrupted");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48}));
+
+    // A signal during the verification ends it there too.
+    model_server verifying{.capacity = 37};
+    verifying.scripted[37] = {{}, {.interrupted = true}};
+    r = search(verifying, {.start_level = 32, .max_level = 64, .resolution = 0});
+    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(r.boundary_held, std::nullopt);
+    EXPECT_EQ(verifying.story().back(), "37v1");
 }
 
 TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {

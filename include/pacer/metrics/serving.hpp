@@ -137,6 +137,11 @@ struct unit_metrics {
     std::optional<double> unit_miss_rate; ///< missed / expected; null when expected is 0
     std::vector<double> speak_lag_s, listen_lag_s;
     std::vector<double> reply_lag_s; ///< per response: first audio - unit ready
+    /// The last input unit's lag (also in speak/listen lags): from the end-of-input send when
+    /// the server completed it after that send, else from the grid like every other unit.
+    std::optional<double> tail_unit_lag_s;
+    /// "end_of_input" or "grid": which reference timed the tail unit (null: not completed).
+    std::optional<std::string> tail_unit_reference;
     underrun_result underrun;        ///< summed over responses
     double output_duration_s = 0;
     std::optional<double> underrun_ratio; ///< null when there is no audio

@@ -19,6 +19,7 @@
 #include <pacer/session/live_counters.hpp>
 #include <pacer/sweep/capacity.hpp>
 #include <pacer/sweep/validity.hpp>
+#include <pacer/transport/http_get.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/json/array.hpp>
@@ -67,6 +68,17 @@ struct sweep_options {
     // The plan.
     std::vector<std::size_t> levels; ///< without find_capacity
     std::size_t warmup_runs = 0;
+    /// Sessions of each warm-up run (the command's default: the first level the plan runs).
+    /// One session streams the first input only, as the reference's warm-up; more stream the
+    /// inputs round-robin, as a level does.
+    std::size_t warmup_level = 1;
+    /// Idle time before every run (warm-ups, levels, repeats, confirmations, verifications) but
+    /// the sweep's first. A run starts only after every session of the one before has closed.
+    duration settle{};
+    /// `--server-metrics`: the server's own stats endpoint (native-mock's `GET /stats`), read
+    /// with `?reset=1` before each run and again after it (nullopt: none).
+    std::optional<transport::get_target> server_metrics;
+    std::string server_metrics_url; ///< as given (recorded)
     std::size_t repeats = 1;
     std::size_t threads = 1;
     double stagger_ms = 0;
@@ -107,6 +119,8 @@ struct level_run {
 /// One level of the plan, `repeats` times; the level's pooled entry for the top summary.
 struct level_result {
     std::size_t concurrency = 0;
+    level_try run;      ///< why it ran (a plain sweep's levels are all `search`, attempt 1)
+    std::string folder; ///< c<level>[-confirm<n>|-verify<n>], under repeat-<r>/ with repeats
     std::vector<level_run> runs;
     bool valid = true;
     bool slo_met = true;
@@ -127,6 +141,8 @@ public:
     virtual session::live_counters* level_starting(const std::string& label, double expected_s);
     /// Its sessions have ended (only after level_starting returned totals).
     virtual void level_ended();
+    /// The sweep waits `seconds` before its next run (`--settle`).
+    virtual void settling(double seconds);
     /// Warm-up `index` (from 1) is over.
     virtual void warmup_done(std::size_t index, const level_run& run);
     /// The warm-ups are over; the levels follow.
@@ -149,9 +165,10 @@ struct sweep_result {
     bool server_failed = false;
 };
 
-/// Runs the warm-ups (`out`/warmup-<i>/) and the levels (`out`/[repeat-<r>/]c<level>[-again]/,
-/// each with its summary.json), or the capacity search. `out` must exist. A signal ends it
-/// after the current level.
+/// Runs the warm-ups (`out`/warmup-<i>/) and the levels (`out`/[repeat-<r>/]c<level>/, each
+/// with its summary.json), or the capacity search (its confirmation and verification runs in
+/// c<level>-confirm<n>/ and c<level>-verify<n>/). `out` must exist. A signal ends it after the
+/// current level, or at once during a settle pause.
 sweep_result run_sweep(const sweep_options& options, const std::filesystem::path& out,
                        sweep_observer& observer);
 
