@@ -17,12 +17,14 @@ struct mock_settings {
     server::mock_options options;
     std::string fault = "none";
     std::string stats_output;
+    std::size_t threads = 1;
     bool dry_run = false;
 };
 
 // What `mock` would serve, as checked: `--dry-run` prints it instead of serving.
 void print_mock_plan(const mock_settings& s) {
     print_mock_process_plan("mock", s.options, s.stats_output);
+    fmt::print("  threads    {}\n", s.threads);
     fmt::print("  replies    {} event(s) per append\n", s.options.replies_per_append);
     fmt::print("  fault      {}\n", s.fault == "none"
                                         ? std::string("none")
@@ -36,15 +38,15 @@ int run_mock(mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    const mock_factory make = [&](boost::asio::io_context& io) {
-        return std::make_unique<server::probe_mock>(io, s.options);
+    const threaded_mock_factory make = [&](std::span<boost::asio::io_context* const> contexts) {
+        return std::make_unique<server::probe_mock>(contexts, s.options);
     };
     if (s.dry_run) {
         check_mock_process(s.options, s.stats_output, make);
         print_mock_plan(s);
         return runtime::exit_ok;
     }
-    return run_mock_process(s.options, s.stats_output, make);
+    return run_mock_process(s.options, s.stats_output, s.threads, make);
 }
 
 } // namespace
@@ -59,6 +61,7 @@ command add_mock_command(CLI::App& app) {
                 "when ready; on SIGINT/SIGTERM writes --stats-output and exits 0.");
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
+    add_mock_threads_option(*sub, s->threads);
     sub->add_option("--replies-per-append", o.replies_per_append,
                     "Events per append: audio delta (80 ms at 22.05 kHz), transcript delta, "
                     "sglang.unit.done, in turn")

@@ -7,6 +7,7 @@
 #include <pacer/runtime/resources.hpp>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/executor_work_guard.hpp>
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
@@ -14,9 +15,12 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <stdexcept>
+#include <thread>
+#include <vector>
 
 namespace pacer::cli {
 
@@ -58,14 +62,24 @@ void check_stats_output(const std::string& stats_output) {
 
 } // namespace
 
+void add_mock_threads_option(CLI::App& sub, std::size_t& threads) {
+    sub.add_option("--threads", threads,
+                   "Threads to spread sessions over (each its own event loop; the first "
+                   "accepts and hands each connection to the next thread in turn; a session "
+                   "stays on one thread)")
+        ->check(whole_number(1, 256))
+        ->capture_default_str();
+}
+
 void check_mock_process(const server::host_options& host, const std::string& stats_output,
-                        const mock_factory& make) {
+                        const threaded_mock_factory& make) {
     (void)host;
     check_stats_output(stats_output);
     runtime::ensure_descriptors(64);
     asio::io_context io{1};
+    asio::io_context* const contexts[] = {&io};
     try {
-        (void)make(io); // builds it (checking the options), never listens
+        (void)make(contexts); // builds it (checking the options), never listens
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
@@ -90,13 +104,20 @@ void print_mock_process_plan(std::string_view command, const server::host_option
 }
 
 int run_mock_process(const server::host_options& host, const std::string& stats_output,
-                     const mock_factory& make) {
+                     std::size_t threads, const threaded_mock_factory& make) {
     check_stats_output(stats_output);
     runtime::ensure_descriptors(64);
-    asio::io_context io{1};
+    // One io_context per thread; the main thread runs the first (the acceptor and the signals).
+    std::vector<std::unique_ptr<asio::io_context>> owned;
+    std::vector<asio::io_context*> contexts;
+    for (std::size_t i = 0; i < std::max<std::size_t>(threads, 1); ++i) {
+        owned.push_back(std::make_unique<asio::io_context>(1));
+        contexts.push_back(owned.back().get());
+    }
+    auto& io = *contexts.front();
     std::unique_ptr<server::mock_server> mock;
     try {
-        mock = make(io);
+        mock = make(contexts);
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
@@ -106,10 +127,19 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
         throw usage_error(
             fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.what()));
     }
+    // The other threads' contexts stay up while idle until the mock stops; then they end
+    // once their sessions, closed by stop(), have ended.
+    using guard = asio::executor_work_guard<asio::io_context::executor_type>;
+    std::vector<guard> idle_guards;
+    for (std::size_t i = 1; i < contexts.size(); ++i)
+        idle_guards.push_back(asio::make_work_guard(*contexts[i]));
     asio::signal_set signals(io, SIGINT, SIGTERM);
     signals.async_wait([&](boost::system::error_code ec, int) {
-        if (!ec)
-            mock->stop();
+        if (ec)
+            return;
+        mock->stop();
+        for (auto& g : idle_guards)
+            g.reset();
     });
     asio::co_spawn(io, mock->serve(), [](std::exception_ptr e) {
         if (e)
@@ -121,7 +151,12 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     else
         fmt::print("listening on wss://{}:{}\n", host.host, mock->port());
     std::fflush(stdout);
+    std::vector<std::thread> runners;
+    for (std::size_t i = 1; i < contexts.size(); ++i)
+        runners.emplace_back([ctx = contexts[i]] { ctx->run(); });
     io.run();
+    for (auto& t : runners)
+        t.join();
     auto stats = mock->stats();
     const auto usage = runtime::read_process_usage();
     stats["process_cpu_s"] = usage.cpu_s;

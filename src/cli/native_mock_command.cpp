@@ -21,6 +21,10 @@ struct native_mock_settings {
     std::string protocol = "native";
     double unit_latency_ms = 0;
     double per_session_cost_ms = 0;
+    double service_ms = 0;
+    double cold_start_ms = 0;
+    double cold_start_s = 2;
+    std::size_t threads = 1;
     std::string fault = "none";
     std::string fault_sessions;
     std::string stats_output;
@@ -39,8 +43,20 @@ void print_native_mock_plan(const native_mock_settings& s) {
                o.profile->continuous
                    ? std::string()
                    : fmt::format(", a question every {} unit(s)", o.question_every));
+    fmt::print("  threads    {}\n", s.threads);
     fmt::print("  capacity   unit latency {:g} ms + {:g} ms per other open session\n",
                s.unit_latency_ms, s.per_session_cost_ms);
+    fmt::print("  worker     {}\n",
+               s.service_ms > 0
+                   ? fmt::format("{:g} ms of one shared worker per unit, first in first out",
+                                 s.service_ms)
+                   : std::string("none (no --service-ms)"));
+    fmt::print("  cold start {}\n",
+               s.cold_start_ms > 0
+                   ? fmt::format("+{:g} ms per unit for {:g} s after each new high-water mark of "
+                                 "open sessions",
+                                 s.cold_start_ms, s.cold_start_s)
+                   : std::string("none (no --cold-start-ms)"));
     fmt::print("  fault      {}{}\n", s.fault,
                s.fault == "none" ? std::string()
                                  : " in sessions " + (s.fault_sessions.empty() ? std::string("all")
@@ -65,6 +81,9 @@ int run_native_mock(native_mock_settings& s) {
     }
     o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
     o.per_session_cost = std::chrono::duration<double, std::milli>(s.per_session_cost_ms);
+    o.service_time = std::chrono::duration<double, std::milli>(s.service_ms);
+    o.cold_start_extra = std::chrono::duration<double, std::milli>(s.cold_start_ms);
+    o.cold_start_window = std::chrono::duration<double>(s.cold_start_s);
     try {
         o.fault = server::parse_peer_fault(s.fault);
         if (!s.fault_sessions.empty())
@@ -72,15 +91,15 @@ int run_native_mock(native_mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    const mock_factory make = [&](boost::asio::io_context& io) {
-        return std::make_unique<server::native_mock>(io, o);
+    const threaded_mock_factory make = [&](std::span<boost::asio::io_context* const> contexts) {
+        return std::make_unique<server::native_mock>(contexts, o);
     };
     if (s.dry_run) {
         check_mock_process(o, s.stats_output, make);
         print_native_mock_plan(s);
         return runtime::exit_ok;
     }
-    return run_mock_process(o, s.stats_output, make);
+    return run_mock_process(o, s.stats_output, s.threads, make);
 }
 
 } // namespace
@@ -93,12 +112,15 @@ command add_native_mock_command(CLI::App& app) {
         "with --tls-cert and --tls-key) "
         "(docs/protocol.md §1.4 and the section 6 recipe): healthy sessions pass `pacer replay`. "
         "VoiceChat-like (continuous audio) or MiniCPM-o-like (replies to questions), unit output "
-        "in bursts, a capacity model whose unit latency grows with open sessions, HTTP 503 "
-        "admission limits, and the reference peer's fault modes for chosen sessions. Prints "
+        "in bursts, a capacity model whose unit latency grows with open sessions, a shared compute "
+        "worker with its backlog, a cold start per new high-water mark of sessions, HTTP 503 "
+        "admission limits, and the reference peer's fault modes for chosen sessions. GET /stats "
+        "on the same port answers the server's own view (?reset=1 resets it). Prints "
         "'listening on HOST:PORT' when ready; on SIGINT/SIGTERM writes --stats-output and exits "
         "0. See docs/native-mock.md.");
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
+    add_mock_threads_option(*sub, s->threads);
     sub->add_option("--protocol", s->protocol,
                     "Protocol served: native, openai-realtime (audio and transcript deltas at "
                     "24 kHz) or vllm-realtime (transcription deltas); docs/protocols.md")
@@ -131,6 +153,24 @@ command add_native_mock_command(CLI::App& app) {
     sub->add_option("--per-session-cost-ms", s->per_session_cost_ms,
                     "Capacity model P: extra latency per other open session, in ms")
         ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--service-ms", s->service_ms,
+                    "One compute worker shared by every session (and thread), first in first "
+                    "out: each completed unit needs S ms of it and its output leaves at "
+                    "max(ready, worker free) + S + the capacity model's latency; work queued "
+                    "for sessions that left is still done (the backlog after an overload). "
+                    "0: no worker")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--cold-start-ms", s->cold_start_ms,
+                    "When the open sessions reach a new high-water mark (a batch size the "
+                    "server has not seen), every unit completed in the next --cold-start-s "
+                    "costs X ms more. 0: off")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--cold-start-s", s->cold_start_s,
+                    "How long a cold start lasts after each new high-water mark, in seconds")
+        ->check(number_in(0.001, 3600))
         ->capture_default_str();
     sub->add_option(
            "--fault", s->fault,

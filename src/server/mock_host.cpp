@@ -7,6 +7,8 @@
 #include <pacer/transport/detail/tls_context.hpp>
 
 #include <boost/asio/co_spawn.hpp>
+#include <boost/asio/dispatch.hpp>
+#include <boost/asio/this_coro.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/http/read.hpp>
 #include <boost/beast/http/string_body.hpp>
@@ -16,6 +18,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <array>
 #include <cctype>
 #include <cerrno>
 #include <netinet/in.h>
@@ -78,12 +82,34 @@ std::size_t parse_choice(std::span<const std::string_view> names, std::string_vi
         fmt::format("{} must be one of {} (got '{}')", flag, fmt::join(names, ", "), name));
 }
 
+// One thread's part of the host: everything here is touched on that thread only (stop() hands
+// its part over with dispatch), except `sessions`, an atomic any thread may read.
+struct mock_host::shard {
+    explicit shard(asio::io_context& c) : ctx(c), stopped_signal(c) {
+        stopped_signal.expires_at(time_point::max());
+    }
+    asio::io_context& ctx;
+    pacer::steady_timer stopped_signal; // cancelled by stop()
+    runtime::loop_monitor monitor;
+    bool stopped = false;
+    double stopped_cpu_s = -1;
+    std::atomic<std::size_t> sessions{0};
+    std::set<transport::detail::tcp_socket*> open; // the open sessions' sockets, closed by stop()
+};
+
 mock_host::mock_host(asio::io_context& ctx, host_options options)
+    : mock_host(std::span<asio::io_context* const>(std::array<asio::io_context*, 1>{&ctx}),
+                std::move(options)) {}
+
+mock_host::mock_host(std::span<asio::io_context* const> contexts, host_options options)
     : options_(std::move(options)),
       tls_(transport::detail::make_tls_server_context(options_.tls_cert, options_.tls_key)),
-      acceptor_(ctx), stopped_signal_(ctx), started_(clock::now()) {
-    stopped_signal_.expires_at(time_point::max());
+      acceptor_(*contexts.front()), started_(clock::now()) {
+    for (auto* ctx : contexts)
+        shards_.push_back(std::make_unique<shard>(*ctx));
 }
+
+mock_host::~mock_host() = default;
 
 void mock_host::listen() {
     const tcp::endpoint ep(asio::ip::make_address(options_.host), options_.port);
@@ -105,35 +131,67 @@ std::uint16_t mock_host::port() const {
     return acceptor_.local_endpoint().port();
 }
 
-awaitable<void> mock_host::serve(const session_handler& handler) {
+std::size_t mock_host::shard_of(const pacer::executor& ex) const {
+    for (std::size_t i = 0; i < shards_.size(); ++i)
+        if (&shards_[i]->ctx == &ex.context())
+            return i;
+    return 0;
+}
+
+pacer::executor mock_host::shard_executor(std::size_t i) const {
+    return shards_.at(i)->ctx.get_executor();
+}
+
+std::vector<std::size_t> mock_host::sessions_per_shard() const {
+    std::vector<std::size_t> out;
+    for (const auto& s : shards_)
+        out.push_back(s->sessions.load(std::memory_order_relaxed));
+    return out;
+}
+
+mock_host::shard& mock_host::my_shard(const pacer::executor& ex) {
+    return *shards_[shard_of(ex)];
+}
+
+awaitable<void> mock_host::serve(const session_handler& handler, const get_handler& get) {
     auto self = shared_from_this();
-    auto ex = acceptor_.get_executor();
-    asio::co_spawn(ex, monitor_.run(), [self](std::exception_ptr) {});
+    for (auto& s : shards_)
+        asio::co_spawn(s->ctx, s->monitor.run(), [self](std::exception_ptr) {});
+    std::size_t next = 0;
     while (!stopped_) {
-        auto [ec, socket] = co_await acceptor_.async_accept(use_tuple);
+        // Accepted straight onto the next shard's context: the socket and its session live
+        // there from the first byte on.
+        shard& where = *shards_[next];
+        next = (next + 1) % shards_.size();
+        auto [ec, socket] = co_await acceptor_.async_accept(where.ctx.get_executor(), use_tuple);
         if (ec) {
             if (stopped_ || ec == asio::error::operation_aborted)
                 break;
             continue; // e.g. EMFILE: keep serving the sessions we have
         }
-        asio::co_spawn(ex, handle(std::move(socket), handler), [self](std::exception_ptr) {});
+        asio::co_spawn(where.ctx, handle(std::move(socket), handler, get, where),
+                       [self](std::exception_ptr) {});
     }
 }
 
-awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_handler handler) {
+awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_handler handler,
+                                  get_handler get, shard& where) {
     ws_stream ws(std::move(socket));
     auto& layer = ws.next_layer(); // TLS when serving wss://
     if (tls_)
         layer.use_tls(*tls_); // before the reference below: it moves the TCP socket
     auto& stream = beast::get_lowest_layer(ws);
+    if (where.stopped)
+        co_return; // accepted as the mock stopped: its sockets are already closed
     // Registered for stop() while the stream lives; the guard holds the host, so it outlives
     // the registration even when the coroutine frame is destroyed with its io_context.
     struct registration {
         std::shared_ptr<mock_host> host;
+        shard* where;
         transport::detail::tcp_socket* stream;
-        ~registration() { host->open_.erase(stream); }
-    } registered{shared_from_this(), &stream};
-    open_.insert(registered.stream);
+        ~registration() { where->open.erase(stream); }
+    } registered{shared_from_this(), &where, &stream};
+    where.open.insert(registered.stream);
     // The TLS handshake and the upgrade request within 30 s, or the connection is closed.
     transport::detail::socket_deadline deadline(stream, std::chrono::seconds(30));
     if (auto* t = layer.tls()) {
@@ -147,16 +205,10 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
     if (rec || stopped_)
         co_return;
     deadline.disarm();
-    ++handshakes_;
-    for (const auto& field : request) {
-        std::string name(field.name_string());
-        for (auto& c : name)
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        header_names_.insert(std::move(name));
-    }
-    auto refuse = [&](http::status status, std::string body) -> awaitable<void> {
+    auto answer = [&](http::status status, std::string body,
+                      std::string_view type) -> awaitable<void> {
         http::response<http::string_body> res{status, request.version()};
-        res.set(http::field::content_type, "text/plain");
+        res.set(http::field::content_type, type);
         res.body() = std::move(body);
         res.prepare_payload();
         res.keep_alive(false);
@@ -166,6 +218,27 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
         boost::system::error_code ignored;
         stream.shutdown(tcp::socket::shutdown_both, ignored);
     };
+    auto refuse = [&](http::status status, std::string body) {
+        return answer(status, std::move(body), "text/plain");
+    };
+    // A plain GET the mock serves itself (native-mock's /stats): not a handshake, so it counts
+    // toward neither --reject-first nor the sessions.
+    if (!websocket::is_upgrade(request) && request.method() == http::verb::get && get) {
+        if (auto body = co_await get(std::string(request.target()))) {
+            co_await answer(http::status::ok, std::move(*body), "application/json");
+            co_return;
+        }
+    }
+    const std::size_t handshake = handshakes_.fetch_add(1, std::memory_order_relaxed) + 1;
+    {
+        const std::lock_guard lock(names_mutex_);
+        for (const auto& field : request) {
+            std::string name(field.name_string());
+            for (auto& c : name)
+                c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            header_names_.insert(std::move(name));
+        }
+    }
     if (!websocket::is_upgrade(request)) {
         co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
         co_return;
@@ -174,70 +247,116 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
         co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
         co_return;
     }
-    if (handshakes_ <= options_.reject_first ||
-        (options_.max_sessions != 0 && active_ >= options_.max_sessions)) {
-        ++rejected_;
+    // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it
+    // (a compare-and-swap: shards admit at once).
+    bool admitted = handshake > options_.reject_first;
+    if (admitted) {
+        auto open = active_.load(std::memory_order_relaxed);
+        do {
+            if (options_.max_sessions != 0 && open >= options_.max_sessions) {
+                admitted = false;
+                break;
+            }
+        } while (!active_.compare_exchange_weak(open, open + 1, std::memory_order_relaxed));
+    }
+    if (!admitted) {
+        rejected_.fetch_add(1, std::memory_order_relaxed);
         co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
         co_return;
     }
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws.read_message_max(8 * 1024 * 1024);
-    // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it.
-    ++active_;
     auto [aec] = co_await ws.async_accept(request, use_tuple);
     if (aec) {
-        --active_;
+        active_.fetch_sub(1, std::memory_order_relaxed);
         co_return;
     }
     stream.set_option(tcp::no_delay(true));
-    const std::size_t index = seen_++;
+    const std::size_t index = seen_.fetch_add(1, std::memory_order_relaxed);
+    where.sessions.fetch_add(1, std::memory_order_relaxed);
     co_await handler(ws, index);
-    --active_;
+    active_.fetch_sub(1, std::memory_order_relaxed);
 }
 
-void mock_host::stop() {
-    if (stopped_)
+void mock_host::stop_shard(shard& s) {
+    if (s.stopped)
         return;
-    stopped_ = true;
-    stopped_cpu_s_ = runtime::thread_cpu_seconds();
-    stopped_wall_s_ = to_seconds(clock::now() - started_);
-    monitor_.stop();
-    stopped_signal_.cancel();
+    s.stopped = true;
+    s.stopped_cpu_s = runtime::thread_cpu_seconds();
+    s.monitor.stop();
+    s.stopped_signal.cancel();
     boost::system::error_code ignored;
-    acceptor_.close(ignored);
-    for (auto* socket : open_)
+    for (auto* socket : s.open)
         socket->close(ignored); // its pending operations complete with operation_aborted
 }
 
+void mock_host::stop() {
+    if (stopped_.exchange(true))
+        return;
+    stopped_wall_s_ = to_seconds(clock::now() - started_);
+    boost::system::error_code ignored;
+    acceptor_.close(ignored);
+    // Each shard's sockets are closed on its own thread; the caller's own shard (the first,
+    // by the contract) at once.
+    auto self = shared_from_this();
+    for (auto& s : shards_)
+        asio::dispatch(s->ctx, [self, where = s.get()] { self->stop_shard(*where); });
+}
+
 awaitable<void> mock_host::until_stopped() {
-    if (!stopped_)
-        co_await stopped_signal_.async_wait(use_tuple);
+    auto& s = my_shard(co_await asio::this_coro::executor);
+    if (!s.stopped)
+        co_await s.stopped_signal.async_wait(use_tuple);
 }
 
 boost::json::object mock_host::stats() const {
-    std::vector<double> lags = monitor_.lags_s();
+    std::vector<double> lags;
+    for (const auto& s : shards_)
+        lags.insert(lags.end(), s->monitor.lags_s().begin(), s->monitor.lags_s().end());
     std::size_t lags_over = 0;
     for (double l : lags)
         lags_over += l > protocol::late_threshold_s;
     const double wall = stopped_ ? stopped_wall_s_ : to_seconds(clock::now() - started_);
     boost::json::object o;
-    o["sessions_seen"] = seen_;
-    o["sessions_completed"] = completed_;
-    o["sessions_rejected"] = rejected_;
+    o["sessions_seen"] = seen_.load();
+    o["sessions_completed"] = completed_.load();
+    o["sessions_rejected"] = rejected_.load();
     o["tls"] = tls_ != nullptr;
     boost::json::array names;
-    for (const auto& name : header_names_)
-        names.emplace_back(name);
+    {
+        const std::lock_guard lock(names_mutex_);
+        for (const auto& name : header_names_)
+            names.emplace_back(name);
+    }
     o["request_header_names"] = std::move(names);
     auto lag = to_json(summarize(lags, pacing_fractions));
     lag["over_80ms"] = lags_over;
     o["loop_lag_s"] = std::move(lag);
     o["wall_s"] = wall;
-    if (stopped_cpu_s_ >= 0) {
-        o["thread_cpu_s"] = stopped_cpu_s_;
-        o["thread_cpu_cores"] = wall > 0 ? stopped_cpu_s_ / wall : 0.0;
+    o["threads"] = shards_.size();
+    boost::json::array per_thread;
+    for (const auto n : sessions_per_shard())
+        per_thread.emplace_back(n);
+    o["sessions_per_thread"] = std::move(per_thread);
+    double cpu = 0;
+    bool all_stopped = true;
+    boost::json::array cpu_per_thread;
+    for (const auto& s : shards_) {
+        all_stopped = all_stopped && s->stopped_cpu_s >= 0;
+        cpu += std::max(s->stopped_cpu_s, 0.0);
+        cpu_per_thread.emplace_back(s->stopped_cpu_s);
+    }
+    if (stopped_ && all_stopped) {
+        o["thread_cpu_s"] = cpu;
+        o["thread_cpu_cores"] = wall > 0 ? cpu / wall : 0.0;
+        if (shards_.size() > 1)
+            o["thread_cpu_s_per_thread"] = std::move(cpu_per_thread);
     }
     return o;
+}
+
+awaitable<std::optional<std::string>> mock_sessions::get(std::string) {
+    co_return std::nullopt;
 }
 
 } // namespace pacer::server::detail
@@ -264,7 +383,10 @@ pacer::awaitable<void> mock_server::serve() {
     // the destroyed mock; reproduced with g++ 12.2, fine once named).
     const detail::mock_host::session_handler handler =
         [s](detail::ws_stream& ws, std::size_t index) { return s->run_session(ws, index); };
-    co_await s->host->serve(handler);
+    const detail::mock_host::get_handler get = [s](std::string target) {
+        return s->get(std::move(target));
+    };
+    co_await s->host->serve(handler, get);
 }
 
 void mock_server::stop() {

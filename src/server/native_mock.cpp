@@ -1,9 +1,14 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
+#include <pacer/core/histogram.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/event_scanner.hpp>
+#include <pacer/server/detail/compute_model.hpp>
 #include <pacer/server/detail/mock_host.hpp>
 #include <pacer/server/native_mock.hpp>
+
+#include <boost/asio/co_spawn.hpp>
+#include <boost/json/parse.hpp>
 
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/write.hpp>
@@ -43,14 +48,39 @@ constexpr std::string_view fault_names[] = {
 // What the writer does once a job's frames are out.
 enum class then { nothing, close, close_1011 };
 
-// Output that leaves at `due`: the frames, the arrival of the last input byte of each unit it
-// carries (for the lag stats), and what follows it.
+// A unit an output job carries, for the stats: when its last input byte arrived, how long it
+// waited for the shared worker, and the units at the worker when it joined (0: no worker; the
+// job's own unit count is its batch).
+struct unit_note {
+    time_point ready;
+    duration wait{};
+    std::uint64_t queued = 0;
+};
+
+// Output that leaves at `due`: the frames, the units it carries, and what follows it.
 struct output_job {
     time_point due;
     std::string frames;
-    std::vector<time_point> units_ready;
+    std::vector<unit_note> units;
     then after = then::nothing;
 };
+
+// Batch sizes go into a log_histogram as nanoseconds (one exact bucket each below 2,048),
+// so their figures are whole counts, not a bucket midpoint near one.
+constexpr double batch_scale = 1e-9;
+
+// `x` as a JSON number in plain decimals (never `1E0`): nanosecond resolution, trailing zeros
+// dropped.
+std::string plain(double x) {
+    std::string s = fmt::format("{:.9f}", x);
+    while (s.size() > 2 && s.back() == '0' && s[s.size() - 2] != '.')
+        s.pop_back();
+    return s;
+}
+
+std::string plain(std::optional<double> x, double scale = 1) {
+    return x ? plain(*x * scale) : std::string("null");
+}
 
 std::size_t parse_index(std::string_view text) {
     std::size_t v = 0;
@@ -100,27 +130,67 @@ bool session_set::contains(std::size_t index) const {
 
 namespace {
 
-// The mock's state across sessions: options and counters.
-struct native_sessions final : detail::mock_sessions {
-    native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options o);
+// What `GET /stats` reports, kept per thread since the last reset.
+struct stats_window {
+    std::uint64_t sessions_started = 0;
+    std::uint64_t units = 0;
+    std::uint64_t cold_units = 0; // units that paid the cold start
+    log_histogram unit_latency_s, queue_wait_s, batch_size;
 
-    awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
-    boost::json::object stats() const override;
+    void merge(const stats_window& o) {
+        sessions_started += o.sessions_started;
+        units += o.units;
+        cold_units += o.cold_units;
+        unit_latency_s.merge(o.unit_latency_s);
+        queue_wait_s.merge(o.queue_wait_s);
+        batch_size.merge(o.batch_size);
+    }
+};
 
-    native_mock_options options;
-    std::string granted; // the granted capabilities, the same JSON for every session
-
+// What the sessions of one thread count: touched on that thread only, merged when read (by
+// `GET /stats` on each thread in turn, or by stats() once every thread has stopped). A cache
+// line of its own: threads never write one another's.
+struct alignas(64) native_shard {
     std::uint64_t appends = 0;
     std::uint64_t units = 0;
     std::uint64_t responses = 0;
     std::uint64_t faults = 0;
     std::vector<double> unit_output_lag_s;
+    stats_window window;
+};
+
+// The mock's state across sessions: options, the shared compute model, and each thread's
+// counters.
+struct native_sessions final : detail::mock_sessions {
+    native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options o);
+
+    awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    boost::json::object stats() const override;
+    awaitable<std::optional<std::string>> get(std::string target) override;
+
+    // Shard `i`'s window, reset when asked; runs on that shard's thread.
+    awaitable<stats_window> take_window(std::size_t i, bool reset);
+    // The GET /stats document of `merged` (every shard's window) at `now`.
+    std::string stats_document(const stats_window& merged, time_point now) const;
+
+    native_mock_options options;
+    std::string granted; // the granted capabilities, the same JSON for every session
+    bool worker_on = false;
+    detail::service_queue worker;
+    detail::cold_start cold;
+    std::vector<native_shard> shards; // one per host shard
+    // Where the current stats window began, and the cold starts before it.
+    std::atomic<duration::rep> since;
+    std::atomic<std::uint64_t> cold_starts_before{0};
 };
 
 } // namespace
 
 native_mock::native_mock(asio::io_context& ctx, native_mock_options options)
     : mock_server(detail::make_sessions<native_sessions>(ctx, std::move(options))) {}
+
+native_mock::native_mock(std::span<asio::io_context* const> contexts, native_mock_options options)
+    : mock_server(detail::make_sessions<native_sessions>(contexts, std::move(options))) {}
 
 namespace {
 
@@ -135,7 +205,8 @@ namespace {
 class native_session {
 public:
     native_session(native_sessions& mock, detail::ws_stream& ws, std::size_t index)
-        : mock_(mock), options_(mock.options), ws_(ws), wake_(ws.get_executor()),
+        : mock_(mock), shard_(mock.shards[mock.host->shard_of(ws.get_executor())]),
+          options_(mock.options), ws_(ws), wake_(ws.get_executor()),
           session_id_(fmt::format("sess_{}", index)),
           fault_(options_.fault != peer_fault::none &&
                          (!options_.fault_sessions || options_.fault_sessions->contains(index))
@@ -153,7 +224,9 @@ public:
     awaitable<void> run() {
         using namespace asio::experimental::awaitable_operators;
         if (fault_ != peer_fault::none)
-            ++mock_.faults;
+            ++shard_.faults;
+        ++shard_.window.sessions_started;
+        mock_.cold.opened(mock_.host->open_sessions(), clock::now());
         event(immediate_,
               R"("type":"session.created","session":{{"id":"{}","object":)"
               R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
@@ -220,8 +293,7 @@ private:
             while (!pending_.empty() && pending_.front().due <= now && after == then::nothing) {
                 auto& job = pending_.front();
                 batch += job.frames;
-                for (const auto ready : job.units_ready)
-                    mock_.unit_output_lag_s.push_back(to_seconds(now - ready));
+                record(job, now);
                 after = job.after;
                 pending_.pop_front();
             }
@@ -264,10 +336,11 @@ private:
                       R"("audio":{{"output":{{"format":{{"type":"audio/pcm","rate":24000}}}}}}}})",
                       session_id_);
         } else if (type == "input_audio_buffer.append") {
-            ++mock_.appends;
+            ++shard_.appends;
             input_bytes_ += scanner.audio_decoded_size();
             while ((units_done_ + 1) * unit <= input_bytes_) {
-                auto& job = queue(now + unit_delay());
+                const auto [note, due] = compute(now);
+                auto& job = queue(due);
                 if (openai) {
                     open_response(job.frames);
                     event(job.frames,
@@ -283,9 +356,9 @@ private:
                           units_done_);
                 }
                 transcript_ += fmt::format("w{} ", units_done_);
-                job.units_ready.push_back(now);
+                job.units.push_back(note);
                 ++units_done_;
-                ++mock_.units;
+                count_unit();
             }
         } else if (type == "input_audio_buffer.commit" && !openai) {
             protocol::frame_parser parser; // commits are rare: a DOM is affordable here
@@ -301,7 +374,7 @@ private:
             event(job.frames,
                   R"("type":"response.done","response":{{"id":"response_0","object":)"
                   R"("realtime.response","status":"completed","output":[],"usage":{{}}}})");
-            ++mock_.responses;
+            ++shard_.responses;
         }
     }
 
@@ -323,7 +396,7 @@ private:
 
     void on_append(const protocol::event_scanner& scanner, const std::string& client_id,
                    time_point now) {
-        ++mock_.appends;
+        ++shard_.appends;
         if (fault_ != peer_fault::none && fault_ != peer_fault::linger &&
             fault_ != peer_fault::close_without_update) {
             inject(client_id, now);
@@ -338,27 +411,39 @@ private:
         while ((units_done_ + 1) * unit_bytes_ <= input_bytes_) {
             unit_output(held_, units_done_);
             ++units_done_;
-            held_ready_.push_back(now);
-            if (held_ready_.size() == options_.burst_units) {
-                auto& job = queue(now + unit_delay());
+            const auto [note, due] = compute(now);
+            held_units_.push_back(note);
+            held_due_ = due; // the worker is first in first out: the burst's last is its latest
+            if (held_units_.size() == options_.burst_units) {
+                auto& job = queue(due);
                 job.frames = std::move(held_);
-                job.units_ready = std::move(held_ready_);
+                job.units = std::move(held_units_);
                 held_.clear();
-                held_ready_.clear();
+                held_units_.clear();
             }
         }
     }
 
     void on_end(const std::string& client_id, time_point now) {
-        auto& job = queue(now + unit_delay());
+        const std::uint64_t units = (input_bytes_ + unit_bytes_ - 1) / unit_bytes_;
+        const bool tail = units > units_done_; // a partial last unit
+        // The EOS sequence leaves with the tail unit's output, behind any held units.
+        auto due = now + unit_delay();
+        std::optional<unit_note> tail_note;
+        if (tail) {
+            const auto [note, tail_due] = compute(now);
+            tail_note = note;
+            due = std::max(due, tail_due);
+        }
+        if (mock_.worker_on && !held_units_.empty())
+            due = std::max(due, held_due_);
+        auto& job = queue(due);
         std::string& out = job.frames;
         out = std::move(held_); // held units go first: the EOS sequence stays behind them
         held_.clear();
-        job.units_ready = std::move(held_ready_);
-        held_ready_.clear();
+        job.units = std::move(held_units_);
+        held_units_.clear();
         const double total_ms = input_ms();
-        const std::uint64_t units = (input_bytes_ + unit_bytes_ - 1) / unit_bytes_;
-        const bool tail = units > units_done_; // a partial last unit
         event(out,
               R"("type":"sglang.input_audio.ended","accepted_end_ms":{},"tail_policy":"pad",)"
               R"("client_event_id":"{}")",
@@ -381,7 +466,7 @@ private:
         }
         if (tail) {
             unit_done(out, tail_unit, tail_ms);
-            job.units_ready.push_back(now);
+            job.units.push_back(*tail_note);
         }
         const double padding_ms =
             std::ceil(total_ms / static_cast<double>(unit_ms_)) * static_cast<double>(unit_ms_) -
@@ -458,6 +543,42 @@ private:
             due = pending_.back().due;
         pending_.push_back(output_job{due, {}, {}, then::nothing});
         return pending_.back();
+    }
+
+    // A unit completed at `now` (its last input byte arrived): through the shared worker when
+    // there is one, then the capacity model's latency, plus the cold start's cost inside a
+    // cold window. Returns the unit's note and when its output may leave.
+    std::pair<unit_note, time_point> compute(time_point now) {
+        unit_note note{now};
+        time_point done = now;
+        if (mock_.worker_on) {
+            const auto a = mock_.worker.admit(now);
+            note.wait = a.wait;
+            note.queued = a.queued;
+            done = a.done;
+        }
+        const auto cold = mock_.cold.extra(now);
+        if (cold > duration::zero())
+            ++shard_.window.cold_units;
+        return {note, done + unit_delay() + cold};
+    }
+
+    // The stats of the units of a job written at `now`.
+    void record(const output_job& job, time_point now) {
+        for (const auto& u : job.units) {
+            const double lag = to_seconds(now - u.ready);
+            shard_.unit_output_lag_s.push_back(lag);
+            auto& w = shard_.window;
+            w.unit_latency_s.record(lag);
+            w.queue_wait_s.record(to_seconds(u.wait));
+            const auto batch = u.queued != 0 ? u.queued : job.units.size();
+            w.batch_size.record(static_cast<double>(batch) * batch_scale);
+        }
+    }
+
+    void count_unit() {
+        ++shard_.units;
+        ++shard_.window.units;
     }
 
     // The capacity model: L + P x (open sessions - 1).
@@ -572,7 +693,7 @@ private:
               R"("{}","object":"realtime.item","type":"message","role":"assistant","content":)"
               R"([{}{{"type":"output_audio","transcript":"{}"}}]}}],"usage":{{}}}})",
               id, item, text_part, transcript);
-        ++mock_.responses;
+        ++shard_.responses;
     }
 
     void unit_done(std::string& out, std::uint64_t k, double duration_ms) {
@@ -580,7 +701,7 @@ private:
               R"("type":"sglang.unit.done","unit_id":"unit_{}","sglang":{{"unit_id":"unit_{}",)"
               R"("media_time":{{"t_start_ms":{},"duration_ms":{}}}}})",
               k, k, k * unit_ms_, duration_ms);
-        ++mock_.units;
+        count_unit();
     }
 
     // session.closed; an empty `client_id` (server-initiated) is null.
@@ -602,6 +723,7 @@ private:
     }
 
     native_sessions& mock_;
+    native_shard& shard_; // this thread's counters
     const native_mock_options& options_;
     detail::ws_stream& ws_;
     steady_timer wake_;
@@ -615,7 +737,8 @@ private:
     std::string immediate_;          // acknowledgements: out at the next write
     std::deque<output_job> pending_; // unit output and what must stay behind it
     std::string held_;               // units of an unfinished burst
-    std::vector<time_point> held_ready_;
+    std::vector<unit_note> held_units_;
+    time_point held_due_{};          // when the held units' output may leave
     bool stop_reading_ = false, deaf_ = false, peer_gone_ = false;
 
     std::uint64_t next_event_ = 0;
@@ -659,9 +782,8 @@ awaitable<void> native_sessions::run_session(detail::ws_stream& ws, std::size_t 
     co_await session.run();
 }
 
-native_sessions::native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options opts)
-    : mock_sessions(std::move(h)), options(std::move(opts)) {
-    auto& o = options; // normalised in place: a rate of 0 becomes the profile's
+// The options, normalised (a rate of 0 becomes the profile's) and checked.
+native_mock_options checked(native_mock_options o) {
     if (o.profile == nullptr || o.profile->name == "qwen3-omni-half-duplex")
         throw std::invalid_argument(
             "--profile must be nemotron or minicpmo (the legacy qwen3 protocol is not mocked)");
@@ -673,11 +795,88 @@ native_sessions::native_sessions(std::shared_ptr<detail::mock_host> h, native_mo
         throw std::invalid_argument("--burst-units must be >= 1");
     if (o.question_every == 0)
         throw std::invalid_argument("--question-every must be >= 1");
-    if (!(o.unit_latency.count() >= 0) || !std::isfinite(o.unit_latency.count()))
+    auto finite_ms = [](double v) { return v >= 0 && v <= 3.6e6; }; // at most an hour
+    if (!finite_ms(o.unit_latency.count()))
         throw std::invalid_argument("--unit-latency-ms must be a finite number >= 0");
-    if (!(o.per_session_cost.count() >= 0) || !std::isfinite(o.per_session_cost.count()))
+    if (!finite_ms(o.per_session_cost.count()))
         throw std::invalid_argument("--per-session-cost-ms must be a finite number >= 0");
-    granted = granted_capabilities(options);
+    if (!finite_ms(o.service_time.count()))
+        throw std::invalid_argument("--service-ms must be a number of ms within 0..3600000");
+    if (!finite_ms(o.cold_start_extra.count()))
+        throw std::invalid_argument("--cold-start-ms must be a number of ms within 0..3600000");
+    if (!(o.cold_start_window.count() > 0 && o.cold_start_window.count() <= 3600))
+        throw std::invalid_argument("--cold-start-s must be a number of seconds within (0, 3600]");
+    return o;
+}
+
+template <class Rep, class Period>
+duration ticks(std::chrono::duration<Rep, Period> d) {
+    return std::chrono::duration_cast<duration>(d);
+}
+
+native_sessions::native_sessions(std::shared_ptr<detail::mock_host> h, native_mock_options opts)
+    : mock_sessions(std::move(h)), options(checked(std::move(opts))),
+      granted(granted_capabilities(options)), worker_on(options.service_time.count() > 0),
+      worker(ticks(options.service_time)),
+      cold(ticks(options.cold_start_extra), ticks(options.cold_start_window)),
+      shards(host->shard_count()), since(clock::now().time_since_epoch().count()) {}
+
+awaitable<stats_window> native_sessions::take_window(std::size_t i, bool reset) {
+    stats_window w = shards[i].window;
+    if (reset)
+        shards[i].window = stats_window{};
+    co_return w;
+}
+
+awaitable<std::optional<std::string>> native_sessions::get(std::string target) {
+    const std::string_view t = target;
+    const auto mark = t.find('?');
+    if (t.substr(0, mark) != "/stats")
+        co_return std::nullopt;
+    bool reset = false;
+    for (std::string_view query = mark == std::string_view::npos ? "" : t.substr(mark + 1);
+         !query.empty();) {
+        const auto amp = query.find('&');
+        reset = reset || query.substr(0, amp) == "reset=1";
+        query = amp == std::string_view::npos ? "" : query.substr(amp + 1);
+    }
+    // Each thread's window is read (and reset) on that thread, one after the other: no lock
+    // in the sessions' path, at the price of a window that is not one instant across threads.
+    stats_window merged;
+    for (std::size_t i = 0; i < shards.size(); ++i)
+        merged.merge(co_await asio::co_spawn(host->shard_executor(i), take_window(i, reset),
+                                             pacer::use_awaitable));
+    const auto now = clock::now();
+    std::string doc = stats_document(merged, now);
+    if (reset) {
+        since.store(now.time_since_epoch().count());
+        cold_starts_before.store(cold.count());
+    }
+    co_return doc;
+}
+
+std::string native_sessions::stats_document(const stats_window& w, time_point now) const {
+    constexpr double fractions[] = {0.50, 0.90, 0.95, 0.99};
+    auto dist = [&](const log_histogram& h, double scale) {
+        const auto d = h.summarize(fractions);
+        return fmt::format(
+            R"({{"count":{},"mean":{},"p50":{},"p90":{},"p95":{},"p99":{},"max":{}}})", d.n,
+            plain(d.mean, scale), plain(d.at(0.50), scale), plain(d.at(0.90), scale),
+            plain(d.at(0.95), scale), plain(d.at(0.99), scale), plain(d.max, scale));
+    };
+    std::string per_thread;
+    for (const auto n : host->sessions_per_shard())
+        per_thread += (per_thread.empty() ? "" : ",") + std::to_string(n);
+    return fmt::format(
+        R"({{"since_s":{},"now_s":{},"sessions_open":{},"sessions_started":{},"units":{},)"
+        R"("unit_latency_s":{},"queue_wait_s":{},"batch_size":{},"backlog_s":{},)"
+        R"("cold_starts":{},"cold_units":{},"high_water_sessions":{},"threads":{},)"
+        R"("sessions_per_thread":[{}]}})",
+        plain(to_seconds(time_point(duration(since.load())))), plain(to_seconds(now)),
+        host->open_sessions(), w.sessions_started, w.units, dist(w.unit_latency_s, 1),
+        dist(w.queue_wait_s, 1), dist(w.batch_size, 1 / batch_scale),
+        plain(to_seconds(worker.backlog(now))), cold.count() - cold_starts_before.load(),
+        w.cold_units, cold.high_water(), shards.size(), per_thread);
 }
 
 boost::json::object native_sessions::stats() const {
@@ -691,12 +890,29 @@ boost::json::object native_sessions::stats() const {
     o["burst_units"] = s.options.burst_units;
     o["unit_latency_ms"] = s.options.unit_latency.count();
     o["per_session_cost_ms"] = s.options.per_session_cost.count();
-    o["appends"] = s.appends;
-    o["units"] = s.units;
-    o["responses"] = s.responses;
-    o["faults_injected"] = s.faults;
-    std::vector<double> lags = s.unit_output_lag_s;
+    o["service_ms"] = s.options.service_time.count();
+    o["cold_start_ms"] = s.options.cold_start_extra.count();
+    o["cold_start_s"] = s.options.cold_start_window.count();
+    // Read once every thread has stopped (or on the one thread): each shard's counts as they are.
+    std::uint64_t appends = 0, units = 0, responses = 0, faults = 0;
+    std::vector<double> lags;
+    stats_window window;
+    for (const auto& shard : s.shards) {
+        appends += shard.appends;
+        units += shard.units;
+        responses += shard.responses;
+        faults += shard.faults;
+        lags.insert(lags.end(), shard.unit_output_lag_s.begin(), shard.unit_output_lag_s.end());
+        window.merge(shard.window);
+    }
+    o["appends"] = appends;
+    o["units"] = units;
+    o["responses"] = responses;
+    o["faults_injected"] = faults;
     o["unit_output_lag_s"] = to_json(summarize(lags, pacing_fractions));
+    o["cold_starts"] = s.cold.count();
+    o["high_water_sessions"] = s.cold.high_water();
+    o["server_stats"] = boost::json::parse(stats_document(window, clock::now()));
     return o;
 }
 

@@ -68,10 +68,19 @@ std::string output_audio_b64(int sample_rate) {
     return base64_encode(std::string_view(reinterpret_cast<const char*>(pcm.data()), pcm.size()));
 }
 
+// What the sessions of one thread count: touched on that thread only, merged by stats() once
+// every thread has stopped. A cache line of its own: threads never write one another's.
+struct alignas(64) probe_shard {
+    std::uint64_t next_event = 0;
+    std::uint64_t appends = 0;
+    /// Folded as the appends arrive: the mock's memory does not grow with the packets.
+    log_histogram arrival_deviation_s;
+};
+
 struct probe_sessions final : detail::mock_sessions {
     probe_sessions(std::shared_ptr<detail::mock_host> h, mock_options o)
         : mock_sessions(std::move(h)), options(std::move(o)),
-          replies(output_audio_b64(options.output_sample_rate)) {
+          replies(output_audio_b64(options.output_sample_rate)), shards(host->shard_count()) {
         if (options.replies_per_append < 0)
             throw std::invalid_argument("--replies-per-append must be >= 0");
         if (options.fault_every == 0)
@@ -84,15 +93,21 @@ struct probe_sessions final : detail::mock_sessions {
     mock_options options;
     detail::probe_replies replies; // encoded once: every append's replies are copied from it
 
-    std::uint64_t next_event = 0;
-    std::uint64_t appends = 0;
-    /// Folded as the appends arrive: the mock's memory does not grow with the packets.
-    log_histogram arrival_deviation_s;
+    std::vector<probe_shard> shards; // one per host shard
 
-    std::string event_id() { return fmt::format("server_{}", next_event++); }
+    // Event ids are unique across the mock: thread i of N numbers i, i + N, i + 2N, ...
+    std::uint64_t next_event(probe_shard& shard) {
+        const auto i = static_cast<std::uint64_t>(&shard - shards.data());
+        return shard.next_event++ * shards.size() + i;
+    }
+    std::string event_id(probe_shard& shard) {
+        return fmt::format("server_{}", next_event(shard));
+    }
 };
 
 awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
+    auto& shard = shards[host->shard_of(ws.get_executor())];
+    auto event_id = [&] { return probe_sessions::event_id(shard); };
     const fault inject = (options.inject != fault::none && index % options.fault_every == 0)
                              ? options.inject
                              : fault::none;
@@ -159,9 +174,9 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
             input_bytes += scanner.audio_decoded_size();
             if (!first_arrival)
                 first_arrival = now - protocol::packet_period * seq;
-            arrival_deviation_s.record(to_seconds(now - *first_arrival) -
+            shard.arrival_deviation_s.record(to_seconds(now - *first_arrival) -
                                        protocol::packet_period_s * static_cast<double>(seq));
-            ++appends;
+            ++shard.appends;
             ++session_appends;
             if (session_appends == fault_after_appends && inject != fault::none) {
                 bool sent = true; // a fault's frame that could not be sent ends the session
@@ -228,7 +243,7 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
             }
             // Audio delta, transcript delta, unit.done in turn, straight into the batch.
             for (int i = 0; i < options.replies_per_append; ++i, ++reply)
-                replies.append(batch, reply, next_event++, seq);
+                replies.append(batch, reply, next_event(shard), seq);
             if (!batch.empty() && !co_await flush())
                 co_return;
         } else if (type == "sglang.input_audio.end") {
@@ -256,6 +271,12 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
 
 boost::json::object probe_sessions::stats() const {
     boost::json::object o = host->stats();
+    std::uint64_t appends = 0;
+    log_histogram arrival_deviation_s;
+    for (const auto& shard : shards) {
+        appends += shard.appends;
+        arrival_deviation_s.merge(shard.arrival_deviation_s);
+    }
     o["appends"] = appends;
     o["arrival_deviation_s"] = to_json(arrival_deviation_s.summarize(pacing_fractions));
     o["arrival_abs_deviation_s"] =
@@ -270,5 +291,9 @@ boost::json::object probe_sessions::stats() const {
 probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
     : mock_server(
           detail::make_sessions<probe_sessions>(ctx, with_socket_options(std::move(options)))) {}
+
+probe_mock::probe_mock(std::span<asio::io_context* const> contexts, mock_options options)
+    : mock_server(detail::make_sessions<probe_sessions>(
+          contexts, with_socket_options(std::move(options)))) {}
 
 } // namespace pacer::server

@@ -3,12 +3,20 @@
 // every mode of the mock; a fault hits only the sessions chosen, which fail with the documented
 // error line or violation while the others pass. Nothing here asserts a speed.
 
+#include <boost/asio/connect.hpp>
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+#include <boost/beast/core/flat_buffer.hpp>
+#include <boost/beast/http/read.hpp>
+#include <boost/beast/http/string_body.hpp>
+#include <boost/beast/http/write.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
 #include <algorithm>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -426,8 +434,167 @@ TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
     for (const char* flag :
          {"--host", "--port", "--max-sessions", "--reject-first", "--stats-output", "--profile",
           "--output-sample-rate", "--burst-units", "--question-every", "--unit-latency-ms",
-          "--per-session-cost-ms", "--fault", "--fault-sessions"})
+          "--per-session-cost-ms", "--fault", "--fault-sessions", "--service-ms",
+          "--cold-start-ms", "--cold-start-s", "--threads"})
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
+}
+
+// `GET <target>` on the mock's port (a plain HTTP request, not an upgrade): status and body.
+std::pair<int, std::string> http_get(const std::string& ws_url, const std::string& target) {
+    namespace asio = boost::asio;
+    namespace http = boost::beast::http;
+    const auto from = ws_url.rfind(':') + 1;
+    const auto port = ws_url.substr(from, ws_url.find('/', from) - from);
+    asio::io_context io;
+    asio::ip::tcp::socket socket(io);
+    asio::ip::tcp::resolver resolver(io);
+    asio::connect(socket, resolver.resolve("127.0.0.1", port));
+    http::request<http::string_body> req{http::verb::get, target, 11};
+    req.set(http::field::host, "127.0.0.1");
+    http::write(socket, req);
+    boost::beast::flat_buffer buffer;
+    http::response<http::string_body> res;
+    http::read(socket, buffer, res);
+    return {static_cast<int>(res.result_int()), res.body()};
+}
+
+// The /stats document, after checking that the answer is 200 and that every number in it is
+// written in plain decimals (no exponent such as Boost.JSON's `1E0`).
+value get_stats(const std::string& ws_url, const std::string& target = "/stats") {
+    const auto [status, body] = http_get(ws_url, target);
+    EXPECT_EQ(status, 200) << body;
+    EXPECT_FALSE(std::regex_search(body, std::regex("[0-9][eE][-+0-9]"))) << body;
+    return boost::json::parse(body);
+}
+
+double number(const value& doc, std::initializer_list<std::string_view> path) {
+    return at(doc, path).to_number<double>();
+}
+
+run_result run_level(const mock_process& mock, const temp_dir& out, int sessions,
+                     const std::string& name) {
+    return run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", "1s",
+                      "-o", (out / name).string()});
+}
+
+// The server's own view: GET /stats answers, ?reset=1 starts a new window, and the cold start
+// is paid only when the open sessions reach a new high-water mark: a first level of 2, the same
+// level again (no cost), then 3 (a new mark). Asserted on the mock's own counts and on one
+// lower bound (a timer never fires early), never on how fast a loaded host ran.
+TEST(NativeMockE2E, StatsAnswerResetAndColdStartOnlyOnANewHighWaterMark) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    mock_process mock({"--cold-start-ms", "40", "--cold-start-s", "0.5", "--service-ms", "2",
+                       "--threads", "2"},
+                      "native-mock");
+    // Before any session: an empty window with null figures.
+    const auto empty = get_stats(mock.url());
+    EXPECT_EQ(number(empty, {"sessions_started"}), 0);
+    EXPECT_EQ(number(empty, {"units"}), 0);
+    EXPECT_EQ(number(empty, {"cold_starts"}), 0);
+    for (const char* d : {"unit_latency_s", "queue_wait_s", "batch_size"}) {
+        EXPECT_EQ(number(empty, {d, "count"}), 0) << d;
+        for (const char* f : {"mean", "p50", "p90", "p95", "p99", "max"})
+            EXPECT_TRUE(at(empty, {d, f}).is_null()) << d << " " << f;
+    }
+    EXPECT_LE(number(empty, {"since_s"}), number(empty, {"now_s"}));
+    // Other paths are not served; upgrades to /v1/realtime still are (the runs below).
+    EXPECT_EQ(http_get(mock.url(), "/other").first, 400);
+    get_stats(mock.url(), "/stats?reset=1");
+
+    // Level 2, first time: the sessions raise the mark (1, then 2): one cold start, and
+    // their units pay.
+    auto first = run_level(mock, out, 2, "first");
+    EXPECT_PRED1(finished, first.exit_code) << first.out;
+    const auto w1 = get_stats(mock.url(), "/stats?reset=1");
+    ASSERT_EQ(number(w1, {"high_water_sessions"}), 2)
+        << "the two sessions of the level did not overlap: " << boost::json::serialize(w1);
+    EXPECT_EQ(number(w1, {"sessions_started"}), 2);
+    EXPECT_EQ(number(w1, {"cold_starts"}), 1);
+    EXPECT_GT(number(w1, {"cold_units"}), 0);
+    // 1 s of input: 12 whole units and a tail unit per session, each written once.
+    EXPECT_EQ(number(w1, {"units"}), 2 * 13);
+    EXPECT_EQ(number(w1, {"unit_latency_s", "count"}), 2 * 13);
+    EXPECT_EQ(number(w1, {"queue_wait_s", "count"}), 2 * 13);
+    EXPECT_EQ(number(w1, {"batch_size", "count"}), 2 * 13);
+    EXPECT_GE(number(w1, {"batch_size", "p50"}), 1);
+    // A cold unit leaves 2 ms (the worker) + 40 ms after its input at the earliest.
+    EXPECT_GE(number(w1, {"unit_latency_s", "max"}), 0.042);
+    EXPECT_GE(number(w1, {"since_s"}), number(empty, {"since_s"}));
+
+    // The reset emptied the window.
+    const auto after_reset = get_stats(mock.url());
+    EXPECT_EQ(number(after_reset, {"sessions_started"}), 0);
+    EXPECT_EQ(number(after_reset, {"units"}), 0);
+    EXPECT_EQ(number(after_reset, {"unit_latency_s", "count"}), 0);
+    EXPECT_EQ(number(after_reset, {"cold_starts"}), 0);
+    EXPECT_GE(number(after_reset, {"since_s"}), number(w1, {"now_s"}));
+
+    // The same level again: no new mark, no unit pays.
+    auto again = run_level(mock, out, 2, "again");
+    EXPECT_PRED1(finished, again.exit_code) << again.out;
+    const auto w2 = get_stats(mock.url(), "/stats?reset=1");
+    EXPECT_EQ(number(w2, {"sessions_started"}), 2);
+    EXPECT_EQ(number(w2, {"units"}), 2 * 13);
+    EXPECT_EQ(number(w2, {"cold_starts"}), 0);
+    EXPECT_EQ(number(w2, {"cold_units"}), 0);
+
+    // A higher level: one new mark (3), and its units pay again.
+    auto higher = run_level(mock, out, 3, "higher");
+    EXPECT_PRED1(finished, higher.exit_code) << higher.out;
+    const auto w3 = get_stats(mock.url(), "/stats");
+    EXPECT_EQ(number(w3, {"high_water_sessions"}), 3);
+    EXPECT_EQ(number(w3, {"cold_starts"}), 1);
+    EXPECT_GT(number(w3, {"cold_units"}), 0);
+    EXPECT_GE(number(w3, {"unit_latency_s", "max"}), 0.042);
+
+    // Sessions landed on both threads (round robin over 7 sessions).
+    const auto& per_thread = at(w3, {"sessions_per_thread"}).as_array();
+    ASSERT_EQ(per_thread.size(), 2u);
+    for (const auto& n : per_thread)
+        EXPECT_GT(n.to_number<int>(), 0) << boost::json::serialize(w3);
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+// `pacer mock --threads 2`: two sessions, handed to the two threads in turn.
+TEST(NativeMockE2E, ProbeMockSpreadsSessionsOverItsThreads) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    mock_process mock({"--threads", "2", "--stats-output", stats.string()}, "mock");
+    const auto run = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o",
+                                (out / "run").string()});
+    EXPECT_PRED1(finished, run.exit_code) << run.out;
+    EXPECT_EQ(mock.stop(), 0);
+    const auto s = read_json(stats);
+    EXPECT_EQ(at(s, {"threads"}).to_number<int>(), 2);
+    EXPECT_EQ(boost::json::serialize(at(s, {"sessions_per_thread"})), "[1,1]");
+    EXPECT_EQ(at(s, {"sessions_seen"}).to_number<int>(), 2);
+    EXPECT_EQ(at(s, {"sessions_completed"}).to_number<int>(), 2);
+    // Every append counted once, whichever thread it arrived on: 1 s is 13 appends a session.
+    EXPECT_EQ(at(s, {"appends"}).to_number<int>(), 2 * 13);
+    EXPECT_EQ(at(s, {"thread_cpu_s_per_thread"}).as_array().size(), 2u);
+}
+
+// Without --service-ms and --cold-start-ms the stats still answer: no queue wait, and each
+// unit's batch is the job it left in (bursts of 2 here).
+TEST(NativeMockE2E, StatsWithoutAWorkerReportJobBatches) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    mock_process mock({"--burst-units", "2"}, "native-mock");
+    // 0.96 s: 12 whole units in 6 bursts of 2, no tail.
+    const auto run = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "0.96s", "-o",
+                                (out / "run").string()});
+    EXPECT_PRED1(finished, run.exit_code) << run.out;
+    const auto w = get_stats(mock.url());
+    EXPECT_EQ(number(w, {"units"}), 12);
+    EXPECT_EQ(number(w, {"queue_wait_s", "count"}), 12);
+    EXPECT_EQ(number(w, {"queue_wait_s", "max"}), 0);
+    EXPECT_EQ(number(w, {"batch_size", "p50"}), 2);
+    EXPECT_EQ(number(w, {"batch_size", "max"}), 2);
+    EXPECT_EQ(number(w, {"backlog_s"}), 0);
+    EXPECT_EQ(number(w, {"cold_starts"}), 0);
+    EXPECT_EQ(mock.stop(), 0);
 }
 
 } // namespace

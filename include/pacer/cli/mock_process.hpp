@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <span>
 #include <string>
 #include <string_view>
 #include <thread>
@@ -28,18 +29,26 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host, std::st
 /// Builds the mock of a process on the given context; may throw std::invalid_argument for a bad
 /// option value.
 using mock_factory = std::function<std::unique_ptr<server::mock_server>(boost::asio::io_context&)>;
+/// The same with its sessions spread over the given contexts (the first accepts).
+using threaded_mock_factory = std::function<std::unique_ptr<server::mock_server>(
+    std::span<boost::asio::io_context* const>)>;
 
-/// Runs a mock until SIGINT/SIGTERM on one thread: refuses an existing `stats_output`, builds
-/// the mock, listens, prints `listening on HOST:PORT` (flushed: scripts and tests wait for it),
-/// serves, then writes the stats plus `process_cpu_s` and `peak_rss_bytes` to `stats_output`
-/// when given. A bad option value or an address that cannot be used is a usage_error.
+/// Adds `--threads N` (default 1): the threads a mock process spreads its sessions over.
+void add_mock_threads_option(CLI::App& sub, std::size_t& threads);
+
+/// Runs a mock until SIGINT/SIGTERM on `threads` threads (each its own io_context; the main
+/// thread runs the first, which accepts): refuses an existing `stats_output`, builds the mock,
+/// listens, prints `listening on HOST:PORT` (flushed: scripts and tests wait for it), serves,
+/// then, every thread joined, writes the stats plus `process_cpu_s` and `peak_rss_bytes` to
+/// `stats_output` when given. A bad option value or an address that cannot be used is a
+/// usage_error.
 int run_mock_process(const server::host_options& host, const std::string& stats_output,
-                     const mock_factory& make);
+                     std::size_t threads, const threaded_mock_factory& make);
 
 /// What run_mock_process checks before it listens (the stats file, the descriptors, the options
 /// by building the mock), without listening: `--dry-run` of the mock subcommands.
 void check_mock_process(const server::host_options& host, const std::string& stats_output,
-                        const mock_factory& make);
+                        const threaded_mock_factory& make);
 
 /// The lines of a mock's plan that every mock shares (address, admission limits, stats file).
 void print_mock_process_plan(std::string_view command, const server::host_options& host,

@@ -43,9 +43,12 @@ class mock_sessions;
 /// stats (`detail::mock_sessions`) through its constructor.
 ///
 /// @par Thread safety
-/// Run the io_context on one thread: mocks use no strand and no lock. Every member is called
-/// on that thread (post `stop()` there from elsewhere), except `listen()` and `port()`, which
-/// may be called before the context runs.
+/// Run each io_context on one thread: a session lives on one context and uses no strand and
+/// no lock. Every member is called on the first context's thread (post `stop()` there from
+/// elsewhere), except `listen()` and `port()`, which may be called before the contexts run,
+/// and `stats()`, which is read once every context has stopped running (or, with one
+/// context, on its thread). A mock built on several contexts (`pacer mock --threads N`)
+/// accepts on the first and hands each connection to the next context in turn.
 ///
 /// @par Object lifetimes
 /// The sessions keep the mock's state alive; the object itself may go once `serve()` has

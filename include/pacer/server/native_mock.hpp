@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -66,6 +67,15 @@ struct native_mock_options : host_options {
     /// after its last input byte arrived, never before the previous unit's output.
     std::chrono::duration<double, std::milli> unit_latency{0};
     std::chrono::duration<double, std::milli> per_session_cost{0};
+    /// `--service-ms S`: one compute worker shared by every session (and thread) of the mock,
+    /// first in first out: each completed unit needs S of it, and its output leaves at
+    /// max(ready, worker free) + S + the capacity model's latency. Work queued for sessions
+    /// that left is still done. 0: no worker (the capacity model alone, as before).
+    std::chrono::duration<double, std::milli> service_time{0};
+    /// `--cold-start-ms X` and `--cold-start-s K`: when the open sessions reach a new
+    /// high-water mark, every unit completed in the next K costs X more. X of 0: off.
+    std::chrono::duration<double, std::milli> cold_start_extra{0};
+    std::chrono::duration<double> cold_start_window{2.0};
     peer_fault fault = peer_fault::none;
     /// Sessions (accept order) the fault hits; nullopt: all of them.
     std::optional<session_set> fault_sessions;
@@ -95,13 +105,26 @@ std::string granted_capabilities(const native_mock_options& options);
 ///
 /// @par Stats
 /// The common ones plus `appends`, `units`, `responses`, `faults_injected`, the options that
-/// shape the output, and `unit_output_lag_s`: from a unit's last input byte to the write of
-/// its output.
+/// shape the output, `unit_output_lag_s`: from a unit's last input byte to the write of its
+/// output, `cold_starts` and `high_water_sessions`, and `server_stats`: the document of
+/// `GET /stats` since its last reset.
+///
+/// @par GET /stats
+/// A plain HTTP GET of `/stats` on the mock's port (not an upgrade) answers the server's own
+/// view as JSON (docs/native-mock.md, "GET /stats"): unit latency, queue wait, batch sizes,
+/// backlog, cold starts, since the last `GET /stats?reset=1` (which answers, then resets).
+///
+/// @par Threads
+/// Sessions may be spread over several io_contexts, each run by one thread (the first
+/// accepts); each session lives on one, and what the mock counts is kept per thread and
+/// merged when read (the shared worker and the cold start are atomics).
 class native_mock final : public mock_server {
 public:
     /// Throws std::invalid_argument for option values it cannot serve (a legacy profile, a
     /// burst of 0, an output rate too low for the holdback, a negative latency...).
     native_mock(boost::asio::io_context& ctx, native_mock_options options);
+    /// Sessions spread over `contexts` (at least one; the first accepts), round robin.
+    native_mock(std::span<boost::asio::io_context* const> contexts, native_mock_options options);
 };
 
 } // namespace pacer::server

@@ -9,6 +9,7 @@
 #include <boost/asio/io_context.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 
 namespace pacer::server {
@@ -48,6 +49,9 @@ class probe_mock final : public mock_server {
 public:
     /// Throws std::invalid_argument for a negative reply count or a fault period of 0.
     probe_mock(boost::asio::io_context& ctx, mock_options options);
+    /// Sessions spread over `contexts` (at least one; the first accepts), round robin; each
+    /// thread keeps its own counts, merged in `stats()` once every context has stopped.
+    probe_mock(std::span<boost::asio::io_context* const> contexts, mock_options options);
 };
 
 } // namespace pacer::server

@@ -1,0 +1,212 @@
+// The native mock's compute model with a manual clock: the shared worker's queue arithmetic
+// (`service_queue`) and the cold start of a new high-water mark of open sessions (`cold_start`).
+// Times are plain time points the test chooses; nothing waits.
+
+#include <pacer/server/detail/compute_model.hpp>
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <vector>
+
+namespace pacer::server::detail {
+namespace {
+
+using namespace std::chrono_literals;
+using ms = std::chrono::milliseconds;
+
+// The manual clock: an origin far from the epoch, and offsets from it.
+const time_point t0 = time_point(std::chrono::hours(1000));
+time_point at(ms offset) {
+    return t0 + offset;
+}
+
+TEST(ServiceQueue, AnIdleWorkerTakesAUnitAtOnce) {
+    service_queue q(5ms);
+    const auto a = q.admit(at(0ms));
+    EXPECT_EQ(a.start, at(0ms));
+    EXPECT_EQ(a.done, at(5ms));
+    EXPECT_EQ(a.wait, 0ms);
+    EXPECT_EQ(a.queued, 1u);
+    EXPECT_EQ(q.backlog(at(0ms)), 5ms);
+    EXPECT_EQ(q.backlog(at(5ms)), 0ms);
+    // Long after, the worker is idle again: the next unit does not wait.
+    const auto b = q.admit(at(100ms));
+    EXPECT_EQ(b.start, at(100ms));
+    EXPECT_EQ(b.wait, 0ms);
+    EXPECT_EQ(b.queued, 1u);
+}
+
+TEST(ServiceQueue, UnitsOfOneTickQueueFirstInFirstOut) {
+    // C sessions on a common 80 ms grid, S = 10 ms: the k-th unit of a tick waits k x S, so the
+    // last one's output (before the unit latency) leaves C x S after the tick.
+    constexpr int sessions = 6;
+    service_queue q(10ms);
+    std::vector<service_queue::admission> tick;
+    for (int s = 0; s < sessions; ++s)
+        tick.push_back(q.admit(at(0ms)));
+    for (int k = 0; k < sessions; ++k) {
+        SCOPED_TRACE(k);
+        EXPECT_EQ(tick[k].wait, ms(10 * k));
+        EXPECT_EQ(tick[k].done, at(ms(10 * (k + 1))));
+        EXPECT_EQ(tick[k].queued, static_cast<std::uint64_t>(k + 1));
+    }
+    EXPECT_EQ(q.backlog(at(0ms)), 60ms);
+    // 60 ms < 80 ms: the worker is idle again before the next tick.
+    EXPECT_EQ(q.admit(at(80ms)).wait, 0ms);
+}
+
+TEST(ServiceQueue, AboveTheKneeTheBacklogGrowsTickByTick) {
+    // 10 sessions x 10 ms = 100 ms of work every 80 ms: 20 ms more backlog each tick.
+    service_queue q(10ms);
+    for (int tick = 0; tick < 4; ++tick)
+        for (int s = 0; s < 10; ++s)
+            q.admit(at(ms(80 * tick)));
+    // Work done by 4 ticks: 400 ms, started at 0 with no idle gap; at 240 ms (the last tick) it
+    // still holds 400 - 240 = 160 ms.
+    EXPECT_EQ(q.backlog(at(240ms)), 160ms);
+    const auto late = q.admit(at(240ms));
+    EXPECT_EQ(late.wait, 160ms);
+    EXPECT_EQ(late.queued, 17u); // 16 units of 10 ms ahead, and itself
+}
+
+TEST(ServiceQueue, WorkOfASessionThatLeftIsStillDone) {
+    // Session A queues 20 units at once (an overload) and leaves; the queue knows no sessions,
+    // so B, arriving later, waits behind A's remaining work.
+    service_queue q(10ms);
+    for (int u = 0; u < 20; ++u)
+        q.admit(at(0ms));
+    EXPECT_EQ(q.backlog(at(50ms)), 150ms); // A is gone: its work is not
+    const auto b = q.admit(at(50ms));
+    EXPECT_EQ(b.start, at(200ms));
+    EXPECT_EQ(b.wait, 150ms);
+    EXPECT_EQ(b.queued, 16u);
+    // Once the backlog has drained, B's next unit is served at once.
+    EXPECT_EQ(q.admit(at(300ms)).wait, 0ms);
+}
+
+TEST(ServiceQueue, PartlyServedUnitCountsAsQueued) {
+    service_queue q(10ms);
+    q.admit(at(0ms));
+    const auto a = q.admit(at(3ms)); // the first is 3 ms into its service
+    EXPECT_EQ(a.wait, 7ms);
+    EXPECT_EQ(a.queued, 2u);
+    const auto b = q.admit(at(10ms)); // the first is done; the second just started
+    EXPECT_EQ(b.wait, 10ms);
+    EXPECT_EQ(b.queued, 2u);
+}
+
+TEST(ServiceQueue, NoServiceTimeIsNoWorker) {
+    service_queue q(0ms);
+    for (int u = 0; u < 5; ++u) {
+        const auto a = q.admit(at(0ms));
+        EXPECT_EQ(a.done, at(0ms));
+        EXPECT_EQ(a.wait, 0ms);
+        EXPECT_EQ(a.queued, 1u);
+    }
+    EXPECT_EQ(q.backlog(at(0ms)), 0ms);
+}
+
+TEST(ServiceQueue, UnitsFromManyThreadsShareOneQueueWithoutOverlap) {
+    // Sessions on 4 threads complete 500 units each at the same instant: the worker serves
+    // all 2,000 back to back, each in its own 1 ms slot, whatever order the threads ran in.
+    constexpr int threads = 4, per_thread = 500;
+    service_queue q(1ms);
+    std::vector<std::vector<time_point>> starts(threads);
+    std::vector<std::thread> pool;
+    for (int t = 0; t < threads; ++t)
+        pool.emplace_back([&, t] {
+            for (int u = 0; u < per_thread; ++u)
+                starts[t].push_back(q.admit(at(0ms)).start);
+        });
+    for (auto& th : pool)
+        th.join();
+    std::vector<time_point> all;
+    for (const auto& s : starts)
+        all.insert(all.end(), s.begin(), s.end());
+    std::sort(all.begin(), all.end());
+    for (std::size_t i = 0; i < all.size(); ++i)
+        ASSERT_EQ(all[i], at(ms(i))) << i;
+    EXPECT_EQ(q.backlog(at(0ms)), ms(threads * per_thread));
+}
+
+TEST(ColdStart, OnlyANewHighWaterMarkPays) {
+    cold_start c(30ms, 2s);
+    // Before any session: no cold window.
+    EXPECT_EQ(c.extra(at(0ms)), 0ms);
+    // A first level of 3: each session raises the mark (1, 2, 3), one cold start.
+    EXPECT_TRUE(c.opened(1, at(0ms)));
+    EXPECT_TRUE(c.opened(2, at(10ms)));
+    EXPECT_TRUE(c.opened(3, at(20ms)));
+    EXPECT_EQ(c.count(), 1u);
+    EXPECT_EQ(c.high_water(), 3u);
+    // Units in the 2 s after the last raise pay; the window ends 2 s after it.
+    EXPECT_EQ(c.extra(at(100ms)), 30ms);
+    EXPECT_EQ(c.extra(at(2019ms)), 30ms);
+    EXPECT_EQ(c.extra(at(2020ms)), 0ms);
+    // The same level again (sessions 1..3 open again, later): no raise, no cost.
+    for (std::size_t open = 1; open <= 3; ++open)
+        EXPECT_FALSE(c.opened(open, at(5000ms)));
+    EXPECT_EQ(c.extra(at(5100ms)), 0ms);
+    // A lower level never pays.
+    EXPECT_FALSE(c.opened(2, at(8000ms)));
+    EXPECT_EQ(c.extra(at(8100ms)), 0ms);
+    EXPECT_EQ(c.count(), 1u);
+    // A higher level pays again, from its first session above the mark.
+    EXPECT_FALSE(c.opened(3, at(10000ms)));
+    EXPECT_EQ(c.extra(at(10010ms)), 0ms);
+    EXPECT_TRUE(c.opened(4, at(10020ms)));
+    EXPECT_EQ(c.extra(at(10030ms)), 30ms);
+    EXPECT_EQ(c.count(), 2u);
+    EXPECT_EQ(c.high_water(), 4u);
+}
+
+TEST(ColdStart, AnEarlierRaiseNeverShortensTheWindow) {
+    cold_start c(30ms, 2s);
+    EXPECT_TRUE(c.opened(2, at(1000ms)));
+    // A raise reported late (another thread read an earlier clock) keeps the later end.
+    EXPECT_TRUE(c.opened(3, at(500ms)));
+    EXPECT_EQ(c.extra(at(2900ms)), 30ms);
+    EXPECT_EQ(c.extra(at(3000ms)), 0ms);
+    EXPECT_EQ(c.count(), 1u); // the second raise fell inside the first one's window
+}
+
+TEST(ColdStart, ARaiseAfterTheWindowIsANewColdStart) {
+    cold_start c(30ms, 1s);
+    EXPECT_TRUE(c.opened(1, at(0ms)));
+    // The window has ended when a second session joins 1.5 s later: a second cold start.
+    EXPECT_TRUE(c.opened(2, at(1500ms)));
+    EXPECT_EQ(c.count(), 2u);
+    EXPECT_EQ(c.extra(at(2400ms)), 30ms);
+}
+
+TEST(ColdStart, SessionsOpeningOnManyThreadsRaiseTheMarkOnce) {
+    // Eight sessions open at once on four threads, each seeing some count of open sessions:
+    // the mark ends at the highest count seen, and it is one cold start.
+    cold_start c(30ms, 2s);
+    std::vector<std::thread> pool;
+    for (std::size_t t = 0; t < 4; ++t)
+        pool.emplace_back([&, t] {
+            c.opened(t + 1, at(0ms));
+            c.opened(t + 5, at(0ms));
+        });
+    for (auto& th : pool)
+        th.join();
+    EXPECT_EQ(c.high_water(), 8u);
+    EXPECT_EQ(c.count(), 1u);
+    EXPECT_EQ(c.extra(at(1ms)), 30ms);
+}
+
+TEST(ColdStart, ZeroExtraIsOffButKeepsTheMark) {
+    cold_start c(0ms, 2s);
+    EXPECT_FALSE(c.opened(5, at(0ms)));
+    EXPECT_EQ(c.extra(at(1ms)), 0ms);
+    EXPECT_EQ(c.count(), 0u);
+    EXPECT_EQ(c.high_water(), 5u);
+}
+
+} // namespace
+} // namespace pacer::server::detail
