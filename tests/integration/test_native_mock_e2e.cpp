@@ -467,7 +467,7 @@ value get_stats(const std::string& ws_url, const std::string& target = "/stats")
     return boost::json::parse(body);
 }
 
-double number(const value& doc, std::initializer_list<std::string_view> path) {
+double number(const value& doc, std::initializer_list<const char*> path) {
     return at(doc, path).to_number<double>();
 }
 
