@@ -346,6 +346,13 @@ TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         {{"serve", "--url", url, "--audio", "/nonexistent.wav"}, "nonexistent.wav"},
         {{"serve", "--url", url, "-d", "5s", "--timeout", "2s"}, "--timeout"},
         {{"serve", "--url", "http://x"}, "ws://"},
+        {{"serve", "--url", url, "--confirm", "2"}, "--find-capacity"},
+        {{"serve", "--url", url, "--verify-repeats", "1"}, "--find-capacity"},
+        {{"serve", "--url", url, "--warmup-level", "4"}, "--warmup-runs"},
+        {{"serve", "--url", url, "--settle", "soon"}, "--settle"},
+        {{"serve", "--url", url, "--server-metrics", "https://127.0.0.1:9/stats"}, "http://"},
+        {{"serve", "--url", url, "--server-metrics", "http://127.0.0.1:70000/stats"},
+         "1..65535"},
     };
     for (const auto& c : cases) {
         const auto r = run_pacer(c.args);
@@ -354,6 +361,32 @@ TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     }
     EXPECT_TRUE(fs::is_empty(out.path())); // the existing folder was not touched
+}
+
+// A warm-up of the first level's size (the default), printed, kept out of the levels.
+TEST(ServeE2E, WarmupRunsAtTheFirstLevelAndStaysOutOfTheLevels) {
+    mock_process mock({}, "native-mock");
+    temp_dir out;
+    const auto r = run_pacer(
+        serve_args(mock, out, {"--concurrencies", "3", "-d", "1s", "--warmup-runs", "1"}));
+    EXPECT_NE(r.out.find("warmup 1 (3 sessions, not part of the levels): 3 of 3 succeeded"),
+              std::string::npos)
+        << r.out;
+    for (const char* s : {"session-000", "session-001", "session-002"})
+        EXPECT_TRUE(fs::exists(out / "warmup-1" / s / "trace.jsonl")) << s;
+    const auto top = read_json(out / "summary.json");
+    EXPECT_EQ(at(top, {"config", "warmup_level"}).to_number<std::uint64_t>(), 3u);
+    EXPECT_EQ(at(top, {"levels"}).as_array().size(), 1u);
+    EXPECT_EQ(at(top, {"runs"}).as_array().size(), 1u); // the warm-up is not a run of a level
+
+    temp_dir small;
+    const auto one = run_pacer(serve_args(mock, small,
+                                          {"--concurrencies", "2", "-d", "1s", "--warmup-runs",
+                                           "1", "--warmup-level", "1", "--settle", "0s"}));
+    EXPECT_NE(one.out.find("warmup 1 (1 session, not part of the levels): 1 of 1 succeeded"),
+              std::string::npos)
+        << one.out;
+    EXPECT_FALSE(fs::exists(small / "warmup-1" / "session-001"));
 }
 
 // Nothing listens on the port: the level says so instead of "NOT VALID (no session was
