@@ -100,10 +100,14 @@ public:
     /// loop_lag_s{…, over_80ms}, wall_s, thread_cpu_s, thread_cpu_cores}` (the last two once
     /// stopped). `request_header_names` lists, sorted and lower-cased, the names of the headers
     /// the upgrade requests carried (never their values, which may be secrets).
+    /// `request_query_names` lists the names of the targets' query parameters likewise,
+    /// `request_models` the values of their `model` parameter (percent-decoded), and
+    /// `openai_beta` the values of the `OpenAI-Beta` header (a protocol version, not a secret).
     boost::json::object stats() const;
 
 private:
     pacer::awaitable<void> handle(transport::detail::tcp_socket socket, session_handler handler);
+    void record_query(std::string_view target);
 
     host_options options_;
     std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
@@ -121,6 +125,7 @@ private:
     std::size_t completed_ = 0;
     std::set<transport::detail::tcp_socket*> open_; // the open sessions' sockets, closed by stop()
     std::set<std::string> header_names_;            // lower-cased, names only
+    std::set<std::string> query_names_, models_, openai_beta_;
 };
 
 /// What a mock adds to its host: how it runs a session, and its stats.
