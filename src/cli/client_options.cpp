@@ -119,6 +119,19 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
     return p;
 }
 
+void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_protocol> p,
+                  const std::string& model) {
+    if (p != protocol::realtime_protocol::openai || model.empty())
+        return;
+    if (const auto given = transport::query_parameter(ep.target, "model")) {
+        if (*given != model)
+            throw usage_error(fmt::format("--model {} and the model={} in --url differ: give one",
+                                          model, *given));
+        return;
+    }
+    ep.target = transport::with_query_parameter(ep.target, "model", model);
+}
+
 protocol::realtime_turns turns_option(const std::string& turns) {
     if (turns != "server-vad" && turns != "manual")
         throw usage_error(

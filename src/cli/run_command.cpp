@@ -278,6 +278,7 @@ int run(const run_settings& s) {
         throw usage_error(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
                                       s.timeout, to_seconds(input_length)));
     transport::ws_endpoint endpoint = url_option(s.url);
+    model_in_url(endpoint, realtime, s.model);
     apply_client_settings(s.client, endpoint); // bad headers, a missing key: before any file
     const fs::path out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
     if (fs::exists(out))
@@ -437,7 +438,7 @@ command add_run_command(CLI::App& app) {
         ->capture_default_str();
     sub->add_option("--model", s->model,
                     "vllm-realtime: the served model, named in session.update (required); "
-                    "openai-realtime takes its model in the URL");
+                    "openai-realtime: added to --url's query as model=");
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "
                     "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "

@@ -371,6 +371,7 @@ int serve(const serve_settings& s) {
                                           s.profile, s.protocol));
         w.realtime = p;
     }
+    model_in_url(w.endpoint, w.realtime, s.model);
     w.turns = turns_option(s.turns);
     if (s.pacing == "lockstep" && profile->continuous)
         throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
@@ -518,6 +519,7 @@ int serve(const serve_settings& s) {
                 return std::make_unique<server::native_mock>(io, o);
             });
         w.endpoint = transport::parse_ws_url(mock->url());
+        model_in_url(w.endpoint, w.realtime, s.model);
         apply_client_settings(s.client, w.endpoint);
         w.url = mock->url() + " (built-in native mock)";
     }
@@ -662,7 +664,8 @@ command add_serve_command(CLI::App& app) {
                     "turns) or manual (commit + response.create at the input's end)")
         ->capture_default_str();
     sub->add_option("--model", s->model,
-                    "vllm-realtime: the served model, named in session.update (required)");
+                    "vllm-realtime: the served model, named in session.update (required); "
+                    "openai-realtime: added to --url's query as model=");
     sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
         ->capture_default_str();
     sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)")

@@ -5,6 +5,7 @@
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/detail/mock_host.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
+#include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/dispatch.hpp>
@@ -236,14 +237,20 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
             std::string name(field.name_string());
             for (auto& c : name)
                 c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+            if (name == "openai-beta")
+                openai_beta_.insert(std::string(field.value()));
             header_names_.insert(std::move(name));
         }
+        record_query(request.target());
     }
     if (!websocket::is_upgrade(request)) {
         co_await refuse(http::status::bad_request, "expected a WebSocket upgrade\n");
         co_return;
     }
-    if (request.target() != "/v1/realtime") {
+    // The path alone: clients put parameters in the query (the OpenAI API's `?model=`).
+    const std::string_view target = request.target();
+    const auto query = target.find('?');
+    if (target.substr(0, query) != "/v1/realtime") {
         co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
         co_return;
     }
@@ -276,6 +283,20 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
     where.sessions.fetch_add(1, std::memory_order_relaxed);
     co_await handler(ws, index);
     active_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// With names_mutex_ held.
+void mock_host::record_query(std::string_view target) {
+    const auto q = target.find('?');
+    std::string_view rest = q == std::string_view::npos ? std::string_view() : target.substr(q + 1);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        const auto pair = rest.substr(0, amp);
+        query_names_.emplace(pair.substr(0, pair.find('=')));
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+    }
+    if (auto model = transport::query_parameter(target, "model"))
+        models_.insert(std::move(*model));
 }
 
 void mock_host::stop_shard(shard& s) {
@@ -329,6 +350,14 @@ boost::json::object mock_host::stats() const {
             names.emplace_back(name);
     }
     o["request_header_names"] = std::move(names);
+    for (const auto& [key, values] :
+         {std::pair{"request_query_names", &query_names_}, std::pair{"request_models", &models_},
+          std::pair{"openai_beta", &openai_beta_}}) {
+        boost::json::array a;
+        for (const auto& v : *values)
+            a.emplace_back(v);
+        o[key] = std::move(a);
+    }
     auto lag = to_json(summarize(lags, pacing_fractions));
     lag["over_80ms"] = lags_over;
     o["loop_lag_s"] = std::move(lag);

@@ -154,6 +154,7 @@ struct alignas(64) native_shard {
     std::uint64_t appends = 0;
     std::uint64_t units = 0;
     std::uint64_t responses = 0;
+    std::uint64_t cancelled = 0; // openai-realtime: responses ended by response.cancel
     std::uint64_t faults = 0;
     std::vector<double> unit_output_lag_s;
     stats_window window;
@@ -332,8 +333,11 @@ private:
         if (type == "session.update") {
             if (openai)
                 event(immediate_,
-                      R"("type":"session.updated","session":{{"id":"{}","type":"realtime",)"
-                      R"("audio":{{"output":{{"format":{{"type":"audio/pcm","rate":24000}}}}}}}})",
+                      R"("type":"session.updated","session":{{"id":"{}","object":)"
+                      R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
+                      R"("output_modalities":["audio"],"audio":{{"input":{{"format":{{"type":)"
+                      R"("audio/pcm","rate":24000}}}},"output":{{"format":{{"type":"audio/pcm",)"
+                      R"("rate":24000}}}}}}}})",
                       session_id_);
         } else if (type == "input_audio_buffer.append") {
             ++shard_.appends;
@@ -342,15 +346,15 @@ private:
                 const auto [note, due] = compute(now);
                 auto& job = queue(due);
                 if (openai) {
-                    open_response(job.frames);
+                    open_turn_response(job.frames);
                     event(job.frames,
-                          R"("type":"response.output_audio.delta","response_id":"response_0",)"
-                          R"("item_id":"item_0","output_index":0,"content_index":0,"delta":"{}")",
-                          audio_.base64(protocol::openai_packet_bytes / 2, 0));
+                          R"("type":"response.output_audio.delta","response_id":"response_{}",)"
+                          R"("item_id":"item_{}","output_index":0,"content_index":0,"delta":"{}")",
+                          turns_, turns_, audio_.base64(protocol::openai_packet_bytes / 2, 0));
                     event(job.frames,
                           R"("type":"response.output_audio_transcript.delta","response_id":)"
-                          R"("response_0","item_id":"item_0","delta":"w{} ")",
-                          units_done_);
+                          R"("response_{}","item_id":"item_{}","delta":"w{} ")",
+                          turns_, turns_, units_done_);
                 } else {
                     event(job.frames, R"("type":"transcription.delta","delta":"w{} ")",
                           units_done_);
@@ -368,13 +372,35 @@ private:
             if (f && f->is_bool() && f->get_bool())
                 event(queue(now + unit_delay()).frames,
                       R"("type":"transcription.done","text":"{}","usage":{{}})", transcript_);
+        } else if (type == "input_audio_buffer.commit") { // openai
+            // The user item the commit makes; the one before it is the previous commit's.
+            const std::string previous =
+                commits_ == 0 ? "null" : fmt::format(R"("item_input_{}")", commits_ - 1);
+            event(immediate_,
+                  R"("type":"input_audio_buffer.committed","previous_item_id":{},)"
+                  R"("item_id":"item_input_{}")",
+                  previous, commits_);
+            ++commits_;
         } else if (type == "response.create" && openai) {
             auto& job = queue(now + unit_delay());
-            open_response(job.frames);
-            event(job.frames,
-                  R"("type":"response.done","response":{{"id":"response_0","object":)"
-                  R"("realtime.response","status":"completed","output":[],"usage":{{}}}})");
+            open_turn_response(job.frames);
+            end_turn_response(job.frames, R"("completed")");
             ++shard_.responses;
+        } else if (type == "response.cancel" && openai) {
+            if (!response_open_) { // as the API answers a cancel with nothing to cancel
+                const auto id = scanner.event_id();
+                event(immediate_,
+                      R"("type":"error","error":{{"type":"invalid_request_error","code":)"
+                      R"("response_cancel_not_active","message":"Cancellation failed: no )"
+                      R"(active response found","param":null,"event_id":{}}})",
+                      id.empty() ? std::string("null") : fmt::format(R"("{}")", id));
+                return;
+            }
+            // Behind the output already queued: what was produced before the cancel still goes.
+            end_turn_response(queue(now).frames,
+                              R"("cancelled","status_details":{"type":"cancelled",)"
+                              R"("reason":"client_cancelled"})");
+            ++shard_.cancelled;
         }
     }
 
@@ -626,6 +652,26 @@ private:
         response_created(out, "response_0");
     }
 
+    // openai-realtime: the turn's response (`response_N`, N counting the responses that ended),
+    // opened by the turn's first audio or by `response.create`, announced once.
+    void open_turn_response(std::string& out) {
+        if (response_open_)
+            return;
+        response_open_ = true;
+        response_created(out, fmt::format("response_{}", turns_));
+    }
+
+    // openai-realtime: `response.done` of the open turn response with `status` (JSON, and
+    // whatever members follow it); the next audio opens the next response.
+    void end_turn_response(std::string& out, std::string_view status) {
+        event(out,
+              R"("type":"response.done","response":{{"id":"response_{}","object":)"
+              R"("realtime.response","status":{},"output":[],"usage":{{}}}})",
+              turns_, status);
+        response_open_ = false;
+        ++turns_;
+    }
+
     void response_created(std::string& out, std::string_view id) {
         event(out,
               R"("type":"response.created","response":{{"id":"{}","object":"realtime.response",)"
@@ -748,6 +794,8 @@ private:
     std::uint64_t chunk_seq_ = 0;
     std::uint64_t replies_ = 0;
     bool response_open_ = false;
+    std::uint64_t turns_ = 0;   // openai-realtime: responses ended (done or cancelled)
+    std::uint64_t commits_ = 0; // openai-realtime: input_audio_buffer.commit events
     bool completed_ = false;
     std::string transcript_;
     std::string json_;
@@ -894,13 +942,14 @@ boost::json::object native_sessions::stats() const {
     o["cold_start_ms"] = s.options.cold_start_extra.count();
     o["cold_start_s"] = s.options.cold_start_window.count();
     // Read once every thread has stopped (or on the one thread): each shard's counts as they are.
-    std::uint64_t appends = 0, units = 0, responses = 0, faults = 0;
+    std::uint64_t appends = 0, units = 0, responses = 0, cancelled = 0, faults = 0;
     std::vector<double> lags;
     stats_window window;
     for (const auto& shard : s.shards) {
         appends += shard.appends;
         units += shard.units;
         responses += shard.responses;
+        cancelled += shard.cancelled;
         faults += shard.faults;
         lags.insert(lags.end(), shard.unit_output_lag_s.begin(), shard.unit_output_lag_s.end());
         window.merge(shard.window);
@@ -908,6 +957,7 @@ boost::json::object native_sessions::stats() const {
     o["appends"] = appends;
     o["units"] = units;
     o["responses"] = responses;
+    o["responses_cancelled"] = cancelled;
     o["faults_injected"] = faults;
     o["unit_output_lag_s"] = to_json(summarize(lags, pacing_fractions));
     o["cold_starts"] = s.cold.count();

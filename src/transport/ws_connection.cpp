@@ -73,6 +73,79 @@ ws_endpoint parse_ws_url(std::string_view url) {
     return ep;
 }
 
+namespace {
+
+// The query of a target (after the first '?'), without a fragment; empty when there is none.
+std::string_view query_of(std::string_view target) {
+    const auto q = target.find('?');
+    if (q == std::string_view::npos)
+        return {};
+    target.remove_prefix(q + 1);
+    return target.substr(0, target.find('#'));
+}
+
+int hex_digit(char c) {
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
+    return -1;
+}
+
+} // namespace
+
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name) {
+    std::string_view rest = query_of(target);
+    while (!rest.empty()) {
+        const auto amp = rest.find('&');
+        const std::string_view pair = rest.substr(0, amp);
+        rest = amp == std::string_view::npos ? std::string_view() : rest.substr(amp + 1);
+        const auto eq = pair.find('=');
+        if (pair.substr(0, eq) != name)
+            continue;
+        const std::string_view raw =
+            eq == std::string_view::npos ? std::string_view() : pair.substr(eq + 1);
+        std::string value;
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            const int hi = raw[i] == '%' && i + 2 < raw.size() ? hex_digit(raw[i + 1]) : -1;
+            const int lo = hi >= 0 ? hex_digit(raw[i + 2]) : -1;
+            if (lo >= 0) {
+                value.push_back(static_cast<char>(hi * 16 + lo));
+                i += 2;
+            } else if (raw[i] == '+') {
+                value.push_back(' '); // form encoding, as servers read a query
+            } else {
+                value.push_back(raw[i]);
+            }
+        }
+        return value;
+    }
+    return std::nullopt;
+}
+
+std::string with_query_parameter(std::string_view target, std::string_view name,
+                                 std::string_view value) {
+    std::string out(target);
+    if (out.find('?') == std::string::npos)
+        out += '?';
+    else if (out.back() != '?' && out.back() != '&')
+        out += '&';
+    out.append(name);
+    out += '=';
+    constexpr std::string_view unreserved = "-._~";
+    for (const char c : value) {
+        const auto u = static_cast<unsigned char>(c);
+        if ((u >= 'a' && u <= 'z') || (u >= 'A' && u <= 'Z') || (u >= '0' && u <= '9') ||
+            unreserved.find(c) != std::string_view::npos)
+            out.push_back(c);
+        else
+            out += fmt::format("%{:02X}", static_cast<unsigned>(u));
+    }
+    return out;
+}
+
 void prepare_tls(ws_endpoint& ep) {
     if (!ep.tls)
         return;

@@ -103,6 +103,64 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadSendsNoCommitAndEndsAfterTheQuietPerio
     EXPECT_EQ(at(r->mock_stats, {"sessions_completed"}).to_number<int>(), 3);
 }
 
+std::vector<std::string> strings(const value& v) {
+    std::vector<std::string> out;
+    for (const auto& s : v.as_array())
+        out.emplace_back(s.as_string());
+    return out;
+}
+
+// As OpenAI clients connect: the model in the URL's query, the query of --url kept, and the
+// beta servers' header; the mock's stats show what the upgrade requests carried.
+TEST(ProtocolsE2E, OpenAiRealtimeModelGoesIntoTheUrlQueryBesideItsOwnAndTheBetaHeaderArrives) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    mock_process mock({"--protocol", "openai-realtime", "--stats-output", stats.string()},
+                      "native-mock");
+    const auto r = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual",
+                              "--model", "org/gpt realtime", "--url", mock.url() + "?tenant=a%26b",
+                              "--header", "OpenAI-Beta: realtime=v1", "-c", "2", "-d", "1s",
+                              "--timeout", "20s", "-o", (out / "run").string()});
+    EXPECT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_EQ(mock.stop(), 0);
+    const auto s = read_json(stats);
+    EXPECT_EQ(at(s, {"sessions_seen"}).to_number<int>(), 2);
+    EXPECT_EQ(at(s, {"responses"}).to_number<int>(), 2);
+    EXPECT_EQ(strings(at(s, {"request_models"})), std::vector<std::string>{"org/gpt realtime"});
+    EXPECT_EQ(strings(at(s, {"request_query_names"})),
+              (std::vector<std::string>{"model", "tenant"}));
+    EXPECT_EQ(strings(at(s, {"openai_beta"})), std::vector<std::string>{"realtime=v1"});
+    const auto summary = read_json(out / "run" / "summary.json");
+    EXPECT_EQ(at(summary, {"config", "model"}).as_string(), "org/gpt realtime");
+    EXPECT_EQ(strings(at(summary, {"transport", "headers"})),
+              std::vector<std::string>{"OpenAI-Beta"});
+}
+
+TEST(ProtocolsE2E, OpenAiRealtimeModelAlreadyInTheUrlIsSentOnceAndAnotherIsBadInput) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    mock_process mock({"--protocol", "openai-realtime", "--stats-output", stats.string()},
+                      "native-mock");
+    const auto other = run_pacer({"run", "--protocol", "openai-realtime", "--model", "b", "--url",
+                                  mock.url() + "?model=a", "-d", "1s", "-o",
+                                  (out / "other").string()});
+    EXPECT_EQ(other.exit_code, 2);
+    EXPECT_NE(other.out.find("pacer: --model b and the model=a in --url differ: give one"),
+              std::string::npos)
+        << other.out;
+    EXPECT_FALSE(fs::exists(out / "other"));
+    const auto same = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual",
+                                 "--model", "a", "--url", mock.url() + "?model=a", "-c", "1",
+                                 "-d", "1s", "--timeout", "20s", "-o", (out / "run").string()});
+    EXPECT_TRUE(finished(same.exit_code)) << same.out;
+    EXPECT_EQ(mock.stop(), 0);
+    const auto s = read_json(stats);
+    EXPECT_EQ(at(s, {"sessions_seen"}).to_number<int>(), 1);
+    EXPECT_EQ(strings(at(s, {"request_models"})), std::vector<std::string>{"a"});
+}
+
 TEST(ProtocolsE2E, VllmRealtimeStartsCommitsFinalAndEndsAtTranscriptionDone) {
     const auto r = run_protocol("vllm-realtime", {"--model", "org/asr"});
     EXPECT_TRUE(r->run.exit_code == 0 || r->run.exit_code == 3) << r->run.out;

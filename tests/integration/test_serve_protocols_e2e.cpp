@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -125,6 +126,39 @@ TEST(ServeProtocolsE2E, AnSloOnTheFirstTranscriptIsEvaluated) {
     const auto& check = at(c1, {"slo", "checks"}).as_array().at(0);
     EXPECT_EQ(at(check, {"name"}).as_string(), "first-transcript-p95");
     EXPECT_TRUE(at(check, {"value"}).is_number());
+}
+
+TEST(ServeProtocolsE2E, OpenAiRealtimeModelGoesIntoTheUrlOfTheServerAndOfTheBuiltInMock) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto stats = out / "mock-stats.json";
+    std::optional<mock_process> mock(
+        std::in_place, std::vector<std::string>{"--protocol", "openai-realtime", "--stats-output",
+                                                stats.string()},
+        "native-mock");
+    const auto given = run_pacer({"serve", "--protocol", "openai-realtime", "--turns", "manual",
+                                  "--model", "gpt-realtime", "--url", mock->url() + "?x=1",
+                                  "--concurrencies", "1", "-d", "1s", "--timeout", "20s", "-o",
+                                  (out / "given").string()});
+    EXPECT_TRUE(finished(given.exit_code)) << given.out;
+    EXPECT_EQ(mock->stop(), 0);
+    mock.reset();
+    const auto s = read_json(stats);
+    std::vector<std::string> models, names;
+    for (const auto& m : at(s, {"request_models"}).as_array())
+        models.emplace_back(m.as_string());
+    for (const auto& n : at(s, {"request_query_names"}).as_array())
+        names.emplace_back(n.as_string());
+    EXPECT_EQ(models, std::vector<std::string>{"gpt-realtime"});
+    EXPECT_EQ(names, (std::vector<std::string>{"model", "x"}));
+    // Without --url the built-in mock is asked for /v1/realtime?model=..., and serves it.
+    const auto built_in = run_pacer({"serve", "--protocol", "openai-realtime", "--turns",
+                                     "manual", "--model", "gpt-realtime", "--concurrencies", "1",
+                                     "-d", "1s", "--timeout", "20s", "-o",
+                                     (out / "built-in").string()});
+    EXPECT_TRUE(finished(built_in.exit_code)) << built_in.out;
+    const auto c1 = read_json(out / "built-in" / "c1" / "summary.json");
+    EXPECT_EQ(at(c1, {"aggregate", "successful_sessions"}).to_number<int>(), 1) << built_in.out;
 }
 
 TEST(ServeProtocolsE2E, RealtimeProtocolMistakesAreBadInput) {

@@ -31,6 +31,37 @@ TEST(WsUrl, OtherSchemesAreRefused) {
     EXPECT_THROW(parse_ws_url("wsss://example.com/"), std::invalid_argument);
 }
 
+TEST(WsUrl, TheQueryStaysInTheTarget) {
+    EXPECT_EQ(parse_ws_url("wss://h:1/v1/realtime?model=a&x=1").target,
+              "/v1/realtime?model=a&x=1");
+}
+
+TEST(WsQuery, AParameterIsAddedAfterTheQueryAlreadyThere) {
+    EXPECT_EQ(with_query_parameter("/v1/realtime", "model", "gpt-realtime"),
+              "/v1/realtime?model=gpt-realtime");
+    EXPECT_EQ(with_query_parameter("/v1/realtime?tenant=a&x=", "model", "m"),
+              "/v1/realtime?tenant=a&x=&model=m");
+    EXPECT_EQ(with_query_parameter("/v1/realtime?", "model", "m"), "/v1/realtime?model=m");
+    EXPECT_EQ(with_query_parameter("/v1/realtime?a=1&", "model", "m"), "/v1/realtime?a=1&model=m");
+}
+
+TEST(WsQuery, TheValueIsPercentEncodedAndDecodesBack) {
+    // Unreserved characters stay; '/', ' ', '&', '=', '+', '%', '?' and non-ASCII bytes do not.
+    const std::string value = "org/Model-v1.2_x~ a&b=c+d%e?\xc3\xa9";
+    const auto target = with_query_parameter("/v1/realtime", "model", value);
+    EXPECT_EQ(target, "/v1/realtime?model=org%2FModel-v1.2_x~%20a%26b%3Dc%2Bd%25e%3F%C3%A9");
+    EXPECT_EQ(query_parameter(target, "model"), value);
+}
+
+TEST(WsQuery, AParameterIsFoundByItsExactName) {
+    EXPECT_EQ(query_parameter("/v1/realtime?x=1&model=a%2Fb&y", "model"), "a/b");
+    EXPECT_EQ(query_parameter("/v1/realtime?model", "model"), "");
+    EXPECT_EQ(query_parameter("/v1/realtime?models=a&xmodel=b", "model"), std::nullopt);
+    EXPECT_EQ(query_parameter("/v1/realtime", "model"), std::nullopt);
+    EXPECT_EQ(query_parameter("/v1/realtime?model=50%", "model"), "50%"); // a lone % stays
+    EXPECT_EQ(query_parameter("/v1/realtime?model=a+b%2Bc", "model"), "a b+c"); // form encoding
+}
+
 TEST(WsHeader, NameAndTrimmedValue) {
     const auto [name, value] = parse_header("X-Tenant:   acme  ");
     EXPECT_EQ(name, "X-Tenant");

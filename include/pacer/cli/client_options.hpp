@@ -40,6 +40,12 @@ void apply_client_settings(const run::client_settings& s, transport::ws_endpoint
 /// model (the server needs to be told which).
 std::optional<protocol::realtime_protocol> protocol_option(const std::string& name,
                                                            const std::string& model);
+/// For openai-realtime, puts `--model` into the URL's query as `model=` (percent-encoded), as
+/// the OpenAI API and its clients expect; the query already in `--url` is kept. Nothing for the
+/// other protocols, without a model, or when the URL already names the same model; a URL that
+/// names another model is a usage_error (the server would serve that one).
+void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_protocol> p,
+                  const std::string& model);
 /// `--turns`: server-vad or manual (usage_error otherwise).
 protocol::realtime_turns turns_option(const std::string& turns);
 

@@ -80,8 +80,11 @@ struct native_mock_options : host_options {
     /// Sessions (accept order) the fault hits; nullopt: all of them.
     std::optional<session_set> fault_sessions;
     /// `--protocol`: nullopt is native; openai-realtime answers each 80 ms of input (3,840
-    /// bytes at 24 kHz) with an audio delta (80 ms at 24 kHz) and a transcript delta,
-    /// `session.updated` on update and `response.done` on `response.create`; vllm-realtime
+    /// bytes at 24 kHz) with an audio delta (80 ms at 24 kHz) and a transcript delta in the
+    /// turn's response (`response_N`, opened by the turn's first audio), `session.updated` on
+    /// update, `input_audio_buffer.committed` on commit, `response.done` (completed) on
+    /// `response.create` and (cancelled, or an error when none is open) on `response.cancel`,
+    /// each ending the turn's response; vllm-realtime
     /// answers each 80 ms (2,560 bytes at 16 kHz) with a `transcription.delta` and the final
     /// commit with `transcription.done`. Both on the same capacity model; the fault modes are
     /// the native protocol's only. The session completes when the client closes.
@@ -104,7 +107,8 @@ std::string granted_capabilities(const native_mock_options& options);
 /// and `drained`, behind any pending output; on close `session.closed client_closed`.
 ///
 /// @par Stats
-/// The common ones plus `appends`, `units`, `responses`, `faults_injected`, the options that
+/// The common ones plus `appends`, `units`, `responses`, `responses_cancelled`,
+/// `faults_injected`, the options that
 /// shape the output, `unit_output_lag_s`: from a unit's last input byte to the write of its
 /// output, `cold_starts` and `high_water_sessions`, and `server_stats`: the document of
 /// `GET /stats` since its last reset.

@@ -16,6 +16,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -91,6 +92,16 @@ struct ws_endpoint {
 /// default ports 80 and 443). Throws std::invalid_argument with a one-line reason for anything
 /// else.
 ws_endpoint parse_ws_url(std::string_view url);
+
+/// The value of the query parameter `name` in `target` (`/path?a=1&b=2`), decoded as servers
+/// read a query (`%XX` and `+` for a space); nullopt when there is no such parameter.
+std::optional<std::string> query_parameter(std::string_view target, std::string_view name);
+
+/// `target` with `name=value` appended to its query (after any parameters already there;
+/// `?` added when there is none), `value` percent-encoded: RFC 3986's unreserved characters
+/// stay, every other byte becomes `%XX`. `name` is taken as it is (a plain token).
+std::string with_query_parameter(std::string_view target, std::string_view name,
+                                 std::string_view value);
 
 /// Builds `ep.client.tls_context` for a wss:// endpoint from `ca_file` and `insecure` (the
 /// system CA store when no file is given); nothing for ws://. Throws std::invalid_argument

@@ -141,8 +141,11 @@ public:
     /// loop_lag_s{…, over_80ms}, wall_s, thread_cpu_s, thread_cpu_cores}` (the last two once
     /// stopped), plus `threads` and `sessions_per_thread`. `request_header_names` lists, sorted
     /// and lower-cased, the names of the headers the upgrade requests carried (never their
-    /// values, which may be secrets). With several shards, the loop lags are every shard's
-    /// ticks together and the CPU is the shards' threads' sum (`thread_cpu_s_per_thread`).
+    /// values, which may be secrets). `request_query_names` lists the names of the targets'
+    /// query parameters likewise, `request_models` the values of their `model` parameter
+    /// (percent-decoded), and `openai_beta` the values of the `OpenAI-Beta` header (a protocol
+    /// version, not a secret). With several shards, the loop lags are every shard's ticks
+    /// together and the CPU is the shards' threads' sum (`thread_cpu_s_per_thread`).
     boost::json::object stats() const;
 
 private:
@@ -151,6 +154,7 @@ private:
                                   get_handler get, shard& where);
     shard& my_shard(const pacer::executor& ex);
     void stop_shard(shard& s);
+    void record_query(std::string_view target); // with names_mutex_ held
 
     host_options options_;
     std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
@@ -166,6 +170,7 @@ private:
     std::atomic<std::size_t> completed_{0};
     mutable std::mutex names_mutex_;
     std::set<std::string> header_names_; // lower-cased, names only; under names_mutex_
+    std::set<std::string> query_names_, models_, openai_beta_; // under names_mutex_
 };
 
 /// What a mock adds to its host: how it runs a session, and its stats.
