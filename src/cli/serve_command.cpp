@@ -130,8 +130,11 @@ void print_row(const sweep::level_run& r, bool color) {
         "{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}  ", r.concurrency, r.repeat,
         fmt::format("{}/{}", count("admitted_sessions"), count("attempted_sessions")),
         fmt::format("{}", count("successful_sessions")), cell_ms(path(a, {"ttfa_s", "p50"})),
-        cell_ms(path(a, {"ttfa_s", "p95"})), cell_ratio(path(a, {"units", "unit_miss_rate"})),
-        cell_ratio(a.if_contains("underrun_ratio")), cell_ms(path(a, {"send_lateness_s", "p99"})),
+        cell_ms(path(a, {"ttfa_s", "p95"})),
+        // A level nothing reached measured no miss and no underrun: "-", not 1.0.
+        cell_ratio(r.unreachable ? nullptr : path(a, {"units", "unit_miss_rate"})),
+        cell_ratio(r.unreachable ? nullptr : a.if_contains("underrun_ratio")),
+        cell_ms(path(a, {"send_lateness_s", "p99"})),
         fmt::format("{:.1f}", r.loop_lag_p99_s * 1e3));
     if (color && !r.valid)
         fmt::print("{}{}\n", line, fmt::format(fg(fmt::terminal_color::red), "{}", verdict));
