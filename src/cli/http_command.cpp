@@ -594,14 +594,48 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                summary.at("dropped").to_number<std::uint64_t>(), num("duration"));
     fmt::print("  request throughput {:.2f}/s, output {:.1f} tok/s\n", num("request_throughput"),
                num("output_throughput"));
-    fmt::print("  TTFT ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
-               num("mean_ttft_ms"), num("median_ttft_ms"), num("p99_ttft_ms"));
-    fmt::print("  TPOT ms  mean {:.2f} median {:.2f} p99 {:.2f}\n", num("mean_tpot_ms"),
-               num("median_tpot_ms"), num("p99_tpot_ms"));
-    fmt::print("  E2EL ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
-               num("mean_e2el_ms"), num("median_e2el_ms"), num("p99_e2el_ms"));
+    // A latency no request has (every one failed) is "–", never 0.
+    const auto latency = [&](const char* label, const char* name, const char* anchor) {
+        std::string line = fmt::format("  {} ms ", label);
+        for (const char* stat : {"mean", "std", "median", "p90", "p95", "p99"}) {
+            const auto& v = summary.at(fmt::format("{}_{}_ms", stat, name));
+            line += fmt::format(" {} {}", stat,
+                                v.is_number() ? fmt::format("{:.2f}", v.to_number<double>())
+                                              : std::string("–"));
+        }
+        fmt::print("{}{}\n", line, anchor);
+    };
+    latency("TTFT", "ttft", " (from the schedule)");
+    latency("TPOT", "tpot", "");
+    latency("ITL ", "itl", "");
+    latency("E2EL", "e2el", " (from the schedule)");
     if (!plan.slo.empty())
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
+    // The failed requests' errors, as `pacer run` prints its sessions': by kind, then one
+    // message of each kind.
+    std::vector<std::pair<std::string, std::size_t>> kinds;
+    std::map<std::string, std::string> example;
+    for (const auto& r : records) {
+        if (r.error.empty())
+            continue;
+        auto k = std::find_if(kinds.begin(), kinds.end(),
+                              [&](const auto& x) { return x.first == r.error; });
+        if (k == kinds.end())
+            kinds.emplace_back(r.error, 1);
+        else
+            ++k->second;
+        if (example[r.error].empty())
+            example[r.error] = r.error_message.empty() ? r.error : r.error_message;
+    }
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string by_kind;
+    for (const auto& [kind, n] : kinds)
+        by_kind += fmt::format("{}{} {} request(s)", by_kind.empty() ? "" : ", ", kind, n);
+    if (!by_kind.empty())
+        fmt::print("  errors   by kind: {}\n", by_kind);
+    for (const auto& [kind, n] : kinds)
+        fmt::print("  error    {} ({} request(s)): {}\n", kind, n, example[kind]);
     const auto unreached = unreachable(records);
     // A server nobody reached is the finding; the client's timing of requests that went nowhere
     // is not a verdict on anything (as `pacer serve` judges an unreachable level).
