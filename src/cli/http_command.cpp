@@ -657,6 +657,10 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     fmt::print("  results  {}{}\n", out.string(), report ? ", " + report->string() : "");
     if (tables)
         fmt::print("  tables   {}\n", tables->string());
+    // As `pacer run`, `serve` and `record` say it: the figures above are a part of the run.
+    if (interrupted || result.interrupted)
+        fmt::print("  INTERRUPTED by a signal: the summary covers the arrivals dispatched until "
+                   "then\n");
 
     run_outcome o;
     o.kept = kept;
@@ -757,6 +761,8 @@ int find_capacity(const http_settings& s, http_plan plan) {
                                 "exit 3): its rate was not measurable"
                : unreachable_server ? "; no request reached the server: the search stopped (exit 4)"
                                     : "");
+    if (interrupted)
+        fmt::print("INTERRUPTED by a signal: the search stopped at the probe it was running\n");
     runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;

@@ -238,6 +238,11 @@ TEST(HttpE2e, SigintStopsDispatchWritesTheFilesAndExits130) {
     c.signal(SIGINT);
     const std::string text = c.read_all();
     EXPECT_EQ(c.wait(), 130) << text;
+    // Issue 33 item 6: said on the table, as run, serve and record say it.
+    EXPECT_NE(text.find("  INTERRUPTED by a signal: the summary covers the arrivals dispatched "
+                        "until then\n"),
+              std::string::npos)
+        << text;
     const auto s = read_json(out / "summary.json");
     EXPECT_TRUE(at(s, {"interrupted"}).as_bool());
     EXPECT_LT(count(s, {"open_loop", "requests", "dispatched"}), 1000u);
