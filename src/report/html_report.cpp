@@ -139,6 +139,11 @@ std::vector<figure> run_figures(const json::object& s) {
         f.push_back({"sessions " + spaced(k), {"pacing", "sessions", k}, unit::count});
     for (const char* k : {"expected", "sent", "late"})
         f.push_back({std::string("packets ") + k, {"pacing", "packets", k}, unit::count});
+    f.push_back({"late packets after a send stall (the server's)",
+                 {"pacing", "packets", "late_after_send_stall"},
+                 unit::count});
+    f.push_back(
+        {"late packets from the client", {"pacing", "packets", "late_from_client"}, unit::count});
     f.push_back({"pacing qualified", {"pacing_qualified"}, unit::flag});
     append(f, distribution("|pacing deviation|", {"pacing", "pacing_abs_deviation_s"},
                            {"p50", "p90", "p99", "p99.9", "max"}));

@@ -62,6 +62,14 @@ std::string new_run_id() {
     return id;
 }
 
+// "1 session", "2 sessions".
+std::string plural(std::size_t n, std::string_view one, std::string_view many = {}) {
+    return fmt::format("{} {}", n,
+                       n == 1         ? std::string(one)
+                       : many.empty() ? std::string(one) + "s"
+                                      : std::string(many));
+}
+
 void print_table(const run_options& s, const std::string& url, const metrics::pacing_figures& f,
                  const boost::json::object& summary, const fs::path& out,
                  const std::optional<fs::path>& report) {
@@ -93,10 +101,17 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
     if (unreachable && unreachable->is_string())
         fmt::print("  cannot connect to {}: {} (no session reached the server)\n", s.url,
                    unreachable->as_string().c_str());
+    // A rejected session is not also counted incomplete: the three add up to the whole.
+    const std::size_t not_complete = f.sessions - f.complete;
     fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete,
-               f.sessions, f.rejected, f.sessions - f.complete);
-    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n",
-               f.packets_sent, f.packets_expected, f.late_packets, f.sessions_with_late_packet,
+               f.sessions, f.rejected, not_complete - std::min(f.rejected, not_complete));
+    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {}{} -> {}\n", f.packets_sent,
+               f.packets_expected, f.late_packets, plural(f.sessions_with_late_packet, "session"),
+               f.late_packets == 0
+                   ? std::string()
+                   : fmt::format(" ({} after a send stall: the server's; {} the "
+                                 "client's)",
+                                 f.late_after_send_stall, f.late_packets - f.late_after_send_stall),
                f.pacing_qualified    ? "PACING QUALIFIED"
                : f.packets_sent == 0 ? "nothing sent: pacing not measured"
                                      : "PACING UNQUALIFIED");
@@ -710,8 +725,10 @@ int execute_run(run_job job) {
     }
     runtime::run_verdict v;
     v.interrupted = outcome.interrupted;
-    // Nothing sent is not a client that fell behind: no packet was late, none was due.
-    v.client_fell_behind = figures.late_packets > 0 || !schedule_kept;
+    // Nothing sent is not a client that fell behind: no packet was late, none was due. A packet
+    // a send stall made late is the server's (its TCP window was full): exit 4, not 3.
+    v.client_fell_behind = figures.late_packets > figures.late_after_send_stall || !schedule_kept;
+    v.server_failed = figures.late_after_send_stall > 0;
     v.unreachable = summary.at("server").at("unreachable").is_string();
     for (const auto& r : outcome.sessions) {
         if (r.complete || r.interrupted || !r.dispatched)
