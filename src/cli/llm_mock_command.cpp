@@ -12,6 +12,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -73,6 +74,7 @@ int run_llm_mock(llm_mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
+    runtime::ensure_descriptors(64); // what the real run checks, the dry run checks
     if (s.dry_run) {
         fmt::print("pacer llm-mock --dry-run: checked; nothing started, nothing written\n");
         fmt::print("  listen     {} (not bound by a dry run)\n",
@@ -100,9 +102,13 @@ int run_llm_mock(llm_mock_settings& s) {
                                             : s.stats_output + " on SIGINT/SIGTERM");
         return runtime::exit_ok;
     }
-    runtime::ensure_descriptors(64);
     try {
         mock->listen();
+    } catch (const boost::system::system_error& e) {
+        // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
+        // /usr/include/boost/...]".
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.code().message()));
     } catch (const std::exception& e) {
         throw usage_error(fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.what()));
     }

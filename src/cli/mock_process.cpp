@@ -10,6 +10,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -102,6 +103,11 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     }
     try {
         mock->listen();
+    } catch (const boost::system::system_error& e) {
+        // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
+        // /usr/include/boost/...]".
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.code().message()));
     } catch (const std::exception& e) {
         throw usage_error(
             fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.what()));

@@ -23,8 +23,14 @@ namespace pacer::cli {
 namespace fs = std::filesystem;
 
 void create_output_dir(const fs::path& dir) {
-    if (dir.has_parent_path())
-        fs::create_directories(dir.parent_path());
+    if (dir.has_parent_path()) {
+        // One line in the user's words, not the library's (a parent that is a file, no right).
+        std::error_code ec;
+        fs::create_directories(dir.parent_path(), ec);
+        if (ec)
+            throw usage_error(fmt::format("--output {}: cannot create its parent folder {}: {}",
+                                          dir.string(), dir.parent_path().string(), ec.message()));
+    }
     if (::mkdir(dir.c_str(), 0755) != 0) {
         if (errno == EEXIST)
             throw usage_error(fmt::format(
