@@ -9,6 +9,7 @@
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
@@ -576,11 +577,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
 
     std::string lines;
     for (const auto& r : records)
-        lines += json::serialize(metrics::llm_request_json(r, result.start)) + "\n";
+        lines += json_text(metrics::llm_request_json(r, result.start)) + "\n";
     runtime::write_new_file(out / "requests.jsonl", lines);
     runtime::write_new_file(out / "schedule.json",
                             schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
-    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    runtime::write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<std::filesystem::path> report, tables;
     if (!s.no_report)
         report = write_end_report(out);
@@ -746,7 +747,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     doc["probes"] = std::move(probes);
     doc["command"] = "http";
     doc["command_line"] = recorded_command_line({"-H", "--header"});
-    runtime::write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    runtime::write_new_file(plan.output / "capacity.json", json_text(doc) + "\n");
     // The search's own page (the probes; each probe's folder has its own).
     if (!s.no_report)
         if (const auto report = write_end_report(plan.output))

@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -128,7 +129,7 @@ int run_llm_mock(llm_mock_settings& s) {
     std::fflush(stdout);
     io.run();
     if (!s.stats_output.empty())
-        runtime::write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
+        runtime::write_new_file(s.stats_output, json_text(mock->stats()) + "\n");
     return runtime::exit_ok;
 }
 

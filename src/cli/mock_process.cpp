@@ -2,6 +2,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -133,7 +134,7 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     stats["process_cpu_s"] = usage.cpu_s;
     stats["peak_rss_bytes"] = usage.peak_rss_bytes;
     if (!stats_output.empty())
-        runtime::write_new_file(stats_output, boost::json::serialize(stats) + "\n");
+        runtime::write_new_file(stats_output, json_text(stats) + "\n");
     return runtime::exit_ok;
 }
 

@@ -1,6 +1,7 @@
 // `pacer run` as executed once its options are checked: one process of sessions, or the parent
 // of `--processes`; summary.json, samples.json, the report and the table (see run_job.hpp).
 
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -406,7 +407,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
-    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+    write_new_file(out / "summary.json", json_text(summary) + "\n");
 
     const auto& p = summary.at("pacing").as_object();
     const auto& dev = p.at("pacing_deviation_s").as_object();
@@ -673,7 +674,7 @@ int execute_run(run_job job) {
         for (const auto& e : unreadable)
             errors.push_back({{"message", e}, {"sessions", 1}});
     }
-    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+    write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<fs::path> report;
     if (!s.no_report && end.report)
         report = end.report(out);

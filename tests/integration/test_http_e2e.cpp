@@ -9,9 +9,11 @@
 
 #include "integration/process.hpp"
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -277,6 +279,44 @@ TEST(HttpE2e, FindCapacityProbesRatesEachInItsOwnFolder) {
     else
         EXPECT_TRUE(at(doc, {"capacity_rps"}).is_null());
     EXPECT_EQ(r->run.exit_code, any_unkept ? 3 : 0);
+}
+
+// Issue 33 item 16: every JSON file of an http run, of a capacity search, of the mock's
+// statistics and of a `pacer run` writes its numbers as plain decimals (`9.917`, `70.0`), not
+// Boost.JSON's `9.917E0` and `7E1`.
+TEST(HttpE2e, ResultFilesWritePlainDecimals) {
+    auto r = run_http({"--ttft-ms", "2", "--itl-ms", "1"},
+                      {"--rate", "10", "--duration", "0.5s", "--output-len", "2", "--goodput",
+                       "e2el:5000", "--find-capacity", "--capacity-steps", "1"});
+    ASSERT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    const auto run_dir = r->dir / "run-ws";
+    const auto ws =
+        run_pacer({"run", "-c", "1", "-d", "1s", "--no-report", "-o", run_dir.string()});
+    ASSERT_TRUE(finished(ws.exit_code)) << ws.out;
+    const std::regex exponent_form("[0-9][eE][-+]?[0-9]");
+    std::size_t files = 0, doubles = 0;
+    for (const auto& e : fs::recursive_directory_iterator(r->dir.path())) {
+        const auto ext = e.path().extension();
+        if (!e.is_regular_file() || (ext != ".json" && ext != ".jsonl") ||
+            e.path().filename() == "trace.jsonl")
+            continue;
+        ++files;
+        const std::string text = slurp(e.path());
+        // Exponents only where Python writes them too: below 1e-4 (e.g. 5e-05) or from 1e16.
+        for (auto it = std::sregex_iterator(text.begin(), text.end(), exponent_form);
+             it != std::sregex_iterator(); ++it) {
+            const auto at = static_cast<std::size_t>(it->position());
+            const auto b = text.find_last_of(",:[", at) + 1;
+            const std::string number = text.substr(b, text.find_first_of(",]}", at) - b);
+            const double v = std::abs(std::strtod(number.c_str(), nullptr));
+            EXPECT_TRUE(v < 1e-4 || v >= 1e16) << e.path() << ": " << number;
+        }
+        doubles += std::count(text.begin(), text.end(), '.');
+    }
+    // The capacity document, each probe's summary and requests, the mock's stats, the run's.
+    EXPECT_GE(files, 6u);
+    EXPECT_GT(doubles, 0u);
+    EXPECT_NE(slurp(r->dir / "run" / "capacity.json").find("\"rate\":10.0"), std::string::npos);
 }
 
 // Every probe misses the SLO (no request completes within 1 ms), so the search halves the rate
