@@ -88,7 +88,7 @@ int run_merge(const merge_settings& s) {
         return v.is_null() ? std::string("-")
                            : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
     };
-    fmt::print("pacer merge: {} parts\n", parts.size());
+    fmt::print("pacer merge: {} part{}\n", parts.size(), parts.size() == 1 ? "" : "s");
     fmt::print("  sessions   {} complete of {}\n", p.at("sessions").at("complete").as_uint64(),
                p.at("sessions").at("requested").as_uint64());
     fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",

@@ -46,7 +46,8 @@ fs::path default_output_dir(std::string_view command) {
            fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
-std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
+std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes, std::string_view what,
+                                std::string_view advice) {
     // The nearest existing parent holds the folder once it is created.
     fs::path existing = fs::absolute(path);
     std::error_code ec;
@@ -60,11 +61,10 @@ std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
     const std::uint64_t free_bytes =
         static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
     if (free_bytes < bytes)
-        throw usage_error(fmt::format(
-            "--output {}: this run writes about {} (traces at about 110 kB/s a session, and "
-            "receipts) but {} has {} free: run fewer or shorter sessions, or choose another "
-            "disk",
-            path.string(), format_bytes(bytes), existing.string(), format_bytes(free_bytes)));
+        throw usage_error(fmt::format("--output {}: this run writes about {} ({}) but {} has {} "
+                                      "free: {}",
+                                      path.string(), format_bytes(bytes), what, existing.string(),
+                                      format_bytes(free_bytes), advice));
     return free_bytes;
 }
 

@@ -85,7 +85,8 @@ int run_report(const report_settings& s) {
                    ? fmt::format("{} requests", folders[0].requests.size())
                : folders[0].kind == report::folder_kind::http_capacity
                    ? fmt::format("{} probes", folders[0].parts.size())
-                   : fmt::format("{} sessions, {} packets", folders[0].sessions.size(),
+                   : fmt::format("{} session{}, {} packets", folders[0].sessions.size(),
+                                 folders[0].sessions.size() == 1 ? "" : "s",
                                  folders[0].packet_count()),
                out.string());
     return runtime::exit_ok;

@@ -96,7 +96,7 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
                        : std::string(),
                    input, url);
     } else {
-        fmt::print("pacer run: {} sessions x {} against {}\n", f.sessions, input, url);
+        fmt::print("pacer run: {} x {} against {}\n", plural(f.sessions, "session"), input, url);
     }
     const auto* unreachable = summary.at("server").as_object().if_contains("unreachable");
     if (unreachable && unreachable->is_string())
@@ -158,9 +158,9 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
     const auto& server = summary.at("server").as_object();
     const auto& ttfa = server.at("time_to_first_audio_s").as_object();
     fmt::print("  server     time to first audio (stream start -> first audio delta) p50 {}  "
-               "p95 {}  p99 {}  ({} sessions)\n",
+               "p95 {}  p99 {}  ({})\n",
                ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
-               ttfa.at("n").to_number<std::uint64_t>());
+               plural(ttfa.at("n").to_number<std::uint64_t>(), "session"));
     std::string kinds;
     for (const auto& k : server.at("errors_by_kind").as_array())
         kinds += fmt::format("{}{} {} session(s)", kinds.empty() ? "" : ", ",
@@ -415,8 +415,8 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
         fmt::print("pacer run: {} processes sharing {} open-loop arrivals against {}\n",
                    s.processes, open_loop->offsets.size(), url);
     else
-        fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency,
-                   url);
+        fmt::print("pacer run: {} x {} against {}\n", plural(s.processes, "process", "processes"),
+                   plural(s.concurrency, "session"), url);
     for (const auto& w : summary.at("workers").as_array())
         fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(),
                    w.at("status").as_string().c_str(),
