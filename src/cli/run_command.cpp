@@ -3,6 +3,7 @@
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
@@ -359,6 +360,9 @@ int run(const run_settings& s) {
     job.end = {write_end_report, write_end_tables};
     job.disk_estimate = disk_estimate;
     job.disk_free = disk_free;
+    // A worker of --processes is not typed by anyone: the parent's summary has the command.
+    if (s.worker_index < 0)
+        job.command_line = recorded_command_line({"--header"});
     return run::execute_run(std::move(job));
 }
 

@@ -6,6 +6,7 @@
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
@@ -474,9 +475,9 @@ int serve(const serve_settings& s) {
     extras.transport = run::transport_json(w.endpoint); // every level's connections
     if (mock)
         extras.mock = mock->stop();
-    runtime::write_new_file(out / "summary.json",
-                            json::serialize(sweep::summary_json(w, result, std::move(extras))) +
-                                "\n");
+    auto summary = sweep::summary_json(w, result, std::move(extras));
+    summary["command_line"] = recorded_command_line({"--header"}); // as `run` and `http` record it
+    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
     std::optional<fs::path> report; // once, for the whole sweep
     if (!s.no_report)
         report = write_end_report(out);

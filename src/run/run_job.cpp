@@ -306,7 +306,8 @@ namespace {
 // parent's schedule.json); their raw samples are pooled into one summary.
 int run_workers(const run_options& s, const std::string& url, const fs::path& out,
                 local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
-                const transport::ws_endpoint& endpoint, const end_writers& end) {
+                const transport::ws_endpoint& endpoint, const end_writers& end,
+                const boost::json::array& command_line) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
@@ -399,6 +400,8 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
+    if (!command_line.empty())
+        summary["command_line"] = command_line;
     summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
     auto transport_block = transport_json(endpoint);
     // Measured by the workers, pooled from their samples.json by merge_parts.
@@ -498,7 +501,7 @@ int execute_run(run_job job) {
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s,
-                           endpoint, end);
+                           endpoint, end, job.command_line);
     if (mock)
         url += " (built-in mock)";
 
@@ -611,6 +614,8 @@ int execute_run(run_job job) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     summary["host"] = host;
+    if (!job.command_line.empty())
+        summary["command_line"] = job.command_line;
     if (shard)
         summary["shard"] = boost::json::object{
             {"index", shard->index},

@@ -1,5 +1,7 @@
 // End to end on loopback: `pacer mock` as its own process, `pacer run` against it.
 
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
@@ -447,6 +449,54 @@ TEST(RunE2E, ServeCountsTheDistinctErrorsOfTheLevel) {
         nullptr, 10);
     const auto level = read_json(dir / "c4" / "summary.json");
     EXPECT_EQ(distinct, at(level, {"errors"}).as_array().size()) << r.out;
+}
+
+// Issue 33 item 14: run and serve record the command line in summary.json as http does, with
+// header values redacted.
+TEST(RunE2E, RunAndServeRecordTheirCommandLineWithoutHeaderValues) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto expect_recorded = [](const fs::path& summary_file,
+                                    const std::vector<std::string>& args) {
+        const auto summary = read_json(summary_file);
+        const auto& line = at(summary, {"command_line"}).as_array();
+        ASSERT_EQ(line.size(), args.size() + 1) << boost::json::serialize(line);
+        EXPECT_EQ(line[0].as_string(), PACER_BINARY);
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const std::string want =
+                args[i] == "X-Api-Key: sk-e2e-item14" ? "X-Api-Key: <redacted>" : args[i];
+            EXPECT_EQ(line[i + 1].as_string(), want) << i;
+        }
+        EXPECT_EQ(slurp(summary_file).find("sk-e2e-item14"), std::string::npos);
+    };
+    const std::vector<std::string> run = {"run",
+                                          "-c",
+                                          "1",
+                                          "-d",
+                                          "1s",
+                                          "--header",
+                                          "X-Api-Key: sk-e2e-item14",
+                                          "--no-report",
+                                          "-o",
+                                          (dir / "run").string()};
+    auto r = run_pacer(run);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    expect_recorded(dir / "run" / "summary.json", run);
+    const std::vector<std::string> serve = {"serve",
+                                            "--concurrencies",
+                                            "1",
+                                            "--warmup-runs",
+                                            "0",
+                                            "-d",
+                                            "1s",
+                                            "--header",
+                                            "X-Api-Key: sk-e2e-item14",
+                                            "--no-report",
+                                            "-o",
+                                            (dir / "serve").string()};
+    r = run_pacer(serve);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    expect_recorded(dir / "serve" / "summary.json", serve);
 }
 
 } // namespace
