@@ -460,14 +460,21 @@ struct run_outcome {
 };
 
 // Runs the plan's arrivals once and writes the result folder `out` (created here).
-run_outcome execute(const http_settings& s, const http_plan& plan,
-                    const std::filesystem::path& out) {
-    // One socket per request in flight: at most the arrivals within one --timeout (a request
-    // lives no longer), and at most --max-concurrency.
+// The descriptors a run of `plan` needs, checked (runtime::ensure_descriptors: one line, exit 2,
+// when the limit is too low), by the run and by its dry run alike. One socket per request in
+// flight: at most the arrivals within one --timeout (a request lives no longer), and at most
+// --max-concurrency.
+std::size_t check_descriptors(const http_settings& s, const http_plan& plan) {
     std::size_t in_flight = schedule::peak_in_flight(plan.offsets, plan.timeout);
     if (s.max_concurrency > 0)
         in_flight = std::min(in_flight, s.max_concurrency);
     runtime::ensure_descriptors(in_flight + 64);
+    return in_flight + 64;
+}
+
+run_outcome execute(const http_settings& s, const http_plan& plan,
+                    const std::filesystem::path& out) {
+    check_descriptors(s, plan);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
         records[i].index = plan.indices[i];
@@ -774,7 +781,10 @@ int find_capacity(const http_settings& s, http_plan plan) {
 int run_http(const http_settings& s) {
     const http_plan plan = check(s);
     if (s.dry_run) {
+        const auto descriptors = check_descriptors(s, plan); // as the run checks them
         print_plan(s, plan);
+        fmt::print("  descriptors about {} needed (one per request in flight, and 64)\n",
+                   descriptors);
         if (s.find_capacity)
             fmt::print("  capacity   search from {:g}/s: double (or halve) then {} bisection(s); a "
                        "probe passes when it keeps its schedule and {:g} of its requests meet "

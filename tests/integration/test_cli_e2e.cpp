@@ -211,6 +211,40 @@ TEST(CliDescriptors, TooLowALimitIsExitTwoInEveryCommand) {
     }
 }
 
+// Issue 33 item 11: a dry run checks exactly what the run checks. Under a limit too low for
+// the command, the run and its dry run of every command refuse with the same line.
+TEST(CliDescriptors, EveryDryRunRefusesATooLowLimitWithTheRunsOwnLine) {
+    const std::vector<std::vector<std::string>> commands = {
+        {"run", "-c", "100", "-d", "1s", "-o", "out"},
+        {"serve", "-c", "100", "-d", "1s", "-o", "out"},
+        {"http", "--base-url", "http://127.0.0.1:9", "--model", "m", "--rate", "1000", "--requests",
+         "100", "-o", "out"},
+        {"mock", "--port", "0"},
+        {"native-mock", "--port", "0"},
+        {"llm-mock", "--port", "0"},
+    };
+    for (const auto& args : commands) {
+        std::vector<std::string> lines;
+        for (const bool dry : {false, true}) {
+            auto a = args;
+            if (dry)
+                a.push_back("--dry-run");
+            scratch_dir cwd;
+            auto o = in_dir(cwd.path());
+            o.nofile = 40;
+            const auto r = run_cli(a, o);
+            EXPECT_EQ(r.exit_code, 2) << a.front() << (dry ? " --dry-run" : "") << ":\n"
+                                      << r.out << r.err;
+            const auto err = r.err_lines();
+            ASSERT_EQ(err.size(), 1u) << r.err;
+            EXPECT_NE(err[0].find("file descriptors"), std::string::npos) << err[0];
+            lines.push_back(err[0]);
+            EXPECT_EQ(cwd.listing(), "");
+        }
+        EXPECT_EQ(lines[0], lines[1]) << args.front();
+    }
+}
+
 TEST(CliDescriptors, AnOpenLoopNeedsDescriptorsForTheSessionsInFlightOnly) {
     // 10,000 arrivals at 50/s under a limit of 1,000 descriptors: at most about 50/s x 3 s
     // (the timeout) are in flight, or --max-concurrency of them, so the plan passes; counting
