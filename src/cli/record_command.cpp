@@ -716,7 +716,7 @@ int record(record_settings s) {
                totals.loop_over_80ms);
     std::optional<fs::path> report;
     if (!s.no_report)
-        report = write_end_report(out);
+        report = write_end_report(out, /*replace=*/static_cast<bool>(resumed)); // the new state
     fmt::print("results    {}{}\n", (out / "run.json").string(),
                report ? ", " + report->string() : std::string());
     if (!s.export_format.empty()) {

@@ -357,7 +357,7 @@ int run(const run_settings& s) {
     job.turns = turns;
     job.endpoint = endpoint;
     job.mock = std::move(mock);
-    job.end = {write_end_report, write_end_tables};
+    job.end = {[](const fs::path& dir) { return write_end_report(dir); }, write_end_tables};
     job.disk_estimate = disk_estimate;
     job.disk_free = disk_free;
     // A worker of --processes is not typed by anyone: the parent's summary has the command.
