@@ -14,13 +14,34 @@
 
 namespace pacer::cli {
 
+void replace_file(const std::filesystem::path& file, const std::string& html) {
+    const auto tmp = std::filesystem::path(file.string() + ".tmp");
+    std::error_code ec;
+    std::filesystem::remove(tmp, ec); // a crashed attempt's
+    try {
+        runtime::write_new_file(tmp, html);
+        std::filesystem::rename(tmp, file);
+    } catch (...) {
+        std::filesystem::remove(tmp, ec);
+        throw;
+    }
+}
+
 std::optional<std::filesystem::path> write_end_report(const std::filesystem::path& dir) {
+    return write_end_report(dir, false);
+}
+
+std::optional<std::filesystem::path> write_end_report(const std::filesystem::path& dir,
+                                                      bool replace) {
     const auto file = dir / "report.html";
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
     try {
-        runtime::write_new_file(file,
-                                report::render_report(report::read_folded_result_folder(dir)));
+        auto html = report::render_report(report::read_folded_result_folder(dir));
+        if (replace)
+            replace_file(file, html);
+        else
+            runtime::write_new_file(file, html);
         return file;
     } catch (const std::exception& e) {
         if (!existed) // no half-written page: `pacer report DIR` must be able to write it

@@ -44,7 +44,8 @@ int synth(const dataset_settings& s) {
     // About 32 kB a second per variant, two variants.
     const auto bytes =
         static_cast<std::uint64_t>(double(s.subsets * s.per_subset) * s.max_s * 2 * 32000) + 4096;
-    ensure_free_space(out, bytes);
+    ensure_free_space(out, bytes, "16 kHz WAVs of both variants of every sample",
+                      "synthesize fewer or shorter samples, or choose another disk");
     if (s.dry_run) {
         fmt::print("pacer dataset synth --dry-run: checked; nothing started, nothing written\n");
         fmt::print("  samples    {} subset(s) x {} = {}, {:g} to {:g} s each, seed {}\n", s.subsets,

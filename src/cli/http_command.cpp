@@ -9,6 +9,7 @@
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/llm.hpp>
@@ -459,14 +460,21 @@ struct run_outcome {
 };
 
 // Runs the plan's arrivals once and writes the result folder `out` (created here).
-run_outcome execute(const http_settings& s, const http_plan& plan,
-                    const std::filesystem::path& out) {
-    // One socket per request in flight: at most the arrivals within one --timeout (a request
-    // lives no longer), and at most --max-concurrency.
+// The descriptors a run of `plan` needs, checked (runtime::ensure_descriptors: one line, exit 2,
+// when the limit is too low), by the run and by its dry run alike. One socket per request in
+// flight: at most the arrivals within one --timeout (a request lives no longer), and at most
+// --max-concurrency.
+std::size_t check_descriptors(const http_settings& s, const http_plan& plan) {
     std::size_t in_flight = schedule::peak_in_flight(plan.offsets, plan.timeout);
     if (s.max_concurrency > 0)
         in_flight = std::min(in_flight, s.max_concurrency);
     runtime::ensure_descriptors(in_flight + 64);
+    return in_flight + 64;
+}
+
+run_outcome execute(const http_settings& s, const http_plan& plan,
+                    const std::filesystem::path& out) {
+    check_descriptors(s, plan);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
         records[i].index = plan.indices[i];
@@ -576,11 +584,11 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
 
     std::string lines;
     for (const auto& r : records)
-        lines += json::serialize(metrics::llm_request_json(r, result.start)) + "\n";
+        lines += json_text(metrics::llm_request_json(r, result.start)) + "\n";
     runtime::write_new_file(out / "requests.jsonl", lines);
     runtime::write_new_file(out / "schedule.json",
                             schedule::to_json(plan.schedule.spec, plan.schedule.offsets));
-    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    runtime::write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<std::filesystem::path> report, tables;
     if (!s.no_report)
         report = write_end_report(out);
@@ -594,14 +602,48 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                summary.at("dropped").to_number<std::uint64_t>(), num("duration"));
     fmt::print("  request throughput {:.2f}/s, output {:.1f} tok/s\n", num("request_throughput"),
                num("output_throughput"));
-    fmt::print("  TTFT ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
-               num("mean_ttft_ms"), num("median_ttft_ms"), num("p99_ttft_ms"));
-    fmt::print("  TPOT ms  mean {:.2f} median {:.2f} p99 {:.2f}\n", num("mean_tpot_ms"),
-               num("median_tpot_ms"), num("p99_tpot_ms"));
-    fmt::print("  E2EL ms  mean {:.2f} median {:.2f} p99 {:.2f} (from the schedule)\n",
-               num("mean_e2el_ms"), num("median_e2el_ms"), num("p99_e2el_ms"));
+    // A latency no request has (every one failed) is "–", never 0.
+    const auto latency = [&](const char* label, const char* name, const char* anchor) {
+        std::string line = fmt::format("  {} ms ", label);
+        for (const char* stat : {"mean", "std", "median", "p90", "p95", "p99"}) {
+            const auto& v = summary.at(fmt::format("{}_{}_ms", stat, name));
+            line += fmt::format(" {} {}", stat,
+                                v.is_number() ? fmt::format("{:.2f}", v.to_number<double>())
+                                              : std::string("–"));
+        }
+        fmt::print("{}{}\n", line, anchor);
+    };
+    latency("TTFT", "ttft", " (from the schedule)");
+    latency("TPOT", "tpot", "");
+    latency("ITL ", "itl", "");
+    latency("E2EL", "e2el", " (from the schedule)");
     if (!plan.slo.empty())
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
+    // The failed requests' errors, as `pacer run` prints its sessions': by kind, then one
+    // message of each kind.
+    std::vector<std::pair<std::string, std::size_t>> kinds;
+    std::map<std::string, std::string> example;
+    for (const auto& r : records) {
+        if (r.error.empty())
+            continue;
+        auto k = std::find_if(kinds.begin(), kinds.end(),
+                              [&](const auto& x) { return x.first == r.error; });
+        if (k == kinds.end())
+            kinds.emplace_back(r.error, 1);
+        else
+            ++k->second;
+        if (example[r.error].empty())
+            example[r.error] = r.error_message.empty() ? r.error : r.error_message;
+    }
+    std::stable_sort(kinds.begin(), kinds.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    std::string by_kind;
+    for (const auto& [kind, n] : kinds)
+        by_kind += fmt::format("{}{} {} request(s)", by_kind.empty() ? "" : ", ", kind, n);
+    if (!by_kind.empty())
+        fmt::print("  errors   by kind: {}\n", by_kind);
+    for (const auto& [kind, n] : kinds)
+        fmt::print("  error    {} ({} request(s)): {}\n", kind, n, example[kind]);
     const auto unreached = unreachable(records);
     // A server nobody reached is the finding; the client's timing of requests that went nowhere
     // is not a verdict on anything (as `pacer serve` judges an unreachable level).
@@ -623,6 +665,10 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     fmt::print("  results  {}{}\n", out.string(), report ? ", " + report->string() : "");
     if (tables)
         fmt::print("  tables   {}\n", tables->string());
+    // As `pacer run`, `serve` and `record` say it: the figures above are a part of the run.
+    if (interrupted || result.interrupted)
+        fmt::print("  INTERRUPTED by a signal: the summary covers the arrivals dispatched until "
+                   "then\n");
 
     run_outcome o;
     o.kept = kept;
@@ -708,7 +754,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
     doc["probes"] = std::move(probes);
     doc["command"] = "http";
     doc["command_line"] = recorded_command_line({"-H", "--header"});
-    runtime::write_new_file(plan.output / "capacity.json", json::serialize(doc) + "\n");
+    runtime::write_new_file(plan.output / "capacity.json", json_text(doc) + "\n");
     // The search's own page (the probes; each probe's folder has its own).
     if (!s.no_report)
         if (const auto report = write_end_report(plan.output))
@@ -723,6 +769,8 @@ int find_capacity(const http_settings& s, http_plan plan) {
                                 "exit 3): its rate was not measurable"
                : unreachable_server ? "; no request reached the server: the search stopped (exit 4)"
                                     : "");
+    if (interrupted)
+        fmt::print("INTERRUPTED by a signal: the search stopped at the probe it was running\n");
     runtime::run_verdict v;
     v.interrupted = interrupted;
     v.client_fell_behind = client_limited;
@@ -733,7 +781,10 @@ int find_capacity(const http_settings& s, http_plan plan) {
 int run_http(const http_settings& s) {
     const http_plan plan = check(s);
     if (s.dry_run) {
+        const auto descriptors = check_descriptors(s, plan); // as the run checks them
         print_plan(s, plan);
+        fmt::print("  descriptors about {} needed (one per request in flight, and 64)\n",
+                   descriptors);
         if (s.find_capacity)
             fmt::print("  capacity   search from {:g}/s: double (or halve) then {} bisection(s); a "
                        "probe passes when it keeps its schedule and {:g} of its requests meet "

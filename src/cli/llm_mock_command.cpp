@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -12,6 +13,7 @@
 #include <boost/asio/detached.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -73,6 +75,7 @@ int run_llm_mock(llm_mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
+    runtime::ensure_descriptors(64); // what the real run checks, the dry run checks
     if (s.dry_run) {
         fmt::print("pacer llm-mock --dry-run: checked; nothing started, nothing written\n");
         fmt::print("  listen     {} (not bound by a dry run)\n",
@@ -100,9 +103,13 @@ int run_llm_mock(llm_mock_settings& s) {
                                             : s.stats_output + " on SIGINT/SIGTERM");
         return runtime::exit_ok;
     }
-    runtime::ensure_descriptors(64);
     try {
         mock->listen();
+    } catch (const boost::system::system_error& e) {
+        // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
+        // /usr/include/boost/...]".
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.code().message()));
     } catch (const std::exception& e) {
         throw usage_error(fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.what()));
     }
@@ -122,7 +129,7 @@ int run_llm_mock(llm_mock_settings& s) {
     std::fflush(stdout);
     io.run();
     if (!s.stats_output.empty())
-        runtime::write_new_file(s.stats_output, boost::json::serialize(mock->stats()) + "\n");
+        runtime::write_new_file(s.stats_output, json_text(mock->stats()) + "\n");
     return runtime::exit_ok;
 }
 

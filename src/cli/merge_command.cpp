@@ -3,6 +3,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
@@ -80,15 +81,14 @@ int run_merge(const merge_settings& s) {
         fmt::print(stderr, "pacer merge: warning: {}\n", warning);
     }
     create_output_dir(s.output);
-    runtime::write_new_file(fs::path(s.output) / "summary.json",
-                            boost::json::serialize(merged) + "\n");
+    runtime::write_new_file(fs::path(s.output) / "summary.json", json_text(merged) + "\n");
     const auto& p = merged.at("pacing").as_object();
     const auto& dev = p.at("pacing_abs_deviation_s").as_object();
     auto ms = [](const boost::json::value& v) {
         return v.is_null() ? std::string("-")
                            : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
     };
-    fmt::print("pacer merge: {} parts\n", parts.size());
+    fmt::print("pacer merge: {} part{}\n", parts.size(), parts.size() == 1 ? "" : "s");
     fmt::print("  sessions   {} complete of {}\n", p.at("sessions").at("complete").as_uint64(),
                p.at("sessions").at("requested").as_uint64());
     fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",

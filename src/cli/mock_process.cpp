@@ -2,6 +2,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -11,6 +12,7 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/json/serialize.hpp>
+#include <boost/system/system_error.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
@@ -123,6 +125,11 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     }
     try {
         mock->listen();
+    } catch (const boost::system::system_error& e) {
+        // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
+        // /usr/include/boost/...]".
+        throw usage_error(
+            fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.code().message()));
     } catch (const std::exception& e) {
         throw usage_error(
             fmt::format("cannot listen on {}:{}: {}", host.host, host.port, e.what()));
@@ -162,7 +169,7 @@ int run_mock_process(const server::host_options& host, const std::string& stats_
     stats["process_cpu_s"] = usage.cpu_s;
     stats["peak_rss_bytes"] = usage.peak_rss_bytes;
     if (!stats_output.empty())
-        runtime::write_new_file(stats_output, boost::json::serialize(stats) + "\n");
+        runtime::write_new_file(stats_output, json_text(stats) + "\n");
     return runtime::exit_ok;
 }
 

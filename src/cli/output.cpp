@@ -23,8 +23,14 @@ namespace pacer::cli {
 namespace fs = std::filesystem;
 
 void create_output_dir(const fs::path& dir) {
-    if (dir.has_parent_path())
-        fs::create_directories(dir.parent_path());
+    if (dir.has_parent_path()) {
+        // One line in the user's words, not the library's (a parent that is a file, no right).
+        std::error_code ec;
+        fs::create_directories(dir.parent_path(), ec);
+        if (ec)
+            throw usage_error(fmt::format("--output {}: cannot create its parent folder {}: {}",
+                                          dir.string(), dir.parent_path().string(), ec.message()));
+    }
     if (::mkdir(dir.c_str(), 0755) != 0) {
         if (errno == EEXIST)
             throw usage_error(fmt::format(
@@ -40,7 +46,8 @@ fs::path default_output_dir(std::string_view command) {
            fmt::format("{}-{:%Y%m%dT%H%M%SZ}", command, fmt::gmtime(now));
 }
 
-std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
+std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes, std::string_view what,
+                                std::string_view advice) {
     // The nearest existing parent holds the folder once it is created.
     fs::path existing = fs::absolute(path);
     std::error_code ec;
@@ -54,11 +61,10 @@ std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes) {
     const std::uint64_t free_bytes =
         static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
     if (free_bytes < bytes)
-        throw usage_error(fmt::format(
-            "--output {}: this run writes about {} (traces at about 110 kB/s a session, and "
-            "receipts) but {} has {} free: run fewer or shorter sessions, or choose another "
-            "disk",
-            path.string(), format_bytes(bytes), existing.string(), format_bytes(free_bytes)));
+        throw usage_error(fmt::format("--output {}: this run writes about {} ({}) but {} has {} "
+                                      "free: {}",
+                                      path.string(), format_bytes(bytes), what, existing.string(),
+                                      format_bytes(free_bytes), advice));
     return free_bytes;
 }
 

@@ -694,12 +694,29 @@ int record(record_settings s) {
     for (auto st : record::statuses)
         line += fmt::format("{}{} {}", line.empty() ? "" : ", ", counts[std::string(st)], st);
     fmt::print("variants   {}\n", line);
+    // Which variants ended in error, and why (the first of their errors; all are in run.json).
+    std::size_t said = 0, errored = counts["error"];
+    for (const auto& r : records) {
+        if (r.status != "error")
+            continue;
+        if (said == 10) {
+            fmt::print("  error    and {} more: see run.json\n", errored - said);
+            break;
+        }
+        const auto* errors = r.detail.if_contains("errors");
+        const bool any = errors && errors->is_array() && !errors->as_array().empty() &&
+                         errors->as_array().front().is_string();
+        fmt::print("  error    {}/{}: {}\n", r.sample, r.variant,
+                   any ? std::string(errors->as_array().front().as_string())
+                       : std::string("no reason recorded"));
+        ++said;
+    }
     fmt::print("client     {} late packet(s) of {}, loop lag max {:.1f} ms ({} over 80 ms)\n",
                totals.late_packets, totals.packets_sent, totals.max_loop_lag_s * 1e3,
                totals.loop_over_80ms);
     std::optional<fs::path> report;
     if (!s.no_report)
-        report = write_end_report(out);
+        report = write_end_report(out, /*replace=*/static_cast<bool>(resumed)); // the new state
     fmt::print("results    {}{}\n", (out / "run.json").string(),
                report ? ", " + report->string() : std::string());
     if (!s.export_format.empty()) {

@@ -86,7 +86,7 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
         return nullptr;
     if (const auto wire = metrics::recorded_protocol(*o); wire && *wire != "native")
         throw usage_error(fmt::format("{} was recorded with --protocol {}: replay checks the "
-                                      "native protocol only (the level's summary.json has that "
+                                      "native protocol only (that summary.json has the "
                                       "protocol's own checks)",
                                       summary.path.string(), *wire));
     const json::value* name = metrics::recorded_profile_name(*o);

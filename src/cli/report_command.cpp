@@ -45,6 +45,8 @@ int run_report(const report_settings& s) {
     for (const auto& in : s.inputs)
         folders.push_back(read_folder(in));
     fs::path out = s.output;
+    // The folder's own page (no -o) is pacer's, made from the folder: a new one replaces it.
+    const bool own_page = out.empty();
     if (out.empty() && folders.size() == 1)
         out = fs::path(s.inputs[0]) / "report.html";
     if (out.empty()) {
@@ -55,7 +57,8 @@ int run_report(const report_settings& s) {
         out = fs::path(s.inputs[0]) / fmt::format("report-vs-{}.html", other.filename().string());
     }
     std::error_code ec;
-    if (fs::exists(out, ec))
+    const bool replaces = fs::exists(out, ec);
+    if (replaces && (!own_page || !fs::is_regular_file(out, ec)))
         throw usage_error(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose another file",
             out.string()));
@@ -77,7 +80,10 @@ int run_report(const report_settings& s) {
     } catch (const report::folder_error& e) {
         throw usage_error(e.what());
     }
-    runtime::write_new_file(out, html);
+    if (replaces)
+        replace_file(out, html); // atomically: the old page stays if this fails
+    else
+        runtime::write_new_file(out, html);
     fmt::print("pacer report: {} ({})\n  report     {}\n",
                folders.size() == 1 ? to_string(folders[0].kind) : "comparison",
                folders.size() != 1 ? fmt::format("{} against {}", s.inputs[0], s.inputs[1])
@@ -85,7 +91,8 @@ int run_report(const report_settings& s) {
                    ? fmt::format("{} requests", folders[0].requests.size())
                : folders[0].kind == report::folder_kind::http_capacity
                    ? fmt::format("{} probes", folders[0].parts.size())
-                   : fmt::format("{} sessions, {} packets", folders[0].sessions.size(),
+                   : fmt::format("{} session{}, {} packets", folders[0].sessions.size(),
+                                 folders[0].sessions.size() == 1 ? "" : "s",
                                  folders[0].packet_count()),
                out.string());
     return runtime::exit_ok;
@@ -144,8 +151,9 @@ command add_report_command(CLI::App& app) {
         ->required()
         ->expected(1, 2);
     sub->add_option("-o,--output", s->output,
-                    "The new HTML file (default: DIR/report.html; comparing: "
-                    "A/report-vs-<B>.html); never overwritten");
+                    "The new HTML file; an existing one is refused. Without it: DIR/report.html "
+                    "(comparing: A/report-vs-<B>.html), which replaces the page already there "
+                    "(a run's own, or an earlier `pacer report`'s)");
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_report(*s); }};
 }

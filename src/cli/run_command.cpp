@@ -3,6 +3,7 @@
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
@@ -44,6 +45,7 @@ namespace {
 // The options as CLI11 fills them; what only the command needs comes on top.
 struct run_settings : run::run_options {
     CLI::Option* concurrency_option = nullptr;
+    CLI::Option* rate_option = nullptr;
     bool dry_run = false;
 };
 
@@ -196,6 +198,9 @@ int run(const run_settings& s) {
                 fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
         if (s.sessions == 0)
             throw usage_error("open-loop runs need --sessions N (how many arrivals)");
+        if (s.rate_option && s.rate_option->count() == 0) // not a "got 0" the user never typed
+            throw usage_error("open-loop runs need --rate R (arrivals per second) with "
+                              "--sessions, or --schedule FILE");
         spec.process = *process;
         spec.rate = s.rate;
         if (s.burstiness)
@@ -353,9 +358,12 @@ int run(const run_settings& s) {
     job.turns = turns;
     job.endpoint = endpoint;
     job.mock = std::move(mock);
-    job.end = {write_end_report, write_end_tables};
+    job.end = {[](const fs::path& dir) { return write_end_report(dir); }, write_end_tables};
     job.disk_estimate = disk_estimate;
     job.disk_free = disk_free;
+    // A worker of --processes is not typed by anyone: the parent's summary has the command.
+    if (s.worker_index < 0)
+        job.command_line = recorded_command_line({"--header"});
     return run::execute_run(std::move(job));
 }
 
@@ -387,9 +395,9 @@ command add_run_command(CLI::App& app) {
                     "Open loop: start sessions on a seeded schedule instead of all at once: "
                     "poisson (default), gamma (with --burstiness) or constant")
         ->group("Open loop");
-    sub->add_option("--rate", s->rate, "Open loop: arrivals per second")
-        ->check(number_in(0, 1e9, true))
-        ->group("Open loop");
+    s->rate_option = sub->add_option("--rate", s->rate, "Open loop: arrivals per second")
+                         ->check(number_in(0, 1e9, true))
+                         ->group("Open loop");
     sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")
         ->check(whole_number(1, max_sessions))
         ->group("Open loop");

@@ -6,6 +6,7 @@
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
@@ -138,8 +139,11 @@ void print_row(const sweep::level_run& r, bool color) {
         "{:>6} {:>3} {:>9} {:>7} {:>9} {:>9} {:>9} {:>9} {:>10} {:>9}  ", r.concurrency, r.repeat,
         fmt::format("{}/{}", count("admitted_sessions"), count("attempted_sessions")),
         fmt::format("{}", count("successful_sessions")), cell_ms(path(a, {"ttfa_s", "p50"})),
-        cell_ms(path(a, {"ttfa_s", "p95"})), cell_ratio(path(a, {"units", "unit_miss_rate"})),
-        cell_ratio(a.if_contains("underrun_ratio")), cell_ms(path(a, {"send_lateness_s", "p99"})),
+        cell_ms(path(a, {"ttfa_s", "p95"})),
+        // A level nothing reached measured no miss and no underrun: "-", not 1.0.
+        cell_ratio(r.unreachable ? nullptr : path(a, {"units", "unit_miss_rate"})),
+        cell_ratio(r.unreachable ? nullptr : a.if_contains("underrun_ratio")),
+        cell_ms(path(a, {"send_lateness_s", "p99"})),
         fmt::format("{:.1f}", r.loop_lag_p99_s * 1e3));
     if (color && !r.valid)
         fmt::print("{}{}\n", line, fmt::format(fg(fmt::terminal_color::red), "{}", verdict));
@@ -545,9 +549,9 @@ int serve(const serve_settings& s) {
     extras.transport = run::transport_json(w.endpoint); // every level's connections
     if (mock)
         extras.mock = mock->stop();
-    runtime::write_new_file(out / "summary.json",
-                            json::serialize(sweep::summary_json(w, result, std::move(extras))) +
-                                "\n");
+    auto summary = sweep::summary_json(w, result, std::move(extras));
+    summary["command_line"] = recorded_command_line({"--header"}); // as `run` and `http` record it
+    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
     std::optional<fs::path> report; // once, for the whole sweep
     if (!s.no_report)
         report = write_end_report(out);

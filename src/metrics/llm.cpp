@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <optional>
 #include <stdexcept>
 
 namespace pacer::metrics {
@@ -31,21 +32,31 @@ std::optional<double> tpot_ms(const llm_request& r) {
     return ms(*r.completed - *r.first_token) / static_cast<double>(r.output_tokens() - 1);
 }
 
+// mean, std and the percentiles of one latency in ms; each null when no request has it (a run
+// whose every request failed measured nothing, and 0 would read as a latency).
 void add_stats(json::object& out, std::string_view name, std::vector<double> v) {
     std::sort(v.begin(), v.end());
+    const auto put = [&](std::string_view stat, std::optional<double> x) {
+        out[fmt::format("{}_{}_ms", stat, name)] = x ? json::value(*x) : json::value(nullptr);
+    };
+    if (v.empty()) {
+        for (const char* stat : {"mean", "median", "std", "p90", "p95", "p99"})
+            put(stat, std::nullopt);
+        return;
+    }
     double mean = 0, var = 0;
     for (double x : v)
         mean += x;
-    if (!v.empty())
-        mean /= static_cast<double>(v.size());
+    mean /= static_cast<double>(v.size());
     for (double x : v)
         var += (x - mean) * (x - mean);
-    if (!v.empty())
-        var /= static_cast<double>(v.size());
-    out[fmt::format("mean_{}_ms", name)] = mean;
-    out[fmt::format("median_{}_ms", name)] = percentile(v, 50);
-    out[fmt::format("std_{}_ms", name)] = std::sqrt(var);
-    out[fmt::format("p99_{}_ms", name)] = percentile(v, 99);
+    var /= static_cast<double>(v.size());
+    put("mean", mean);
+    put("median", percentile(v, 50));
+    put("std", std::sqrt(var));
+    put("p90", percentile(v, 90));
+    put("p95", percentile(v, 95));
+    put("p99", percentile(v, 99));
 }
 
 } // namespace

@@ -405,6 +405,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     double lag_p99_worst = 0, lag_max = 0;
     std::uint64_t lag_over = 0, waits = 0;
     std::uint64_t stalled_sessions = 0, stalled_sends = 0, ended_pending = 0;
+    std::uint64_t late_after_send_stall = 0; // as each part counted them (its receipts)
     std::optional<double> longest_write, longest_pending;
     bool interrupted = false;
     json::array part_list, incomplete_parts;
@@ -420,6 +421,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         complete += part_complete;
         expected += count_at(s, {"pacing", "packets", "expected"});
         sent += count_at(s, {"pacing", "packets", "sent"});
+        late_after_send_stall += count_at(s, {"pacing", "packets", "late_after_send_stall"});
         lag_p99_worst = std::max(lag_p99_worst, number_at(s, {"pacing", "loop_lag_s", "p99"}));
         lag_max = std::max(lag_max, number_at(s, {"pacing", "loop_lag_s", "max"}));
         lag_over += count_at(s, {"pacing", "loop_lag_s", "over_80ms"});
@@ -514,10 +516,13 @@ json::object merge_parts(const std::vector<run_part>& parts) {
                                       {"complete", complete},
                                       {"incomplete", requested - std::min(requested, complete)},
                                       {"with_late_packet", sessions_late}};
-    pacing["packets"] = json::object{{"expected", expected},
-                                     {"sent", sent},
-                                     {"late", late},
-                                     {"late_threshold_s", late_threshold_s}};
+    pacing["packets"] = json::object{
+        {"expected", expected},
+        {"sent", sent},
+        {"late", late},
+        {"late_after_send_stall", late_after_send_stall},
+        {"late_from_client", late - std::min<std::uint64_t>(late, late_after_send_stall)},
+        {"late_threshold_s", late_threshold_s}};
     pacing["pacing_qualified"] = qualified;
     if (any_folded) {
         // Some part came folded: every packet goes into the one histogram, whose quantiles are

@@ -45,7 +45,8 @@ std::size_t peak_overlapping_streams(const std::vector<trace::session_result>& s
 trace::receipt_statistics fold_appends(std::vector<trace::session_result>& sessions) {
     trace::receipt_statistics stats;
     for (auto& s : sessions) {
-        s.late_appends = 0;
+        s.late_appends = s.late_appends_after_send_stall = 0;
+        s.late_run_from_send_stall = false;
         s.first_append_start_s = s.last_append_start_s = s.last_append_completed_s = {};
         s.appends_sent = s.appends.size();
         for (const auto& a : s.appends)
@@ -111,6 +112,7 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
             longest_pending = std::max(longest_pending.value_or(0), *s.pending_write_s);
         }
         f.late_packets += s.late_appends;
+        f.late_after_send_stall += s.late_appends_after_send_stall;
         f.sessions_with_late_packet += s.late_appends > 0;
         if (s.appends_sent > 1 && s.first_append_start_s && s.last_append_start_s)
             span.push_back(*s.last_append_start_s - *s.first_append_start_s);
@@ -148,6 +150,8 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
     j["packets"] = {{"expected", f.packets_expected},
                     {"sent", f.packets_sent},
                     {"late", f.late_packets},
+                    {"late_after_send_stall", f.late_after_send_stall},
+                    {"late_from_client", f.late_packets - f.late_after_send_stall},
                     {"late_threshold_s", late_threshold_s}};
     j["pacing_qualified"] = f.pacing_qualified;
     // From the histograms the sessions folded their appends into: the quantiles are within

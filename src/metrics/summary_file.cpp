@@ -27,6 +27,9 @@ const json::value* recorded_profile_name(const json::object& summary) {
 
 std::optional<std::string_view> recorded_protocol(const json::object& summary) {
     const auto* wire = summary.if_contains("protocol");
+    if (!wire) // a run: under its config
+        if (const auto* config = summary.if_contains("config"); config && config->is_object())
+            wire = config->as_object().if_contains("protocol");
     if (!wire || !wire->is_string())
         return std::nullopt;
     return std::string_view(wire->get_string());

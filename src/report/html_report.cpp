@@ -1,4 +1,5 @@
 #include <pacer/core/stats.hpp>
+#include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/report/html_report.hpp>
@@ -13,6 +14,7 @@
 #include <cmath>
 #include <functional>
 #include <map>
+#include <set>
 
 namespace pacer::report {
 
@@ -137,6 +139,11 @@ std::vector<figure> run_figures(const json::object& s) {
         f.push_back({"sessions " + spaced(k), {"pacing", "sessions", k}, unit::count});
     for (const char* k : {"expected", "sent", "late"})
         f.push_back({std::string("packets ") + k, {"pacing", "packets", k}, unit::count});
+    f.push_back({"late packets after a send stall (the server's)",
+                 {"pacing", "packets", "late_after_send_stall"},
+                 unit::count});
+    f.push_back(
+        {"late packets from the client", {"pacing", "packets", "late_from_client"}, unit::count});
     f.push_back({"pacing qualified", {"pacing_qualified"}, unit::flag});
     append(f, distribution("|pacing deviation|", {"pacing", "pacing_abs_deviation_s"},
                            {"p50", "p90", "p99", "p99.9", "max"}));
@@ -208,7 +215,7 @@ h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:2px 8px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f6f6f6;font-weight:600}
 .verdict{font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block}
-.good{background:#dff3e4;color:#14532d}.bad{background:#fde2e1;color:#8b0000}
+.good{background:#dff3e4;color:#14532d}.bad{background:#fde2e1;color:#8b0000}.neutral{background:#eee;color:#333}
 svg.plot{max-width:100%;height:auto;display:block;margin:.4em 0}
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#0b5394}.note{color:#555}
 </style>)";
@@ -1081,14 +1088,36 @@ struct level_point {
     double concurrency = 0;
     bool valid = true, slo_met = true, second_try = false;
     std::string try_label; ///< " (confirm 1)", " (verify 2)", " (again)" or empty
+    /// No session of the level reached the server: nothing was measured there (no client
+    /// verdict, no serving figure; `aggregate` is null).
+    bool unreachable = false;
     const json::object* aggregate = nullptr;
 };
+
+// The sweep's runs (warm-ups apart) that reached no server: level → why ("cannot connect to
+// URL: connection refused"), as each run's summary says.
+std::map<double, std::string> unreachable_levels(const json::object& s) {
+    std::map<double, std::string> out;
+    const auto* runs = s.if_contains("runs");
+    if (!runs || !runs->is_array())
+        return out;
+    for (const auto& r : runs->as_array()) {
+        const auto* o = r.if_object();
+        const auto* why = o ? o->if_contains("unreachable") : nullptr;
+        const auto* warmup = o ? o->if_contains("warmup") : nullptr;
+        const auto c = o ? number_at(*o, {"concurrency"}) : std::nullopt;
+        if (why && why->is_string() && c && !(warmup && warmup->is_bool() && warmup->as_bool()))
+            out.emplace(*c, std::string(why->as_string()));
+    }
+    return out;
+}
 
 std::vector<level_point> level_points(const json::object& s) {
     std::vector<level_point> out;
     const auto* levels = s.if_contains("levels");
     if (!levels || !levels->is_array())
         return out;
+    const auto unreachable = unreachable_levels(s);
     for (std::size_t i = 0; i < levels->as_array().size(); ++i) {
         const auto* l = levels->as_array()[i].if_object();
         if (!l)
@@ -1111,6 +1140,10 @@ std::vector<level_point> level_points(const json::object& s) {
             p.try_label = " (again)";
         if (const auto* a = l->if_contains("aggregate"))
             p.aggregate = a->if_object();
+        if (unreachable.count(p.concurrency)) {
+            p.unreachable = true;
+            p.aggregate = nullptr;
+        }
         out.push_back(p);
     }
     std::stable_sort(out.begin(), out.end(), [](const level_point& a, const level_point& b) {
@@ -1225,6 +1258,12 @@ std::string level_table(const json::object& s, const std::string& prefix) {
                     missed +=
                         (missed.empty() ? "" : ", ") +
                         std::string(o->at("name").is_string() ? o->at("name").as_string() : "");
+        if (lp.unreachable) {
+            h += fmt::format("<tr><td class=\"num\">{}{}</td><td class=\"verdict bad\" "
+                             "colspan=\"11\">server unreachable: nothing measured</td></tr>\n",
+                             format_number(lp.concurrency), lp.second_try ? " (again)" : "");
+            continue;
+        }
         h += fmt::format(
             "<tr><td class=\"num\">{}{}</td><td class=\"verdict {}\">{}</td><td>{}</td>",
             format_number(lp.concurrency), lp.try_label,
@@ -1417,7 +1456,166 @@ std::string recording_sections(const result_folder& f) {
     return out;
 }
 
-// The one-line verdict of a folder, as a coloured span.
+// ------------------------------------------------------------- reachability and errors
+
+// "cannot connect to URL: REASON" when no session of a run (a merged run: of any part)
+// reached the server; nullopt when one did.
+std::optional<std::string> run_unreachable(const result_folder& f) {
+    const auto of = [](const json::object& s) -> std::optional<std::string> {
+        const auto* why = lookup(s, {"server", "unreachable"});
+        if (!why || !why->is_string())
+            return std::nullopt;
+        const auto* url = lookup(s, {"config", "url"});
+        if (!url)
+            url = s.if_contains("url"); // the pooled summary of --processes
+        return fmt::format("cannot connect to {}: {}",
+                           url && url->is_string() ? std::string(url->as_string()) : "the server",
+                           std::string(why->as_string()));
+    };
+    if (f.kind != folder_kind::merged)
+        return of(f.summary);
+    // Pooled: unreachable only when every part was.
+    std::optional<std::string> why;
+    for (const auto& p : f.parts) {
+        auto w = of(p.summary);
+        if (!w)
+            return std::nullopt;
+        why = why ? why : w;
+    }
+    return why;
+}
+
+// Every error message of the folder with how many sessions had it: a run's (each part's when
+// merged) `pacing.errors`, every run of a sweep (warm-ups too), a recording's variants.
+std::vector<std::pair<std::string, double>> error_messages(const result_folder& f) {
+    std::map<std::string, double> counts;
+    const auto add = [&](const json::value* errors) {
+        if (!errors || !errors->is_array())
+            return;
+        for (const auto& e : errors->as_array())
+            if (const auto* o = e.if_object();
+                o && o->contains("message") && o->at("message").is_string())
+                counts[std::string(o->at("message").as_string())] +=
+                    number_at(*o, {"sessions"}).value_or(1);
+    };
+    if (f.kind == folder_kind::serve) {
+        if (const auto* runs = f.summary.if_contains("runs"); runs && runs->is_array())
+            for (const auto& r : runs->as_array())
+                if (const auto* o = r.if_object())
+                    add(o->if_contains("errors"));
+    } else if (f.kind == folder_kind::recording) {
+        for (const auto& se : f.sessions)
+            if (const auto* e = se.variant_entry.if_contains("errors"); e && e->is_array()) {
+                std::set<std::string> seen; // a variant once per message
+                for (const auto& m : e->as_array())
+                    if (m.is_string() && seen.insert(std::string(m.as_string())).second)
+                        counts[std::string(m.as_string())] += 1;
+            }
+    } else if (f.kind == folder_kind::merged) {
+        for (const auto& p : f.parts)
+            add(lookup(p.summary, {"pacing", "errors"}));
+    } else {
+        add(lookup(f.summary, {"pacing", "errors"}));
+    }
+    std::vector<std::pair<std::string, double>> out(counts.begin(), counts.end());
+    std::stable_sort(out.begin(), out.end(),
+                     [](const auto& a, const auto& b) { return a.second > b.second; });
+    return out;
+}
+
+struct error_group {
+    std::string kind;
+    double sessions = 0;
+    std::string example; ///< its most frequent message
+};
+
+// The errors by kind (metrics::error_kind), most frequent first, each with one example. A
+// run's `server.errors_by_kind` (sessions counted once per kind, with rejections and
+// incomplete sessions) gives the counts where it exists.
+std::vector<error_group> error_groups(const result_folder& f) {
+    std::vector<error_group> out;
+    const auto group = [&](const std::string& kind) -> error_group& {
+        for (auto& g : out)
+            if (g.kind == kind)
+                return g;
+        return out.emplace_back(error_group{kind, 0, ""});
+    };
+    const auto messages = error_messages(f);
+    for (const auto& [m, n] : messages) {
+        auto& g = group(metrics::error_kind(m));
+        g.sessions += n;
+        if (g.example.empty())
+            g.example = m;
+    }
+    std::vector<const json::object*> summaries;
+    if (f.kind == folder_kind::run || f.kind == folder_kind::open_loop)
+        summaries.push_back(&f.summary);
+    else if (f.kind == folder_kind::merged)
+        for (const auto& p : f.parts)
+            summaries.push_back(&p.summary);
+    std::map<std::string, double> by_kind;
+    for (const auto* s : summaries)
+        if (const auto* kinds = lookup(*s, {"server", "errors_by_kind"});
+            kinds && kinds->is_array())
+            for (const auto& k : kinds->as_array())
+                if (const auto* o = k.if_object();
+                    o && o->contains("kind") && o->at("kind").is_string())
+                    by_kind[std::string(o->at("kind").as_string())] +=
+                        number_at(*o, {"sessions"}).value_or(0);
+    for (const auto& [kind, n] : by_kind) {
+        auto& g = group(kind);
+        g.sessions = n;
+        if (g.example.empty()) // said by the runner, not in the messages: the kind says it
+            g.example = kind == "admission rejected"
+                            ? "admission rejected: HTTP 503, retries exhausted"
+                            : kind;
+    }
+    std::stable_sort(out.begin(), out.end(), [](const error_group& a, const error_group& b) {
+        return a.sessions > b.sessions;
+    });
+    return out;
+}
+
+std::string errors_section(const result_folder& f, const std::string& side = "") {
+    const auto groups = error_groups(f);
+    std::string h = fmt::format("<section id=\"errors{}\"><h2>{}Errors by kind</h2>\n",
+                                side.empty() ? "" : "-" + side, side.empty() ? "" : side + ": ");
+    if (groups.empty())
+        return h + "<p class=\"note\">No session reported an error.</p></section>\n";
+    h += fmt::format("<p>What the sessions' errors say, grouped by kind: how many "
+                     "{} had one, and one message of each kind.</p>\n<table id=\"errors-table"
+                     "{}\"><tr><th>kind</th><th>sessions</th><th>example</th></tr>\n",
+                     f.kind == folder_kind::recording ? "variants" : "sessions",
+                     side.empty() ? "" : "-" + side);
+    for (const auto& g : groups)
+        h += fmt::format("<tr><td>{}</td><td class=\"num\">{}</td><td>{}</td></tr>\n",
+                         escape(g.kind), format_number(g.sessions), escape(g.example));
+    return h + "</table></section>\n";
+}
+
+// Sessions of a run (closed loop, open loop, merged) that the server did not see through:
+// requested − complete, less the arrivals an open loop's cap dropped (never sent).
+struct session_shortfall {
+    double requested = 0, complete = 0, rejected = 0, failed = 0;
+};
+
+session_shortfall shortfall(const json::object& s) {
+    session_shortfall r;
+    r.requested = number_at(s, {"pacing", "sessions", "requested"}).value_or(0);
+    r.complete = number_at(s, {"pacing", "sessions", "complete"}).value_or(0);
+    r.rejected = number_at(s, {"pacing", "sessions", "rejected"}).value_or(0);
+    const double dropped = number_at(s, {"open_loop", "requests", "dropped"}).value_or(0) +
+                           number_at(s, {"open_loop", "requests", "not_dispatched"}).value_or(0);
+    r.failed = std::max(0.0, r.requested - r.complete - dropped);
+    return r;
+}
+
+std::string span(const char* cls, const std::string& text) {
+    return fmt::format("<span class=\"verdict {}\">{}</span>", cls, escape(text));
+}
+
+// The one-line verdict of a folder, as a coloured span (two lines when the server failed
+// sessions: that first, in red, then the client's pacing verdict, which is then never green).
 std::string verdict_span(const result_folder& f) {
     if (f.kind == folder_kind::recording) {
         const auto* q = lookup(f.summary, {"load", "pacing", "pacing_qualified"});
@@ -1428,17 +1626,61 @@ std::string verdict_span(const result_folder& f) {
                                 "than 80 ms late");
     }
     if (f.kind == folder_kind::serve) {
-        const auto* v = f.summary.if_contains("client_timing_valid");
-        const bool ok = v && v->is_bool() && v->as_bool();
-        return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
-                           ok ? "every level valid: the client kept its schedule"
-                              : "some level NOT VALID: the client missed its schedule there");
+        const auto points = level_points(f.summary);
+        const auto unreachable = unreachable_levels(f.summary);
+        const bool none_measured =
+            std::all_of(points.begin(), points.end(),
+                        [](const level_point& p) { return p.unreachable; }) &&
+            (!points.empty() || !unreachable.empty());
+        if (none_measured) {
+            // Nothing was measured: neither the client nor the server has a verdict.
+            std::string why;
+            if (!unreachable.empty())
+                why = unreachable.begin()->second;
+            else if (const auto* runs = f.summary.if_contains("runs"); runs && runs->is_array())
+                for (const auto& r : runs->as_array())
+                    if (const auto* u =
+                            r.is_object() ? r.as_object().if_contains("unreachable") : nullptr;
+                        u && u->is_string() && why.empty())
+                        why = std::string(u->as_string());
+            return span("bad", "SERVER UNREACHABLE: " + why + ". Nothing was measured.");
+        }
+        // Client timing over the levels that were measured.
+        const bool ok = std::all_of(points.begin(), points.end(),
+                                    [](const level_point& p) { return p.unreachable || p.valid; });
+        std::string h = span(ok ? "good" : "bad",
+                             ok ? "every measured level valid: the client kept its schedule"
+                                : "some level NOT VALID: the client missed its schedule there");
+        const auto first = std::find_if(points.begin(), points.end(),
+                                        [](const level_point& p) { return p.unreachable; });
+        if (first != points.end())
+            h += "</p>\n<p>" + span("bad", fmt::format("SERVER UNREACHABLE from level {} on: {}. "
+                                                       "Nothing was measured there.",
+                                                       format_number(first->concurrency),
+                                                       unreachable.at(first->concurrency)));
+        return h;
     }
+    if (const auto why = run_unreachable(f))
+        return span("bad", "SERVER UNREACHABLE: " + *why +
+                               ". Nothing was measured: no session reached the server, no "
+                               "packet was sent.");
     const auto* q = f.summary.if_contains("pacing_qualified");
     const bool ok = q && q->is_bool() && q->as_bool();
-    return fmt::format("<span class=\"verdict {}\">{}</span>", ok ? "good" : "bad",
-                       ok ? "PACING QUALIFIED: no packet more than 80 ms from its deadline"
-                          : "PACING UNQUALIFIED: some packet was more than 80 ms late");
+    const auto lost = shortfall(f.summary);
+    std::string h;
+    if (lost.failed > 0)
+        h = span("bad", fmt::format("SESSIONS FAILED: {} of {} session{} did not complete "
+                                    "({} rejected by the server, {} ended without completing); "
+                                    "see Errors by kind",
+                                    format_number(lost.failed), format_number(lost.requested),
+                                    lost.requested == 1 ? "" : "s", format_number(lost.rejected),
+                                    format_number(lost.failed - lost.rejected))) +
+            "</p>\n<p>";
+    return h + span(lost.failed > 0 ? "neutral"
+                    : ok            ? "good"
+                                    : "bad",
+                    ok ? "PACING QUALIFIED: no packet more than 80 ms from its deadline"
+                       : "PACING UNQUALIFIED: some packet was more than 80 ms late");
 }
 
 bool run_family(folder_kind k) {
@@ -1456,6 +1698,13 @@ std::string render_report(const result_folder& f) {
         fmt::format("<h1>pacer report: {}</h1>\n<p>{} · {} sessions · {} packets</p>\n",
                     escape(f.dir.string()), to_string(f.kind), f.sessions.size(), f.packet_count());
     body += "<p>" + verdict_span(f) + "</p>\n";
+    if (run_family(f.kind) && f.kind != folder_kind::recording && run_unreachable(f)) {
+        // Nothing was measured: no figure, no plot, only what the sessions said.
+        body += errors_section(f);
+        body += environment(f);
+        body += notes(f);
+        return page("pacer report: " + f.dir.string(), body);
+    }
     if (f.kind == folder_kind::serve) {
         body += serve_sections(one, no_name);
         body += deviation_cdf_section(one, no_name);
@@ -1476,6 +1725,7 @@ std::string render_report(const result_folder& f) {
         if (f.kind == folder_kind::open_loop)
             body += open_loop_sections(one, no_name);
     }
+    body += errors_section(f);
     body += environment(f);
     body += notes(f);
     return page("pacer report: " + f.dir.string(), body);
@@ -1543,6 +1793,7 @@ std::string render_comparison(const result_folder& a, const result_folder& b) {
         body += deviation_cdf_section(both, names);
         body += send_time_section(both, names);
     }
+    body += errors_section(a, "A") + errors_section(b, "B");
     body += environment(a, "A") + notes(a, "A");
     body += environment(b, "B") + notes(b, "B");
     return page("pacer report: " + a.dir.string() + " against " + b.dir.string(), body);

@@ -1,6 +1,7 @@
 // `pacer run` as executed once its options are checked: one process of sessions, or the parent
 // of `--processes`; summary.json, samples.json, the report and the table (see run_job.hpp).
 
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/loop_lag.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -62,6 +63,14 @@ std::string new_run_id() {
     return id;
 }
 
+// "1 session", "2 sessions".
+std::string plural(std::size_t n, std::string_view one, std::string_view many = {}) {
+    return fmt::format("{} {}", n,
+                       n == 1         ? std::string(one)
+                       : many.empty() ? std::string(one) + "s"
+                                      : std::string(many));
+}
+
 void print_table(const run_options& s, const std::string& url, const metrics::pacing_figures& f,
                  const boost::json::object& summary, const fs::path& out,
                  const std::optional<fs::path>& report) {
@@ -87,16 +96,23 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
                        : std::string(),
                    input, url);
     } else {
-        fmt::print("pacer run: {} sessions x {} against {}\n", f.sessions, input, url);
+        fmt::print("pacer run: {} x {} against {}\n", plural(f.sessions, "session"), input, url);
     }
     const auto* unreachable = summary.at("server").as_object().if_contains("unreachable");
     if (unreachable && unreachable->is_string())
         fmt::print("  cannot connect to {}: {} (no session reached the server)\n", s.url,
                    unreachable->as_string().c_str());
+    // A rejected session is not also counted incomplete: the three add up to the whole.
+    const std::size_t not_complete = f.sessions - f.complete;
     fmt::print("  sessions   {} complete of {} ({} rejected, {} incomplete)\n", f.complete,
-               f.sessions, f.rejected, f.sessions - f.complete);
-    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {} sessions -> {}\n",
-               f.packets_sent, f.packets_expected, f.late_packets, f.sessions_with_late_packet,
+               f.sessions, f.rejected, not_complete - std::min(f.rejected, not_complete));
+    fmt::print("  packets    {} sent of {}, {} late (> 80 ms) in {}{} -> {}\n", f.packets_sent,
+               f.packets_expected, f.late_packets, plural(f.sessions_with_late_packet, "session"),
+               f.late_packets == 0
+                   ? std::string()
+                   : fmt::format(" ({} after a send stall: the server's; {} the "
+                                 "client's)",
+                                 f.late_after_send_stall, f.late_packets - f.late_after_send_stall),
                f.pacing_qualified    ? "PACING QUALIFIED"
                : f.packets_sent == 0 ? "nothing sent: pacing not measured"
                                      : "PACING UNQUALIFIED");
@@ -142,9 +158,9 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
     const auto& server = summary.at("server").as_object();
     const auto& ttfa = server.at("time_to_first_audio_s").as_object();
     fmt::print("  server     time to first audio (stream start -> first audio delta) p50 {}  "
-               "p95 {}  p99 {}  ({} sessions)\n",
+               "p95 {}  p99 {}  ({})\n",
                ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
-               ttfa.at("n").to_number<std::uint64_t>());
+               plural(ttfa.at("n").to_number<std::uint64_t>(), "session"));
     std::string kinds;
     for (const auto& k : server.at("errors_by_kind").as_array())
         kinds += fmt::format("{}{} {} session(s)", kinds.empty() ? "" : ", ",
@@ -290,7 +306,8 @@ namespace {
 // parent's schedule.json); their raw samples are pooled into one summary.
 int run_workers(const run_options& s, const std::string& url, const fs::path& out,
                 local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
-                const transport::ws_endpoint& endpoint, const end_writers& end) {
+                const transport::ws_endpoint& endpoint, const end_writers& end,
+                const boost::json::array& command_line) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
@@ -383,6 +400,8 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["complete"] = all_ok;
     summary["interrupted"] = interrupted;
     summary["url"] = url;
+    if (!command_line.empty())
+        summary["command_line"] = command_line;
     summary["profile"] = protocol::find_profile(s.profile)->name; // validated by run()
     auto transport_block = transport_json(endpoint);
     // Measured by the workers, pooled from their samples.json by merge_parts.
@@ -391,7 +410,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
-    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+    write_new_file(out / "summary.json", json_text(summary) + "\n");
 
     const auto& p = summary.at("pacing").as_object();
     const auto& dev = p.at("pacing_deviation_s").as_object();
@@ -399,8 +418,8 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
         fmt::print("pacer run: {} processes sharing {} open-loop arrivals against {}\n",
                    s.processes, open_loop->offsets.size(), url);
     else
-        fmt::print("pacer run: {} processes x {} sessions against {}\n", s.processes, s.concurrency,
-                   url);
+        fmt::print("pacer run: {} x {} against {}\n", plural(s.processes, "process", "processes"),
+                   plural(s.concurrency, "session"), url);
     for (const auto& w : summary.at("workers").as_array())
         fmt::print("  worker {}   {}{}\n", w.at("index").as_uint64(),
                    w.at("status").as_string().c_str(),
@@ -482,7 +501,7 @@ int execute_run(run_job job) {
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s,
-                           endpoint, end);
+                           endpoint, end, job.command_line);
     if (mock)
         url += " (built-in mock)";
 
@@ -595,6 +614,8 @@ int execute_run(run_job job) {
     char host[256] = {};
     ::gethostname(host, sizeof host - 1);
     summary["host"] = host;
+    if (!job.command_line.empty())
+        summary["command_line"] = job.command_line;
     if (shard)
         summary["shard"] = boost::json::object{
             {"index", shard->index},
@@ -658,7 +679,7 @@ int execute_run(run_job job) {
         for (const auto& e : unreadable)
             errors.push_back({{"message", e}, {"sessions", 1}});
     }
-    write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
+    write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<fs::path> report;
     if (!s.no_report && end.report)
         report = end.report(out);
@@ -710,8 +731,10 @@ int execute_run(run_job job) {
     }
     runtime::run_verdict v;
     v.interrupted = outcome.interrupted;
-    // Nothing sent is not a client that fell behind: no packet was late, none was due.
-    v.client_fell_behind = figures.late_packets > 0 || !schedule_kept;
+    // Nothing sent is not a client that fell behind: no packet was late, none was due. A packet
+    // a send stall made late is the server's (its TCP window was full): exit 4, not 3.
+    v.client_fell_behind = figures.late_packets > figures.late_after_send_stall || !schedule_kept;
+    v.server_failed = figures.late_after_send_stall > 0;
     v.unreachable = summary.at("server").at("unreachable").is_string();
     for (const auto& r : outcome.sessions) {
         if (r.complete || r.interrupted || !r.dispatched)

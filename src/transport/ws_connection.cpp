@@ -17,6 +17,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <stdexcept>
 
 namespace pacer::transport {
@@ -70,6 +71,12 @@ ws_endpoint parse_ws_url(std::string_view url) {
     if (ep.host.empty() || ep.port.empty() ||
         ep.port.find_first_not_of("0123456789") != std::string::npos)
         throw std::invalid_argument(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
+    unsigned port = 0;
+    const auto* end = ep.port.data() + ep.port.size();
+    if (const auto [p, ec] = std::from_chars(ep.port.data(), end, port);
+        ec != std::errc{} || p != end || port == 0 || port > 65535)
+        throw std::invalid_argument(
+            fmt::format("--url has a port that is not 1..65535: '{}'", url));
     return ep;
 }
 

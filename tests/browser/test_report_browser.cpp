@@ -309,5 +309,107 @@ TEST_F(ReportBrowser, HttpRunAndCapacitySearch) {
                    {"plot-capacity-goodput", "plot-capacity-latency"});
 }
 
+// The text of a rendered page's verdict spans, in order.
+std::vector<std::string> verdicts(const std::string& dom) {
+    std::vector<std::string> out;
+    const std::string open = "<span class=\"verdict ";
+    for (auto p = dom.find(open); p != std::string::npos; p = dom.find(open, p + 1)) {
+        const auto b = dom.find('>', p) + 1;
+        out.push_back(
+            dom.substr(p + open.size(), dom.find('"', p + open.size()) - p - open.size()) + ": " +
+            dom.substr(b, dom.find("</span>", b) - b));
+    }
+    return out;
+}
+
+// Issue 33 item 1: a server nobody reached is said as such; no client verdict, no figure.
+TEST_F(ReportBrowser, AnUnreachableServerIsNamedAndNothingIsJudged) {
+    const std::string url = "ws://127.0.0.1:" + closed_port() + "/v1/realtime";
+    const auto r =
+        run_pacer({"run", "--url", url, "-c", "2", "-d", "1s", "-o", dir("run").string()});
+    EXPECT_EQ(r.exit_code, 4) << r.out;
+    const auto dom = rendered_dom(dir("run") / "report.html");
+    const auto v = verdicts(dom);
+    ASSERT_EQ(v.size(), 1u) << dom;
+    EXPECT_EQ(v[0], "bad: SERVER UNREACHABLE: cannot connect to " + url +
+                        ": connection refused. Nothing was measured: no session reached the "
+                        "server, no packet was sent.");
+    EXPECT_EQ(dom.find("PACING"), std::string::npos) << "a client verdict on nothing measured";
+    EXPECT_EQ(dom.find("id=\"figures\""), std::string::npos) << "figures of nothing measured";
+    EXPECT_NE(dom.find("id=\"errors-table\""), std::string::npos);
+
+    const auto sweep = run_pacer(
+        {"serve", "--url", url, "--concurrencies", "1,2", "-d", "1s", "-o", dir("sweep").string()});
+    EXPECT_EQ(sweep.exit_code, 4) << sweep.out;
+    const auto page = rendered_dom(dir("sweep") / "report.html");
+    const auto sv = verdicts(page);
+    ASSERT_FALSE(sv.empty()) << page;
+    EXPECT_EQ(sv[0], "bad: SERVER UNREACHABLE: cannot connect to " + url +
+                         ": connection refused. Nothing was measured.");
+    EXPECT_EQ(page.find("NOT VALID"), std::string::npos) << "a client verdict on nothing measured";
+    EXPECT_NE(page.find("server unreachable: nothing measured"), std::string::npos);
+    // No serving figure of the level: no unit miss, no underrun.
+    EXPECT_EQ(page.find("aggregate.units.unit_miss_rate"), std::string::npos);
+    EXPECT_EQ(page.find("aggregate.underrun_ratio"), std::string::npos);
+}
+
+// Issue 33 item 2: sessions the server failed or rejected are never shown green, and the page
+// has their errors by kind with counts and an example.
+TEST_F(ReportBrowser, FailedSessionsAreNeverGreenAndTheirErrorsAreListed) {
+    {
+        mock_process mock({"--fault", "huge_frame"});
+        const auto r = run_pacer(
+            {"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", dir("huge").string()});
+        EXPECT_TRUE(server_failed_exit(r.exit_code)) << r.out;
+    }
+    const auto summary = read_json(dir("huge") / "summary.json");
+    const auto complete = at(summary, {"pacing", "sessions", "complete"}).to_number<int>();
+    ASSERT_LT(complete, 2) << "the fault must fail a session";
+    const auto dom = rendered_dom(dir("huge") / "report.html");
+    const auto v = verdicts(dom);
+    ASSERT_EQ(v.size(), 2u) << dom;
+    EXPECT_EQ(v[0].rfind("bad: SESSIONS FAILED: " + std::to_string(2 - complete) +
+                             " of 2 sessions did not complete",
+                         0),
+              0u)
+        << v[0];
+    for (const auto& x : v)
+        EXPECT_EQ(x.rfind("good", 0), std::string::npos) << x;
+    const auto& kinds = at(summary, {"server", "errors_by_kind"}).as_array();
+    ASSERT_FALSE(kinds.empty());
+    EXPECT_NE(dom.find("id=\"errors-table\""), std::string::npos);
+    for (const auto& k : kinds)
+        EXPECT_NE(dom.find("<td>" + std::string(k.at("kind").as_string()) +
+                           "</td><td class=\"num\">" +
+                           std::to_string(k.at("sessions").to_number<int>()) + "</td>"),
+                  std::string::npos)
+            << k;
+    // Each message the summary has is an example of its kind on the page.
+    const auto& messages = at(summary, {"pacing", "errors"}).as_array();
+    ASSERT_FALSE(messages.empty());
+    EXPECT_NE(dom.find(std::string(messages[0].at("message").as_string()).substr(0, 20)),
+              std::string::npos);
+
+    {
+        mock_process mock({"--max-sessions", "2"}, "native-mock");
+        const auto r = run_pacer({"run", "--url", mock.url(), "-c", "4", "-d", "1s", "--stagger-ms",
+                                  "0", "-o", dir("rejected").string()});
+        EXPECT_TRUE(server_failed_exit(r.exit_code)) << r.out;
+    }
+    const auto rs = read_json(dir("rejected") / "summary.json");
+    const auto rejected = at(rs, {"pacing", "sessions", "rejected"}).to_number<int>();
+    ASSERT_GT(rejected, 0);
+    const auto page = rendered_dom(dir("rejected") / "report.html");
+    const auto rv = verdicts(page);
+    ASSERT_EQ(rv.size(), 2u) << page;
+    EXPECT_NE(rv[0].find(std::to_string(rejected) + " rejected by the server"), std::string::npos)
+        << rv[0];
+    for (const auto& x : rv)
+        EXPECT_EQ(x.rfind("good", 0), std::string::npos) << x;
+    EXPECT_NE(page.find("<td>admission rejected</td><td class=\"num\">" + std::to_string(rejected) +
+                        "</td>"),
+              std::string::npos);
+}
+
 } // namespace
 } // namespace pacer::test

@@ -5,7 +5,12 @@
 #include <gtest/gtest.h>
 
 #include "integration/cli_process.hpp"
+#include <arpa/inet.h>
+#include <fstream>
+#include <netinet/in.h>
 #include <string>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <vector>
 
 namespace pacer::test {
@@ -117,6 +122,53 @@ TEST(CliDryRun, PrintsThePlanAndCreatesNothing) {
     }
 }
 
+// Issue 33 item 12: a port outside 1..65535, an --output under a file and a port already in
+// use are each one line in the user's words (no C++ or Boost text), exit 2.
+TEST(CliWords, BadPortsOutputsUnderAFileAndBusyPortsAreOneLineExitTwo) {
+    expect_refused({"run", "--url", "ws://127.0.0.1:99999/v1/realtime", "-c", "1", "-d", "1s"},
+                   "--url has a port that is not 1..65535: 'ws://127.0.0.1:99999/v1/realtime'");
+    expect_refused({"serve", "--url", "ws://127.0.0.1:0/v1/realtime", "-d", "1s"},
+                   "--url has a port that is not 1..65535");
+    expect_refused({"run", "--url", "wss://[::1]:65536/v1/realtime", "-c", "1", "-d", "1s"},
+                   "--url has a port that is not 1..65535");
+
+    scratch_dir cwd;
+    std::ofstream(cwd.path() / "file") << "not a folder\n";
+    for (const std::string command : {"run", "serve"}) {
+        const auto r =
+            run_cli({command, "-c", "1", "-d", "1s", "-o", "file/sub"}, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+        const auto lines = r.err_lines();
+        ASSERT_EQ(lines.size(), 1u) << r.err;
+        EXPECT_EQ(
+            lines[0],
+            "pacer: --output file/sub: cannot create its parent folder file: Not a directory");
+    }
+    EXPECT_EQ(cwd.listing(), "file ");
+
+    // A port someone listens on.
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    ASSERT_GE(fd, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    ASSERT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&a), sizeof a), 0);
+    ASSERT_EQ(::listen(fd, 1), 0);
+    ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&a), &len), 0);
+    const std::string port = std::to_string(ntohs(a.sin_port));
+    for (const std::string mock : {"mock", "native-mock", "llm-mock"}) {
+        const auto r = run_cli({mock, "--port", port}, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 2) << mock << r.out << r.err;
+        const auto lines = r.err_lines();
+        ASSERT_EQ(lines.size(), 1u) << mock << r.err;
+        EXPECT_EQ(lines[0],
+                  "pacer: cannot listen on 127.0.0.1:" + port + ": Address already in use")
+            << mock;
+    }
+    ::close(fd);
+}
+
 TEST(CliDryRun, StillRefusesAnExistingOutputAndBadInput) {
     scratch_dir cwd;
     fs::create_directory(cwd.path() / "taken");
@@ -156,6 +208,40 @@ TEST(CliDescriptors, TooLowALimitIsExitTwoInEveryCommand) {
         ASSERT_EQ(lines.size(), 1u) << r.err;
         EXPECT_NE(lines[0].find("file descriptors"), std::string::npos) << lines[0];
         EXPECT_EQ(cwd.listing(), "");
+    }
+}
+
+// Issue 33 item 11: a dry run checks exactly what the run checks. Under a limit too low for
+// the command, the run and its dry run of every command refuse with the same line.
+TEST(CliDescriptors, EveryDryRunRefusesATooLowLimitWithTheRunsOwnLine) {
+    const std::vector<std::vector<std::string>> commands = {
+        {"run", "-c", "100", "-d", "1s", "-o", "out"},
+        {"serve", "-c", "100", "-d", "1s", "-o", "out"},
+        {"http", "--base-url", "http://127.0.0.1:9", "--model", "m", "--rate", "1000", "--requests",
+         "100", "-o", "out"},
+        {"mock", "--port", "0"},
+        {"native-mock", "--port", "0"},
+        {"llm-mock", "--port", "0"},
+    };
+    for (const auto& args : commands) {
+        std::vector<std::string> lines;
+        for (const bool dry : {false, true}) {
+            auto a = args;
+            if (dry)
+                a.push_back("--dry-run");
+            scratch_dir cwd;
+            auto o = in_dir(cwd.path());
+            o.nofile = 40;
+            const auto r = run_cli(a, o);
+            EXPECT_EQ(r.exit_code, 2) << a.front() << (dry ? " --dry-run" : "") << ":\n"
+                                      << r.out << r.err;
+            const auto err = r.err_lines();
+            ASSERT_EQ(err.size(), 1u) << r.err;
+            EXPECT_NE(err[0].find("file descriptors"), std::string::npos) << err[0];
+            lines.push_back(err[0]);
+            EXPECT_EQ(cwd.listing(), "");
+        }
+        EXPECT_EQ(lines[0], lines[1]) << args.front();
     }
 }
 

@@ -289,6 +289,11 @@ TEST(RecordE2E, AnUnreadableVariantIsAnErrorAndTheOthersAreRecorded) {
     const auto& v = at(run, {"samples"}).as_array()[0].at("variants");
     EXPECT_EQ(at(v, {"bad", "status"}).as_string(), "error");
     EXPECT_NE(json::serialize(at(v, {"bad", "errors"})).find("preparation"), std::string::npos);
+    // Issue 33 item 18: the table names the variant and says why, as run.json does.
+    EXPECT_NE(r.out.find("  error    a/bad: " +
+                         std::string(at(v, {"bad", "errors"}).as_array()[0].as_string()) + "\n"),
+              std::string::npos)
+        << r.out;
     expect_recorded(at(v, {"good"}), r.exit_code);
     EXPECT_EQ(at(v, {"good", "normalization", "source_sample_rate"}).to_number<int>(), 44100);
     EXPECT_TRUE(at(v, {"good", "normalization", "resampled"}).as_bool());

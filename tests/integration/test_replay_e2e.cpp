@@ -129,6 +129,29 @@ TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
     EXPECT_FALSE(fs::exists(missing_receipts));
 }
 
+// Issue 33 item 3: a run recorded with another wire protocol is refused in one line, as a serve
+// level is, not judged by the native oracle.
+TEST(ReplayE2E, ARunOfAnotherProtocolIsRefusedInOneLine) {
+    temp_dir dir;
+    {
+        mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
+        const auto run = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual",
+                                    "--url", mock.url(), "-c", "1", "-d", "1s", "--keep-traces",
+                                    "--no-report", "-o", dir.path().string()});
+        ASSERT_TRUE(finished(run.exit_code)) << run.out;
+    }
+    const auto report = dir / "replay.json";
+    const auto r = run_pacer({"replay", dir.path().string(), "--output", report.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_NE(r.out.find("was recorded with --protocol openai-realtime: replay checks the native "
+                         "protocol only"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("violations"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(report));
+}
+
 TEST(ReplayE2E, RunRefusesAProfileItCannotNegotiate) {
     // The built-in probe mock serves the nemotron profile only; qwen3 is not the native
     // protocol; a bogus name is bad input. Each: one line, exit 2, no output folder.

@@ -128,7 +128,9 @@ TEST(ReportE2E, BadInputIsOneLineExitTwoAndNothingWritten) {
             << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
         std::ofstream(t / "run" / "report.html") << "keep me";
     }
-    expect_refused({"report", (t / "run").string()}, "already exists");
+    // An explicit -o is never overwritten (the folder's own page is: see below).
+    expect_refused({"report", (t / "run").string(), "-o", (t / "run" / "report.html").string()},
+                   "already exists");
     EXPECT_EQ(slurp(t / "run" / "report.html"), "keep me");
     expect_refused({"report", (t / "run").string(), "-o", (t / "no" / "such" / "r.html").string()},
                    "does not exist");
@@ -145,6 +147,28 @@ TEST(ReportE2E, BadInputIsOneLineExitTwoAndNothingWritten) {
     EXPECT_FALSE(fs::exists(t / "cmp.html"));
     expect_refused({"report", (t / "run").string(), (t / "sweep").string(), (t / "run").string()},
                    "At Most 2");
+}
+
+// Issue 33 item 7: `pacer report DIR` makes the folder's own page again: it replaces the
+// report.html the run wrote (or an earlier one), where it used to refuse and exit 2.
+TEST(ReportE2E, ReportOfAFolderReplacesItsOwnPage) {
+    temp_dir t;
+    const auto run = run_pacer({"run", "-c", "1", "-d", "0.5s", "-o", (t / "run").string()});
+    ASSERT_TRUE(finished(run.exit_code)) << run.out;
+    const auto page = t / "run" / "report.html";
+    ASSERT_TRUE(fs::exists(page));
+    std::ofstream(page) << "an old page";
+    const auto r = run_pacer({"report", (t / "run").string()});
+    EXPECT_EQ(r.exit_code, 0) << r.out;
+    const auto html = slurp(page);
+    EXPECT_NE(html.find("<h1>pacer report"), std::string::npos);
+    EXPECT_FALSE(fs::exists(t / "run" / "report.html.tmp"));
+    // Again: still one page, no leftover.
+    EXPECT_EQ(run_pacer({"report", (t / "run").string()}).exit_code, 0);
+    std::size_t files = 0;
+    for (const auto& e : fs::directory_iterator(t / "run"))
+        files += e.path().filename().string().rfind("report", 0) == 0;
+    EXPECT_EQ(files, 1u);
 }
 
 } // namespace

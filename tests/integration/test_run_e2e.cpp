@@ -1,9 +1,13 @@
 // End to end on loopback: `pacer mock` as its own process, `pacer run` against it.
 
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 
 namespace pacer::test {
 namespace {
@@ -375,6 +379,124 @@ TEST(RunE2E, SummaryRecordsTheDiskEstimate) {
     EXPECT_EQ(count(summary, {"disk", "estimated_bytes"}), 220'000u + 2u * (13u * 150u + 4096u));
     EXPECT_GT(count(summary, {"disk", "free_bytes"}), 0u);
     EXPECT_NE(r.out.find("(estimated 232.1 kB before the run, "), std::string::npos) << r.out;
+}
+
+// Issue 33 item 18: the words of the table and of the refusals. Session counts add up, one is
+// singular, a refusal is about what the command does, and the serve docs' distinct-error count
+// is the level's own.
+TEST(RunE2E, TheTableAndTheRefusalsSayWhatHappenedInTheirOwnWords) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    // One session: singular, also in the packets line.
+    auto r = run_pacer({"run", "-c", "1", "-d", "1s", "--no-report", "-o", (dir / "one").string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    EXPECT_NE(r.out.find("pacer run: 1 session x 1s of silence against "), std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("1 sessions"), std::string::npos) << r.out;
+    // Rejected sessions are not counted again as incomplete: complete + rejected + incomplete
+    // is the number of sessions.
+    {
+        mock_process mock({"--max-sessions", "1"}, "native-mock");
+        r = run_pacer({"run", "--url", mock.url(), "-c", "3", "-d", "1s", "--stagger-ms", "0",
+                       "--no-report", "-o", (dir / "rejected").string()});
+    }
+    EXPECT_TRUE(server_failed_exit(r.exit_code)) << r.out;
+    const auto line_at = r.out.find("  sessions   ");
+    ASSERT_NE(line_at, std::string::npos) << r.out;
+    unsigned complete = 0, total = 0, rejected = 0, incomplete = 0;
+    ASSERT_EQ(std::sscanf(r.out.c_str() + line_at,
+                          "  sessions   %u complete of %u (%u rejected, %u incomplete)", &complete,
+                          &total, &rejected, &incomplete),
+              4)
+        << r.out;
+    EXPECT_EQ(total, 3u);
+    EXPECT_GT(rejected, 0u) << r.out;
+    EXPECT_EQ(complete + rejected + incomplete, total) << r.out;
+    const auto summary = read_json(dir / "rejected" / "summary.json");
+    EXPECT_EQ(count(summary, {"pacing", "sessions", "rejected"}), rejected);
+    EXPECT_EQ(count(summary, {"pacing", "sessions", "complete"}), complete);
+    // --sessions without --rate: the missing option, not a "got 0" nobody typed.
+    r = run_pacer({"run", "--sessions", "5", "-o", (dir / "no-rate").string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out;
+    EXPECT_NE(r.out.find("pacer: open-loop runs need --rate R (arrivals per second)"),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("got 0"), std::string::npos) << r.out;
+    // A dataset too big for the disk is refused in the dataset's words, not a run's traces.
+    if (std::system("command -v espeak-ng >/dev/null 2>&1") == 0) {
+        r = run_pacer({"dataset", "synth", "--subsets", "1000", "--per-subset", "1000", "--min-s",
+                       "1", "--max-s", "3600", "-o", (dir / "huge").string()});
+        EXPECT_EQ(r.exit_code, 2) << r.out;
+        EXPECT_NE(r.out.find("16 kHz WAVs of both variants"), std::string::npos) << r.out;
+        EXPECT_EQ(r.out.find("trace"), std::string::npos) << r.out;
+    }
+    EXPECT_FALSE(fs::exists(dir / "no-rate"));
+    EXPECT_FALSE(fs::exists(dir / "huge"));
+}
+
+// docs/serving.md: "most frequent error (2 session(s), N distinct)": N is the number of the
+// level's distinct errors in its summary.json.
+TEST(RunE2E, ServeCountsTheDistinctErrorsOfTheLevel) {
+    mock_process mock({"--fault", "disconnect", "--fault-sessions", "0,1"}, "native-mock");
+    temp_dir dir;
+    const auto r = run_pacer({"serve", "--url", mock.url(), "--concurrencies", "4", "-d", "1s",
+                              "--no-report", "-o", dir.path().string()});
+    EXPECT_TRUE(server_failed_exit(r.exit_code)) << r.out;
+    const auto at_line = r.out.find("most frequent error (2 session(s), ");
+    ASSERT_NE(at_line, std::string::npos) << r.out;
+    const auto distinct = std::strtoul(
+        r.out.c_str() + at_line + std::string("most frequent error (2 session(s), ").size(),
+        nullptr, 10);
+    const auto level = read_json(dir / "c4" / "summary.json");
+    EXPECT_EQ(distinct, at(level, {"errors"}).as_array().size()) << r.out;
+}
+
+// Issue 33 item 14: run and serve record the command line in summary.json as http does, with
+// header values redacted.
+TEST(RunE2E, RunAndServeRecordTheirCommandLineWithoutHeaderValues) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto expect_recorded = [](const fs::path& summary_file,
+                                    const std::vector<std::string>& args) {
+        const auto summary = read_json(summary_file);
+        const auto& line = at(summary, {"command_line"}).as_array();
+        ASSERT_EQ(line.size(), args.size() + 1) << boost::json::serialize(line);
+        EXPECT_EQ(line[0].as_string(), PACER_BINARY);
+        for (std::size_t i = 0; i < args.size(); ++i) {
+            const std::string want =
+                args[i] == "X-Api-Key: sk-e2e-item14" ? "X-Api-Key: <redacted>" : args[i];
+            EXPECT_EQ(line[i + 1].as_string(), want) << i;
+        }
+        EXPECT_EQ(slurp(summary_file).find("sk-e2e-item14"), std::string::npos);
+    };
+    const std::vector<std::string> run = {"run",
+                                          "-c",
+                                          "1",
+                                          "-d",
+                                          "1s",
+                                          "--header",
+                                          "X-Api-Key: sk-e2e-item14",
+                                          "--no-report",
+                                          "-o",
+                                          (dir / "run").string()};
+    auto r = run_pacer(run);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    expect_recorded(dir / "run" / "summary.json", run);
+    const std::vector<std::string> serve = {"serve",
+                                            "--concurrencies",
+                                            "1",
+                                            "--warmup-runs",
+                                            "0",
+                                            "-d",
+                                            "1s",
+                                            "--header",
+                                            "X-Api-Key: sk-e2e-item14",
+                                            "--no-report",
+                                            "-o",
+                                            (dir / "serve").string()};
+    r = run_pacer(serve);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    expect_recorded(dir / "serve" / "summary.json", serve);
 }
 
 } // namespace

@@ -2,6 +2,10 @@
 // `Session timeout after 90.0s` must match its text byte for byte.
 
 #include <pacer/core/float_repr.hpp>
+#include <pacer/core/json_text.hpp>
+
+#include <boost/json/parse.hpp>
+#include <boost/json/value.hpp>
 
 #include <fmt/format.h>
 #include <gtest/gtest.h>
@@ -111,6 +115,30 @@ TEST(float_repr, nine_and_six_decimals_print_as_fmt_does) {
         append_fixed6(six, x);
         EXPECT_EQ(six, fmt::format("{:.6f}", x)) << "x = " << fmt::format("{}", x);
     }
+}
+
+// Issue 33 item 16: result files write plain decimals, not Boost.JSON 1.81's 9.9E0 and 7E1.
+TEST(json_text, doubles_are_plain_decimals_and_the_rest_is_boost_json_text) {
+    const boost::json::value v = {{"duration", 9.917630892},
+                                  {"capacity_rps", 70.0},
+                                  {"tiny", 1e-05},
+                                  {"count", 3},
+                                  {"big", std::uint64_t{18446744073709551615u}},
+                                  {"neg", -2},
+                                  {"name", "a \"quoted\"\n line"},
+                                  {"none", nullptr},
+                                  {"flags", {true, false}},
+                                  {"nested", {{"x", 0.5}, {"empty", boost::json::array{}}}},
+                                  {"nan", std::nan("")}};
+    EXPECT_EQ(json_text(v),
+              R"({"duration":9.917630892,"capacity_rps":70.0,"tiny":1e-05,"count":3,)"
+              R"("big":18446744073709551615,"neg":-2,"name":"a \"quoted\"\n line","none":null,)"
+              R"("flags":[true,false],"nested":{"x":0.5,"empty":[]},"nan":null})");
+    // What it writes reads back as the same value, numbers of the same kind.
+    boost::json::value finite = v;
+    finite.as_object().erase("nan");
+    EXPECT_EQ(boost::json::parse(json_text(finite)), finite);
+    EXPECT_TRUE(boost::json::parse(json_text(finite)).at("capacity_rps").is_double());
 }
 
 } // namespace

@@ -81,6 +81,31 @@ TEST(LlmMetrics, UsageCountsWinOverChunksAndErrorsAreCountedByKind) {
     EXPECT_NEAR(num(s, "mean_tpot_ms"), 20.0 / 3, 1e-9);
 }
 
+TEST(LlmMetrics, PercentilesBesideMeanAndNullWhenNoRequestHasTheFigure) {
+    // TTFT from the schedule: 10, 20, ..., 100 ms.
+    std::vector<llm_request> rs;
+    for (int i = 1; i <= 10; ++i)
+        rs.push_back(request(0, 0, {10 * i}, 10 * i + 1));
+    const auto s = llm_summary(rs, t0, {});
+    EXPECT_DOUBLE_EQ(num(s, "median_ttft_ms"), 55);
+    EXPECT_DOUBLE_EQ(num(s, "p90_ttft_ms"), 91);
+    EXPECT_DOUBLE_EQ(num(s, "p95_ttft_ms"), 95.5);
+    EXPECT_DOUBLE_EQ(num(s, "p99_ttft_ms"), 99.1);
+    // One token each: no request has a TPOT or an ITL.
+    for (const char* k : {"mean_tpot_ms", "p90_itl_ms", "std_tpot_ms"})
+        EXPECT_TRUE(s.at(k).is_null()) << k;
+    // Every request failed: nothing was measured, no figure is 0.
+    for (auto& r : rs)
+        r.error = "http_status";
+    const auto failed = llm_summary(rs, t0, {});
+    for (const char* m : {"ttft", "tpot", "itl", "e2el"})
+        for (const char* stat : {"mean", "median", "std", "p90", "p95", "p99"}) {
+            const std::string key = std::string(stat) + "_" + m + "_ms";
+            EXPECT_TRUE(failed.at(key).is_null()) << key;
+            EXPECT_TRUE(failed.at("uncorrected").at(key).is_null()) << key;
+        }
+}
+
 TEST(LlmMetrics, GoodputCountsRequestsMeetingEverySlo) {
     const std::vector<llm_request> rs{request(0, 0, {50, 60}, 100),     // meets all
                                       request(0, 200, {250, 260}, 300), // TTFT 250 from schedule

@@ -210,4 +210,39 @@ TEST(pacing_statistics, trace_none_samples_from_the_spool_equal_those_from_recei
     fs::remove_all(root);
 }
 
+// Issue 33 item 5: a late packet a send stall caused is the server's, one the client started
+// late is the client's; the summary keeps them apart. Times from the receipts alone.
+TEST(pacing_statistics, late_packets_after_a_send_stall_are_the_servers) {
+    // Deadlines every 80 ms; `start` and `send` in ms from each deadline.
+    const auto session = [](std::vector<std::pair<double, double>> start_send) {
+        trace::session_result r;
+        r.admitted = true;
+        r.session_start_s = 10.0;
+        for (std::size_t k = 0; k < start_send.size(); ++k) {
+            trace::append_receipt a;
+            a.seq = k;
+            a.scheduled_s = 10.0 + 0.080 * static_cast<double>(k);
+            a.start_s = a.scheduled_s + start_send[k].first / 1e3;
+            a.completed_s = a.start_s + start_send[k].second / 1e3;
+            r.appends.push_back(a);
+        }
+        r.expected_appends = r.appends.size();
+        return r;
+    };
+    // Packet 1's write blocks 420 ms (the window is full); 2, 3 and 4 go out at once after it,
+    // late by 340, 260 and 180 ms; 5 is back on time.
+    const auto stalled =
+        session({{0, 0.1}, {0, 420}, {340, 0.1}, {260, 0.1}, {180, 0.1}, {0.2, 0.1}});
+    // The client's own loop stalls 300 ms before packet 1; its writes are quick, and 1, 2 and 3
+    // are late (300, 220, 140 ms). Then packet 5's write blocks 200 ms: 6 is late (120 ms).
+    const auto client =
+        session({{0, 0.1}, {300, 0.1}, {220, 0.1}, {140, 0.1}, {60, 0.1}, {0.5, 200}, {120, 0.1}});
+    const auto f = metrics::summarize_pacing({stalled, client}, {});
+    EXPECT_EQ(f.late_packets, 3u + 4u);
+    EXPECT_EQ(f.late_after_send_stall, 3u + 1u);
+    const auto& packets = f.json.at("packets").as_object();
+    EXPECT_EQ(packets.at("late_after_send_stall").to_number<int>(), 4);
+    EXPECT_EQ(packets.at("late_from_client").to_number<int>(), 3);
+}
+
 } // namespace

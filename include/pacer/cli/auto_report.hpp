@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -15,6 +16,15 @@ namespace pacer::cli {
 /// Writes `dir`/report.html and returns its path. A failure never loses the run: it prints one
 /// line on stderr ("pacer: warning: report.html not written: ...") and returns nullopt.
 std::optional<std::filesystem::path> write_end_report(const std::filesystem::path& dir);
+/// The same; with `replace`, an existing report.html (an earlier attempt's, e.g. before `record
+/// --resume`) is replaced by the new page, atomically: written beside it, then renamed over it,
+/// so a page that cannot be made leaves the old one.
+std::optional<std::filesystem::path> write_end_report(const std::filesystem::path& dir,
+                                                      bool replace);
+
+/// Writes `html` to `file`, replacing an existing file atomically (a temporary file beside it,
+/// then a rename). Throws on failure, leaving `file` as it was and no temporary file.
+void replace_file(const std::filesystem::path& file, const std::string& html);
 
 /// Creates the folder `out` (refused when it exists) and writes one file per table into it,
 /// `<name>.csv` or `<name>.jsonl` (`format` is "csv" or "jsonl"); returns the files in order.

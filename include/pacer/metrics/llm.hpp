@@ -84,8 +84,9 @@ boost::json::object llm_request_json(const llm_request& r, time_point start);
 /// The summary (see docs/http.md for every key): duration (s, from `start` to the last
 /// completion), completed, failed, dropped, errors by kind, total_input_tokens,
 /// total_output_tokens, request_throughput, output_throughput, total_token_throughput,
-/// request_goodput (when `slo` is not empty), and mean/median/std/p99 of ttft, tpot, itl and
-/// e2el in ms (`mean_ttft_ms`...), with the same from dispatch under `uncorrected`.
+/// request_goodput (when `slo` is not empty), and mean/median/std/p90/p95/p99 of ttft, tpot,
+/// itl and e2el in ms (`mean_ttft_ms`...; null when no request has the figure), with the same
+/// from dispatch under `uncorrected`.
 boost::json::object llm_summary(std::span<const llm_request> requests, time_point start,
                                 const goodput_slo& slo);
 

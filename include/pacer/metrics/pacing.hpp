@@ -54,6 +54,8 @@ struct pacing_figures {
     std::size_t sessions = 0, admitted = 0, rejected = 0, complete = 0;
     std::size_t sessions_with_late_packet = 0;
     std::size_t packets_expected = 0, packets_sent = 0, late_packets = 0;
+    /// Of `late_packets`, those a send stall made late (the server's; trace::fold_receipt).
+    std::size_t late_after_send_stall = 0;
     bool pacing_qualified = false;
     boost::json::object json; ///< the whole `pacing` part of summary.json
 };

@@ -31,7 +31,8 @@ std::optional<double> recorded_input_duration(const boost::json::object& summary
 /// (any JSON value); null when none.
 const boost::json::value* recorded_profile_name(const boost::json::object& summary);
 
-/// The wire protocol a serving level recorded (`protocol`); nullopt when none or not a string.
+/// The wire protocol a serving level (`protocol`) or a run (`config.protocol`) recorded;
+/// nullopt when none or not a string.
 std::optional<std::string_view> recorded_protocol(const boost::json::object& summary);
 
 } // namespace pacer::metrics

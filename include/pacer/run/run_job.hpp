@@ -25,6 +25,7 @@
 #include <pacer/session/runner.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 
 #include <chrono>
@@ -102,6 +103,9 @@ struct run_job {
     /// from `pcm`).
     std::optional<std::vector<std::uint8_t>> wire_pcm;
     boost::json::object input_conversion; ///< config.input_conversion of summary.json
+    /// summary.json's `command_line`: the command as typed, header values redacted (none: the
+    /// summary has no `command_line`).
+    boost::json::array command_line;
     duration input_length{};
     std::chrono::nanoseconds timeout{};
     std::filesystem::path out; ///< exists and is empty (the command created it)

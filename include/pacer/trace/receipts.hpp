@@ -76,6 +76,12 @@ struct session_result {
     /// appends further than 80 ms from their deadline, the first append's start, the last
     /// append's start and completion.
     std::size_t late_appends = 0;
+    /// Of `late_appends`, those a send stall made late: a write longer than 80 ms (the server's
+    /// full TCP window) held the session past their late line, and the ones sent in the
+    /// catch-up right after it. The server's lateness, not the client's.
+    std::size_t late_appends_after_send_stall = 0;
+    /// Folding state: the run of late appends now going on began at a stalled write.
+    bool late_run_from_send_stall = false;
     std::optional<double> first_append_start_s;
     std::optional<double> last_append_start_s;
     std::optional<double> last_append_completed_s;
