@@ -11,6 +11,7 @@
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/live_file.hpp>
+#include <pacer/run/live_metrics.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
@@ -20,10 +21,13 @@
 #include <pacer/runtime/shard.hpp>
 #include <pacer/runtime/worker_pool.hpp>
 #include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
+#include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -492,6 +496,13 @@ int execute_run(run_job job) {
     std::optional<live_file_writer> live_writer;
     if (!s.live_file.empty())
         live_writer.emplace(s.live_file, exported);
+    // Telemetry samples from here, on its own threads; the idle baseline comes before any
+    // session (and before a shared start: it must fit before --start-at).
+    const auto& telemetry = job.telemetry;
+    if (telemetry) {
+        telemetry->start(out / "telemetry.jsonl");
+        telemetry->measure_idle_baseline();
+    }
     if (start_monotonic) {
         // A shared start: every worker or shard begins at the same instant.
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
@@ -511,11 +522,27 @@ int execute_run(run_job job) {
         ro.live = &progress.counters();
     if (live_writer)
         ro.live = &exported;
+    // --metrics-listen: the same live totals, served on a thread of its own.
+    session::live_counters listened;
+    if (!s.metrics_listen.empty() && !ro.live)
+        ro.live = &listened;
+    std::optional<telemetry::metrics_listener> listener;
+    if (!s.metrics_listen.empty()) {
+        const session::live_counters* counters = ro.live;
+        listener.emplace(s.metrics_listen, [counters] { return live_metrics_text(*counters); });
+        fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
+                   listener->url());
+        std::fflush(stderr);
+    }
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
     progress.begin("", expected_s);
     auto outcome = session::run_duplex(ro);
+    const double sessions_end_s = to_seconds(clock::now());
     progress.end(); // the terminal line is cleared before the table
+    listener.reset();
+    if (telemetry)
+        telemetry->stop(); // a last sample after the sessions' end
     if (live_writer)
         live_writer->stop(); // the final totals, before the parent sees this worker end
     const auto usage = runtime::read_process_usage();
@@ -576,6 +603,17 @@ int execute_run(run_job job) {
     summary["transport"] = transport_json(endpoint);
     summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
         metrics::update_ack_json(outcome.sessions);
+    if (telemetry) {
+        // The run's window: from the sessions' start to the last one's end. Output audio is
+        // not decoded by `pacer run` (replay's oracle measures it): its ratio stays null.
+        telemetry::window_denominators d;
+        d.input_audio_s = static_cast<double>(figures.packets_sent) * schedule::packet_period_s;
+        auto t = telemetry->window(clocks.monotonic_s, sessions_end_s, d);
+        t["window_definition"] = "from the sessions' start (before the first connect) to the "
+                                 "last session's end, on clock.monotonic_s";
+        t["input_audio_definition"] = "audio packets sent x 80 ms (session-seconds of input)";
+        summary["telemetry"] = std::move(t);
+    }
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid.
@@ -668,6 +706,18 @@ int execute_run(run_job job) {
             fmt::print("  tables     {}\n", tables->string());
     if (const auto line = transport_line(endpoint); !line.empty())
         fmt::print("  transport  {}\n", line);
+    if (const auto* t = summary.if_contains("telemetry")) {
+        const auto num = [](const boost::json::value& v, const char* unit) {
+            return v.is_null() ? std::string("-")
+                               : fmt::format("{:.1f} {}", v.to_number<double>(), unit);
+        };
+        const auto& o = t->as_object();
+        fmt::print("  telemetry  {} over {:.2f} s, mean {}, peak {}, {} per session-second of "
+                   "input (telemetry.jsonl: {} samples)\n",
+                   num(o.at("energy_j"), "J"), o.at("window").at("duration_s").to_number<double>(),
+                   num(o.at("mean_power_w"), "W"), num(o.at("peak_power_w"), "W"),
+                   num(o.at("j_per_input_audio_s"), "J"), o.at("samples").as_uint64());
+    }
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {
