@@ -274,7 +274,6 @@ TEST(TelemetryScraper, ReadsTheEndpointAndWarnsOnceForEachMalformedLine) {
     EXPECT_EQ(source.scrapes(), 2u);
     EXPECT_EQ(source.failed(), 0u);
     // A closed endpoint: the sample says why, and the warning comes once.
-    const std::string url = l.url();
     {
         server_metrics_source gone("http://127.0.0.1:1/metrics", std::chrono::seconds(10),
                                    [&](const std::string& w) { warnings.push_back(w); });

@@ -135,6 +135,33 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("there is no GPU 3"), std::string::npos) << bad.err;
     EXPECT_FALSE(fs::exists(out));
+    // A dry run loads nothing (as it connects to no server) but checks the options.
+    const auto dry = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:0,1",
+                              "--nvml-library", "/nonexistent/libnvidia-ml.so.1",
+                              "--metrics-listen", "127.0.0.1:0", "--dry-run", "-o", out.string()});
+    EXPECT_EQ(dry.exit_code, 0) << dry.err;
+    EXPECT_NE(dry.out.find("telemetry  nvml, GPU 0,1 (from /nonexistent/libnvidia-ml.so.1; "
+                           "loaded when the run starts)"),
+              std::string::npos)
+        << dry.out;
+    EXPECT_NE(dry.out.find("telemetry  live counters served at http://127.0.0.1:0/metrics"),
+              std::string::npos)
+        << dry.out;
+    for (const std::vector<std::string> wrong :
+         {std::vector<std::string>{"--gpu-telemetry", "dcgm"},
+          {"--gpu-telemetry", "nvml", "--telemetry-interval", "0s"},
+          {"--idle-baseline", "5s"},
+          {"--server-metrics", "ws://127.0.0.1:9/metrics"},
+          {"--metrics-listen", "localhost"},
+          {"--gpu-telemetry", "nvml", "--processes", "2"}}) {
+        std::vector<std::string> args{"run", "-c",        "1",  "-d",
+                                      "1s",  "--dry-run", "-o", out.string()};
+        args.insert(args.end(), wrong.begin(), wrong.end());
+        const auto w = run_cli(args);
+        EXPECT_EQ(w.exit_code, 2) << wrong[0] << ": " << w.err;
+        EXPECT_EQ(w.err_lines().size(), 1u) << w.err;
+    }
+    EXPECT_FALSE(fs::exists(out));
 }
 
 TEST(TelemetryE2E, ServerMetricsAreScrapedAndEachMalformedLineWarnsOnce) {
