@@ -58,7 +58,7 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
     const double span = t.at("window").at("duration_s").to_number<double>();
     ASSERT_GT(span, 0);
     EXPECT_EQ(t.at("energy_from").as_string(), "nvml");
-    EXPECT_EQ(t.at("gpus").as_uint64(), 2u);
+    EXPECT_EQ(t.at("gpus").to_number<std::uint64_t>(), 2u);
     const auto& sources = t.at("sources").as_array();
     ASSERT_EQ(sources.size(), 2u);
     const double t0 = t.at("window").at("start_s").to_number<double>();
@@ -110,7 +110,7 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
                      t.at("energy_j").to_number<double>() / input_s);
     EXPECT_TRUE(t.at("j_per_output_audio_s").is_null());
     // Every sample is a line of telemetry.jsonl.
-    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").as_uint64());
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
     EXPECT_NE(r.out.find("  telemetry  "), std::string::npos) << r.out;
 }
 
@@ -147,7 +147,7 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
     EXPECT_NE(dry.out.find("telemetry  live counters served at http://127.0.0.1:0/metrics"),
               std::string::npos)
         << dry.out;
-    for (const std::vector<std::string> wrong :
+    for (const std::vector<std::string>& wrong :
          {std::vector<std::string>{"--gpu-telemetry", "dcgm"},
           {"--gpu-telemetry", "nvml", "--telemetry-interval", "0s"},
           {"--idle-baseline", "5s"},
@@ -198,10 +198,10 @@ TEST(TelemetryE2E, ServerMetricsAreScrapedAndEachMalformedLineWarnsOnce) {
     const auto summary = read_json(out / "summary.json");
     const auto& t = summary.at("telemetry").as_object();
     EXPECT_EQ(t.at("energy_from").as_string(), "server_metrics");
-    const auto scrapes = t.at("server_metrics").at("scrapes").as_uint64();
+    const auto scrapes = t.at("server_metrics").at("scrapes").to_number<std::uint64_t>();
     EXPECT_GE(scrapes, 2u); // at least the first and the last
-    EXPECT_EQ(t.at("server_metrics").at("failed").as_uint64(), 0u);
-    EXPECT_EQ(t.at("server_metrics").at("distinct_warnings").as_uint64(), 2u);
+    EXPECT_EQ(t.at("server_metrics").at("failed").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(t.at("server_metrics").at("distinct_warnings").to_number<std::uint64_t>(), 2u);
     // A counter that does not move: no energy; the power is the gauge's.
     EXPECT_DOUBLE_EQ(t.at("energy_j").to_number<double>(), 0);
     EXPECT_DOUBLE_EQ(t.at("peak_power_w").to_number<double>(), 212.5);
