@@ -1,6 +1,7 @@
 // The Prometheus text format: what a scrape of DCGM exporter, vLLM or SGLang holds is read
 // sample by sample; a malformed line costs one warning and nothing else.
 
+#include <pacer/run/live_metrics.hpp>
 #include <pacer/telemetry/exposition.hpp>
 #include <pacer/telemetry/server_metrics.hpp>
 
@@ -151,6 +152,38 @@ TEST(ServerSample, SumsDcgmEnergyAndPowerOverGpusAndKeepsTheGauges) {
     const auto none = server_sample(parse_exposition("x 1\n"), 1, 2);
     EXPECT_FALSE(none.energy_mj);
     EXPECT_FALSE(none.power_w);
+}
+
+TEST(LiveMetrics, TheProgressCountersReadBackFromTheirText) {
+    session::live_counters c;
+    c.started = 10;
+    c.done = 4;
+    c.failed = 1;
+    c.packets_sent = 12345;
+    c.late_packets = 2;
+    c.errors = 3;
+    c.loop_lag_max_ns = 1'500'000;
+    const auto read = [](const std::string& text) {
+        const auto e = parse_exposition(text);
+        EXPECT_TRUE(e.warnings.empty()) << text;
+        std::unordered_map<std::string, double> v;
+        for (const auto& s : e.samples)
+            v[s.name] = s.value;
+        return std::pair(e, v);
+    };
+    const auto [e, v] = read(run::live_metrics_text(c));
+    EXPECT_EQ(v.at("pacer_sessions_started_total"), 10);
+    EXPECT_EQ(v.at("pacer_sessions_active"), 5);
+    EXPECT_EQ(v.at("pacer_sessions_done_total"), 4);
+    EXPECT_EQ(v.at("pacer_sessions_failed_total"), 1);
+    EXPECT_EQ(v.at("pacer_packets_sent_total"), 12345);
+    EXPECT_EQ(v.at("pacer_packets_late_total"), 2);
+    EXPECT_EQ(v.at("pacer_errors_total"), 3);
+    EXPECT_EQ(v.at("pacer_loop_lag_max_seconds"), 0.0015);
+    EXPECT_EQ(e.type_of("pacer_packets_sent_total"), metric_type::counter);
+    EXPECT_EQ(e.type_of("pacer_sessions_active"), metric_type::gauge);
+    EXPECT_FALSE(v.contains("pacer_level_concurrency"));
+    EXPECT_EQ(read(run::live_metrics_text(c, 64)).second.at("pacer_level_concurrency"), 64);
 }
 
 } // namespace
