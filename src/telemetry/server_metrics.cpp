@@ -67,8 +67,8 @@ sample server_sample(const exposition& e, double monotonic_s, double realtime_s)
         if (e.type_of(m.name) == metric_type::gauge)
             s.gauges.emplace_back(series_name(m), m.value);
     }
-    if (energies > 0 && energy < 1.8e19)
-        s.energy_mj = static_cast<std::uint64_t>(std::llround(energy));
+    if (energies > 0 && energy < 1.8e19) // below 2^64: the conversion is defined
+        s.energy_mj = static_cast<std::uint64_t>(std::round(energy));
     if (powers > 0)
         s.power_w = power;
     if (utils > 0)
