@@ -152,6 +152,13 @@ TEST(ServerSample, SumsDcgmEnergyAndPowerOverGpusAndKeepsTheGauges) {
     const auto none = server_sample(parse_exposition("x 1\n"), 1, 2);
     EXPECT_FALSE(none.energy_mj);
     EXPECT_FALSE(none.power_w);
+    // Past long long's range the sum still converts; at 2^64 mJ and above it is no counter.
+    const auto energy_of = [](const char* text) {
+        return server_sample(parse_exposition(text), 1, 2).energy_mj;
+    };
+    EXPECT_EQ(energy_of("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION 1e19\n"), 10000000000000000000u);
+    EXPECT_FALSE(energy_of("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION 2e19\n"));
+    EXPECT_FALSE(energy_of("DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION -5\n"));
 }
 
 TEST(LiveMetrics, TheProgressCountersReadBackFromTheirText) {
