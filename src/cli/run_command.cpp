@@ -311,11 +311,8 @@ int run(const run_settings& s) {
     }
     const std::size_t descriptors = in_flight * (s.url.empty() ? 4 : 3) + 64;
     runtime::ensure_descriptors(descriptors);
-    const bool telemetry_asked = !s.telemetry.gpu.empty() || !s.telemetry.server_metrics.empty() ||
-                                 !s.metrics_listen.empty();
-    if (telemetry_asked && s.processes > 1)
-        throw usage_error("--gpu-telemetry, --server-metrics and --metrics-listen take one "
-                          "process: not with --processes");
+    if (!s.metrics_listen.empty() && s.processes > 1)
+        throw usage_error("--metrics-listen serves one process's counters: not with --processes");
     // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
     auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {

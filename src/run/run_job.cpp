@@ -162,6 +162,38 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
                report ? ", " + report->string() : std::string());
 }
 
+// summary.json's `telemetry` for the run's window [t0, t1] (the recorder stopped first, so a
+// sample follows t1). Output audio is not decoded by `pacer run` (replay's oracle measures it):
+// its ratio stays null.
+boost::json::object telemetry_summary(telemetry::recorder& r, double t0, double t1,
+                                      std::uint64_t packets_sent) {
+    telemetry::window_denominators d;
+    d.input_audio_s = static_cast<double>(packets_sent) * schedule::packet_period_s;
+    auto t = r.window(t0, t1, d);
+    t["window_definition"] = "from the sessions' start (before the first connect; with "
+                             "--processes the workers' shared start) to the last session's "
+                             "end, on clock.monotonic_s";
+    t["input_audio_definition"] = "audio packets sent x 80 ms (session-seconds of input)";
+    return t;
+}
+
+// The table's telemetry line, when the summary has one.
+void print_telemetry(const boost::json::object& summary) {
+    const auto* t = summary.if_contains("telemetry");
+    if (!t)
+        return;
+    const auto num = [](const boost::json::value& v, const char* unit) {
+        return v.is_null() ? std::string("-")
+                           : fmt::format("{:.1f} {}", v.to_number<double>(), unit);
+    };
+    const auto& o = t->as_object();
+    fmt::print("  telemetry  {} over {:.2f} s, mean {}, peak {}, {} per session-second of "
+               "input (telemetry.jsonl: {} samples)\n",
+               num(o.at("energy_j"), "J"), o.at("window").at("duration_s").to_number<double>(),
+               num(o.at("mean_power_w"), "W"), num(o.at("peak_power_w"), "W"),
+               num(o.at("j_per_input_audio_s"), "J"), o.at("samples").as_uint64());
+}
+
 } // namespace
 
 std::vector<std::vector<std::string>>
@@ -294,12 +326,18 @@ namespace {
 // parent's schedule.json); their raw samples are pooled into one summary.
 int run_workers(const run_options& s, const std::string& url, const fs::path& out,
                 local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
-                const transport::ws_endpoint& endpoint, const end_writers& end) {
+                const transport::ws_endpoint& endpoint, const end_writers& end,
+                telemetry::recorder* telemetry) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
         schedule_file = out / "schedule.json";
         write_new_file(schedule_file, schedule::to_json(open_loop->spec, open_loop->offsets));
+    }
+    // Telemetry in the parent, for the GPUs all workers load; its idle baseline comes first.
+    if (telemetry) {
+        telemetry->start(out / "telemetry.jsonl");
+        telemetry->measure_idle_baseline();
     }
     // One second lets every worker exec, read its input and connect before the deadline.
     const double start_at = to_seconds(clock::now()) + 1.0;
@@ -325,7 +363,10 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
                                static_cast<int>(k), schedule_file, live_files[k]),
                    out / fmt::format("worker-{}.log", k));
     const std::vector<int> statuses = pool.wait_all();
+    const double workers_end_s = to_seconds(clock::now());
     progress.end(); // its last line: the workers' final totals
+    if (telemetry)
+        telemetry->stop();
     boost::json::object mock_stats;
     if (mock)
         mock_stats = mock->stop();
@@ -395,6 +436,10 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
+    if (telemetry)
+        summary["telemetry"] = telemetry_summary(
+            *telemetry, start_at, workers_end_s,
+            summary.at("pacing").at("packets").at("sent").to_number<std::uint64_t>());
     write_new_file(out / "summary.json", boost::json::serialize(summary) + "\n");
 
     const auto& p = summary.at("pacing").as_object();
@@ -450,6 +495,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     if (!s.export_format.empty() && end.tables)
         if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
+    print_telemetry(summary);
     runtime::run_verdict v;
     v.interrupted = interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
@@ -486,7 +532,7 @@ int execute_run(run_job job) {
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s,
-                           endpoint, end);
+                           endpoint, end, job.telemetry.get());
     if (mock)
         url += " (built-in mock)";
 
@@ -603,17 +649,9 @@ int execute_run(run_job job) {
     summary["transport"] = transport_json(endpoint);
     summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
         metrics::update_ack_json(outcome.sessions);
-    if (telemetry) {
-        // The run's window: from the sessions' start to the last one's end. Output audio is
-        // not decoded by `pacer run` (replay's oracle measures it): its ratio stays null.
-        telemetry::window_denominators d;
-        d.input_audio_s = static_cast<double>(figures.packets_sent) * schedule::packet_period_s;
-        auto t = telemetry->window(clocks.monotonic_s, sessions_end_s, d);
-        t["window_definition"] = "from the sessions' start (before the first connect) to the "
-                                 "last session's end, on clock.monotonic_s";
-        t["input_audio_definition"] = "audio packets sent x 80 ms (session-seconds of input)";
-        summary["telemetry"] = std::move(t);
-    }
+    if (telemetry) // the run's window: from the sessions' start to the last one's end
+        summary["telemetry"] =
+            telemetry_summary(*telemetry, clocks.monotonic_s, sessions_end_s, figures.packets_sent);
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid.
@@ -706,18 +744,7 @@ int execute_run(run_job job) {
             fmt::print("  tables     {}\n", tables->string());
     if (const auto line = transport_line(endpoint); !line.empty())
         fmt::print("  transport  {}\n", line);
-    if (const auto* t = summary.if_contains("telemetry")) {
-        const auto num = [](const boost::json::value& v, const char* unit) {
-            return v.is_null() ? std::string("-")
-                               : fmt::format("{:.1f} {}", v.to_number<double>(), unit);
-        };
-        const auto& o = t->as_object();
-        fmt::print("  telemetry  {} over {:.2f} s, mean {}, peak {}, {} per session-second of "
-                   "input (telemetry.jsonl: {} samples)\n",
-                   num(o.at("energy_j"), "J"), o.at("window").at("duration_s").to_number<double>(),
-                   num(o.at("mean_power_w"), "W"), num(o.at("peak_power_w"), "W"),
-                   num(o.at("j_per_input_audio_s"), "J"), o.at("samples").as_uint64());
-    }
+    print_telemetry(summary);
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {

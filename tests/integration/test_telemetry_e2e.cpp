@@ -153,7 +153,7 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
           {"--idle-baseline", "5s"},
           {"--server-metrics", "ws://127.0.0.1:9/metrics"},
           {"--metrics-listen", "localhost"},
-          {"--gpu-telemetry", "nvml", "--processes", "2"}}) {
+          {"--metrics-listen", "127.0.0.1:0", "--processes", "2"}}) {
         std::vector<std::string> args{"run", "-c",        "1",  "-d",
                                       "1s",  "--dry-run", "-o", out.string()};
         args.insert(args.end(), wrong.begin(), wrong.end());
@@ -162,6 +162,50 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
         EXPECT_EQ(w.err_lines().size(), 1u) << w.err;
     }
     EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(TelemetryE2E, TheParentOfProcessesMeasuresTheWorkersWindow) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "power_mw 0 const 100000\n"; // 100 W, no energy counter
+    const auto out = dir.path() / "run";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"run",
+                            "-c",
+                            "1",
+                            "--processes",
+                            "2",
+                            "-d",
+                            "1s",
+                            "--progress",
+                            "never",
+                            "--no-report",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "50ms",
+                            "--idle-baseline",
+                            "0",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    const double span = t.at("window").at("duration_s").to_number<double>();
+    ASSERT_GT(span, 0);
+    EXPECT_EQ(t.at("sources").as_array()[0].at("energy_method").as_string(), "power_integration");
+    EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-9);
+    // The input is the pooled packets of both workers.
+    EXPECT_DOUBLE_EQ(t.at("input_audio_s").to_number<double>(),
+                     summary.at("pacing").at("packets").at("sent").to_number<double>() * 0.08);
+    // One sampler, in the parent: the workers record none.
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
+    EXPECT_FALSE(fs::exists(out / "worker-0" / "telemetry.jsonl"));
+    EXPECT_FALSE(read_json(out / "worker-0" / "summary.json").as_object().contains("telemetry"));
 }
 
 TEST(TelemetryE2E, ServerMetricsAreScrapedAndEachMalformedLineWarnsOnce) {
