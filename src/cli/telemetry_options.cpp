@@ -10,7 +10,8 @@
 
 namespace pacer::cli {
 
-void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& listen) {
+void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& listen,
+                           bool with_server_metrics) {
     const char* group = "Telemetry (docs/telemetry.md)";
     sub.add_option("--gpu-telemetry", s.gpu,
                    "Sample local GPUs through NVML (loaded at run time; no GPU, no library: "
@@ -22,12 +23,14 @@ void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& li
                    "Test option: load this file instead of libnvidia-ml.so.1 (the tests' fake "
                    "NVML)")
         ->group(group);
-    sub.add_option("--server-metrics", s.server_metrics,
-                   "Scrape this Prometheus text endpoint (e.g. DCGM exporter's "
-                   "http://HOST:9400/metrics, vLLM's /metrics) at the telemetry interval: "
-                   "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION and DCGM_FI_DEV_POWER_USAGE give energy "
-                   "and power, every gauge is recorded")
-        ->group(group);
+    if (with_server_metrics)
+        sub.add_option(
+               "--server-metrics", s.server_metrics,
+               "Scrape this Prometheus text endpoint (e.g. DCGM exporter's "
+               "http://HOST:9400/metrics, vLLM's /metrics) at the telemetry interval: "
+               "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION and DCGM_FI_DEV_POWER_USAGE give energy "
+               "and power, every gauge is recorded")
+            ->group(group);
     sub.add_option("--telemetry-interval", s.interval,
                    "How often the telemetry is sampled, on its own thread")
         ->capture_default_str()

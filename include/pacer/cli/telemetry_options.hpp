@@ -25,7 +25,11 @@ struct telemetry_settings {
 };
 
 /// Adds the telemetry flags (group "Telemetry") to `sub`; `--metrics-listen` fills `listen`.
-void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& listen);
+/// `with_server_metrics` false leaves `--server-metrics` out, for a command that gives that
+/// name another meaning (`pacer serve`'s native-mock `/stats`): `s.server_metrics` then stays
+/// as the command sets it.
+void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& listen,
+                           bool with_server_metrics = true);
 
 /// What `open_telemetry` gives: the recorder (nullptr: no telemetry asked, or a dry run) and
 /// the dry run's lines.
