@@ -85,9 +85,10 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
     const double gpu0_j = (counter_at(t1) - counter_at(t0)) / 1e3;
     EXPECT_EQ(sources[0].at("energy_method").as_string(), "counter");
     EXPECT_NEAR(sources[0].at("energy_j").to_number<double>(), gpu0_j, 1e-6);
-    // The fake's counter grows at 250 W of its own clock: a sanity bound only (a stall between
-    // a sample's stamp and its read shifts it on a loaded host).
-    EXPECT_NEAR(gpu0_j / span, 250, 50);
+    // The fake's counter grows at 250 W of its own clock: a loose sanity bound only (a stall
+    // between a sample's stamp and its read shifts it on a loaded host).
+    EXPECT_GT(gpu0_j, 0);
+    EXPECT_LT(gpu0_j / span, 1000);
     // GPU 1 has no counter: a constant 100 W integrated, exact.
     EXPECT_EQ(sources[1].at("energy_method").as_string(), "power_integration");
     EXPECT_NEAR(sources[1].at("energy_j").to_number<double>(), 100 * span, 1e-9);
@@ -97,10 +98,15 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
     EXPECT_DOUBLE_EQ(t.at("peak_power_w").to_number<double>(), 350);
     EXPECT_DOUBLE_EQ(t.at("utilization_pct").at("max").to_number<double>(), 40);
     EXPECT_DOUBLE_EQ(t.at("memory_used_bytes").at("p50").to_number<double>(), 2e9);
-    // The idle baseline: measured before the sessions; what is above it is the rest.
+    // The idle baseline, before the sessions: GPU 0's counter over it (recomputed from the file
+    // as above) plus GPU 1's constant 100 W; what is above it is the rest.
+    const double b0 = t.at("idle_baseline").at("start_s").to_number<double>();
+    const double b1 = t.at("idle_baseline").at("end_s").to_number<double>();
+    ASSERT_GT(b1, b0);
+    EXPECT_LE(b1, t0);
+    EXPECT_LE(counter.front().first, b0);
     const double idle_w = t.at("idle_baseline").at("power_w").to_number<double>();
-    EXPECT_NEAR(idle_w, 350, 50);
-    EXPECT_LT(t.at("idle_baseline").at("end_s").to_number<double>(), t0 + 1e-9);
+    EXPECT_NEAR(idle_w, (counter_at(b1) - counter_at(b0)) / 1e3 / (b1 - b0) + 100, 1e-6);
     EXPECT_NEAR(t.at("energy_above_idle_j").to_number<double>(), energy - idle_w * span, 1e-6);
     // Joules per session-second of input: the packets sent, 80 ms each.
     const double input_s = summary.at("pacing").at("packets").at("sent").to_number<double>() * 0.08;
