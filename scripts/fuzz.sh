@@ -20,7 +20,7 @@ fi
 
 build_dir=${BUILD_DIR:-build-fuzz}
 seconds=${FUZZ_SECONDS:-30}
-targets=${FUZZ_TARGETS:-"server_event wav duration schedule_json ws_url base64 replay_session sse"}
+targets=${FUZZ_TARGETS:-"server_event wav duration schedule_json ws_url base64 replay_session sse exposition"}
 
 # The whole of pacer_core gets coverage instrumentation and sanitizers from CMAKE_CXX_FLAGS;
 # the fuzz targets add libFuzzer's main (fuzz/CMakeLists.txt). -fno-sanitize=function: clang 14

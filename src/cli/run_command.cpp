@@ -8,6 +8,7 @@
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
@@ -44,6 +45,7 @@ namespace {
 
 // The options as CLI11 fills them; what only the command needs comes on top.
 struct run_settings : run::run_options {
+    telemetry_settings telemetry;
     CLI::Option* concurrency_option = nullptr;
     CLI::Option* rate_option = nullptr;
     bool dry_run = false;
@@ -315,6 +317,10 @@ int run(const run_settings& s) {
     }
     const std::size_t descriptors = in_flight * (s.url.empty() ? 4 : 3) + 64;
     runtime::ensure_descriptors(descriptors);
+    if (!s.metrics_listen.empty() && s.processes > 1)
+        throw usage_error("--metrics-listen serves one process's counters: not with --processes");
+    // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
+    auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         print_run_plan({s, sessions,
                         std::chrono::duration_cast<std::chrono::nanoseconds>(input_length),
@@ -322,6 +328,8 @@ int run(const run_settings& s) {
                         start_monotonic, in_flight, descriptors, disk_estimate, disk_free});
         if (const auto line = run::transport_line(endpoint); !line.empty())
             fmt::print("  transport  {}\n", line);
+        for (const auto& line : telemetry.plan)
+            fmt::print("  telemetry  {}\n", line);
         return runtime::exit_ok;
     }
     // The (empty) output folder, then the built-in mock when no --url is given: the run takes a
@@ -359,6 +367,7 @@ int run(const run_settings& s) {
     job.endpoint = endpoint;
     job.mock = std::move(mock);
     job.end = {[](const fs::path& dir) { return write_end_report(dir); }, write_end_tables};
+    job.telemetry = std::move(telemetry.recorder);
     job.disk_estimate = disk_estimate;
     job.disk_free = disk_free;
     // A worker of --processes is not typed by anyone: the parent's summary has the command.
@@ -523,6 +532,7 @@ command add_run_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
     add_end_output_options(*sub, s->no_report, s->export_format);
+    add_telemetry_options(*sub, s->telemetry, s->metrics_listen);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run(*s); }};
 }

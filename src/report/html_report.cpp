@@ -1261,7 +1261,7 @@ std::string level_table(const json::object& s, const std::string& prefix) {
         if (lp.unreachable) {
             h += fmt::format("<tr><td class=\"num\">{}{}</td><td class=\"verdict bad\" "
                              "colspan=\"11\">server unreachable: nothing measured</td></tr>\n",
-                             format_number(lp.concurrency), lp.second_try ? " (again)" : "");
+                             format_number(lp.concurrency), lp.try_label);
             continue;
         }
         h += fmt::format(

@@ -12,6 +12,7 @@
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/live_file.hpp>
+#include <pacer/run/live_metrics.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
@@ -21,10 +22,13 @@
 #include <pacer/runtime/shard.hpp>
 #include <pacer/runtime/worker_pool.hpp>
 #include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
+#include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -174,6 +178,38 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
                report ? ", " + report->string() : std::string());
 }
 
+// summary.json's `telemetry` for the run's window [t0, t1] (the recorder stopped first, so a
+// sample follows t1). Output audio is not decoded by `pacer run` (replay's oracle measures it):
+// its ratio stays null.
+boost::json::object telemetry_summary(telemetry::recorder& r, double t0, double t1,
+                                      std::uint64_t packets_sent) {
+    telemetry::window_denominators d;
+    d.input_audio_s = static_cast<double>(packets_sent) * schedule::packet_period_s;
+    auto t = r.window(t0, t1, d);
+    t["window_definition"] = "from the sessions' start (before the first connect; with "
+                             "--processes the workers' shared start) to the last session's "
+                             "end, on clock.monotonic_s";
+    t["input_audio_definition"] = "audio packets sent x 80 ms (session-seconds of input)";
+    return t;
+}
+
+// The table's telemetry line, when the summary has one.
+void print_telemetry(const boost::json::object& summary) {
+    const auto* t = summary.if_contains("telemetry");
+    if (!t)
+        return;
+    const auto num = [](const boost::json::value& v, const char* unit) {
+        return v.is_null() ? std::string("-")
+                           : fmt::format("{:.1f} {}", v.to_number<double>(), unit);
+    };
+    const auto& o = t->as_object();
+    fmt::print("  telemetry  {} over {:.2f} s, mean {}, peak {}, {} per session-second of "
+               "input (telemetry.jsonl: {} samples)\n",
+               num(o.at("energy_j"), "J"), o.at("window").at("duration_s").to_number<double>(),
+               num(o.at("mean_power_w"), "W"), num(o.at("peak_power_w"), "W"),
+               num(o.at("j_per_input_audio_s"), "J"), o.at("samples").as_uint64());
+}
+
 } // namespace
 
 std::vector<std::vector<std::string>>
@@ -307,12 +343,18 @@ namespace {
 int run_workers(const run_options& s, const std::string& url, const fs::path& out,
                 local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
                 const transport::ws_endpoint& endpoint, const end_writers& end,
-                const boost::json::array& command_line) {
+                const boost::json::array& command_line,
+                telemetry::recorder* telemetry) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.
         schedule_file = out / "schedule.json";
         write_new_file(schedule_file, schedule::to_json(open_loop->spec, open_loop->offsets));
+    }
+    // Telemetry in the parent, for the GPUs all workers load; its idle baseline comes first.
+    if (telemetry) {
+        telemetry->start(out / "telemetry.jsonl");
+        telemetry->measure_idle_baseline();
     }
     // One second lets every worker exec, read its input and connect before the deadline.
     const double start_at = to_seconds(clock::now()) + 1.0;
@@ -338,7 +380,10 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
                                static_cast<int>(k), schedule_file, live_files[k]),
                    out / fmt::format("worker-{}.log", k));
     const std::vector<int> statuses = pool.wait_all();
+    const double workers_end_s = to_seconds(clock::now());
     progress.end(); // its last line: the workers' final totals
+    if (telemetry)
+        telemetry->stop();
     boost::json::object mock_stats;
     if (mock)
         mock_stats = mock->stop();
@@ -410,6 +455,10 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     summary["transport"] = std::move(transport_block);
     if (mock)
         summary["mock"] = std::move(mock_stats);
+    if (telemetry)
+        summary["telemetry"] = telemetry_summary(
+            *telemetry, start_at, workers_end_s,
+            summary.at("pacing").at("packets").at("sent").to_number<std::uint64_t>());
     write_new_file(out / "summary.json", json_text(summary) + "\n");
 
     const auto& p = summary.at("pacing").as_object();
@@ -465,6 +514,7 @@ int run_workers(const run_options& s, const std::string& url, const fs::path& ou
     if (!s.export_format.empty() && end.tables)
         if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());
+    print_telemetry(summary);
     runtime::run_verdict v;
     v.interrupted = interrupted;
     // Nothing sent is not a client that fell behind: no packet was late, none was due.
@@ -501,7 +551,7 @@ int execute_run(run_job job) {
         to_seconds(input_length) + (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3);
     if (s.processes > 1)
         return run_workers(s, url, out, mock.get(), open_loop ? &*open_loop : nullptr, expected_s,
-                           endpoint, end, job.command_line);
+                           endpoint, end, job.command_line, job.telemetry.get());
     if (mock)
         url += " (built-in mock)";
 
@@ -511,6 +561,13 @@ int execute_run(run_job job) {
     std::optional<live_file_writer> live_writer;
     if (!s.live_file.empty())
         live_writer.emplace(s.live_file, exported);
+    // Telemetry samples from here, on its own threads; the idle baseline comes before any
+    // session (and before a shared start: it must fit before --start-at).
+    const auto& telemetry = job.telemetry;
+    if (telemetry) {
+        telemetry->start(out / "telemetry.jsonl");
+        telemetry->measure_idle_baseline();
+    }
     if (start_monotonic) {
         // A shared start: every worker or shard begins at the same instant.
         std::this_thread::sleep_until(time_point(from_seconds(*start_monotonic)));
@@ -530,11 +587,27 @@ int execute_run(run_job job) {
         ro.live = &progress.counters();
     if (live_writer)
         ro.live = &exported;
+    // --metrics-listen: the same live totals, served on a thread of its own.
+    session::live_counters listened;
+    if (!s.metrics_listen.empty() && !ro.live)
+        ro.live = &listened;
+    std::optional<telemetry::metrics_listener> listener;
+    if (!s.metrics_listen.empty()) {
+        const session::live_counters* counters = ro.live;
+        listener.emplace(s.metrics_listen, [counters] { return live_metrics_text(*counters); });
+        fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
+                   listener->url());
+        std::fflush(stderr);
+    }
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
     progress.begin("", expected_s);
     auto outcome = session::run_duplex(ro);
+    const double sessions_end_s = to_seconds(clock::now());
     progress.end(); // the terminal line is cleared before the table
+    listener.reset();
+    if (telemetry)
+        telemetry->stop(); // a last sample after the sessions' end
     if (live_writer)
         live_writer->stop(); // the final totals, before the parent sees this worker end
     const auto usage = runtime::read_process_usage();
@@ -595,6 +668,9 @@ int execute_run(run_job job) {
     summary["transport"] = transport_json(endpoint);
     summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
         metrics::update_ack_json(outcome.sessions);
+    if (telemetry) // the run's window: from the sessions' start to the last one's end
+        summary["telemetry"] =
+            telemetry_summary(*telemetry, clocks.monotonic_s, sessions_end_s, figures.packets_sent);
     bool schedule_kept = true;
     if (outcome.open_loop) {
         // A session start is late for the schedule like a packet is late for its grid.
@@ -689,6 +765,7 @@ int execute_run(run_job job) {
             fmt::print("  tables     {}\n", tables->string());
     if (const auto line = transport_line(endpoint); !line.empty())
         fmt::print("  transport  {}\n", line);
+    print_telemetry(summary);
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
     if (outcome.open_loop) {

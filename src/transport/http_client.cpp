@@ -164,24 +164,29 @@ std::string serialize_head(http::request<http::string_body>& req) {
 // once and split around that value. Held by shared_ptr: a request still writing keeps the head
 // it started with even if a later one, to another target, replaces it.
 struct http_pool::request_head {
+    bool post = true;
     std::string target;
     header_list headers;
     std::string before; ///< up to and with "Content-Length: "
     std::string after;  ///< from the "\r\n" after its value to the end of the head
 };
 
-std::shared_ptr<const http_pool::request_head> http_pool::head_for(const std::string& target,
-                                                                   const header_list& headers) {
-    if (head_ && head_->target == target && head_->headers == headers)
+std::shared_ptr<const http_pool::request_head>
+http_pool::head_for(bool post, const std::string& target, const header_list& headers) {
+    if (head_ && head_->post == post && head_->target == target && head_->headers == headers)
         return head_;
-    http::request<http::string_body> req{http::verb::post, target, 11};
+    http::request<http::string_body> req{post ? http::verb::post : http::verb::get, target, 11};
     req.set(http::field::host, endpoint_.host);
     req.set(http::field::user_agent, "pacer");
-    req.set(http::field::content_type, "application/json");
+    if (post)
+        req.set(http::field::content_type, "application/json");
     req.set(http::field::accept, "text/event-stream");
     for (const auto& [name, value] : headers)
         req.set(name, value);
-    req.prepare_payload(); // a POST always gets a Content-Length, 0 included
+    if (post)
+        req.prepare_payload(); // a POST always gets a Content-Length, 0 included
+    else
+        req.content_length(0); // a GET's head has the same shape: "Content-Length: 0" is valid
     req.keep_alive(true);
     const std::string head = serialize_head(req);
     constexpr std::string_view field = "\r\nContent-Length: 0\r\n";
@@ -189,6 +194,7 @@ std::shared_ptr<const http_pool::request_head> http_pool::head_for(const std::st
     if (at == std::string::npos)
         throw std::logic_error("http_pool: the request head has no Content-Length");
     auto h = std::make_shared<request_head>();
+    h->post = post;
     h->target = target;
     h->headers = headers;
     h->before = head.substr(0, at + field.size() - 3);
@@ -220,8 +226,19 @@ void http_pool::close_idle() {
 awaitable<http_exchange> http_pool::post_stream(std::string target, std::string body,
                                                 const header_list& headers, time_point deadline,
                                                 http_body_sink& sink) {
+    return exchange(true, std::move(target), std::move(body), headers, deadline, sink);
+}
+
+awaitable<http_exchange> http_pool::get_stream(std::string target, const header_list& headers,
+                                               time_point deadline, http_body_sink& sink) {
+    return exchange(false, std::move(target), {}, headers, deadline, sink);
+}
+
+awaitable<http_exchange> http_pool::exchange(bool post, std::string target, std::string body,
+                                             const header_list& headers, time_point deadline,
+                                             http_body_sink& sink) {
     // The bytes Beast's serializer would write, without building the message each time.
-    const auto head = head_for(target, headers);
+    const auto head = head_for(post, target, headers);
     std::array<char, 24> length{};
     const auto length_end =
         std::to_chars(length.data(), length.data() + length.size(), body.size()).ptr;

@@ -39,6 +39,10 @@
 #include <string_view>
 #include <vector>
 
+namespace pacer::telemetry {
+class recorder; // telemetry/recorder.hpp
+}
+
 namespace pacer::run {
 
 /// The options of `pacer run`, as given (strings as typed; `run_job` holds what they resolve to).
@@ -79,6 +83,8 @@ struct run_options {
     bool no_report = false;
     std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
     client_settings client;    // wss:// trust and handshake headers
+    /// --metrics-listen HOST:PORT ("": none): the live totals served in the Prometheus format.
+    std::string metrics_listen;
     /// The program the workers of `--processes` run (this one; a test names the pacer binary).
     std::string worker_program = "/proc/self/exe";
 };
@@ -122,6 +128,9 @@ struct run_job {
     /// The built-in mock when no `--url` was given (stopped by the run when its sessions end).
     std::unique_ptr<local_server> mock;
     end_writers end;
+    /// --gpu-telemetry / --server-metrics, opened (nullptr: none): sampled from before the idle
+    /// baseline to the end of the sessions, into telemetry.jsonl and summary.json's `telemetry`.
+    std::shared_ptr<telemetry::recorder> telemetry;
     std::uint64_t disk_estimate = 0;
     std::uint64_t disk_free = 0;
 };

@@ -100,6 +100,11 @@ public:
                                                 const header_list& headers, time_point deadline,
                                                 http_body_sink& sink);
 
+    /// GETs `target` with `headers` (no body; `Accept` defaults to text/event-stream, a header
+    /// given replaces it) and streams the answer to `sink`, as `post_stream` does.
+    pacer::awaitable<http_exchange> get_stream(std::string target, const header_list& headers,
+                                               time_point deadline, http_body_sink& sink);
+
     /// Closes every idle connection.
     void close_idle();
 
@@ -116,8 +121,11 @@ private:
     struct connection;
     struct idle_set;
     struct request_head;
-    std::shared_ptr<const request_head> head_for(const std::string& target,
+    std::shared_ptr<const request_head> head_for(bool post, const std::string& target,
                                                  const header_list& headers);
+    pacer::awaitable<http_exchange> exchange(bool post, std::string target, std::string body,
+                                             const header_list& headers, time_point deadline,
+                                             http_body_sink& sink);
 
     pacer::executor ex_;
     http_endpoint endpoint_;

@@ -1,0 +1,70 @@
+#pragma once
+// The sampling threads: each source is read on a std::thread of its own (never a session
+// context), on absolute deadlines `start + k × interval` (a read that overruns skips the ticks
+// it missed, counted), and every sample is kept in memory and appended to `telemetry.jsonl`.
+
+#include <pacer/telemetry/sample.hpp>
+
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <filesystem>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace pacer::telemetry {
+
+/// The default `--telemetry-interval`.
+inline constexpr std::chrono::milliseconds default_interval{100};
+
+/// @par Thread safety
+/// `samples()`, `missed_ticks()` and `read_now()` may be called from any thread while the
+/// threads run; `start` and `stop` from the owner's thread.
+class sampler {
+public:
+    /// `jsonl`: the file each sample is appended to, created new (never an existing one;
+    /// throws std::runtime_error naming it); empty: none.
+    sampler(std::vector<std::unique_ptr<sample_source>> sources, std::chrono::nanoseconds interval,
+            const std::filesystem::path& jsonl);
+    ~sampler();
+    sampler(const sampler&) = delete;
+    sampler& operator=(const sampler&) = delete;
+
+    /// Starts one thread per source; the first read is at once.
+    void start();
+    /// Stops and joins the threads, then reads every source once more, so that a window that
+    /// ends now has a sample after its end. Idempotent.
+    void stop();
+    /// Reads every source once, on the caller's thread (tests; `stop`).
+    void read_now();
+
+    /// Every sample so far, in the order taken.
+    std::vector<sample> samples() const;
+    std::size_t missed_ticks() const;
+    /// CPU time the sampling threads used (CLOCK_THREAD_CPUTIME_ID), once they have stopped.
+    double thread_cpu_s() const;
+    std::chrono::nanoseconds interval() const noexcept { return interval_; }
+    const std::vector<std::unique_ptr<sample_source>>& sources() const noexcept { return sources_; }
+
+private:
+    void run(std::size_t source);
+    void keep(std::vector<sample>& taken);
+
+    std::vector<std::unique_ptr<sample_source>> sources_;
+    std::chrono::nanoseconds interval_;
+    std::FILE* jsonl_ = nullptr;
+    std::filesystem::path jsonl_path_;
+    mutable std::mutex mutex_;
+    std::condition_variable wake_;
+    bool stopping_ = false;
+    bool started_ = false;
+    std::vector<sample> samples_;
+    std::vector<std::mutex> source_mutexes_; // one reader per source at a time
+    std::size_t missed_ = 0;
+    double thread_cpu_s_ = 0;
+    std::vector<std::thread> threads_;
+};
+
+} // namespace pacer::telemetry

@@ -1,0 +1,320 @@
+// `pacer run` with telemetry, as a user runs it: GPUs read through the fake NVML the tests
+// build (--nvml-library), a Prometheus endpoint served by its own process, and the live
+// counters scraped from --metrics-listen during a run. No pacing outcome is asserted: a run
+// that finished (exit 0 or 3) is all that is required of the load.
+
+#include <pacer/telemetry/exposition.hpp>
+
+#include <gtest/gtest.h>
+
+#include "fakes.hpp"
+#include "integration/cli_process.hpp"
+#include "integration/process.hpp"
+#include <arpa/inet.h>
+#include <fstream>
+#include <netinet/in.h>
+#include <set>
+#include <sys/socket.h>
+
+namespace pacer::test {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::size_t count_lines(const fs::path& p) {
+    std::ifstream in(p);
+    std::size_t n = 0;
+    for (std::string line; std::getline(in, line);)
+        ++n;
+    return n;
+}
+
+std::size_t count(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1))
+        ++n;
+    return n;
+}
+
+TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    // GPU 0: a counter growing at exactly 250 W; GPU 1: no counter, 100 W (integrated).
+    std::ofstream(script) << "devices 2\n"
+                             "energy_mj 0 linear 5000 250000\npower_mw 0 const 250000\n"
+                             "util_gpu 0 const 40\nmem_used 0 const 2000000000\n"
+                             "power_mw 1 const 100000\n";
+    const auto out = dir.path() / "run";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r =
+        run_cli({"run", "-c", "2", "-d", "1s", "--progress", "never", "--no-report",
+                 "--gpu-telemetry", "nvml", "--nvml-library", fake_nvml_library().string(),
+                 "--telemetry-interval", "20ms", "--idle-baseline", "200ms", "-o", out.string()},
+                o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    const double span = t.at("window").at("duration_s").to_number<double>();
+    ASSERT_GT(span, 0);
+    EXPECT_EQ(t.at("energy_from").as_string(), "nvml");
+    EXPECT_EQ(t.at("gpus").to_number<std::uint64_t>(), 2u);
+    const auto& sources = t.at("sources").as_array();
+    ASSERT_EQ(sources.size(), 2u);
+    const double t0 = t.at("window").at("start_s").to_number<double>();
+    const double t1 = t.at("window").at("end_s").to_number<double>();
+    // GPU 0's counter: the difference of its raw readings in telemetry.jsonl, interpolated at
+    // the window's edges, recomputed here from the file.
+    std::vector<std::pair<double, double>> counter; // (monotonic_s, mJ)
+    for (const auto& l : read_jsonl(out / "telemetry.jsonl"))
+        if (l.at("source").as_string() == "nvml:0")
+            counter.emplace_back(l.at("monotonic_s").to_number<double>(),
+                                 l.at("energy_mj").to_number<double>());
+    ASSERT_GE(counter.size(), 2u);
+    ASSERT_LE(counter.front().first, t0); // samples before and after the window
+    ASSERT_GE(counter.back().first, t1);
+    const auto counter_at = [&](double x) {
+        for (std::size_t i = 1; i < counter.size(); ++i)
+            if (counter[i].first >= x) {
+                const auto [ta, ea] = counter[i - 1];
+                const auto [tb, eb] = counter[i];
+                return tb == ta ? eb : ea + (eb - ea) * (x - ta) / (tb - ta);
+            }
+        return counter.back().second;
+    };
+    const double gpu0_j = (counter_at(t1) - counter_at(t0)) / 1e3;
+    EXPECT_EQ(sources[0].at("energy_method").as_string(), "counter");
+    EXPECT_NEAR(sources[0].at("energy_j").to_number<double>(), gpu0_j, 1e-6);
+    // The fake's counter grows at 250 W of its own clock: a loose sanity bound only (a stall
+    // between a sample's stamp and its read shifts it on a loaded host).
+    EXPECT_GT(gpu0_j, 0);
+    EXPECT_LT(gpu0_j / span, 1000);
+    // GPU 1 has no counter: a constant 100 W integrated, exact.
+    EXPECT_EQ(sources[1].at("energy_method").as_string(), "power_integration");
+    EXPECT_NEAR(sources[1].at("energy_j").to_number<double>(), 100 * span, 1e-9);
+    const double energy = t.at("energy_j").to_number<double>();
+    EXPECT_NEAR(energy, gpu0_j + 100 * span, 1e-6);
+    EXPECT_NEAR(t.at("mean_power_w").to_number<double>(), energy / span, 1e-9);
+    EXPECT_DOUBLE_EQ(t.at("peak_power_w").to_number<double>(), 350);
+    EXPECT_DOUBLE_EQ(t.at("utilization_pct").at("max").to_number<double>(), 40);
+    EXPECT_DOUBLE_EQ(t.at("memory_used_bytes").at("p50").to_number<double>(), 2e9);
+    // The idle baseline, before the sessions: GPU 0's counter over it (recomputed from the file
+    // as above) plus GPU 1's constant 100 W; what is above it is the rest.
+    const double b0 = t.at("idle_baseline").at("start_s").to_number<double>();
+    const double b1 = t.at("idle_baseline").at("end_s").to_number<double>();
+    ASSERT_GT(b1, b0);
+    EXPECT_LE(b1, t0);
+    EXPECT_LE(counter.front().first, b0);
+    const double idle_w = t.at("idle_baseline").at("power_w").to_number<double>();
+    EXPECT_NEAR(idle_w, (counter_at(b1) - counter_at(b0)) / 1e3 / (b1 - b0) + 100, 1e-6);
+    EXPECT_NEAR(t.at("energy_above_idle_j").to_number<double>(), energy - idle_w * span, 1e-6);
+    // Joules per session-second of input: the packets sent, 80 ms each.
+    const double input_s = summary.at("pacing").at("packets").at("sent").to_number<double>() * 0.08;
+    EXPECT_DOUBLE_EQ(t.at("input_audio_s").to_number<double>(), input_s);
+    ASSERT_GT(input_s, 0);
+    EXPECT_DOUBLE_EQ(t.at("j_per_input_audio_s").to_number<double>(),
+                     t.at("energy_j").to_number<double>() / input_s);
+    EXPECT_TRUE(t.at("j_per_output_audio_s").is_null());
+    // Every sample is a line of telemetry.jsonl.
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
+    EXPECT_NE(r.out.find("  telemetry  "), std::string::npos) << r.out;
+}
+
+TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
+    scratch_dir dir;
+    const auto out = dir.path() / "run";
+    const auto r =
+        run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml", "--nvml-library",
+                 "/nonexistent/libnvidia-ml.so.1", "-o", out.string()});
+    EXPECT_EQ(r.exit_code, 2) << r.out << r.err;
+    ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+    EXPECT_NE(r.err.find("cannot load /nonexistent/libnvidia-ml.so.1"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(out));
+    // A GPU index NVML does not have is refused the same way.
+    cli_options o;
+    const auto script = dir.path() / "script";
+    std::ofstream(script) << "devices 1\n";
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto bad = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:3",
+                              "--nvml-library", fake_nvml_library().string(), "-o", out.string()},
+                             o);
+    EXPECT_EQ(bad.exit_code, 2) << bad.err;
+    EXPECT_NE(bad.err.find("there is no GPU 3"), std::string::npos) << bad.err;
+    EXPECT_FALSE(fs::exists(out));
+    // A dry run loads nothing (as it connects to no server) but checks the options.
+    const auto dry = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:0,1",
+                              "--nvml-library", "/nonexistent/libnvidia-ml.so.1",
+                              "--metrics-listen", "127.0.0.1:0", "--dry-run", "-o", out.string()});
+    EXPECT_EQ(dry.exit_code, 0) << dry.err;
+    EXPECT_NE(dry.out.find("telemetry  nvml, GPU 0,1 (from /nonexistent/libnvidia-ml.so.1; "
+                           "loaded when the run starts)"),
+              std::string::npos)
+        << dry.out;
+    EXPECT_NE(dry.out.find("telemetry  live counters served at http://127.0.0.1:0/metrics"),
+              std::string::npos)
+        << dry.out;
+    for (const std::vector<std::string>& wrong :
+         {std::vector<std::string>{"--gpu-telemetry", "dcgm"},
+          {"--gpu-telemetry", "nvml", "--telemetry-interval", "0s"},
+          {"--idle-baseline", "5s"},
+          {"--server-metrics", "ws://127.0.0.1:9/metrics"},
+          {"--metrics-listen", "localhost"},
+          {"--metrics-listen", "127.0.0.1:0", "--processes", "2"}}) {
+        std::vector<std::string> args{"run", "-c",        "1",  "-d",
+                                      "1s",  "--dry-run", "-o", out.string()};
+        args.insert(args.end(), wrong.begin(), wrong.end());
+        const auto w = run_cli(args);
+        EXPECT_EQ(w.exit_code, 2) << wrong[0] << ": " << w.err;
+        EXPECT_EQ(w.err_lines().size(), 1u) << w.err;
+    }
+    EXPECT_FALSE(fs::exists(out));
+}
+
+TEST(TelemetryE2E, TheParentOfProcessesMeasuresTheWorkersWindow) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "power_mw 0 const 100000\n"; // 100 W, no energy counter
+    const auto out = dir.path() / "run";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"run",
+                            "-c",
+                            "1",
+                            "--processes",
+                            "2",
+                            "-d",
+                            "1s",
+                            "--progress",
+                            "never",
+                            "--no-report",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "50ms",
+                            "--idle-baseline",
+                            "0",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    const double span = t.at("window").at("duration_s").to_number<double>();
+    ASSERT_GT(span, 0);
+    EXPECT_EQ(t.at("sources").as_array()[0].at("energy_method").as_string(), "power_integration");
+    EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-9);
+    // The input is the pooled packets of both workers.
+    EXPECT_DOUBLE_EQ(t.at("input_audio_s").to_number<double>(),
+                     summary.at("pacing").at("packets").at("sent").to_number<double>() * 0.08);
+    // One sampler, in the parent: the workers record none.
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
+    EXPECT_FALSE(fs::exists(out / "worker-0" / "telemetry.jsonl"));
+    EXPECT_FALSE(read_json(out / "worker-0" / "summary.json").as_object().contains("telemetry"));
+}
+
+TEST(TelemetryE2E, ServerMetricsAreScrapedAndEachMalformedLineWarnsOnce) {
+    scratch_dir dir;
+    const auto page = dir.path() / "metrics.txt";
+    std::ofstream(page)
+        << "# HELP DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION Total energy consumption (in mJ).\n"
+           "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
+           "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"GPU-1\"} 900000\n"
+           "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+           "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-1\"} 212.5\n"
+           "# a comment\n"
+           "# TYPE vllm:num_requests_running gauge\n"
+           "vllm:num_requests_running{model_name=\"m\"} 3\n"
+           "# TYPE vllm:gpu_cache_usage_perc gauge\n"
+           "vllm:gpu_cache_usage_perc{model_name=\"m\"} NaN\n"
+           "malformed line here\n"
+           "also{broken=\"1\" 2\n"
+           "# TYPE vllm:request_success_total counter\n"
+           "vllm:request_success_total{finished_reason=\"stop\"} +Inf\n";
+    child fixture({metrics_fixture_program().string(), page.string()});
+    const auto line = fixture.read_line();
+    ASSERT_EQ(line.rfind("listening on 127.0.0.1:", 0), 0u) << line;
+    const std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/metrics";
+    const auto out = dir.path() / "run";
+    const auto r = run_cli({"run", "-c", "2", "-d", "1s", "--progress", "never", "--no-report",
+                            "--server-metrics", url, "--telemetry-interval", "50ms",
+                            "--idle-baseline", "0", "-o", out.string()});
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    // One warning per malformed line, however many scrapes saw it.
+    EXPECT_EQ(count(r.err, "pacer: warning: --server-metrics"), 2u) << r.err;
+    EXPECT_EQ(count(r.err, "line 11: "), 1u) << r.err;
+    EXPECT_EQ(count(r.err, "line 12: "), 1u) << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    EXPECT_EQ(t.at("energy_from").as_string(), "server_metrics");
+    const auto scrapes = t.at("server_metrics").at("scrapes").to_number<std::uint64_t>();
+    EXPECT_GE(scrapes, 2u); // at least the first and the last
+    EXPECT_EQ(t.at("server_metrics").at("failed").to_number<std::uint64_t>(), 0u);
+    EXPECT_EQ(t.at("server_metrics").at("distinct_warnings").to_number<std::uint64_t>(), 2u);
+    // A counter that does not move: no energy; the power is the gauge's.
+    EXPECT_DOUBLE_EQ(t.at("energy_j").to_number<double>(), 0);
+    EXPECT_DOUBLE_EQ(t.at("peak_power_w").to_number<double>(), 212.5);
+    EXPECT_TRUE(t.at("idle_baseline").is_null());
+    // The gauges are in every line of telemetry.jsonl; NaN is written as null.
+    const auto lines = read_jsonl(out / "telemetry.jsonl");
+    ASSERT_EQ(lines.size(), scrapes);
+    const auto& g = lines.front().at("gauges").as_object();
+    EXPECT_DOUBLE_EQ(g.at("vllm:num_requests_running{model_name=\"m\"}").to_number<double>(), 3);
+    EXPECT_TRUE(g.at("vllm:gpu_cache_usage_perc{model_name=\"m\"}").is_null());
+    EXPECT_FALSE(g.contains("vllm:request_success_total{finished_reason=\"stop\"}"));
+}
+
+// GET `path` from 127.0.0.1:`port`: the body of a 200 answer, "" otherwise.
+std::string scrape(const std::string& port, const std::string& path) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<unsigned short>(std::stoi(port)));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return {};
+    }
+    const std::string req = "GET " + path + " HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    (void)!::write(fd, req.data(), req.size());
+    std::string all;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        all.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    if (all.rfind("HTTP/1.1 200", 0) != 0)
+        return {};
+    return all.substr(all.find("\r\n\r\n") + 4);
+}
+
+TEST(TelemetryE2E, MetricsListenServesTheLiveCountersDuringTheRun) {
+    temp_dir t;
+    child run({PACER_BINARY, "run", "-c", "2", "-d", "3s", "--progress", "never", "--no-report",
+               "--metrics-listen", "127.0.0.1:0", "-o", (t / "run").string()});
+    std::string port;
+    for (std::string line; port.empty() && !(line = run.read_line()).empty();) {
+        const auto at = line.find("serving the live counters at http://127.0.0.1:");
+        if (at != std::string::npos) {
+            const auto colon = line.find(':', line.find("127.0.0.1"));
+            port = line.substr(colon + 1, line.find('/', colon) - colon - 1);
+        }
+    }
+    ASSERT_FALSE(port.empty()) << "no --metrics-listen line";
+    const std::string body = scrape(port, "/metrics");
+    const auto e = telemetry::parse_exposition(body);
+    EXPECT_TRUE(e.warnings.empty()) << body;
+    std::set<std::string> names;
+    for (const auto& s : e.samples)
+        names.insert(s.name);
+    for (const char* name :
+         {"pacer_sessions_started_total", "pacer_sessions_active", "pacer_sessions_done_total",
+          "pacer_sessions_failed_total", "pacer_packets_sent_total", "pacer_packets_late_total",
+          "pacer_errors_total", "pacer_loop_lag_max_seconds"})
+        EXPECT_TRUE(names.count(name)) << name << " missing from:\n" << body;
+    EXPECT_EQ(e.type_of("pacer_packets_sent_total"), telemetry::metric_type::counter);
+    EXPECT_TRUE(finished(run.wait()));
+}
+
+} // namespace
+} // namespace pacer::test
