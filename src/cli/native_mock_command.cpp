@@ -46,11 +46,11 @@ void print_native_mock_plan(const native_mock_settings& s) {
     fmt::print("  threads    {}\n", s.threads);
     fmt::print("  capacity   unit latency {:g} ms + {:g} ms per other open session\n",
                s.unit_latency_ms, s.per_session_cost_ms);
-    fmt::print("  worker     {}\n",
-               s.service_ms > 0
-                   ? fmt::format("{:g} ms of one shared worker per unit, first in first out",
-                                 s.service_ms)
-                   : std::string("none (no --service-ms)"));
+    fmt::print(
+        "  worker     {}\n",
+        s.service_ms > 0
+            ? fmt::format("{:g} ms of one shared worker per unit, first in first out", s.service_ms)
+            : std::string("none (no --service-ms)"));
     fmt::print("  cold start {}\n",
                s.cold_start_ms > 0
                    ? fmt::format("+{:g} ms per unit for {:g} s after each new high-water mark of "

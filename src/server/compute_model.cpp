@@ -23,12 +23,13 @@ service_queue::admission service_queue::admit(time_point ready) {
     time_point start;
     do {
         start = std::max(ready, at(free));
-    } while (!free_at_.compare_exchange_weak(free, ticks(start + service_),
-                                             std::memory_order_relaxed));
+    } while (
+        !free_at_.compare_exchange_weak(free, ticks(start + service_), std::memory_order_relaxed));
     // Every unit takes `service` exactly, so the work ahead of this one (free - ready) is
     // ceil((free - ready) / service) units, the one in service included.
     const duration ahead = at(free) > ready ? at(free) - ready : duration::zero();
-    const auto units_ahead = static_cast<std::uint64_t>((ahead + service_ - duration(1)) / service_);
+    const auto units_ahead =
+        static_cast<std::uint64_t>((ahead + service_ - duration(1)) / service_);
     return {start, start + service_, start - ready, units_ahead + 1};
 }
 

@@ -8,20 +8,21 @@
 #include <pacer/server/native_mock.hpp>
 
 #include <boost/asio/co_spawn.hpp>
-#include <boost/json/parse.hpp>
-
 #include <boost/asio/experimental/awaitable_operators.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/json/parse.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <charconv>
 #include <cmath>
 #include <deque>
+#include <optional>
 #include <stdexcept>
 #include <string>
 
@@ -784,7 +785,7 @@ private:
     std::deque<output_job> pending_; // unit output and what must stay behind it
     std::string held_;               // units of an unfinished burst
     std::vector<unit_note> held_units_;
-    time_point held_due_{};          // when the held units' output may leave
+    time_point held_due_{}; // when the held units' output may leave
     bool stop_reading_ = false, deaf_ = false, peer_gone_ = false;
 
     std::uint64_t next_event_ = 0;

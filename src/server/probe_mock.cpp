@@ -100,9 +100,7 @@ struct probe_sessions final : detail::mock_sessions {
         const auto i = static_cast<std::uint64_t>(&shard - shards.data());
         return shard.next_event++ * shards.size() + i;
     }
-    std::string event_id(probe_shard& shard) {
-        return fmt::format("server_{}", next_event(shard));
-    }
+    std::string event_id(probe_shard& shard) { return fmt::format("server_{}", next_event(shard)); }
 };
 
 awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
@@ -175,7 +173,7 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
             if (!first_arrival)
                 first_arrival = now - protocol::packet_period * seq;
             shard.arrival_deviation_s.record(to_seconds(now - *first_arrival) -
-                                       protocol::packet_period_s * static_cast<double>(seq));
+                                             protocol::packet_period_s * static_cast<double>(seq));
             ++shard.appends;
             ++session_appends;
             if (session_appends == fault_after_appends && inject != fault::none) {
@@ -293,7 +291,7 @@ probe_mock::probe_mock(asio::io_context& ctx, mock_options options)
           detail::make_sessions<probe_sessions>(ctx, with_socket_options(std::move(options)))) {}
 
 probe_mock::probe_mock(std::span<asio::io_context* const> contexts, mock_options options)
-    : mock_server(detail::make_sessions<probe_sessions>(
-          contexts, with_socket_options(std::move(options)))) {}
+    : mock_server(detail::make_sessions<probe_sessions>(contexts,
+                                                        with_socket_options(std::move(options)))) {}
 
 } // namespace pacer::server

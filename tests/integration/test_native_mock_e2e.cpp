@@ -434,8 +434,8 @@ TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
     for (const char* flag :
          {"--host", "--port", "--max-sessions", "--reject-first", "--stats-output", "--profile",
           "--output-sample-rate", "--burst-units", "--question-every", "--unit-latency-ms",
-          "--per-session-cost-ms", "--fault", "--fault-sessions", "--service-ms",
-          "--cold-start-ms", "--cold-start-s", "--threads"})
+          "--per-session-cost-ms", "--fault", "--fault-sessions", "--service-ms", "--cold-start-ms",
+          "--cold-start-s", "--threads"})
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
 }
 
@@ -473,8 +473,8 @@ double number(const value& doc, std::initializer_list<const char*> path) {
 
 run_result run_level(const mock_process& mock, const temp_dir& out, int sessions,
                      const std::string& name) {
-    return run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", "1s",
-                      "-o", (out / name).string()});
+    return run_pacer({"run", "--url", mock.url(), "-c", std::to_string(sessions), "-d", "1s", "-o",
+                      (out / name).string()});
 }
 
 // The server's own view: GET /stats answers, ?reset=1 starts a new window, and the cold start
@@ -484,9 +484,9 @@ run_result run_level(const mock_process& mock, const temp_dir& out, int sessions
 TEST(NativeMockE2E, StatsAnswerResetAndColdStartOnlyOnANewHighWaterMark) {
     temp_dir out;
     fs::create_directories(out.path());
-    mock_process mock({"--cold-start-ms", "40", "--cold-start-s", "0.5", "--service-ms", "2",
-                       "--threads", "2"},
-                      "native-mock");
+    mock_process mock(
+        {"--cold-start-ms", "40", "--cold-start-s", "0.5", "--service-ms", "2", "--threads", "2"},
+        "native-mock");
     // Before any session: an empty window with null figures.
     const auto empty = get_stats(mock.url());
     EXPECT_EQ(number(empty, {"sessions_started"}), 0);
@@ -562,8 +562,8 @@ TEST(NativeMockE2E, ProbeMockSpreadsSessionsOverItsThreads) {
     fs::create_directories(out.path());
     const auto stats = out / "mock-stats.json";
     mock_process mock({"--threads", "2", "--stats-output", stats.string()}, "mock");
-    const auto run = run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o",
-                                (out / "run").string()});
+    const auto run = run_pacer(
+        {"run", "--url", mock.url(), "-c", "2", "-d", "1s", "-o", (out / "run").string()});
     EXPECT_PRED1(finished, run.exit_code) << run.out;
     EXPECT_EQ(mock.stop(), 0);
     const auto s = read_json(stats);
@@ -583,8 +583,8 @@ TEST(NativeMockE2E, StatsWithoutAWorkerReportJobBatches) {
     fs::create_directories(out.path());
     mock_process mock({"--burst-units", "2"}, "native-mock");
     // 0.96 s: 12 whole units in 6 bursts of 2, no tail.
-    const auto run = run_pacer({"run", "--url", mock.url(), "-c", "1", "-d", "0.96s", "-o",
-                                (out / "run").string()});
+    const auto run = run_pacer(
+        {"run", "--url", mock.url(), "-c", "1", "-d", "0.96s", "-o", (out / "run").string()});
     EXPECT_PRED1(finished, run.exit_code) << run.out;
     const auto w = get_stats(mock.url());
     EXPECT_EQ(number(w, {"units"}), 12);

@@ -30,8 +30,8 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host, std::st
 /// option value.
 using mock_factory = std::function<std::unique_ptr<server::mock_server>(boost::asio::io_context&)>;
 /// The same with its sessions spread over the given contexts (the first accepts).
-using threaded_mock_factory = std::function<std::unique_ptr<server::mock_server>(
-    std::span<boost::asio::io_context* const>)>;
+using threaded_mock_factory =
+    std::function<std::unique_ptr<server::mock_server>(std::span<boost::asio::io_context* const>)>;
 
 /// Adds `--threads N` (default 1): the threads a mock process spreads its sessions over.
 void add_mock_threads_option(CLI::App& sub, std::size_t& threads);
