@@ -39,5 +39,28 @@ search() { # NAME, then pacer serve's own flags
     echo "$name: exit status $status, $((SECONDS - began)) s of wall time"
 }
 
+# The tail unit: a prompt server misses no unit at any input length (TAIL_SESSIONS per level).
+tail_check() {
+    start_mock "$pacer" "$out/tail-mock.json" native-mock --unit-latency-ms 5
+    local d
+    for d in 3s 8s 10s; do
+        "$pacer" serve --url "ws://127.0.0.1:$port/v1/realtime" -d "$d" -c "${TAIL_SESSIONS:-8}" \
+            -o "$out/tail-$d" --progress never --no-report >"$out/tail-$d.log" 2>&1 || true
+        python3 - "$out/tail-$d/summary.json" "$d" <<'PY'
+import json, sys
+s = json.load(open(sys.argv[1]))
+u = s["levels"][0]["aggregate"]["units"]
+t = u["tail_unit_lag_s"]
+refs = sorted({x["units"]["tail_unit_reference"] for x in s["runs"][0]["sessions"]})
+print(f"tail {sys.argv[2]}: unit miss rate {u['unit_miss_rate']} ({u['missed_units']} of "
+      f"{u['expected_units']}), tail unit lag p50 {t['p50'] * 1e3:.1f} ms max {t['max'] * 1e3:.1f} ms "
+      f"(reference {', '.join(refs)}), unit lag max {u['unit_lag_s']['max'] * 1e3:.1f} ms")
+PY
+    done
+    kill -INT "$mock_pid"
+    wait "$mock_pid" || true
+}
+
+[ "${TAIL:-1}" = 0 ] || tail_check
 search classic --confirm 0 --verify-repeats 0
 search confirmed

@@ -11,6 +11,7 @@
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
@@ -23,6 +24,7 @@
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
 #include <pacer/sweep/sweep.hpp>
+#include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 
 #include <boost/json/serialize.hpp>
@@ -60,6 +62,8 @@ struct serve_settings {
     std::string settle; ///< default: 5s with --find-capacity, else 0s
     std::optional<std::size_t> confirm, verify_repeats; ///< --find-capacity only
     std::string server_metrics;
+    telemetry_settings telemetry; ///< --gpu-telemetry & co. (not --server-metrics: above)
+    std::string metrics_listen;
     double stagger_ms = 0;
     std::string pacing = "realtime";
     double startup_reserve_ms = 80;
@@ -349,6 +353,46 @@ void print_serve_plan(const serve_settings& s, const sweep::sweep_options& w,
                format_bytes(disk_free));
 }
 
+// The sweep's telemetry: its whole window (the first run's common start to the end), and the
+// energy per session-second of input at the capacity level (the mean over its runs that met
+// their SLOs, each a window of its own).
+void add_sweep_telemetry(json::object& summary, const sweep::sweep_result& result,
+                         const telemetry::recorder& recorder, double end_s) {
+    std::optional<double> start_s;
+    double input_s = 0, output_s = 0;
+    for (const auto& l : result.levels)
+        for (const auto& r : l.runs) {
+            const auto* t = path(r.summary, {"common_start_s"});
+            if (!start_s && t && t->is_number())
+                start_s = t->to_number<double>();
+            if (const auto* w = r.summary.if_contains("telemetry"); w && w->is_object()) {
+                if (const auto* v = w->as_object().if_contains("input_audio_s"); v && v->is_number())
+                    input_s += v->to_number<double>();
+                if (const auto* v = path(w->as_object(), {"output_audio_s"}); v && v->is_number())
+                    output_s += v->to_number<double>();
+            }
+        }
+    if (start_s)
+        summary["telemetry"] = recorder.window(*start_s, end_s, {input_s, output_s, {}});
+    if (!result.capacity || result.capacity->sessions == 0)
+        return;
+    double sum = 0;
+    std::size_t n = 0;
+    for (const auto& l : result.levels)
+        if (l.concurrency == result.capacity->sessions)
+            for (const auto& r : l.runs) {
+                const auto* met = path(r.summary, {"slo", "met"});
+                const auto* j = path(r.summary, {"telemetry", "j_per_input_audio_s"});
+                if (r.valid && (!met || (met->is_bool() && met->as_bool())) && j &&
+                    j->is_number()) {
+                    sum += j->to_number<double>();
+                    ++n;
+                }
+            }
+    summary["capacity"].as_object()["energy_j_per_session_second"] =
+        n ? json::value(sum / static_cast<double>(n)) : json::value(nullptr);
+}
+
 int serve(const serve_settings& s) {
     // Validate everything before anything is created.
     const auto* profile = protocol::find_profile(s.profile);
@@ -499,8 +543,15 @@ int serve(const serve_settings& s) {
     const auto disk = serve_disk_estimate(s, levels, w.input_duration_s);
     const std::uint64_t disk_free = ensure_free_space(out, disk);
     runtime::ensure_descriptors(largest * 3 + 64);
+    if (!s.metrics_listen.empty())
+        throw usage_error("--metrics-listen serves pacer run's counters; pacer serve does not "
+                          "serve them yet");
+    // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
+    auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         print_serve_plan(s, w, levels, out, largest * 3 + 64, disk, disk_free);
+        for (const auto& line : telemetry.plan)
+            fmt::print("  telemetry  {}\n", line);
         return runtime::exit_ok;
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs
@@ -528,6 +579,11 @@ int serve(const serve_settings& s) {
         w.url = mock->url() + " (built-in native mock)";
     }
     create_output_dir(out);
+    if (telemetry.recorder) {
+        w.telemetry = telemetry.recorder; // each run's window: docs/telemetry.md
+        telemetry.recorder->start(out / "telemetry.jsonl");
+        telemetry.recorder->measure_idle_baseline(); // before the first level
+    }
 
     run::progress_reporter progress(
         *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
@@ -538,6 +594,9 @@ int serve(const serve_settings& s) {
                format_bytes(disk_free));
     serve_printer printer(progress, use_color());
     const auto result = sweep::run_sweep(w, out, printer);
+    const double sweep_end_s = to_seconds(clock::now());
+    if (w.telemetry)
+        w.telemetry->stop();
 
     sweep::summary_extras extras;
     extras.disk = json::object{
@@ -551,6 +610,8 @@ int serve(const serve_settings& s) {
         extras.mock = mock->stop();
     auto summary = sweep::summary_json(w, result, std::move(extras));
     summary["command_line"] = recorded_command_line({"--header"}); // as `run` and `http` record it
+    if (w.telemetry)
+        add_sweep_telemetry(summary, result, *w.telemetry, sweep_end_s);
     runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
     std::optional<fs::path> report; // once, for the whole sweep
     if (!s.no_report)
@@ -584,6 +645,11 @@ int serve(const serve_settings& s) {
                        check(capacity.capacity_check, true),
                        capacity.capacity_check && capacity.failing_check ? "; " : "",
                        check(capacity.failing_check, false));
+        if (const auto* e = path(summary, {"capacity", "energy_j_per_session_second"});
+            e && e->is_number())
+            fmt::print("energy     {:.3f} J per session-second of input at the capacity level "
+                       "(docs/telemetry.md)\n",
+                       e->to_number<double>());
         std::size_t runs = 0;
         double wall = 0;
         for (const auto& l : result.levels)
@@ -642,6 +708,8 @@ command add_serve_command(CLI::App& app) {
                     "cores; run `pacer native-mock` or a real server to measure). wss:// for "
                     "TLS (docs/tls.md)");
     add_client_options(*sub, s->client);
+    // --server-metrics is the server's JSON stats here (below), not a Prometheus endpoint.
+    add_telemetry_options(*sub, s->telemetry, s->metrics_listen, false);
     sub->add_option("--audio", s->audio,
                     "Input WAV files (any rate, channels and PCM/float encoding: mixed down to "
                     "mono and converted with libsamplerate to 16 kHz and the protocol's rate; "

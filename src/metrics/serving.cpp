@@ -487,14 +487,15 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     // from the grid, a prompt server's tail unit lagged a whole packet, and every session
     // missed one unit at any load (docs/serving.md, "The tail unit").
     const std::size_t tail = m.expected_units > 0 ? m.expected_units - 1 : 0;
+    // (A unit past the tail, which a server may add for its padding, is timed the same way; it
+    // is the count mismatch's error, not a second miss.)
     auto reference = [&](std::size_t k) -> std::optional<double> {
         auto r = ready(k);
-        if (r && k == tail && end_of_input_s && done[k].first > *end_of_input_s) {
+        const bool after_end = end_of_input_s && done[k].first > *end_of_input_s;
+        if (r && k >= tail && after_end)
             r = std::max(*r, *end_of_input_s);
-            m.tail_unit_reference = "end_of_input";
-        } else if (r && k == tail) {
-            m.tail_unit_reference = "grid";
-        }
+        if (r && k == tail)
+            m.tail_unit_reference = after_end ? "end_of_input" : "grid";
         return r;
     };
     std::size_t over = 0;

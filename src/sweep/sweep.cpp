@@ -10,6 +10,7 @@
 #include <pacer/runtime/resources.hpp>
 #include <pacer/session/runner.hpp>
 #include <pacer/sweep/sweep.hpp>
+#include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/io_context.hpp>
@@ -126,27 +127,16 @@ json::object read_server_stats(const sweep_options& s) {
     return o;
 }
 
-const json::value* find_path(const json::object& o, std::initializer_list<std::string_view> keys) {
-    const json::value* v = nullptr;
-    const json::object* cur = &o;
-    for (auto k : keys) {
-        if (!cur)
-            return nullptr;
-        v = cur->if_contains(k);
-        cur = v && v->is_object() ? &v->get_object() : nullptr;
-    }
-    return v;
-}
-
 
 // The client's unit lag beside the server's own unit latency (docs/serving.md): on loopback the
 // difference is the network and the client's receive path, a few milliseconds.
-json::object server_view(const json::object& aggregate, const json::object& server_stats) {
+json::object server_view(const json::value& aggregate, const json::object& server_stats) {
     json::object v;
-    const auto* stats = server_stats.at("stats").if_object();
+    const auto& stats = server_stats.at("stats");
     for (const char* q : {"p50", "p95", "max"}) {
-        const auto* client = find_path(aggregate, {"units", "unit_lag_s", q});
-        const auto* server = stats ? find_path(*stats, {"unit_latency_s", q}) : nullptr;
+        boost::system::error_code ec; // a missing member is no figure, not an error
+        const auto* client = aggregate.find_pointer(fmt::format("/units/unit_lag_s/{}", q), ec);
+        const auto* server = stats.find_pointer(fmt::format("/unit_latency_s/{}", q), ec);
         const bool both = client && client->is_number() && server && server->is_number();
         v[fmt::format("client_unit_lag_{}_s", q)] =
             client && client->is_number() ? *client : json::value(nullptr);
@@ -171,7 +161,9 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     ro.endpoint = s.endpoint;
     // A one-session warm-up streams the first input (the reference's); a larger one, like a level.
     const bool first_input_only = warmup && concurrency == 1;
-    ro.inputs = first_input_only ? decltype(s.inputs){s.inputs.front()} : s.inputs;
+    ro.inputs = s.inputs;
+    if (first_input_only)
+        ro.inputs.resize(1);
     ro.timeout = s.timeout;
     ro.trace_root = dir;
     ro.stagger = warmup ? duration::zero() : from_seconds(s.stagger_ms / 1e3);
@@ -182,9 +174,11 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     ro.realtime = s.realtime;
     ro.turns = s.turns;
     ro.model = s.model;
-    if (s.realtime)
-        ro.wire_inputs =
-            first_input_only ? decltype(s.wire_inputs){s.wire_inputs.front()} : s.wire_inputs;
+    if (s.realtime) {
+        ro.wire_inputs = s.wire_inputs;
+        if (first_input_only)
+            ro.wire_inputs.resize(1);
+    }
     {
         // ETA: the longest input after the common start (0.2 s after the last is ready).
         double longest = 0;
@@ -198,6 +192,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     }
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
+    const double ended_s = to_seconds(clock::now()); // the last session's end: run_duplex joined it
     if (ro.live)
         observer.level_ended(); // the terminal line is cleared before the level's row
     const auto usage = runtime::read_process_usage();
@@ -309,9 +304,21 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                                 : metrics::aggregate_level(run.sessions, *s.profile);
     if (!s.slos.empty())
         o["slo"] = metrics::evaluate_slos(s.slos, o.at("aggregate").as_object());
+    if (s.telemetry && outcome.common_start_s) {
+        // The run's window: from its common start to its last session's end, and what it
+        // carried (session-seconds of input, seconds of output audio received).
+        double input_s = 0, output_s = 0;
+        for (const auto& x : run.sessions)
+            if (x.admitted.admitted) {
+                input_s += x.session.input_duration_s;
+                output_s += x.session.output_duration_s;
+            }
+        o["telemetry"] =
+            s.telemetry->window(*outcome.common_start_s, ended_s, {input_s, output_s, {}});
+    }
     if (s.server_metrics) {
         auto stats = read_server_stats(s);
-        o["server_view"] = server_view(o.at("aggregate").as_object(), stats);
+        o["server_view"] = server_view(o.at("aggregate"), stats);
         o["server_stats"] = std::move(stats);
     }
     const double wall = outcome.wall_s;

@@ -44,9 +44,9 @@ bool is_disconnect(const boost::system::error_code& ec) {
 
 } // namespace
 
-http_endpoint parse_http_url(std::string_view url) {
+http_endpoint parse_http_url(std::string_view url, std::string_view flag) {
     const auto bad = [&](std::string_view why) {
-        return std::invalid_argument(fmt::format("--base-url '{}' {}", url, why));
+        return std::invalid_argument(fmt::format("{} '{}' {}", flag, url, why));
     };
     http_endpoint ep;
     std::string_view rest;

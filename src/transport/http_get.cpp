@@ -1,3 +1,4 @@
+#include <pacer/transport/http_client.hpp>
 #include <pacer/transport/http_get.hpp>
 
 #include <boost/asio/connect.hpp>
@@ -12,7 +13,6 @@
 
 #include <fmt/format.h>
 
-#include <charconv>
 #include <stdexcept>
 
 namespace pacer::transport {
@@ -28,47 +28,20 @@ std::string get_target::with_query(std::string_view key_value) const {
 }
 
 get_target parse_get_url(std::string_view url, std::string_view flag) {
-    const auto bad = [&](std::string_view why) {
-        return std::invalid_argument(fmt::format("{} '{}' {}", flag, url, why));
-    };
     if (!url.starts_with("http://"))
-        throw bad("must start with http:// (e.g. http://127.0.0.1:8097/stats)");
-    std::string_view rest = url.substr(7);
-    if (rest.find('#') != std::string_view::npos)
-        throw bad("must not have a fragment");
+        throw std::invalid_argument(fmt::format(
+            "{} '{}' must start with http:// (e.g. http://127.0.0.1:8097/stats)", flag, url));
+    if (url.find('#') != std::string_view::npos)
+        throw std::invalid_argument(fmt::format("{} '{}' must not have a fragment", flag, url));
+    // The authority is parsed as `pacer http`'s base URL is; the path and query are the target.
+    const auto start = url.find_first_of("/?", 7);
+    const auto ep = parse_http_url(url.substr(0, start), flag);
     get_target t;
-    const auto slash = rest.find_first_of("/?");
-    const std::string_view authority = rest.substr(0, slash);
-    if (slash != std::string_view::npos)
-        t.target = rest[slash] == '/' ? std::string(rest.substr(slash))
-                                      : "/" + std::string(rest.substr(slash));
-    if (authority.find('@') != std::string_view::npos)
-        throw bad("must not carry credentials");
-    std::string_view host = authority, port;
-    if (!authority.empty() && authority.front() == '[') {
-        const auto close = authority.find(']');
-        if (close == std::string_view::npos)
-            throw bad("has an unclosed '['");
-        host = authority.substr(1, close - 1);
-        const auto after = authority.substr(close + 1);
-        if (!after.empty() && after.front() != ':')
-            throw bad("has bytes after ']'");
-        if (!after.empty())
-            port = after.substr(1);
-    } else if (const auto colon = authority.rfind(':'); colon != std::string_view::npos) {
-        host = authority.substr(0, colon);
-        port = authority.substr(colon + 1);
-    }
-    if (host.empty())
-        throw bad("has no host");
-    if (!port.empty() || authority.ends_with(':')) {
-        unsigned v = 0;
-        const auto [p, ec] = std::from_chars(port.data(), port.data() + port.size(), v);
-        if (ec != std::errc() || p != port.data() + port.size() || v == 0 || v > 65535)
-            throw bad("has a port outside 1..65535");
-        t.port = std::string(port);
-    }
-    t.host = std::string(host);
+    t.host = ep.host;
+    t.port = ep.port;
+    if (start != std::string_view::npos)
+        t.target = url[start] == '/' ? std::string(url.substr(start))
+                                     : "/" + std::string(url.substr(start));
     return t;
 }
 

@@ -120,6 +120,59 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
     EXPECT_NE(r.out.find("  telemetry  "), std::string::npos) << r.out;
 }
 
+// `pacer serve`: every run of a level gets its own window (its common start to its last
+// session's end), the sweep its whole one, and a capacity search the energy per session-second
+// of input at the capacity level. One GPU without a counter at a constant 100 W: the energy of
+// any window is exactly 100 W x its length.
+TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\n";
+    // 100 ms a unit per extra open session: one session meets the SLO, two miss it.
+    mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
+    const auto out = dir.path() / "serve";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli(
+        {"serve", "--url", mock.url(), "-d", "1s", "--find-capacity", "--slo",
+         "unit-miss-rate=0.1", "--max-level", "2", "--settle", "0s", "--verify-repeats", "1",
+         "--loop-lag-limit-ms", "1000", "--send-lateness-limit-ms", "1000", "--progress",
+         "never", "--no-report", "--gpu-telemetry", "nvml", "--nvml-library",
+         fake_nvml_library().string(), "--telemetry-interval", "20ms", "--idle-baseline",
+         "200ms", "-o", out.string()},
+        o);
+    ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    double sum = 0;
+    std::size_t met_at_capacity = 0;
+    const auto capacity = summary.at("capacity").at("sessions").to_number<std::uint64_t>();
+    ASSERT_EQ(capacity, 1u) << r.out;
+    for (const auto& run : summary.at("runs").as_array()) {
+        const auto& t = run.at("telemetry").as_object();
+        EXPECT_DOUBLE_EQ(t.at("window").at("start_s").to_number<double>(),
+                         run.at("common_start_s").to_number<double>());
+        const double span = t.at("window").at("duration_s").to_number<double>();
+        ASSERT_GT(span, 0);
+        EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-9);
+        const auto c = run.at("concurrency").to_number<std::uint64_t>();
+        EXPECT_DOUBLE_EQ(t.at("input_audio_s").to_number<double>(), static_cast<double>(c));
+        if (c == capacity && run.at("slo").at("met").as_bool()) {
+            sum += t.at("j_per_input_audio_s").to_number<double>();
+            ++met_at_capacity;
+        }
+    }
+    ASSERT_GT(met_at_capacity, 0u);
+    EXPECT_NEAR(summary.at("capacity").at("energy_j_per_session_second").to_number<double>(),
+                sum / static_cast<double>(met_at_capacity), 1e-12);
+    const auto& whole = summary.at("telemetry").as_object();
+    EXPECT_NEAR(whole.at("energy_j").to_number<double>(),
+                100 * whole.at("window").at("duration_s").to_number<double>(), 1e-9);
+    EXPECT_GT(count_lines(out / "telemetry.jsonl"), 0u);
+    EXPECT_NE(r.out.find("J per session-second of input at the capacity level"),
+              std::string::npos)
+        << r.out;
+}
+
 TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
     scratch_dir dir;
     const auto out = dir.path() / "run";

@@ -34,6 +34,10 @@
 #include <string>
 #include <vector>
 
+namespace pacer::telemetry {
+class recorder;
+}
+
 namespace pacer::sweep {
 
 /// A checked sweep: what the command line resolved to. Nothing here is read from the
@@ -79,6 +83,9 @@ struct sweep_options {
     /// with `?reset=1` before each run and again after it (nullopt: none).
     std::optional<transport::get_target> server_metrics;
     std::string server_metrics_url; ///< as given (recorded)
+    /// `--gpu-telemetry` (docs/telemetry.md): sampling, started by the command; each run's
+    /// summary gets the window from its common start to its last session's end (nullptr: none).
+    std::shared_ptr<telemetry::recorder> telemetry;
     std::size_t repeats = 1;
     std::size_t threads = 1;
     double stagger_ms = 0;

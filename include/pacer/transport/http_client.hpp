@@ -46,8 +46,8 @@ struct http_endpoint {
 
 /// Parses a base URL. Throws std::invalid_argument with one line for anything but
 /// `http://host[:port][/prefix]` or `https://host[:port][/prefix]` (a query or fragment;
-/// credentials; an empty host; a port that is not 1..65535).
-http_endpoint parse_http_url(std::string_view url);
+/// credentials; an empty host; a port that is not 1..65535), naming `flag` in it.
+http_endpoint parse_http_url(std::string_view url, std::string_view flag = "--base-url");
 
 /// How an exchange ended.
 enum class http_error {
