@@ -50,6 +50,12 @@ std::string format_progress(const progress_snapshot& s, const progress_view& v, 
     std::string eta;
     if (v.expected_s && *v.expected_s > v.elapsed_s)
         eta = fmt::format(" (ETA {})", short_duration(*v.expected_s - v.elapsed_s + 0.999));
+    else if (v.expected_s && active > 0)
+        // The input is sent: what is left is the server's answer, or the sessions' timeout.
+        eta = v.deadline_s && *v.deadline_s > v.elapsed_s
+                  ? fmt::format(" (input sent; waiting for the server, timeout in {})",
+                                short_duration(*v.deadline_s - v.elapsed_s + 0.999))
+                  : std::string(" (input sent; waiting for the server)");
     std::string text = fmt::format(
         "progress {}{}{}  sessions {} active, {} done, {} failed  packets {} sent, {} late  loop "
         "lag max {:.1f} ms  errors {}",
@@ -101,7 +107,8 @@ void progress_reporter::set_line(line_maker make) {
     make_line_ = std::move(make);
 }
 
-void progress_reporter::begin(std::string label, std::optional<double> expected_s) {
+void progress_reporter::begin(std::string label, std::optional<double> expected_s,
+                              std::optional<double> deadline_s) {
     if (mode_ == progress_mode::off)
         return;
     counters_.reset();
@@ -109,6 +116,7 @@ void progress_reporter::begin(std::string label, std::optional<double> expected_
         std::lock_guard lock(mutex_);
         view_.label = std::move(label);
         view_.expected_s = expected_s;
+        view_.deadline_s = deadline_s;
         phase_start_ = std::chrono::steady_clock::now();
         last_printed_s_.reset();
         active_ = true;

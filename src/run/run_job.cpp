@@ -75,7 +75,28 @@ std::string plural(std::size_t n, std::string_view one, std::string_view many = 
                                       : std::string(many));
 }
 
-void print_table(const run_options& s, const std::string& url, const metrics::pacing_figures& f,
+// The table's first line, printed when the run starts (a terminal shows it above the progress
+// line, not only once the run is over): the sessions (or the open-loop plan), the input, the URL.
+void print_header(const run_options& s, const std::string& url, std::size_t sessions,
+                  const schedule::schedule_document* open_loop) {
+    const std::string input = s.audio.empty() ? s.duration + " of silence" : s.audio;
+    if (open_loop) {
+        // Open loop: the plan is the schedule, not a batch of sessions.
+        const auto& spec = open_loop->spec;
+        const std::string arrival(schedule::to_string(spec.process));
+        fmt::print("pacer run: open loop, {} arriving {} at {:g}/s (seed {}{}), {} each, "
+                   "against {}\n",
+                   plural(sessions, "session"), arrival, spec.rate, spec.seed,
+                   arrival == "gamma" ? fmt::format(", burstiness {:g}", spec.burstiness)
+                                      : std::string(),
+                   input, url);
+    } else {
+        fmt::print("pacer run: {} x {} against {}\n", plural(sessions, "session"), input, url);
+    }
+    std::fflush(stdout);
+}
+
+void print_table(const run_options& s, const metrics::pacing_figures& f,
                  const boost::json::object& summary, const fs::path& out,
                  const std::optional<fs::path>& report) {
     const auto& p = f.json;
@@ -86,22 +107,6 @@ void print_table(const run_options& s, const std::string& url, const metrics::pa
     const auto& send = dist("ws_send_time_s");
     const auto& lag = dist("loop_lag_s");
     const auto& res = summary.at("resources").as_object();
-    const std::string input = s.audio.empty() ? s.duration + " of silence" : s.audio;
-    if (const auto* ol = summary.if_contains("open_loop")) {
-        // Open loop: the plan is the schedule, not a batch of sessions.
-        const auto& plan = ol->at("schedule").as_object();
-        const std::string arrival(plan.at("arrival").as_string());
-        fmt::print("pacer run: open loop, {} sessions arriving {} at {:g}/s (seed {}{}), {} each, "
-                   "against {}\n",
-                   f.sessions, arrival, plan.at("rate").to_number<double>(),
-                   plan.at("seed").to_number<std::uint64_t>(),
-                   arrival == "gamma"
-                       ? fmt::format(", burstiness {:g}", plan.at("burstiness").to_number<double>())
-                       : std::string(),
-                   input, url);
-    } else {
-        fmt::print("pacer run: {} x {} against {}\n", plural(f.sessions, "session"), input, url);
-    }
     const auto* unreachable = summary.at("server").as_object().if_contains("unreachable");
     if (unreachable && unreachable->is_string())
         fmt::print("  cannot connect to {}: {} (no session reached the server)\n", s.url,
@@ -601,7 +606,12 @@ int execute_run(run_job job) {
     }
     const auto clocks = read_clock_pair();
     const double cpu_before = runtime::read_process_usage().cpu_s;
-    progress.begin("", expected_s);
+    print_header(s, url, open_loop ? arrivals.size() : sessions, open_loop ? &*open_loop : nullptr);
+    // After its input, a session waits for the server until its --timeout: the progress line
+    // says so, with the time left, once the input is sent.
+    progress.begin("", expected_s,
+                   to_seconds(job.timeout) +
+                       (open_loop ? to_seconds(arrivals.back()) : s.stagger_ms / 1e3));
     auto outcome = session::run_duplex(ro);
     const double sessions_end_s = to_seconds(clock::now());
     progress.end(); // the terminal line is cleared before the table
@@ -759,7 +769,7 @@ int execute_run(run_job job) {
     std::optional<fs::path> report;
     if (!s.no_report && end.report)
         report = end.report(out);
-    print_table(s, url, figures, summary, out, report);
+    print_table(s, figures, summary, out, report);
     if (!s.export_format.empty() && end.tables)
         if (const auto tables = end.tables(out, s.export_format))
             fmt::print("  tables     {}\n", tables->string());

@@ -34,7 +34,12 @@ TEST(ProgressE2E, RunAlwaysPrintsTheLastPlainLineBeforeTheTableAndLeavesAReport)
               std::string::npos)
         << r.out;
     EXPECT_EQ(r.out.find("\033["), std::string::npos) << "no terminal control into a pipe";
-    EXPECT_LT(r.out.find(lines.back()), r.out.find("pacer run: 4 sessions")) << r.out;
+    // Issue 33 item 15: the header comes when the run starts, above the progress lines (on a
+    // terminal it used to appear only once the run was over).
+    ASSERT_NE(r.out.find("pacer run: 4 sessions x 2s of silence against "), std::string::npos)
+        << r.out;
+    EXPECT_LT(r.out.find("pacer run: 4 sessions"), r.out.find(lines.front())) << r.out;
+    EXPECT_LT(r.out.find(lines.back()), r.out.find("  sessions   ")) << r.out;
     // report.html beside summary.json, named in the results line.
     EXPECT_TRUE(fs::exists(out / "summary.json"));
     const auto html = slurp(out / "report.html");

@@ -25,32 +25,51 @@ progress_snapshot some_figures() {
 }
 
 TEST(ProgressLine, PlainFormIsOneLineWithEveryFigure) {
-    const auto line = format_progress(some_figures(), {65.4, 90.0, ""}, false);
+    const auto line = format_progress(some_figures(), {65.4, 90.0, "", std::nullopt}, false);
     EXPECT_EQ(line, "progress 1m05s (ETA 25s)  sessions 6 active, 3 done, 1 failed  packets 1234 "
                     "sent, 5 late  loop lag max 12.3 ms  errors 2\n");
 }
 
 TEST(ProgressLine, TerminalFormRewritesTheLineInPlace) {
-    const auto line = format_progress(some_figures(), {5.0, std::nullopt, "level c8"}, true);
+    const auto line =
+        format_progress(some_figures(), {5.0, std::nullopt, "level c8", std::nullopt}, true);
     EXPECT_EQ(line, "\r\033[Kprogress level c8  5s  sessions 6 active, 3 done, 1 failed  packets "
                     "1234 sent, 5 late  loop lag max 12.3 ms  errors 2");
     EXPECT_EQ(line.find('\n'), std::string::npos);
 }
 
 TEST(ProgressLine, TerminalFormFitsTheTerminalWidth) {
-    const auto line = format_progress(some_figures(), {5.0, std::nullopt, ""}, true, 21);
+    const auto line =
+        format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, true, 21);
     EXPECT_EQ(line, "\r\033[Kprogress 5s  session"); // 20 columns
     // Plain lines are never cut.
-    EXPECT_EQ(format_progress(some_figures(), {5.0, std::nullopt, ""}, false, 21).back(), '\n');
+    EXPECT_EQ(
+        format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, false, 21).back(),
+        '\n');
 }
 
 TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
     progress_snapshot s; // a torn read: ends counted before their starts
     s.started = 2;
     s.done = 3;
-    const auto line = format_progress(s, {3725.0, 60.0, ""}, false);
+    const auto line = format_progress(s, {3725.0, 60.0, "", std::nullopt}, false);
     EXPECT_EQ(line.rfind("progress 1h02m05s  sessions 0 active, 3 done", 0), 0u) << line;
     EXPECT_EQ(line.find("ETA"), std::string::npos) << line;
+}
+
+// Issue 33 item 15: once the input is sent, sessions still open are waiting for the server;
+// the line says so, with the time left to their --timeout when it is known.
+TEST(ProgressLine, AfterTheInputTheLineSaysTheSessionsWaitForTheServerAndWhenTheyGiveUp) {
+    EXPECT_EQ(format_progress(some_figures(), {65.4, 60.0, "", 100.0}, false),
+              "progress 1m05s (input sent; waiting for the server, timeout in 35s)  sessions 6 "
+              "active, 3 done, 1 failed  packets 1234 sent, 5 late  loop lag max 12.3 ms  errors "
+              "2\n");
+    EXPECT_NE(format_progress(some_figures(), {65.4, 60.0, "", std::nullopt}, false)
+                  .find("(input sent; waiting for the server)  sessions"),
+              std::string::npos);
+    // Before the end of the input: the ETA, as before.
+    EXPECT_NE(format_progress(some_figures(), {30.0, 60.0, "", 100.0}, false).find("(ETA 30s)"),
+              std::string::npos);
 }
 
 TEST(ProgressLine, SnapshotReadsTheCounters) {

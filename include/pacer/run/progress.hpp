@@ -43,6 +43,9 @@ struct progress_view {
     double elapsed_s = 0;
     std::optional<double> expected_s; ///< the phase's expected length, for the ETA
     std::string label;                ///< e.g. "level c8 (2 of 4)"; may be empty
+    /// When the sessions still waiting for the server after their input give up (their
+    /// --timeout), from the phase's start: said once the expected length has passed.
+    std::optional<double> deadline_s;
 };
 
 /// The line: terminal form ("\r\033[K" + text, no newline; cut to `width` - 1 columns when
@@ -92,7 +95,9 @@ public:
     void set_line(line_maker make);
 
     /// Starts a phase: totals back to zero, elapsed from now. No session may be running.
-    void begin(std::string label, std::optional<double> expected_s);
+    /// `deadline_s`: see progress_view.
+    void begin(std::string label, std::optional<double> expected_s,
+               std::optional<double> deadline_s = std::nullopt);
     /// Ends the phase (see above); nothing is printed until the next `begin`.
     void end();
 
