@@ -12,6 +12,7 @@
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
@@ -612,7 +613,7 @@ int serve(const serve_settings& s) {
     summary["command_line"] = recorded_command_line({"--header"}); // as `run` and `http` record it
     if (w.telemetry)
         add_sweep_telemetry(summary, result, *w.telemetry, sweep_end_s);
-    runtime::write_new_file(out / "summary.json", json::serialize(summary) + "\n");
+    runtime::write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<fs::path> report; // once, for the whole sweep
     if (!s.no_report)
         report = write_end_report(out);

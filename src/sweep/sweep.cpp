@@ -1,6 +1,7 @@
 // The concurrency sweep of `pacer serve`: levels one after another, each judged by the
 // client's timing, the server's failures and the SLOs; the capacity search; the summaries.
 
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -332,7 +333,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                      {"trace_bytes", outcome.writer.bytes},
                      {"trace_channel_waits", waits.waits},
                      {"trace_channel_wait_s", waits.wait_s}};
-    runtime::write_new_file(dir / "summary.json", json::serialize(o) + "\n");
+    runtime::write_new_file(dir / "summary.json", json_text(o) + "\n");
     if (s.drop_traces) {
         // Last: every file of the level that reads the traces is written. Receipts and the
         // summaries stay.
