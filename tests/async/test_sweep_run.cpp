@@ -43,6 +43,7 @@ struct recording_observer final : sweep::sweep_observer {
         EXPECT_EQ(run.sessions.size(), 1u);
     }
     void levels_starting() override { events.emplace_back("levels"); }
+    void settling(double) override { events.emplace_back("settle"); }
     void run_done(const sweep::level_run& run) override {
         events.push_back("row c" + std::to_string(run.concurrency));
     }
@@ -75,12 +76,14 @@ TEST_F(SweepRun, WarmupThenEachLevelWritesItsFolderAndTheSummaryRecordsThePlan) 
     o.timeout = std::chrono::seconds(60);
     o.levels = {1, 2};
     o.warmup_runs = 1;
+    o.settle = std::chrono::milliseconds(1); // before every run but the first (the warm-up)
     recording_observer observer;
     const auto result = sweep::run_sweep(o, root_, observer);
 
-    EXPECT_EQ(observer.events, (std::vector<std::string>{
-                                   "start warmup", "end", "warmup 1", "levels", "start level c1",
-                                   "end", "row c1", "start level c2", "end", "row c2"}));
+    EXPECT_EQ(observer.events,
+              (std::vector<std::string>{"start warmup c1", "end", "warmup 1", "levels", "settle",
+                                        "start level c1", "end", "row c1", "settle",
+                                        "start level c2", "end", "row c2"}));
     EXPECT_EQ(observer.started, (std::vector<std::uint64_t>{1, 1, 2}));
     ASSERT_EQ(result.levels.size(), 2u);
     EXPECT_EQ(result.levels[1].concurrency, 2u);

@@ -31,7 +31,7 @@ http_progress_snapshot some_figures() {
 }
 
 TEST(HttpProgressLine, PlainFormHasEveryFigure) {
-    const auto line = format_http_progress(some_figures(), {12.2, 60.0, ""}, false);
+    const auto line = format_http_progress(some_figures(), {12.2, 60.0, "", {}}, false);
     EXPECT_EQ(line, "progress 12s (ETA 48s)  requests 600/3000 due, 598 dispatched, 12 in flight, "
                     "580 done, 6 failed (http_status 2, timeout 4)  dispatch lag p99 0.213 ms  "
                     "TTFT p50 35.1 ms\n");
@@ -40,23 +40,23 @@ TEST(HttpProgressLine, PlainFormHasEveryFigure) {
 TEST(HttpProgressLine, CapBindingSaysWhatItHeldAndDropped) {
     auto s = some_figures();
     s.max_concurrency = 12;
-    EXPECT_NE(format_http_progress(s, {1, std::nullopt, ""}, false)
+    EXPECT_NE(format_http_progress(s, {1, std::nullopt, "", {}}, false)
                   .find("cap 12/12 binding: 2 "
                         "held, 0 delayed, 0 "
                         "dropped\n"),
               std::string::npos);
     s.due = 598;
-    EXPECT_NE(format_http_progress(s, {1, std::nullopt, ""}, false).find("  cap 12/12\n"),
+    EXPECT_NE(format_http_progress(s, {1, std::nullopt, "", {}}, false).find("  cap 12/12\n"),
               std::string::npos);
 }
 
 TEST(HttpProgressLine, TerminalFormIsOneLineCutToTheWidthAndUnknownFiguresAreDashes) {
     http_progress_snapshot s;
     s.total = 5;
-    const auto line = format_http_progress(s, {0, 1.0, "probe 2"}, true);
+    const auto line = format_http_progress(s, {0, 1.0, "probe 2", {}}, true);
     EXPECT_EQ(line, "\r\033[Kprogress probe 2  0s (ETA 1s)  requests 0/5 due, 0 dispatched, 0 in "
                     "flight, 0 done, 0 failed  dispatch lag p99 –  TTFT p50 –");
-    EXPECT_EQ(format_http_progress(s, {0, 1.0, ""}, true, 21), "\r\033[Kprogress 0s (ETA 1s)");
+    EXPECT_EQ(format_http_progress(s, {0, 1.0, "", {}}, true, 21), "\r\033[Kprogress 0s (ETA 1s)");
 }
 
 TEST(HttpProgressSnapshot, DueFollowsTheScheduleFromTheDispatchersStart) {
