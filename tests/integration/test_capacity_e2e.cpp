@@ -6,6 +6,8 @@
 // the knee. The client-timing limits are relaxed: these tests check what the search decides,
 // not how fast this host is.
 
+#include <pacer/record/dataset.hpp>
+
 #include <boost/json/serialize.hpp>
 
 #include <gtest/gtest.h>
@@ -119,6 +121,46 @@ TEST(CapacityE2E, ConfirmationAndVerificationFindTheKneeOfAColdServer) {
         const double client = at(view, {"client_unit_lag_p50_s"}).to_number<double>();
         const double server = at(view, {"server_unit_latency_p50_s"}).to_number<double>();
         EXPECT_GE(client - server, -0.001) << json::serialize(view);
+    }
+}
+
+// The tail unit (docs/serving.md): a prompt server misses no unit at any input length. Three
+// inputs (3 s: a partial tail unit the mock answers after the end of input; 8 s and 10 s:
+// whole units, the last answered on its append), one level of three sessions.
+TEST(CapacityE2E, APromptServerMissesNoUnitAtAnyInputLength) {
+    temp_dir data;
+    fs::create_directories(data.path());
+    std::vector<std::string> args{"serve", "--url", "", "-c", "3", "--progress", "never",
+                                  "--no-report", "--loop-lag-limit-ms", "1000",
+                                  "--send-lateness-limit-ms", "1000", "--audio"};
+    for (int seconds : {3, 8, 10}) {
+        const auto wav = data / (std::to_string(seconds) + "s.wav");
+        record::write_wav_float_as_pcm16(
+            wav, std::vector<float>(static_cast<std::size_t>(seconds) * 16000, 0.0f), 16000);
+        args.push_back(wav.string());
+    }
+    mock_process mock({"--unit-latency-ms", "5"}, "native-mock");
+    args[2] = mock.url();
+    temp_dir out;
+    args.insert(args.end(), {"-o", out.path().string()});
+    const auto r = run_pacer(args);
+    ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
+    const auto top = read_json(out / "summary.json");
+    const auto& units = at(at(top, {"levels"}).as_array().at(0), {"aggregate", "units"});
+    EXPECT_EQ(whole(at(units, {"missed_units"})), 0u) << json::serialize(units);
+    EXPECT_EQ(at(units, {"unit_miss_rate"}).to_number<double>(), 0.0);
+    EXPECT_EQ(whole(at(units, {"tail_unit_lag_s", "n"})), 3u);
+    const auto& sessions = at(at(top, {"runs"}).as_array().at(0), {"sessions"}).as_array();
+    ASSERT_EQ(sessions.size(), 3u);
+    const std::vector<std::pair<std::uint64_t, std::string>> expected{
+        {38, "end_of_input"}, {100, "grid"}, {125, "grid"}};
+    for (std::size_t i = 0; i < 3; ++i) {
+        const auto& u = at(sessions[i], {"units"});
+        EXPECT_EQ(whole(at(u, {"expected_units"})), expected[i].first) << i;
+        EXPECT_EQ(whole(at(u, {"completed_units"})), expected[i].first) << i;
+        EXPECT_EQ(whole(at(u, {"missed_units"})), 0u) << i;
+        EXPECT_EQ(at(u, {"tail_unit_reference"}).as_string(), expected[i].second) << i;
+        EXPECT_TRUE(at(u, {"tail_unit_lag_s"}).is_number()) << i;
     }
 }
 
