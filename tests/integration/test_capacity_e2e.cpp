@@ -111,16 +111,17 @@ TEST(CapacityE2E, ConfirmationAndVerificationFindTheKneeOfAColdServer) {
     }
     EXPECT_EQ(folders.size(), probes.size());
     EXPECT_TRUE(folders.count("c3-confirm1")) << r.out;
-    // The server's own view beside the client's: the mock's unit latency (append arrival to
-    // unit.done write) is a part of the client's unit lag (append sent to unit.done read).
+    // The server's own view beside the client's, read each run from the mock's GET /stats. The
+    // two p50s are of different populations (the server's window, the client's sessions), so
+    // only their presence is checked here; how close they are is measured (docs/serving.md).
     for (const auto& run : at(top, {"runs"}).as_array()) {
         const auto& stats = at(run, {"server_stats"});
         ASSERT_TRUE(at(stats, {"error"}).is_null()) << json::serialize(stats);
         EXPECT_GT(whole(at(stats, {"stats", "units"})), 0u);
         const auto& view = at(run, {"server_view"});
-        const double client = at(view, {"client_unit_lag_p50_s"}).to_number<double>();
-        const double server = at(view, {"server_unit_latency_p50_s"}).to_number<double>();
-        EXPECT_GE(client - server, -0.001) << json::serialize(view);
+        EXPECT_TRUE(at(view, {"client_unit_lag_p50_s"}).is_number()) << json::serialize(view);
+        EXPECT_TRUE(at(view, {"server_unit_latency_p50_s"}).is_number()) << json::serialize(view);
+        EXPECT_TRUE(at(view, {"difference_p50_s"}).is_number()) << json::serialize(view);
     }
 }
 
