@@ -36,8 +36,8 @@
 
 #include <algorithm>
 #include <charconv>
-#include <set>
 #include <cstdlib>
+#include <set>
 #include <unistd.h>
 
 namespace pacer::cli {
@@ -137,7 +137,8 @@ void print_row(const sweep::level_run& r, bool color) {
     }
     if (const auto* slo = r.summary.if_contains("slo"))
         verdict += slo->at("met").as_bool() ? ", SLO met" : ", SLO missed";
-    if (const auto* t = r.summary.if_contains("try"); t && t->is_string() && t->get_string() != "search")
+    if (const auto* t = r.summary.if_contains("try");
+        t && t->is_string() && t->get_string() != "search")
         verdict += fmt::format(" [{} {}]", std::string_view(t->get_string()),
                                r.summary.at("attempt").to_number<std::uint64_t>());
     const std::string line = fmt::format(
@@ -177,8 +178,7 @@ void print_row(const sweep::level_run& r, bool color) {
                    "", cell_ms(v.if_contains("server_unit_latency_p50_s")),
                    cell_ms(v.if_contains("server_unit_latency_p95_s")),
                    cell_ms(v.if_contains("client_unit_lag_p50_s")),
-                   cell_ms(v.if_contains("client_unit_lag_p95_s")),
-                   [&]() -> std::string {
+                   cell_ms(v.if_contains("client_unit_lag_p95_s")), [&]() -> std::string {
                        const auto* e = path(r.summary, {"server_stats", "error"});
                        return e && e->is_string()
                                   ? fmt::format("; {}", std::string_view(e->get_string()))
@@ -238,8 +238,7 @@ public:
         const auto ok = std::count_if(run.sessions.begin(), run.sessions.end(),
                                       [](const auto& x) { return x.success(); });
         fmt::print("warmup {} ({} session{}, not part of the levels): {} of {} succeeded -> {}\n",
-                   index, run.concurrency, run.concurrency == 1 ? "" : "s", ok,
-                   run.sessions.size(),
+                   index, run.concurrency, run.concurrency == 1 ? "" : "s", ok, run.sessions.size(),
                    run.valid ? "client timing valid" : "client timing NOT valid");
     }
     void levels_starting() override { print_header(); }
@@ -277,7 +276,7 @@ std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::
         largest = std::max(largest, t);
         receipts += trace::receipt_bytes_estimate(sessions, d);
     };
-    const std::size_t warmup_level = s.warmup_level   ? *s.warmup_level
+    const std::size_t warmup_level = s.warmup_level    ? *s.warmup_level
                                      : s.find_capacity ? s.start_level
                                                        : levels.front();
     for (std::size_t i = 0; i < s.warmup_runs; ++i)
@@ -367,7 +366,8 @@ void add_sweep_telemetry(json::object& summary, const sweep::sweep_result& resul
             if (!start_s && t && t->is_number())
                 start_s = t->to_number<double>();
             if (const auto* w = r.summary.if_contains("telemetry"); w && w->is_object()) {
-                if (const auto* v = w->as_object().if_contains("input_audio_s"); v && v->is_number())
+                if (const auto* v = w->as_object().if_contains("input_audio_s");
+                    v && v->is_number())
                     input_s += v->to_number<double>();
                 if (const auto* v = path(w->as_object(), {"output_audio_s"}); v && v->is_number())
                     output_s += v->to_number<double>();
@@ -456,7 +456,7 @@ int serve(const serve_settings& s) {
     if (s.warmup_level && s.warmup_runs == 0)
         throw usage_error("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
                           "(e.g. --warmup-runs 1), or drop it");
-    w.warmup_level = s.warmup_level   ? *s.warmup_level
+    w.warmup_level = s.warmup_level    ? *s.warmup_level
                      : s.find_capacity ? s.start_level
                                        : levels.front();
     if (s.settle.empty()) {
@@ -464,8 +464,8 @@ int serve(const serve_settings& s) {
     } else {
         const auto settle = parse_duration(s.settle);
         if (!settle)
-            throw usage_error(fmt::format(
-                "--settle '{}' is not a duration such as 5s or 0s", s.settle));
+            throw usage_error(
+                fmt::format("--settle '{}' is not a duration such as 5s or 0s", s.settle));
         w.settle = std::chrono::duration_cast<duration>(*settle);
     }
     if (!s.server_metrics.empty()) {
@@ -635,7 +635,7 @@ int serve(const serve_settings& s) {
         auto check = [](const std::optional<sweep::verification>& v, bool capacity_level) {
             return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}",
                                    v->level, v->met, v->runs,
-                                   v->held ? ""
+                                   v->held          ? ""
                                    : capacity_level ? " (it should meet in all)"
                                                     : " (it should miss in all)")
                      : std::string();
@@ -659,12 +659,13 @@ int serve(const serve_settings& s) {
                 if (const auto* v = path(r.summary, {"resources", "wall_s"}); v && v->is_number())
                     wall += v->to_number<double>();
             }
-        fmt::print("cost       {} runs of {} levels, {:.1f} min of sessions plus {:g} s settle "
-                   "pauses each\n",
-                   runs, std::set<std::size_t>(capacity.probed_levels.begin(),
-                                               capacity.probed_levels.end())
-                             .size(),
-                   wall / 60, to_seconds(w.settle));
+        fmt::print(
+            "cost       {} runs of {} levels, {:.1f} min of sessions plus {:g} s settle "
+            "pauses each\n",
+            runs,
+            std::set<std::size_t>(capacity.probed_levels.begin(), capacity.probed_levels.end())
+                .size(),
+            wall / 60, to_seconds(w.settle));
     }
     if (const auto line = run::transport_line(w.endpoint); !line.empty())
         fmt::print("transport  {}\n", line);

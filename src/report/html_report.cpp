@@ -1211,12 +1211,11 @@ std::string level_plot(const std::string& id, const std::string& title, const st
                 hi = std::max(hi, *v * scale);
                 cmin = std::min(cmin, lp.concurrency);
                 cmax = std::max(cmax, lp.concurrency);
-                p.markers.push_back(
-                    {lp.concurrency, *v * scale, lp.valid && lp.slo_met,
-                     fmt::format("{}{} at {} sessions{}: {}{} ({})", names[i], m.label,
-                                 format_number(lp.concurrency),
-                                 lp.try_label, format_number(*v * scale),
-                                 scale == 1e3 ? " ms" : "", verdict_text(lp))});
+                p.markers.push_back({lp.concurrency, *v * scale, lp.valid && lp.slo_met,
+                                     fmt::format("{}{} at {} sessions{}: {}{} ({})", names[i],
+                                                 m.label, format_number(lp.concurrency),
+                                                 lp.try_label, format_number(*v * scale),
+                                                 scale == 1e3 ? " ms" : "", verdict_text(lp))});
             }
             p.lines.push_back(std::move(s));
         }
@@ -1266,8 +1265,8 @@ std::string level_table(const json::object& s, const std::string& prefix) {
         }
         h += fmt::format(
             "<tr><td class=\"num\">{}{}</td><td class=\"verdict {}\">{}</td><td>{}</td>",
-            format_number(lp.concurrency), lp.try_label,
-            lp.valid ? "good" : "bad", lp.valid ? "valid" : "NOT VALID",
+            format_number(lp.concurrency), lp.try_label, lp.valid ? "good" : "bad",
+            lp.valid ? "valid" : "NOT VALID",
             lookup(s, {"levels", i, "slo"}) ? (lp.slo_met ? "met" : escape("missed: " + missed))
                                             : "–");
         const std::vector<std::string> a = {"levels", i, "aggregate"};

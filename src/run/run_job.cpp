@@ -348,8 +348,7 @@ namespace {
 int run_workers(const run_options& s, const std::string& url, const fs::path& out,
                 local_server* mock, const schedule::schedule_document* open_loop, double expected_s,
                 const transport::ws_endpoint& endpoint, const end_writers& end,
-                const boost::json::array& command_line,
-                telemetry::recorder* telemetry) {
+                const boost::json::array& command_line, telemetry::recorder* telemetry) {
     fs::path schedule_file;
     if (open_loop) {
         // Written once: every worker reads this one file.

@@ -26,8 +26,8 @@
 #include <csignal>
 #include <stdexcept>
 #include <system_error>
-#include <utility>
 #include <unistd.h>
+#include <utility>
 
 namespace pacer::sweep {
 
@@ -113,8 +113,8 @@ constexpr auto server_metrics_timeout = std::chrono::milliseconds(2000);
 // started the window). A server that does not answer, or not with JSON, is recorded, never fatal.
 json::object read_server_stats(const sweep_options& s) {
     json::object o{{"url", s.server_metrics_url}, {"stats", nullptr}, {"error", nullptr}};
-    const auto got = transport::http_get(*s.server_metrics, s.server_metrics->target,
-                                         server_metrics_timeout);
+    const auto got =
+        transport::http_get(*s.server_metrics, s.server_metrics->target, server_metrics_timeout);
     if (!got.ok()) {
         o["error"] = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
         return o;
@@ -127,7 +127,6 @@ json::object read_server_stats(const sweep_options& s) {
         o["stats"] = std::move(v);
     return o;
 }
-
 
 // The client's unit lag beside the server's own unit latency (docs/serving.md): on loopback the
 // difference is the network and the client's receive path, a few milliseconds.
@@ -370,8 +369,8 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     lr.concurrency = c;
     lr.run = t;
     lr.folder = run_folder_name(t);
-    for (int n = 2; fs::exists(out / lr.folder) ||
-                    (s.repeats > 1 && fs::exists(out / "repeat-1" / lr.folder));
+    for (int n = 2;
+         fs::exists(out / lr.folder) || (s.repeats > 1 && fs::exists(out / "repeat-1" / lr.folder));
          ++n) // a level the search comes back to in the same role
         lr.folder = fmt::format("{}-{}", run_folder_name(t), n);
     std::vector<metrics::level_session> pooled;
@@ -513,12 +512,10 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
     c["input_conversion"] = s.conversions;
     c["validity_checks"] = checks_json(s);
     if (s.find_capacity)
-        c["find_capacity"] = json::object{{"start_level", s.capacity.start_level},
-                                          {"max_level", s.capacity.max_level},
-                                          {"resolution", s.capacity.resolution},
-                                          {"confirm", s.capacity.confirm},
-                                          {"verify_repeats", s.capacity.verify_repeats},
-                                          {"slo", s.slo}};
+        c["find_capacity"] = json::object{
+            {"start_level", s.capacity.start_level},       {"max_level", s.capacity.max_level},
+            {"resolution", s.capacity.resolution},         {"confirm", s.capacity.confirm},
+            {"verify_repeats", s.capacity.verify_repeats}, {"slo", s.slo}};
     return c;
 }
 

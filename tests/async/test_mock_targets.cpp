@@ -42,13 +42,12 @@ struct answer {
     unsigned status = 0; ///< the HTTP status of the answer (101 when upgraded)
 };
 
-using make_mock =
-    std::function<std::unique_ptr<pacer::server::mock_server>(asio::io_context&)>;
+using make_mock = std::function<std::unique_ptr<pacer::server::mock_server>(asio::io_context&)>;
 
 /// The answer of a mock made by `make` to an upgrade request for each of `targets`, in order,
 /// and the mock's stats afterwards.
-std::pair<std::vector<answer>, boost::json::object> answers(const make_mock& make,
-                                                           const std::vector<std::string>& targets) {
+std::pair<std::vector<answer>, boost::json::object>
+answers(const make_mock& make, const std::vector<std::string>& targets) {
     asio::io_context ctx{1};
     auto mock = make(ctx);
     mock->listen();
@@ -94,15 +93,14 @@ std::vector<std::string> strings(const boost::json::value& v) {
     return out;
 }
 
-const std::vector<std::string> targets{
-    "/v1/realtime",
-    "/v1/realtime?model=gpt-realtime",
-    "/v1/realtime?intent=test&model=org%2Fa+b",
-    "/v1/realtime?",
-    "/v1/other?model=gpt-realtime",
-    "/v1/realtimex",
-    "/v1/realtime/?model=m",
-    "/"};
+const std::vector<std::string> targets{"/v1/realtime",
+                                       "/v1/realtime?model=gpt-realtime",
+                                       "/v1/realtime?intent=test&model=org%2Fa+b",
+                                       "/v1/realtime?",
+                                       "/v1/other?model=gpt-realtime",
+                                       "/v1/realtimex",
+                                       "/v1/realtime/?model=m",
+                                       "/"};
 const std::vector<bool> served{true, true, true, true, false, false, false, false};
 
 void expect_served(const make_mock& make) {
@@ -130,8 +128,9 @@ TEST(mock_targets, probe_mock_serves_the_realtime_path_with_any_query) {
 
 TEST(mock_targets, native_mock_serves_the_realtime_path_with_any_query_in_every_protocol) {
     using pacer::protocol::realtime_protocol;
-    for (const auto p : {std::optional<realtime_protocol>{}, std::optional(realtime_protocol::openai),
-                         std::optional(realtime_protocol::vllm)}) {
+    for (const auto p :
+         {std::optional<realtime_protocol>{}, std::optional(realtime_protocol::openai),
+          std::optional(realtime_protocol::vllm)}) {
         SCOPED_TRACE(p ? static_cast<int>(*p) : -1);
         expect_served([p](asio::io_context& io) {
             pacer::server::native_mock_options o;

@@ -64,12 +64,11 @@ TEST(OpenAiSdkConformance, RealtimeWsSessionTurnsAndCancelAgainstTheMockOverWss)
     fs::create_directories(dir.path());
     const fs::path cert = dir / "cert.pem", key = dir / "key.pem", stats = dir / "stats.json";
     make_self_signed(cert, key);
-    std::optional<mock_process> mock(std::in_place,
-                                     std::vector<std::string>{"--protocol", "openai-realtime",
-                                                              "--tls-cert", cert.string(),
-                                                              "--tls-key", key.string(),
-                                                              "--stats-output", stats.string()},
-                                     "native-mock");
+    std::optional<mock_process> mock(
+        std::in_place,
+        std::vector<std::string>{"--protocol", "openai-realtime", "--tls-cert", cert.string(),
+                                 "--tls-key", key.string(), "--stats-output", stats.string()},
+        "native-mock");
     const std::string plain = mock->url(); // ws://127.0.0.1:PORT/v1/realtime
     const std::string base = "https://" + plain.substr(std::string("ws://").size(),
                                                        plain.size() - std::string("ws://").size() -

@@ -131,9 +131,19 @@ TEST(CapacityE2E, ConfirmationAndVerificationFindTheKneeOfAColdServer) {
 TEST(CapacityE2E, APromptServerMissesNoUnitAtAnyInputLength) {
     temp_dir data;
     fs::create_directories(data.path());
-    std::vector<std::string> args{"serve", "--url", "", "-c", "3", "--progress", "never",
-                                  "--no-report", "--loop-lag-limit-ms", "1000",
-                                  "--send-lateness-limit-ms", "1000", "--audio"};
+    std::vector<std::string> args{"serve",
+                                  "--url",
+                                  "",
+                                  "-c",
+                                  "3",
+                                  "--progress",
+                                  "never",
+                                  "--no-report",
+                                  "--loop-lag-limit-ms",
+                                  "1000",
+                                  "--send-lateness-limit-ms",
+                                  "1000",
+                                  "--audio"};
     for (int seconds : {3, 8, 10}) {
         const auto wav = data / (std::to_string(seconds) + "s.wav");
         record::write_wav_float_as_pcm16(

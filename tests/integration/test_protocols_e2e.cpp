@@ -143,17 +143,17 @@ TEST(ProtocolsE2E, OpenAiRealtimeModelAlreadyInTheUrlIsSentOnceAndAnotherIsBadIn
     const auto stats = out / "mock-stats.json";
     mock_process mock({"--protocol", "openai-realtime", "--stats-output", stats.string()},
                       "native-mock");
-    const auto other = run_pacer({"run", "--protocol", "openai-realtime", "--model", "b", "--url",
-                                  mock.url() + "?model=a", "-d", "1s", "-o",
-                                  (out / "other").string()});
+    const auto other =
+        run_pacer({"run", "--protocol", "openai-realtime", "--model", "b", "--url",
+                   mock.url() + "?model=a", "-d", "1s", "-o", (out / "other").string()});
     EXPECT_EQ(other.exit_code, 2);
     EXPECT_NE(other.out.find("pacer: --model b and the model=a in --url differ: give one"),
               std::string::npos)
         << other.out;
     EXPECT_FALSE(fs::exists(out / "other"));
     const auto same = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual",
-                                 "--model", "a", "--url", mock.url() + "?model=a", "-c", "1",
-                                 "-d", "1s", "--timeout", "20s", "-o", (out / "run").string()});
+                                 "--model", "a", "--url", mock.url() + "?model=a", "-c", "1", "-d",
+                                 "1s", "--timeout", "20s", "-o", (out / "run").string()});
     EXPECT_TRUE(finished(same.exit_code)) << same.out;
     EXPECT_EQ(mock.stop(), 0);
     const auto s = read_json(stats);

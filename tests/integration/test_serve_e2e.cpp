@@ -152,10 +152,10 @@ TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
     // answer every 80 ms unit 100 ms late, which misses it (lag > one unit).
     mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
     temp_dir out;
-    const auto r = run_pacer(serve_args(mock, out,
-                                        {"-d", "2s", "--find-capacity", "--slo",
-                                         "unit-miss-rate=0.1", "--max-level", "8", "--settle",
-                                         "0s", "--verify-repeats", "1"}));
+    const auto r =
+        run_pacer(serve_args(mock, out,
+                             {"-d", "2s", "--find-capacity", "--slo", "unit-miss-rate=0.1",
+                              "--max-level", "8", "--settle", "0s", "--verify-repeats", "1"}));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("capacity   1 sessions"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("verified   boundary held"), std::string::npos) << r.out;
@@ -168,9 +168,11 @@ TEST(ServeE2E, FindCapacityStopsAtTheKneeOfTheCapacityModel) {
     // counted as failing; then each side of the boundary was run once more.
     const auto& levels = at(top, {"levels"}).as_array();
     ASSERT_EQ(levels.size(), 5u);
-    const std::vector<std::pair<std::string, bool>> story = {
-        {"c1", true}, {"c2", false}, {"c2-confirm1", false}, {"c1-verify1", true},
-        {"c2-verify1", false}};
+    const std::vector<std::pair<std::string, bool>> story = {{"c1", true},
+                                                             {"c2", false},
+                                                             {"c2-confirm1", false},
+                                                             {"c1-verify1", true},
+                                                             {"c2-verify1", false}};
     for (std::size_t i = 0; i < story.size(); ++i) {
         EXPECT_EQ(at(levels[i], {"folder"}).as_string(), story[i].first) << i;
         EXPECT_EQ(at(levels[i], {"slo", "met"}).as_bool(), story[i].second) << i;
@@ -351,8 +353,7 @@ TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         {{"serve", "--url", url, "--warmup-level", "4"}, "--warmup-runs"},
         {{"serve", "--url", url, "--settle", "soon"}, "--settle"},
         {{"serve", "--url", url, "--server-metrics", "https://127.0.0.1:9/stats"}, "http://"},
-        {{"serve", "--url", url, "--server-metrics", "http://127.0.0.1:70000/stats"},
-         "1..65535"},
+        {{"serve", "--url", url, "--server-metrics", "http://127.0.0.1:70000/stats"}, "1..65535"},
     };
     for (const auto& c : cases) {
         const auto r = run_pacer(c.args);
@@ -381,8 +382,8 @@ TEST(ServeE2E, WarmupRunsAtTheFirstLevelAndStaysOutOfTheLevels) {
 
     temp_dir small;
     const auto one = run_pacer(serve_args(mock, small,
-                                          {"--concurrencies", "2", "-d", "1s", "--warmup-runs",
-                                           "1", "--warmup-level", "1", "--settle", "0s"}));
+                                          {"--concurrencies", "2", "-d", "1s", "--warmup-runs", "1",
+                                           "--warmup-level", "1", "--settle", "0s"}));
     EXPECT_NE(one.out.find("warmup 1 (1 session, not part of the levels): 1 of 1 succeeded"),
               std::string::npos)
         << one.out;
@@ -470,10 +471,9 @@ TEST(ServeE2E, PlanTheDiskCannotHoldIsRefusedBeforeAnythingIsCreated) {
 TEST(ServeE2E, CapacitySearchDoesNotExitFourForTheLevelsBeyondTheCapacity) {
     mock_process mock({"--max-sessions", "1"}, "native-mock");
     temp_dir out;
-    const auto r =
-        run_pacer(serve_args(mock, out,
-                             {"-d", "1s", "--find-capacity", "--max-level", "2", "--settle", "0s",
-                              "--verify-repeats", "1"}));
+    const auto r = run_pacer(serve_args(mock, out,
+                                        {"-d", "1s", "--find-capacity", "--max-level", "2",
+                                         "--settle", "0s", "--verify-repeats", "1"}));
     ASSERT_EQ(r.exit_code, 0) << r.out;
     EXPECT_NE(r.out.find("1 rejected; most frequent error"), std::string::npos) << r.out;
     const auto top = read_json(out / "summary.json");

@@ -133,13 +133,13 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeModelGoesIntoTheUrlOfTheServerAndOfTheBuil
     fs::create_directories(out.path());
     const auto stats = out / "mock-stats.json";
     std::optional<mock_process> mock(
-        std::in_place, std::vector<std::string>{"--protocol", "openai-realtime", "--stats-output",
-                                                stats.string()},
+        std::in_place,
+        std::vector<std::string>{"--protocol", "openai-realtime", "--stats-output", stats.string()},
         "native-mock");
-    const auto given = run_pacer({"serve", "--protocol", "openai-realtime", "--turns", "manual",
-                                  "--model", "gpt-realtime", "--url", mock->url() + "?x=1",
-                                  "--concurrencies", "1", "-d", "1s", "--timeout", "20s", "-o",
-                                  (out / "given").string()});
+    const auto given =
+        run_pacer({"serve", "--protocol", "openai-realtime", "--turns", "manual", "--model",
+                   "gpt-realtime", "--url", mock->url() + "?x=1", "--concurrencies", "1", "-d",
+                   "1s", "--timeout", "20s", "-o", (out / "given").string()});
     EXPECT_TRUE(finished(given.exit_code)) << given.out;
     EXPECT_EQ(mock->stop(), 0);
     mock.reset();
@@ -152,10 +152,9 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeModelGoesIntoTheUrlOfTheServerAndOfTheBuil
     EXPECT_EQ(models, std::vector<std::string>{"gpt-realtime"});
     EXPECT_EQ(names, (std::vector<std::string>{"model", "x"}));
     // Without --url the built-in mock is asked for /v1/realtime?model=..., and serves it.
-    const auto built_in = run_pacer({"serve", "--protocol", "openai-realtime", "--turns",
-                                     "manual", "--model", "gpt-realtime", "--concurrencies", "1",
-                                     "-d", "1s", "--timeout", "20s", "-o",
-                                     (out / "built-in").string()});
+    const auto built_in = run_pacer({"serve", "--protocol", "openai-realtime", "--turns", "manual",
+                                     "--model", "gpt-realtime", "--concurrencies", "1", "-d", "1s",
+                                     "--timeout", "20s", "-o", (out / "built-in").string()});
     EXPECT_TRUE(finished(built_in.exit_code)) << built_in.out;
     const auto c1 = read_json(out / "built-in" / "c1" / "summary.json");
     EXPECT_EQ(at(c1, {"aggregate", "successful_sessions"}).to_number<int>(), 1) << built_in.out;

@@ -133,14 +133,38 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
     const auto out = dir.path() / "serve";
     cli_options o;
     o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli(
-        {"serve", "--url", mock.url(), "-d", "1s", "--find-capacity", "--slo",
-         "unit-miss-rate=0.1", "--max-level", "2", "--settle", "0s", "--verify-repeats", "1",
-         "--loop-lag-limit-ms", "1000", "--send-lateness-limit-ms", "1000", "--progress",
-         "never", "--no-report", "--gpu-telemetry", "nvml", "--nvml-library",
-         fake_nvml_library().string(), "--telemetry-interval", "20ms", "--idle-baseline",
-         "200ms", "-o", out.string()},
-        o);
+    const auto r = run_cli({"serve",
+                            "--url",
+                            mock.url(),
+                            "-d",
+                            "1s",
+                            "--find-capacity",
+                            "--slo",
+                            "unit-miss-rate=0.1",
+                            "--max-level",
+                            "2",
+                            "--settle",
+                            "0s",
+                            "--verify-repeats",
+                            "1",
+                            "--loop-lag-limit-ms",
+                            "1000",
+                            "--send-lateness-limit-ms",
+                            "1000",
+                            "--progress",
+                            "never",
+                            "--no-report",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "20ms",
+                            "--idle-baseline",
+                            "200ms",
+                            "-o",
+                            out.string()},
+                           o);
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     double sum = 0;
@@ -168,8 +192,7 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
     EXPECT_NEAR(whole.at("energy_j").to_number<double>(),
                 100 * whole.at("window").at("duration_s").to_number<double>(), 1e-9);
     EXPECT_GT(count_lines(out / "telemetry.jsonl"), 0u);
-    EXPECT_NE(r.out.find("J per session-second of input at the capacity level"),
-              std::string::npos)
+    EXPECT_NE(r.out.find("J per session-second of input at the capacity level"), std::string::npos)
         << r.out;
 }
 

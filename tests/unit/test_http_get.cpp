@@ -30,9 +30,9 @@ TEST(GetUrl, SplitsHostPortAndTarget) {
 }
 
 TEST(GetUrl, RefusesWhatItCannotGetNamingTheFlag) {
-    for (const char* bad : {"https://127.0.0.1/stats", "ws://127.0.0.1/stats", "http:///stats",
-                            "http://h:0/stats", "http://h:70000/stats", "http://u@h/stats",
-                            "http://h/stats#top"}) {
+    for (const char* bad :
+         {"https://127.0.0.1/stats", "ws://127.0.0.1/stats", "http:///stats", "http://h:0/stats",
+          "http://h:70000/stats", "http://u@h/stats", "http://h/stats#top"}) {
         try {
             parse_get_url(bad, "--server-metrics");
             ADD_FAILURE() << bad << " was accepted";

@@ -20,12 +20,12 @@ std::string target_with(const std::string& url, std::optional<realtime_protocol>
 }
 
 TEST(ModelInUrl, OpenAiRealtimeGetsTheModelInTheQuery) {
-    EXPECT_EQ(target_with("wss://api.example.com/v1/realtime", realtime_protocol::openai,
-                          "gpt-realtime"),
-              "/v1/realtime?model=gpt-realtime");
-    EXPECT_EQ(target_with("ws://127.0.0.1:9000/v1/realtime", realtime_protocol::openai,
-                          "org/model v2"),
-              "/v1/realtime?model=org%2Fmodel%20v2");
+    EXPECT_EQ(
+        target_with("wss://api.example.com/v1/realtime", realtime_protocol::openai, "gpt-realtime"),
+        "/v1/realtime?model=gpt-realtime");
+    EXPECT_EQ(
+        target_with("ws://127.0.0.1:9000/v1/realtime", realtime_protocol::openai, "org/model v2"),
+        "/v1/realtime?model=org%2Fmodel%20v2");
 }
 
 TEST(ModelInUrl, TheQueryOfTheUrlIsKept) {
@@ -34,9 +34,9 @@ TEST(ModelInUrl, TheQueryOfTheUrlIsKept) {
 }
 
 TEST(ModelInUrl, TheSameModelAlreadyInTheUrlIsNotAddedTwice) {
-    EXPECT_EQ(target_with("ws://h:1/v1/realtime?model=org%2Fm&x=1", realtime_protocol::openai,
-                          "org/m"),
-              "/v1/realtime?model=org%2Fm&x=1");
+    EXPECT_EQ(
+        target_with("ws://h:1/v1/realtime?model=org%2Fm&x=1", realtime_protocol::openai, "org/m"),
+        "/v1/realtime?model=org%2Fm&x=1");
 }
 
 TEST(ModelInUrl, AnotherModelInTheUrlIsBadInput) {

@@ -318,12 +318,12 @@ tail_session with_tail(double tail_after_end, std::optional<double> unit8_at = s
     for (int i = 0; i < 10; ++i)
         s.trace.push_back(append(10.0 + 0.08 * i, i));
     for (int k = 0; k < 9; ++k)
-        s.trace.push_back(event("receive",
-                                k == 8 && unit8_at ? *unit8_at
-                                                   : s.receipts.appends[static_cast<std::size_t>(k)]
-                                                             .completed_s +
-                                                         0.005,
-                                "sglang.unit.done", k));
+        s.trace.push_back(
+            event("receive",
+                  k == 8 && unit8_at
+                      ? *unit8_at
+                      : s.receipts.appends[static_cast<std::size_t>(k)].completed_s + 0.005,
+                  "sglang.unit.done", k));
     s.trace.push_back(event("send", 10.8, "sglang.input_audio.end", 100));
     s.trace.push_back(event("receive", 10.8 + tail_after_end, "sglang.unit.done", 9));
     std::stable_sort(s.trace.begin(), s.trace.end(),

@@ -132,10 +132,10 @@ struct model_server {
     std::vector<std::string> story() const {
         std::vector<std::string> v;
         for (const auto& r : runs)
-            v.push_back(std::to_string(r.level) +
-                        (r.kind == sweep::try_kind::search    ? "s"
-                         : r.kind == sweep::try_kind::confirm ? "c" + std::to_string(r.attempt)
-                                                              : "v" + std::to_string(r.attempt)));
+            v.push_back(std::to_string(r.level) + (r.kind == sweep::try_kind::search ? "s"
+                                                   : r.kind == sweep::try_kind::confirm
+                                                       ? "c" + std::to_string(r.attempt)
+                                                       : "v" + std::to_string(r.attempt)));
         return v;
     }
 };
@@ -248,9 +248,9 @@ TEST(sweep_capacity, a_cold_first_level_fools_the_classic_search_and_not_the_con
     EXPECT_EQ(r.limited_by, "slo");
     EXPECT_EQ(r.boundary_held, true);
     EXPECT_EQ(m.story(),
-              (std::vector<std::string>{"8s", "8c1", "16s", "16c1", "32s", "32c1", "64s", "64c1",
-                                        "48s", "48c1", "40s", "40c1", "36s", "38s", "38c1", "37s",
-                                        "37v1", "37v2", "38v1", "38v2"}));
+              (std::vector<std::string>{"8s",   "8c1", "16s",  "16c1", "32s",  "32c1", "64s",
+                                        "64c1", "48s", "48c1", "40s",  "40c1", "36s",  "38s",
+                                        "38c1", "37s", "37v1", "37v2", "38v1", "38v2"}));
     ASSERT_TRUE(r.capacity_check && r.failing_check);
     EXPECT_EQ(r.capacity_check->met, 2u);
     EXPECT_EQ(r.failing_check->met, 0u);
@@ -264,10 +264,10 @@ TEST(sweep_capacity, a_capacity_level_that_fails_verification_sends_the_search_d
     EXPECT_EQ(r.sessions, 39u);
     EXPECT_EQ(r.first_failing_level, 40u);
     EXPECT_EQ(r.boundary_held, true);
-    EXPECT_EQ(m.story(), (std::vector<std::string>{"32s", "64s", "64c1", "48s", "48c1", "40s",
-                                                   "44s", "44c1", "42s", "42c1", "41s", "41c1",
-                                                   "40v1", "40v2", "36s", "38s", "39s", "39v1",
-                                                   "39v2", "40v1", "40v2"}));
+    EXPECT_EQ(m.story(),
+              (std::vector<std::string>{"32s",  "64s", "64c1", "48s",  "48c1", "40s",  "44s",
+                                        "44c1", "42s", "42c1", "41s",  "41c1", "40v1", "40v2",
+                                        "36s",  "38s", "39s",  "39v1", "39v2", "40v1", "40v2"}));
     ASSERT_FALSE(r.notes.empty());
     EXPECT_NE(r.notes.front().find("capacity level 40 met its SLOs in 0 of 2"), std::string::npos)
         << r.notes.front();
@@ -281,11 +281,10 @@ TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_t
     EXPECT_EQ(r.first_failing_level, 21u);
     EXPECT_EQ(r.limited_by, "slo");
     EXPECT_EQ(r.boundary_held, true);
-    EXPECT_EQ(m.story(),
-              (std::vector<std::string>{"8s",   "16s",  "32s",  "32c1", "24s",  "24c1",
-                                        "20s",  "20c1", "18s",  "19s",  "19v1", "19v2",
-                                        "20v1", "20v2", "22s",  "22c1", "21s",  "21c1",
-                                        "20v1", "20v2", "21v1", "21v2"}));
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"8s",   "16s",  "32s",  "32c1", "24s",  "24c1",
+                                                   "20s",  "20c1", "18s",  "19s",  "19v1", "19v2",
+                                                   "20v1", "20v2", "22s",  "22c1", "21s",  "21c1",
+                                                   "20v1", "20v2", "21v1", "21v2"}));
     ASSERT_FALSE(r.notes.empty());
     EXPECT_NE(r.notes.front().find("first failing level 20 met its SLOs in every one of 2"),
               std::string::npos)

@@ -32,8 +32,7 @@ TEST(WsUrl, OtherSchemesAreRefused) {
 }
 
 TEST(WsUrl, TheQueryStaysInTheTarget) {
-    EXPECT_EQ(parse_ws_url("wss://h:1/v1/realtime?model=a&x=1").target,
-              "/v1/realtime?model=a&x=1");
+    EXPECT_EQ(parse_ws_url("wss://h:1/v1/realtime?model=a&x=1").target, "/v1/realtime?model=a&x=1");
 }
 
 TEST(WsQuery, AParameterIsAddedAfterTheQueryAlreadyThere) {
@@ -58,7 +57,7 @@ TEST(WsQuery, AParameterIsFoundByItsExactName) {
     EXPECT_EQ(query_parameter("/v1/realtime?model", "model"), "");
     EXPECT_EQ(query_parameter("/v1/realtime?models=a&xmodel=b", "model"), std::nullopt);
     EXPECT_EQ(query_parameter("/v1/realtime", "model"), std::nullopt);
-    EXPECT_EQ(query_parameter("/v1/realtime?model=50%", "model"), "50%"); // a lone % stays
+    EXPECT_EQ(query_parameter("/v1/realtime?model=50%", "model"), "50%");       // a lone % stays
     EXPECT_EQ(query_parameter("/v1/realtime?model=a+b%2Bc", "model"), "a b+c"); // form encoding
 }
 

@@ -142,7 +142,7 @@ struct unit_metrics {
     std::optional<double> tail_unit_lag_s;
     /// "end_of_input" or "grid": which reference timed the tail unit (null: not completed).
     std::optional<std::string> tail_unit_reference;
-    underrun_result underrun;        ///< summed over responses
+    underrun_result underrun; ///< summed over responses
     double output_duration_s = 0;
     std::optional<double> underrun_ratio; ///< null when there is no audio
     std::optional<double> units_per_s;

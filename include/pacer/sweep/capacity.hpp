@@ -76,7 +76,7 @@ struct verification {
 struct capacity_result {
     std::size_t sessions = 0;                       ///< the highest good level (0: none)
     std::optional<std::size_t> first_failing_level; ///< the lowest level that missed the SLOs
-    std::string limited_by = "max-level"; ///< slo, client, max-level, unreachable, interrupted
+    std::string limited_by = "max-level";   ///< slo, client, max-level, unreachable, interrupted
     std::vector<std::size_t> probed_levels; ///< every run's level, in order (all tries)
     std::vector<probe_record> probes;       ///< every run with its kind and outcome
     /// The closing verification of the answer, of its last round (nullopt: not run).
