@@ -18,6 +18,7 @@
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/run/progress.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
@@ -560,7 +561,7 @@ int serve(const serve_settings& s) {
             w.wire_inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(
                 i < direct_wire.size() && direct_wire[i]
                     ? std::move(*direct_wire[i])
-                    : protocol::resample_pcm16(*w.inputs[i], protocol::input_sample_rate,
+                    : runtime::resample_pcm16(*w.inputs[i], protocol::input_sample_rate,
                                                sweep::wire_sample_rate(w.realtime))));
     // Without --url: the native mock of this profile, in this process on a thread of its own
     // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,

@@ -7,7 +7,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <samplerate.h>
 #include <stdexcept>
 
 namespace pacer::protocol {
@@ -61,38 +60,6 @@ std::string realtime_commit(std::string_view event_id, realtime_protocol p, bool
 
 std::string response_create(std::string_view event_id) {
     return fmt::format(R"({{"type":"response.create","event_id":"{}"}})", event_id);
-}
-
-std::vector<std::uint8_t> resample_pcm16(std::span<const std::uint8_t> pcm, std::size_t from,
-                                         std::size_t to) {
-    if (from == to || pcm.empty())
-        return {pcm.begin(), pcm.end()};
-    const std::size_t n = pcm.size() / 2;
-    std::vector<short> in(n);
-    for (std::size_t i = 0; i < n; ++i)
-        in[i] = static_cast<short>(pcm[2 * i] | (pcm[2 * i + 1] << 8));
-    std::vector<float> fin(n);
-    src_short_to_float_array(in.data(), fin.data(), static_cast<int>(n));
-    const double ratio = double(to) / double(from);
-    std::vector<float> fout(static_cast<std::size_t>(std::ceil(double(n) * ratio)) + 16);
-    SRC_DATA d{};
-    d.data_in = fin.data();
-    d.input_frames = static_cast<long>(n);
-    d.data_out = fout.data();
-    d.output_frames = static_cast<long>(fout.size());
-    d.src_ratio = ratio;
-    if (const int rc = src_simple(&d, SRC_SINC_BEST_QUALITY, 1); rc != 0)
-        throw std::runtime_error(fmt::format("resampler: {}", src_strerror(rc)));
-    const auto m = static_cast<std::size_t>(d.output_frames_gen);
-    std::vector<short> out(m);
-    src_float_to_short_array(fout.data(), out.data(), static_cast<int>(m));
-    std::vector<std::uint8_t> bytes(2 * m);
-    for (std::size_t i = 0; i < m; ++i) {
-        const auto u = static_cast<std::uint16_t>(out[i]);
-        bytes[2 * i] = static_cast<std::uint8_t>(u & 0xff);
-        bytes[2 * i + 1] = static_cast<std::uint8_t>(u >> 8);
-    }
-    return bytes;
 }
 
 std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,

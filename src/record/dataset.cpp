@@ -1,10 +1,10 @@
 #include <pacer/record/dataset.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
-#include <sndfile.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -14,7 +14,6 @@
 #include <fcntl.h>
 #include <fstream>
 #include <random>
-#include <samplerate.h>
 #include <set>
 #include <spawn.h>
 #include <stdexcept>
@@ -96,103 +95,13 @@ std::vector<sample> select_per_subset(const std::vector<sample>& samples, std::s
     return out;
 }
 
-std::vector<float> resample(std::span<const float> in, int from, int to) {
-    if (from == to || in.empty())
-        return {in.begin(), in.end()};
-    const double ratio = double(to) / from;
-    std::vector<float> out(static_cast<std::size_t>(std::ceil(double(in.size()) * ratio)) + 16);
-    SRC_DATA d{};
-    d.data_in = in.data();
-    d.input_frames = static_cast<long>(in.size());
-    d.data_out = out.data();
-    d.output_frames = static_cast<long>(out.size());
-    d.src_ratio = ratio;
-    if (const int rc = src_simple(&d, SRC_SINC_BEST_QUALITY, 1); rc != 0)
-        throw std::runtime_error(fmt::format("resampler: {}", src_strerror(rc)));
-    out.resize(static_cast<std::size_t>(d.output_frames_gen));
-    return out;
-}
-
-namespace {
-
-struct sndfile_closer {
-    void operator()(SNDFILE* f) const { sf_close(f); }
-};
-
-struct wav_info {
-    audio mono;
-    int channels = 0;
-    int format = 0;
-};
-
-wav_info read_wav(const fs::path& path) {
-    SF_INFO info{};
-    std::unique_ptr<SNDFILE, sndfile_closer> f(sf_open(path.c_str(), SFM_READ, &info));
-    if (!f)
-        throw std::runtime_error(
-            fmt::format("cannot read {}: {}", path.string(), sf_strerror(nullptr)));
-    if (info.frames <= 0 || info.channels <= 0)
-        throw std::runtime_error(fmt::format("cannot read {}: no audio", path.string()));
-    std::vector<float> inter(static_cast<std::size_t>(info.frames) * info.channels);
-    const auto got = sf_readf_float(f.get(), inter.data(), info.frames);
-    wav_info w;
-    w.channels = info.channels;
-    w.format = info.format;
-    w.mono.rate = info.samplerate;
-    w.mono.samples.resize(static_cast<std::size_t>(got));
-    for (sf_count_t i = 0; i < got; ++i) {
-        float sum = 0;
-        for (int c = 0; c < info.channels; ++c)
-            sum += inter[static_cast<std::size_t>(i * info.channels + c)];
-        w.mono.samples[static_cast<std::size_t>(i)] = sum / float(info.channels);
-    }
-    return w;
-}
-
-std::string subtype_name(int format) {
-    switch (format & SF_FORMAT_SUBMASK) {
-    case SF_FORMAT_PCM_16:
-        return "pcm16";
-    case SF_FORMAT_PCM_24:
-        return "pcm24";
-    case SF_FORMAT_PCM_32:
-        return "pcm32";
-    case SF_FORMAT_PCM_U8:
-        return "pcm_u8";
-    case SF_FORMAT_PCM_S8:
-        return "pcm_s8";
-    case SF_FORMAT_FLOAT:
-        return "float32";
-    case SF_FORMAT_DOUBLE:
-        return "float64";
-    default:
-        return fmt::format("0x{:x}", format & SF_FORMAT_SUBMASK);
-    }
-}
-
-} // namespace
-
 audio read_wav_mono(const fs::path& path) {
-    return read_wav(path).mono;
-}
-
-std::vector<std::uint8_t> to_pcm16(std::span<const float> samples) {
-    std::vector<std::uint8_t> pcm(samples.size() * 2);
-    for (std::size_t i = 0; i < samples.size(); ++i) {
-        // x 32768, as libsndfile scales PCM16 to float: a PCM16 file read and written back is
-        // bit-exact.
-        const long q = std::lround(double(samples[i]) * 32768.0);
-        const auto v = static_cast<std::int16_t>(std::clamp<long>(q, -32768, 32767));
-        const auto u = static_cast<std::uint16_t>(v);
-        pcm[2 * i] = static_cast<std::uint8_t>(u & 0xff);
-        pcm[2 * i + 1] = static_cast<std::uint8_t>(u >> 8);
-    }
-    return pcm;
+    return runtime::read_audio_mono(path).mono;
 }
 
 normalized_input normalize_wav(const fs::path& path) {
-    auto w = read_wav(path);
-    const bool is_pcm16 = (w.format & SF_FORMAT_SUBMASK) == SF_FORMAT_PCM_16;
+    const auto w = runtime::read_audio_mono(path);
+    const bool is_pcm16 = w.pcm16;
     normalized_input n;
     const bool resampled = w.mono.rate != input_rate;
     const auto out = resample(w.mono.samples, w.mono.rate, input_rate);
@@ -201,7 +110,7 @@ normalized_input normalize_wav(const fs::path& path) {
         throw std::runtime_error(fmt::format("cannot read {}: no audio", path.string()));
     n.normalization = {{"source_sample_rate", w.mono.rate},
                        {"source_channels", w.channels},
-                       {"source_format", subtype_name(w.format)},
+                       {"source_format", w.encoding},
                        {"target_sample_rate", input_rate},
                        {"target_channels", 1},
                        {"target_format", "pcm16"},
@@ -212,29 +121,6 @@ normalized_input normalize_wav(const fs::path& path) {
                        {"source_frames", w.mono.samples.size()},
                        {"target_frames", out.size()}};
     return n;
-}
-
-void write_wav_pcm16(const fs::path& path, std::span<const std::uint8_t> pcm, int rate) {
-    SF_INFO info{};
-    info.samplerate = rate;
-    info.channels = 1;
-    info.format = SF_FORMAT_WAV | SF_FORMAT_PCM_16;
-    std::unique_ptr<SNDFILE, sndfile_closer> f(sf_open(path.c_str(), SFM_WRITE, &info));
-    if (!f)
-        throw std::runtime_error(
-            fmt::format("cannot write {}: {}", path.string(), sf_strerror(nullptr)));
-    std::vector<short> s(pcm.size() / 2);
-    for (std::size_t i = 0; i < s.size(); ++i)
-        s[i] = static_cast<short>(static_cast<std::uint16_t>(pcm[2 * i] | (pcm[2 * i + 1] << 8)));
-    if (sf_write_short(f.get(), s.data(), static_cast<sf_count_t>(s.size())) !=
-        static_cast<sf_count_t>(s.size()))
-        throw std::runtime_error(
-            fmt::format("cannot write {}: {}", path.string(), sf_strerror(f.get())));
-}
-
-void write_wav_float_as_pcm16(const fs::path& path, std::span<const float> samples, int rate) {
-    const auto pcm = to_pcm16(samples);
-    write_wav_pcm16(path, pcm, rate);
 }
 
 std::optional<fs::path> find_program(std::string_view name) {

@@ -15,6 +15,7 @@
 #include <pacer/run/live_metrics.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
@@ -280,7 +281,7 @@ session::run_options runner_options(run_job& job) {
     else if (realtime)
         ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
             *realtime == protocol::realtime_protocol::openai
-                ? protocol::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
+                ? runtime::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
                                            protocol::openai_sample_rate)
                 : *ro.pcm);
     ro.stagger = from_seconds(s.stagger_ms / 1e3);

@@ -1,9 +1,9 @@
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 
 #include <fmt/format.h>
 #include <sndfile.h>
 
-#include <cmath>
 #include <memory>
 #include <samplerate.h>
 #include <stdexcept>
@@ -98,30 +98,17 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
     if (got <= 0)
         throw std::runtime_error(fmt::format("--audio {}: cannot read samples: {}", path.string(),
                                              sf_strerror(file.get())));
-    const auto n = static_cast<std::size_t>(got);
-    std::vector<float> mono(n);
-    for (std::size_t i = 0; i < n; ++i) {
-        float sum = 0;
-        for (std::size_t ch = 0; ch < channels; ++ch)
-            sum += interleaved[i * channels + ch];
-        mono[i] = sum / static_cast<float>(channels);
-    }
+    interleaved.resize(static_cast<std::size_t>(got) * channels);
+    auto mono = mix_down(interleaved, info.channels);
     std::vector<float> converted;
     if (info.samplerate == rate) {
         converted = std::move(mono);
     } else {
-        const double ratio = double(rate) / double(info.samplerate);
-        converted.resize(static_cast<std::size_t>(std::ceil(double(n) * ratio)) + 16);
-        SRC_DATA d{};
-        d.data_in = mono.data();
-        d.input_frames = static_cast<long>(n);
-        d.data_out = converted.data();
-        d.output_frames = static_cast<long>(converted.size());
-        d.src_ratio = ratio;
-        if (const int rc = src_simple(&d, SRC_SINC_BEST_QUALITY, 1); rc != 0)
-            throw std::runtime_error(
-                fmt::format("--audio {}: resampler: {}", path.string(), src_strerror(rc)));
-        converted.resize(static_cast<std::size_t>(d.output_frames_gen));
+        try {
+            converted = resample(mono, info.samplerate, rate);
+        } catch (const std::runtime_error& e) {
+            throw std::runtime_error(fmt::format("--audio {}: {}", path.string(), e.what()));
+        }
     }
     if (converted.empty())
         throw std::runtime_error(

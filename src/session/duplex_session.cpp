@@ -6,6 +6,7 @@
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/native_session.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/trace/sink.hpp>
@@ -535,7 +536,7 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
     if (options.realtime && !options.wire_pcm)
         options.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
             *options.realtime == protocol::realtime_protocol::openai
-                ? protocol::resample_pcm16(*options.pcm, protocol::input_sample_rate,
+                ? runtime::resample_pcm16(*options.pcm, protocol::input_sample_rate,
                                            protocol::openai_sample_rate)
                 : *options.pcm);
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);

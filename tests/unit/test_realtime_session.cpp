@@ -298,31 +298,6 @@ TEST(RealtimeEventsBuild, ParsesProtocolNames) {
     EXPECT_FALSE(parse_realtime_protocol("native", p));
 }
 
-// One second of a 440 Hz tone at 16 kHz.
-std::vector<std::uint8_t> tone16k() {
-    std::vector<std::uint8_t> pcm;
-    for (int i = 0; i < 16000; ++i) {
-        const auto s = static_cast<std::int16_t>(8000 * std::sin(2 * M_PI * 440 * i / 16000.0));
-        const auto u = static_cast<std::uint16_t>(s);
-        pcm.push_back(static_cast<std::uint8_t>(u & 0xff));
-        pcm.push_back(static_cast<std::uint8_t>(u >> 8));
-    }
-    return pcm;
-}
-
-TEST(RealtimeResample, SixteenToTwentyFourKhzKeepsTheDurationAndTheTone) {
-    const auto in = tone16k();
-    const auto out = resample_pcm16(in, 16000, 24000);
-    ASSERT_NEAR(static_cast<double>(out.size()), 48000.0, 8.0); // 24,000 samples, 2 bytes each
-    // The tone survives: sample 1200 (50 ms) at 24 kHz is close to the 16 kHz curve there.
-    auto at = [&](std::size_t i) {
-        return static_cast<std::int16_t>(out[2 * i] | (out[2 * i + 1] << 8));
-    };
-    const double expect = 8000 * std::sin(2 * M_PI * 440 * 1200 / 24000.0);
-    EXPECT_NEAR(at(1200), expect, 400.0);
-    EXPECT_EQ(resample_pcm16(in, 16000, 16000), in);
-}
-
 TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
     std::vector<std::uint8_t> pcm(3840 * 2 + 100);
     const std::size_t count = 3;

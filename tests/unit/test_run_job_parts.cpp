@@ -4,6 +4,7 @@
 // that block built from sessions made up here.
 
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/run_job.hpp>
@@ -106,7 +107,7 @@ TEST(RunnerOptions, OpenaiRealtimeResamplesTheInputOnceVllmStreamsItAsItIs) {
     EXPECT_EQ(ro.turns, protocol::realtime_turns::manual);
     EXPECT_EQ(ro.model, "gpt-realtime");
     ASSERT_TRUE(ro.wire_pcm);
-    EXPECT_EQ(*ro.wire_pcm, protocol::resample_pcm16(*ro.pcm, 16000, 24000));
+    EXPECT_EQ(*ro.wire_pcm, runtime::resample_pcm16(*ro.pcm, 16000, 24000));
     EXPECT_NEAR(static_cast<double>(ro.wire_pcm->size()), 12800.0 * 24 / 16, 16)
         << "16 kHz to 24 kHz";
 

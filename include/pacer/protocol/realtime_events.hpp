@@ -29,11 +29,6 @@ std::string realtime_commit(std::string_view event_id, realtime_protocol p, bool
 /// openai-realtime's `response.create`.
 std::string response_create(std::string_view event_id);
 
-/// `pcm` (PCM16 LE mono at `from` Hz) at `to` Hz, with libsamplerate's best sinc converter;
-/// the same bytes when the rates are equal.
-std::vector<std::uint8_t> resample_pcm16(std::span<const std::uint8_t> pcm, std::size_t from,
-                                         std::size_t to);
-
 /// Packet `seq` of `count` 80 ms packets of `pcm` at `rate` Hz: `rate * 0.16` bytes each,
 /// the last one taking whatever remains (a resampled input need not end on a packet).
 std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,

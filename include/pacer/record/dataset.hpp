@@ -9,6 +9,8 @@
 // mono PCM16, resampled with libsamplerate) and a reproducible synthetic dataset made with
 // espeak-ng.
 
+#include <pacer/runtime/audio_codec.hpp>
+
 #include <boost/json/object.hpp>
 
 #include <cstdint>
@@ -43,16 +45,13 @@ std::vector<sample> parse_manifest(std::string_view jsonl);
 /// The first `per_subset` samples of every subset, in manifest order (0: all).
 std::vector<sample> select_per_subset(const std::vector<sample>& samples, std::size_t per_subset);
 
-/// Mono float samples at a rate.
-struct audio {
-    int rate = 0;
-    std::vector<float> samples;
-    double duration_s() const { return rate ? double(samples.size()) / rate : 0.0; }
-};
-
-/// Resamples with libsamplerate's best sinc converter; `from == to` copies. Throws
-/// std::runtime_error on a converter error.
-std::vector<float> resample(std::span<const float> in, int from, int to);
+// Audio is read, converted and written in runtime (runtime/audio_codec.hpp): the one place
+// that calls libsndfile and libsamplerate.
+using audio = runtime::mono_audio;
+using runtime::resample;
+using runtime::to_pcm16;
+using runtime::write_wav_float_as_pcm16;
+using runtime::write_wav_pcm16;
 
 /// The protocol input made from any WAV libsndfile reads: channels averaged to mono, resampled
 /// to 16 kHz, quantized to PCM16 LE (clipped, rounded). `normalization` records the conversion:
@@ -65,16 +64,6 @@ normalized_input normalize_wav(const std::filesystem::path& path);
 
 /// Reads a WAV as mono float (channels averaged); throws std::runtime_error naming the file.
 audio read_wav_mono(const std::filesystem::path& path);
-
-/// Writes PCM16 LE mono bytes (or floats, clipped) as a WAV file at `rate`; throws
-/// std::runtime_error naming the file.
-void write_wav_pcm16(const std::filesystem::path& path, std::span<const std::uint8_t> pcm,
-                     int rate);
-void write_wav_float_as_pcm16(const std::filesystem::path& path, std::span<const float> samples,
-                              int rate);
-
-/// Floats to PCM16 LE bytes (clipped, rounded).
-std::vector<std::uint8_t> to_pcm16(std::span<const float> samples);
 
 /// `pacer dataset synth`: subsets x per_subset samples, each `min_s`..`max_s` seconds of
 /// espeak-ng speech (seeded text, voice, speed and pitch), with variants `clean` and `overlap`
