@@ -5,6 +5,7 @@
 
 #include <pacer/telemetry/exposition.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fakes.hpp"
@@ -194,6 +195,79 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
     EXPECT_GT(count_lines(out / "telemetry.jsonl"), 0u);
     EXPECT_NE(r.out.find("J per session-second of input at the capacity level"), std::string::npos)
         << r.out;
+}
+
+// `pacer http`: the window runs from the schedule's origin to the last request's end, and the
+// energy is divided by the requests that completed without error. One GPU without a counter
+// at a constant 100 W: the energy is exactly 100 W x the window.
+TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 55\n";
+    mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
+    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is ours
+    const auto colon = ws.rfind(':');
+    const std::string base =
+        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    const auto out = dir.path() / "http";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"http",
+                            "--base-url",
+                            base,
+                            "--model",
+                            "m",
+                            "--rate",
+                            "50",
+                            "--requests",
+                            "8",
+                            "--output-len",
+                            "2",
+                            "--progress",
+                            "never",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "20ms",
+                            "--idle-baseline",
+                            "100ms",
+                            "--export",
+                            "csv",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    const double span = t.at("window").at("duration_s").to_number<double>();
+    ASSERT_GT(span, 0);
+    EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-9);
+    const double completed = summary.at("completed").to_number<double>();
+    ASSERT_GT(completed, 0);
+    EXPECT_DOUBLE_EQ(t.at("requests").to_number<double>(), completed);
+    EXPECT_DOUBLE_EQ(t.at("j_per_request").to_number<double>(),
+                     t.at("energy_j").to_number<double>() / completed);
+    EXPECT_TRUE(t.at("j_per_input_audio_s").is_null());
+    EXPECT_NEAR(t.at("idle_baseline").at("power_w").to_number<double>(), 100, 1e-9);
+    EXPECT_NE(r.out.find(fmt::format("  energy   {:.4g} J per successful request",
+                                     t.at("j_per_request").to_number<double>())),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
+    // The page plots the power; the tables have a row per sample.
+    std::ifstream page(out / "report.html");
+    const std::string html((std::istreambuf_iterator<char>(page)), {});
+    EXPECT_NE(html.find("GPU power over time"), std::string::npos);
+    EXPECT_EQ(count_lines(out / "tables-csv" / "telemetry.csv"),
+              1 + t.at("samples").to_number<std::uint64_t>());
+    // --metrics-listen is pacer run's and serve's: one line, exit 2.
+    const auto listen = run_cli({"http", "--base-url", base, "--model", "m", "--rate", "1",
+                                 "--requests", "1", "--metrics-listen", "127.0.0.1:0", "--dry-run",
+                                 "-o", (dir.path() / "x").string()});
+    EXPECT_EQ(listen.exit_code, 2) << listen.err;
+    EXPECT_EQ(listen.err_lines().size(), 1u) << listen.err;
 }
 
 TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
