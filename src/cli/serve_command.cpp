@@ -604,6 +604,13 @@ int serve(const serve_settings& s) {
         print_serve_plan(s, w, levels, out, largest * 3 + 64, disk, disk_free);
         for (const auto& line : telemetry.plan)
             fmt::print("  telemetry  {}\n", line);
+        if (const auto& r = w.warm_until_stable)
+            fmt::print(
+                "  warm       back-to-back warm-ups of {} session(s) until every GPU's power "
+                "is within {:g} % and its temperature within {:g} °C over {:g} s (at most "
+                "{:g} s)\n",
+                w.warmup_level, r->power_fraction * 100, r->temperature_c, to_seconds(r->window),
+                to_seconds(r->max_wait));
         return runtime::exit_ok;
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs

@@ -516,6 +516,16 @@ TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
     EXPECT_TRUE(fs::exists(out / "warmup-1" / "summary.json"));
     EXPECT_EQ(summary.at("levels").as_array().size(), 1u);
     EXPECT_NE(r.out.find("warm       steady after"), std::string::npos) << r.out;
+    // A dry run says the rule (defaults but the window).
+    const auto dry =
+        run_cli({"serve", "-c", "2", "-d", "1s", "--gpu-telemetry", "nvml", "--warm-until-stable",
+                 "--stable-window", "45s", "--dry-run", "-o", (dir.path() / "dry").string()});
+    EXPECT_EQ(dry.exit_code, 0) << dry.err;
+    EXPECT_NE(dry.out.find("warm       back-to-back warm-ups of 2 session(s) until every GPU's "
+                           "power is within 3 % and its temperature within 1 °C over 45 s (at "
+                           "most 600 s)"),
+              std::string::npos)
+        << dry.out;
     // Without --gpu-telemetry, or a rule without the flag: one line, exit 2.
     for (const std::vector<std::string>& wrong :
          {std::vector<std::string>{"--warm-until-stable"}, {"--stable-window", "10s"}}) {
