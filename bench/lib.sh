@@ -38,3 +38,38 @@ steal_since() {
         split(a, x, " "); split(b, y, " "); t = y[1] - x[1]; p = t > 0 ? 100 * (y[2] - x[2]) / t : 0
         printf "%.2f%s", p, (p > 1 ? " host-disturbed" : "") }'
 }
+
+# run_figures OUT TAG: the figures every row of bench/pacing.sh, progress.sh and telemetry.sh
+# shows of the run in OUT/TAG (its summary.json) and of its mock (OUT/TAG-mock.json, when
+# there), as one line of words:
+#   late p99_ms max_ms lag_p99_ms client_cores mock_cores
+# late packets, |deviation| p99 and max, the session contexts' loop-lag p99 (the worst part's
+# with --processes), the client's CPU in cores (summed over the workers of --processes) and the
+# mock's ("-" without its stats). A run that wrote no summary prints `no-summary`.
+run_figures() {
+    python3 - "$1" "$2" <<'PY'
+import json, sys
+out, tag = sys.argv[1], sys.argv[2]
+try:
+    s = json.load(open(f"{out}/{tag}/summary.json"))
+except OSError:
+    print("no-summary")
+    sys.exit(0)
+try:
+    mock = json.load(open(f"{out}/{tag}-mock.json"))
+    mock_cpu = mock.get("process_cpu_s", mock.get("thread_cpu_s", 0))
+    mock_cores = f"{mock_cpu / mock['wall_s']:.2f}" if mock.get("wall_s") else "0.00"
+except OSError:
+    mock_cores = "-"
+pc = s["pacing"]
+dev = pc["pacing_abs_deviation_s"]
+ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
+lag = pc["loop_lag_s"]
+if "parts" in s:  # --processes: pooled over the workers
+    cores = sum(p["client_cpu_cores"] for p in s["parts"])
+else:
+    cores = s["resources"]["client_cpu_cores"]
+print(pc["packets"]["late"], ms(dev["p99"]), ms(dev["max"]),
+      ms(lag.get("p99", lag.get("worst_part_p99"))), f"{cores:.2f}", mock_cores)
+PY
+}

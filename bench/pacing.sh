@@ -32,7 +32,7 @@
 # to save disk (1,024 sessions x 90 s is ~10 GB) unless KEEP_TRACES=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # sets pacer (building it when needed) and start_mock
+. bench/lib.sh # sets pacer (building it when needed), start_mock and run_figures
 layouts=${LAYOUTS:-"1x256 1x1024 1x2048 4x256 2x1024"}
 durations=${DURATIONS:-"30s 90s"}
 out=${OUT:-bench-results/pacing-$(date -u +%Y%m%dT%H%M%SZ)}
@@ -94,41 +94,36 @@ for layout in $layouts; do
         fi
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$procs" "$(steal_since "$steal")" <<'PY'
+        steal=$(steal_since "$steal")
+        read -r late p99 max lag cores mock_cores < <(run_figures "$out" "$tag")
+        if [ "$late" = no-summary ]; then
+            echo "$tag: no summary (see $out/$tag.log)"
+        else
+            python3 - "$out" "$tag" "$procs" "$steal" "$late" "$p99" "$max" "$lag" "$cores" \
+                "$mock_cores" <<'PY'
 import json, sys
 out, tag, procs, steal = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4]
-mock = json.load(open(f"{out}/{tag}-mock.json"))
-mock_cpu = mock.get("process_cpu_s", mock.get("thread_cpu_s", 0))
-mock_cores = mock_cpu / mock["wall_s"] if mock.get("wall_s") else 0
-try:
-    s = json.load(open(f"{out}/{tag}/summary.json"))
-except OSError:
-    print(f"{tag}: no summary (see {out}/{tag}.log)")
-    sys.exit(0)
+late, p99, max_ms, lag, cores, mock_cores = sys.argv[5:11]  # bench/lib.sh run_figures
+s = json.load(open(f"{out}/{tag}/summary.json"))
 pc = s["pacing"]
-dev = pc["pacing_abs_deviation_s"]
-ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
-if procs > 1:  # pooled over the workers; CPU and RSS summed / maxed over the parts
-    cores = sum(p["client_cpu_cores"] for p in s["parts"])
+if procs > 1:  # the largest worker's RSS, the workers' traces summed
     rss = max(p["peak_rss_bytes"] for p in s["parts"]) / 1e6
     trace = sum(json.load(open(f"{out}/{tag}/worker-{k}/summary.json"))["trace"]["bytes_per_s"]
                 for k in range(procs)) / 1e6
 else:
-    cores = s["resources"]["client_cpu_cores"]
     rss = s["resources"]["peak_rss_bytes"] / 1e6
     trace = s["trace"]["bytes_per_s"] / 1e6
 tls_ms = ""
 hs = s.get("transport", {}).get("handshake_s", {}).get("tls")
 if hs and hs.get("n"):
     tls_ms = f"  tls_ms p50 {hs['p50'] * 1e3:.1f} p99 {hs['p99'] * 1e3:.1f}"
-lag = pc["loop_lag_s"]
-lag_p99 = lag.get("p99", lag.get("worst_part_p99"))
 print(f"{tag.split('-')[0]:<8} {tag.split('-')[1]:<6} {0 if s['pacing_qualified'] else 1:<12} "
-      f"{pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} {ms(lag_p99):<10} "
-      f"{cores:<11.2f} {mock_cores:<11.2f} {rss:<10.0f} {trace:<10.1f} {steal}{tls_ms}"
+      f"{late:<8} {p99:<10} {max_ms:<10} {lag:<10} "
+      f"{cores:<11} {mock_cores:<11} {rss:<10.0f} {trace:<10.1f} {steal}{tls_ms}"
       + ("" if pc["sessions"]["complete"] == pc["sessions"]["requested"]
          else f"  ({pc['sessions']['requested'] - pc['sessions']['complete']} incomplete)"))
 PY
+        fi
         if [ "${KEEP_TRACES:-0}" != 1 ]; then
             find "$out/$tag" -name trace.jsonl -delete
         fi

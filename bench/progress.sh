@@ -9,7 +9,7 @@
 #   SESSIONS=256 DURATION=10s REPEATS=2 bench/progress.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # sets pacer (building it when needed) and start_mock
+. bench/lib.sh # sets pacer (building it when needed), start_mock and run_figures
 sessions=${SESSIONS:-1024}
 duration=${DURATION:-30s}
 repeats=${REPEATS:-1}
@@ -31,24 +31,14 @@ for k in $(seq 1 "$repeats"); do
         fi
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$(steal_since "$steal")" <<'PY'
-import json, sys
-out, tag, steal = sys.argv[1], sys.argv[2], sys.argv[3]
-mock = json.load(open(f"{out}/{tag}-mock.json"))
-mock_cores = mock["process_cpu_s"] / mock["wall_s"] if mock.get("wall_s") else 0
-try:
-    s = json.load(open(f"{out}/{tag}/summary.json"))
-except OSError:
-    print(f"{tag}: no summary (see {out}/{tag}.log)")
-    sys.exit(0)
-pc = s["pacing"]
-dev = pc["pacing_abs_deviation_s"]
-ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
-mode, k = tag.split("-")
-print(f"{mode:<8} {k:<6} {pc['packets']['late']:<8} {ms(dev['p99']):<10} {ms(dev['max']):<10} "
-      f"{ms(pc['loop_lag_s']['p99']):<11} {s['resources']['client_cpu_cores']:<12.2f} "
-      f"{mock_cores:<10.2f} {steal}")
-PY
+        steal=$(steal_since "$steal")
+        read -r late p99 max lag cores mock_cores < <(run_figures "$out" "$tag")
+        if [ "$late" = no-summary ]; then
+            echo "$tag: no summary (see $out/$tag.log)"
+        else
+            printf '%-8s %-6s %-8s %-10s %-10s %-11s %-12s %-10s %s\n' "$mode" "$k" "$late" "$p99" \
+                "$max" "$lag" "$cores" "$mock_cores" "$steal"
+        fi
         find "$out/$tag" -name trace.jsonl -delete
     done
 done

@@ -11,7 +11,7 @@
 # Needs the test build's fake NVML: cmake --build build --target pacer_fake_nvml
 set -euo pipefail
 cd "$(dirname "$0")/.."
-. bench/lib.sh # sets pacer (building it when needed) and start_mock
+. bench/lib.sh # sets pacer (building it when needed), start_mock and run_figures
 sessions=${SESSIONS:-1024}
 duration=${DURATION:-30s}
 repeats=${REPEATS:-1}
@@ -53,23 +53,20 @@ for k in $(seq 1 "$repeats"); do
             --no-report --progress never "${extra[@]}" -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
         kill -INT "$mock_pid"
         wait "$mock_pid" || true
-        python3 - "$out" "$tag" "$(steal_since "$steal")" <<'PY'
+        steal=$(steal_since "$steal")
+        read -r late p99 max lag cores _ < <(run_figures "$out" "$tag")
+        if [ "$late" = no-summary ]; then
+            echo "$tag: no summary (see $out/$tag.log)"
+        else
+            # The sampling thread's own CPU and its samples (none without telemetry).
+            read -r sampler samples < <(python3 -c '
 import json, sys
-out, tag, steal = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    s = json.load(open(f"{out}/{tag}/summary.json"))
-except OSError:
-    print(f"{tag}: no summary (see {out}/{tag}.log)")
-    sys.exit(0)
-pc = s["pacing"]
-dev = pc["pacing_abs_deviation_s"]
-ms = lambda v: "-" if v is None else f"{v * 1e3:.2f}"
-t = s.get("telemetry", {})
-mode, k = tag.split("-")
-print(f"{mode:<6} {k:<4} {pc['packets']['late']:<6} {ms(dev['p99']):<9} {ms(dev['max']):<9} "
-      f"{ms(pc['loop_lag_s']['p99']):<11} {s['resources']['client_cpu_cores']:<12.2f} "
-      f"{t.get('sampler_cpu_s', 0):<13.4f} {t.get('samples', 0):<8} {steal}")
-PY
+t = json.load(open(sys.argv[1])).get("telemetry", {})
+cpu = t.get("sampler_cpu_s", 0)
+print(f"{cpu:.4f}", t.get("samples", 0))' "$out/$tag/summary.json")
+            printf '%-6s %-4s %-6s %-9s %-9s %-11s %-12s %-13s %-8s %s\n' "$mode" "$k" "$late" \
+                "$p99" "$max" "$lag" "$cores" "$sampler" "$samples" "$steal"
+        fi
         find "$out/$tag" -name trace.jsonl -delete
     done
 done

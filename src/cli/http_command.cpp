@@ -8,6 +8,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
@@ -86,7 +87,9 @@ struct http_settings {
     bool dry_run = false;
     std::string progress = "auto";
     bool no_report = false;
-    std::string export_format; ///< --export csv|jsonl: the tables at the end ("": none)
+    std::string export_format;    ///< --export csv|jsonl: the tables at the end ("": none)
+    telemetry_settings telemetry; ///< --gpu-telemetry & co. (docs/telemetry.md)
+    std::string metrics_listen;   ///< refused: pacer run's only, for now
 };
 
 // Everything checked, ready to run.
@@ -472,8 +475,24 @@ std::size_t check_descriptors(const http_settings& s, const http_plan& plan) {
     return in_flight + 64;
 }
 
-run_outcome execute(const http_settings& s, const http_plan& plan,
-                    const std::filesystem::path& out) {
+// The telemetry of a run or a capacity search: started (telemetry.jsonl, then the idle
+// baseline) in the first folder a run creates, or in the search's folder before its probes.
+struct http_telemetry {
+    std::shared_ptr<telemetry::recorder> recorder; // nullptr: none asked
+    bool search = false; // a capacity search: sampling goes on across its probes
+    bool started = false;
+
+    void start(const std::filesystem::path& dir) {
+        if (!recorder || started)
+            return;
+        recorder->start(dir / "telemetry.jsonl");
+        recorder->measure_idle_baseline(); // before the first request
+        started = true;
+    }
+};
+
+run_outcome execute(const http_settings& s, const http_plan& plan, const std::filesystem::path& out,
+                    http_telemetry& telemetry) {
     check_descriptors(s, plan);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
@@ -501,6 +520,7 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     // Signals are caught before the folder appears: a SIGINT from then on ends the run cleanly.
     asio::signal_set signals(io, SIGINT, SIGTERM);
     create_output_dir(out);
+    telemetry.start(out);
     bool interrupted = false;
     signals.async_wait([&](boost::system::error_code ec, int) {
         if (ec)
@@ -521,7 +541,8 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
                            pool.close_idle();
                        }));
     io.run();
-    progress.end(); // the terminal line is cleared before the table
+    const double end_s = to_seconds(clock::now()); // the last request's end
+    progress.end();                                // the terminal line is cleared before the table
     if (failure)
         std::rethrow_exception(failure);
 
@@ -581,6 +602,19 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     summary["command_line"] = recorded_command_line({"-H", "--header"});
     if (char host[256] = {}; ::gethostname(host, sizeof host - 1) == 0)
         summary["host"] = host;
+    if (telemetry.recorder) {
+        // The window: the schedule's origin to the last request's end; per successful request
+        // (completed without error), docs/telemetry.md.
+        const double start_s = to_seconds(result.start);
+        if (!telemetry.search)
+            telemetry.recorder->stop(); // a last sample after the last request's end
+        auto t = telemetry.recorder->window(start_s, std::max(end_s, start_s),
+                                            {{}, {}, summary.at("completed").to_number<double>()});
+        t["window_definition"] = "the schedule's origin to the last request's end, on pacer's "
+                                 "clock (CLOCK_MONOTONIC)";
+        t["requests_definition"] = "requests completed without error (summary `completed`)";
+        summary["telemetry"] = std::move(t);
+    }
 
     std::string lines;
     for (const auto& r : records)
@@ -619,6 +653,19 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
     latency("E2EL", "e2el", " (from the schedule)");
     if (!plan.slo.empty())
         fmt::print("  goodput  {:.2f} requests/s\n", num("request_goodput"));
+    if (const auto* t = summary.if_contains("telemetry")) {
+        const auto& o = t->as_object();
+        const auto val = [&](const char* k, const char* unit) {
+            const auto& v = o.at(k);
+            return v.is_number() ? fmt::format("{:.4g} {}", v.to_number<double>(), unit)
+                                 : std::string("–");
+        };
+        fmt::print("  energy   {} per successful request ({} over {:.2f} s, mean {}, peak {}; "
+                   "telemetry.jsonl: {} samples)\n",
+                   val("j_per_request", "J"), val("energy_j", "J"),
+                   o.at("window").at("duration_s").to_number<double>(), val("mean_power_w", "W"),
+                   val("peak_power_w", "W"), o.at("samples").to_number<std::uint64_t>());
+    }
     // The failed requests' errors, as `pacer run` prints its sessions': by kind, then one
     // message of each kind.
     std::vector<std::pair<std::string, std::size_t>> kinds;
@@ -685,8 +732,9 @@ run_outcome execute(const http_settings& s, const http_plan& plan,
 // --find-capacity: the highest rate whose run keeps its schedule and meets the SLOs for
 // `goodput_fraction` of its requests. From --rate, double while probes pass (or halve while they
 // fail), then bisect `capacity_steps` times. Each probe is a whole run of its own folder.
-int find_capacity(const http_settings& s, http_plan plan) {
+int find_capacity(const http_settings& s, http_plan plan, http_telemetry& telemetry) {
     create_output_dir(plan.output);
+    telemetry.start(plan.output); // one baseline and one telemetry.jsonl for every probe
     json::array probes;
     std::optional<double> pass, fail;
     bool client_limited = false, interrupted = false, unreachable_server = false;
@@ -711,7 +759,7 @@ int find_capacity(const http_settings& s, http_plan plan) {
         const auto dir =
             plan.output / fmt::format("probe-{:02}-rate-{:g}", probes.size() + 1, rate);
         fmt::print("probe {}: {:g} requests/s\n", probes.size() + 1, rate);
-        const run_outcome o = execute(s, plan, dir);
+        const run_outcome o = execute(s, plan, dir, telemetry);
         const double fraction =
             o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
         const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
@@ -780,9 +828,15 @@ int find_capacity(const http_settings& s, http_plan plan) {
 
 int run_http(const http_settings& s) {
     const http_plan plan = check(s);
+    if (!s.metrics_listen.empty())
+        throw usage_error("--metrics-listen serves the live counters of pacer run and pacer "
+                          "serve; pacer http does not serve them yet");
+    auto opened = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         const auto descriptors = check_descriptors(s, plan); // as the run checks them
         print_plan(s, plan);
+        for (const auto& line : opened.plan)
+            fmt::print("  telemetry  {}\n", line);
         fmt::print("  descriptors about {} needed (one per request in flight, and 64)\n",
                    descriptors);
         if (s.find_capacity)
@@ -792,9 +846,11 @@ int run_http(const http_settings& s) {
                        plan.schedule.spec.rate, s.capacity_steps, s.goodput_fraction);
         return runtime::exit_ok;
     }
+    // The recorder's destructor stops its threads however the run ends.
+    http_telemetry telemetry{std::move(opened.recorder), s.find_capacity};
     if (s.find_capacity)
-        return find_capacity(s, plan);
-    const run_outcome o = execute(s, plan, plan.output);
+        return find_capacity(s, plan, telemetry);
+    const run_outcome o = execute(s, plan, plan.output, telemetry);
     runtime::run_verdict v;
     v.interrupted = o.interrupted;
     v.client_fell_behind = !o.kept;
@@ -923,6 +979,7 @@ command add_http_command(CLI::App& app) {
         ->check(CLI::IsMember({"auto", "always", "never"}))
         ->capture_default_str();
     add_end_output_options(*sub, s->no_report, s->export_format);
+    add_telemetry_options(*sub, s->telemetry, s->metrics_listen);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_http(*s); }};
 }

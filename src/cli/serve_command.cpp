@@ -17,6 +17,7 @@
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/live_metrics.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/runtime/audio_file.hpp>
@@ -26,6 +27,7 @@
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/server/native_mock.hpp>
 #include <pacer/sweep/sweep.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 
@@ -36,9 +38,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <charconv>
 #include <cstdlib>
 #include <set>
+#include <tuple>
 #include <unistd.h>
 
 namespace pacer::cli {
@@ -66,6 +70,10 @@ struct serve_settings {
     std::string server_metrics;
     telemetry_settings telemetry; ///< --gpu-telemetry & co. (not --server-metrics: above)
     std::string metrics_listen;
+    bool warm_until_stable = false;
+    double stable_power_pct = 3, stable_temperature_c = 1;
+    std::string stable_window = "30s", stable_max_wait = "10m";
+    bool stable_rule_given = false; ///< one of the --stable-* options was typed
     double stagger_ms = 0;
     std::string pacing = "realtime";
     double startup_reserve_ms = 80;
@@ -225,14 +233,32 @@ std::vector<std::size_t> parse_levels(const serve_settings& s) {
 // table, a row per run of a level.
 class serve_printer final : public sweep::sweep_observer {
 public:
-    serve_printer(run::progress_reporter& progress, bool color)
-        : progress_(progress), color_(color) {}
+    /// `listening`: --metrics-listen serves counters() and level() (from another thread).
+    serve_printer(run::progress_reporter& progress, bool color, bool listening)
+        : progress_(progress), color_(color), listening_(listening) {}
 
     session::live_counters* level_starting(const std::string& label, double expected_s) override {
-        if (!progress_.on())
+        // The label names the run's concurrency: "warmup c4", "level c8 (repeat 2)".
+        if (const auto c = label.find(" c"); c != std::string::npos)
+            level_.store(std::strtoull(label.c_str() + c + 2, nullptr, 10),
+                         std::memory_order_relaxed);
+        if (progress_.on()) {
+            progress_.begin(label, expected_s);
+            return &progress_.counters();
+        }
+        if (!listening_)
             return nullptr;
-        progress_.begin(label, expected_s);
-        return &progress_.counters();
+        listened_.reset(); // each run's totals, as the progress line's
+        return &listened_;
+    }
+    /// The totals of the run going on (or of the last one): the progress line's when it is on.
+    const session::live_counters& counters() const {
+        return progress_.on() ? progress_.counters() : listened_;
+    }
+    /// The concurrency of the run going on (or of the last one); nullopt before the first.
+    std::optional<std::size_t> level() const {
+        const auto l = level_.load(std::memory_order_relaxed);
+        return l ? std::optional<std::size_t>(l) : std::nullopt;
     }
     void level_ended() override { progress_.end(); }
     void warmup_done(std::size_t index, const sweep::level_run& run) override {
@@ -253,6 +279,9 @@ public:
 private:
     run::progress_reporter& progress_;
     bool color_;
+    bool listening_;
+    session::live_counters listened_; // --metrics-listen without a progress line
+    std::atomic<std::size_t> level_{0};
 };
 
 // The bytes the plan writes: every level's traces and receipts (warm-ups included). With
@@ -460,6 +489,31 @@ int serve(const serve_settings& s) {
     w.warmup_level = s.warmup_level    ? *s.warmup_level
                      : s.find_capacity ? s.start_level
                                        : levels.front();
+    if (s.warm_until_stable) {
+        if (s.telemetry.gpu.empty())
+            throw usage_error("--warm-until-stable watches the GPUs' power and temperature: add "
+                              "--gpu-telemetry nvml");
+        telemetry::stability_rule rule;
+        rule.power_fraction = s.stable_power_pct / 100;
+        rule.temperature_c = s.stable_temperature_c;
+        for (auto [text, name, into] :
+             {std::tuple{&s.stable_window, "--stable-window", &rule.window},
+              std::tuple{&s.stable_max_wait, "--stable-max-wait", &rule.max_wait}}) {
+            const auto d = parse_duration(*text);
+            if (!d || d->count() <= 0)
+                throw usage_error(
+                    fmt::format("{} '{}' is not a positive duration such as 30s", name, *text));
+            *into = std::chrono::duration_cast<std::chrono::nanoseconds>(*d);
+        }
+        if (rule.max_wait < rule.window)
+            throw usage_error(fmt::format("--stable-max-wait {} is shorter than --stable-window "
+                                          "{}: the GPUs could never be judged steady",
+                                          s.stable_max_wait, s.stable_window));
+        w.warm_until_stable = rule;
+    } else if (s.stable_rule_given) {
+        throw usage_error("--stable-power-pct, --stable-temperature-c, --stable-window and "
+                          "--stable-max-wait shape --warm-until-stable: add it, or drop them");
+    }
     if (s.settle.empty()) {
         w.settle = s.find_capacity ? std::chrono::seconds(5) : duration::zero();
     } else {
@@ -545,15 +599,19 @@ int serve(const serve_settings& s) {
     const auto disk = serve_disk_estimate(s, levels, w.input_duration_s);
     const std::uint64_t disk_free = ensure_free_space(out, disk);
     runtime::ensure_descriptors(largest * 3 + 64);
-    if (!s.metrics_listen.empty())
-        throw usage_error("--metrics-listen serves pacer run's counters; pacer serve does not "
-                          "serve them yet");
     // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
     auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         print_serve_plan(s, w, levels, out, largest * 3 + 64, disk, disk_free);
         for (const auto& line : telemetry.plan)
             fmt::print("  telemetry  {}\n", line);
+        if (const auto& r = w.warm_until_stable)
+            fmt::print(
+                "  warm       back-to-back warm-ups of {} session(s) until every GPU's power "
+                "is within {:g} % and its temperature within {:g} °C over {:g} s (at most "
+                "{:g} s)\n",
+                w.warmup_level, r->power_fraction * 100, r->temperature_c, to_seconds(r->window),
+                to_seconds(r->max_wait));
         return runtime::exit_ok;
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs
@@ -594,9 +652,24 @@ int serve(const serve_settings& s) {
                w.realtime ? "protocol " + s.protocol : "profile " + std::string(profile->name),
                s.pacing, format_bytes(disk), s.find_capacity ? " or more" : "",
                format_bytes(disk_free));
-    serve_printer printer(progress, use_color());
+    serve_printer printer(progress, use_color(), !s.metrics_listen.empty());
+    // --metrics-listen: the running level's totals and its concurrency, on a thread of its own.
+    std::optional<telemetry::metrics_listener> listener;
+    if (!s.metrics_listen.empty()) {
+        try {
+            listener.emplace(s.metrics_listen, [&printer] {
+                return run::live_metrics_text(printer.counters(), printer.level());
+            });
+        } catch (const telemetry::telemetry_error& e) {
+            throw usage_error(e.what());
+        }
+        fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
+                   listener->url());
+        std::fflush(stderr);
+    }
     const auto result = sweep::run_sweep(w, out, printer);
     const double sweep_end_s = to_seconds(clock::now());
+    listener.reset();
     if (w.telemetry)
         w.telemetry->stop();
 
@@ -619,6 +692,17 @@ int serve(const serve_settings& s) {
     if (!s.no_report)
         report = write_end_report(out);
 
+    if (const auto& st = result.warm_until_stable) {
+        const auto& o = *st;
+        fmt::print(
+            "warm       {} after {:.1f} s ({} warm-up run{}){}\n",
+            o.at("stable").as_bool() ? "steady" : "NOT steady",
+            o.at("waited_s").to_number<double>(), o.at("warmup_runs").to_number<std::uint64_t>(),
+            o.at("warmup_runs").to_number<std::uint64_t>() == 1 ? "" : "s",
+            o.at("stable").as_bool() ? std::string()
+                                     : fmt::format(": {}; measured anyway (--stable-max-wait)",
+                                                   o.at("why_not").as_string().c_str()));
+    }
     if (result.capacity) {
         const auto& capacity = *result.capacity;
         const auto& limited = capacity.limited_by;
@@ -713,6 +797,36 @@ command add_serve_command(CLI::App& app) {
     add_client_options(*sub, s->client);
     // --server-metrics is the server's JSON stats here (below), not a Prometheus endpoint.
     add_telemetry_options(*sub, s->telemetry, s->metrics_listen, false);
+    const char* warm = "Thermal equilibrium (docs/telemetry.md)";
+    sub->add_flag("--warm-until-stable", s->warm_until_stable,
+                  "Before the first level, run warm-ups of --warmup-level back to back until "
+                  "every GPU's power and temperature are steady over --stable-window (or "
+                  "--stable-max-wait has passed); summary.json's warm_until_stable says how long "
+                  "it took. Needs --gpu-telemetry")
+        ->group(warm);
+    const auto given = [s](const auto&) { s->stable_rule_given = true; };
+    sub->add_option("--stable-power-pct", s->stable_power_pct,
+                    "Steady: (max - min) power over the window within this % of its mean")
+        ->check(number_in(0, 100))
+        ->capture_default_str()
+        ->each(given)
+        ->group(warm);
+    sub->add_option("--stable-temperature-c", s->stable_temperature_c,
+                    "Steady: max - min temperature over the window within this many °C")
+        ->check(number_in(0, 100))
+        ->capture_default_str()
+        ->each(given)
+        ->group(warm);
+    sub->add_option("--stable-window", s->stable_window, "The window the rule is judged over")
+        ->capture_default_str()
+        ->each(given)
+        ->group(warm);
+    sub->add_option("--stable-max-wait", s->stable_max_wait,
+                    "The longest wait: then the levels run anyway (said in the table and "
+                    "summary.json)")
+        ->capture_default_str()
+        ->each(given)
+        ->group(warm);
     sub->add_option("--audio", s->audio,
                     "Input WAV files (any rate, channels and PCM/float encoding: mixed down to "
                     "mono and converted with libsamplerate to 16 kHz and the protocol's rate; "

@@ -71,4 +71,11 @@ std::string render_http_report(const result_folder& f);
 /// (http_tables.cpp).
 std::vector<table> build_http_tables(const result_folder& f);
 
+/// With telemetry (telemetry.jsonl, summary.json's `telemetry`): `telemetry`, one row per
+/// sample, and `energy`, one row per measured window; none without (telemetry_report.cpp).
+std::vector<table> telemetry_tables(const result_folder& f);
+/// report.html's power and utilisation over time, with the energy of each window; "" without
+/// telemetry.jsonl (telemetry_report.cpp).
+std::string telemetry_sections(const result_folder& f);
+
 } // namespace pacer::report::detail

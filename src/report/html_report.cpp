@@ -1724,6 +1724,7 @@ std::string render_report(const result_folder& f) {
         if (f.kind == folder_kind::open_loop)
             body += open_loop_sections(one, no_name);
     }
+    body += detail::telemetry_sections(f); // power and utilisation, when the run sampled them
     body += errors_section(f);
     body += environment(f);
     body += notes(f);

@@ -469,6 +469,7 @@ std::string http_page(const result_folder& f) {
     body += latency_sections(f);
     body += goodput_section(f);
     body += cap_section(f.summary);
+    body += telemetry_sections(f); // power and utilisation, when the run sampled them
     body += errors_section(f);
     auto env = environment(f, "");
     // The schedule and the connections, after the configuration.

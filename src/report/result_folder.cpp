@@ -492,6 +492,53 @@ void read_http_capacity(result_folder& f) {
     }
 }
 
+// telemetry.jsonl, when the run sampled telemetry (--gpu-telemetry, --server-metrics): one
+// reading per line. A line that is not a sample is skipped and counted in a note.
+void read_telemetry(result_folder& f) {
+    std::error_code ec;
+    const auto path = f.dir / "telemetry.jsonl";
+    if (!fs::exists(path, ec))
+        return;
+    const auto text = runtime::read_file_if_readable(path);
+    if (!text) {
+        f.notes.push_back(fmt::format("{} cannot be read: no telemetry", path.string()));
+        return;
+    }
+    std::size_t bad = 0;
+    std::istringstream in(*text);
+    for (std::string line; std::getline(in, line);) {
+        if (line.empty())
+            continue;
+        boost::system::error_code jec;
+        const auto v = json::parse(line, jec);
+        const auto* o = jec ? nullptr : v.if_object();
+        const auto mono = o ? number(o->if_contains("monotonic_s")) : std::nullopt;
+        const auto* source = o ? o->if_contains("source") : nullptr;
+        if (!mono || !source || !source->is_string()) {
+            ++bad;
+            continue;
+        }
+        telemetry_reading r;
+        r.monotonic_s = *mono;
+        r.realtime_s = number(o->if_contains("realtime_s")).value_or(0);
+        r.source = std::string(source->as_string());
+        r.energy_mj = number(o->if_contains("energy_mj"));
+        r.power_w = number(o->if_contains("power_w"));
+        r.utilization_pct = number(o->if_contains("utilization_pct"));
+        r.memory_utilization_pct = number(o->if_contains("memory_utilization_pct"));
+        r.memory_used_bytes = number(o->if_contains("memory_used_bytes"));
+        r.memory_total_bytes = number(o->if_contains("memory_total_bytes"));
+        r.sm_clock_mhz = number(o->if_contains("sm_clock_mhz"));
+        r.temperature_c = number(o->if_contains("temperature_c"));
+        if (const auto* e = o->if_contains("error"); e && e->is_string())
+            r.error = std::string(e->as_string());
+        f.telemetry.push_back(std::move(r));
+    }
+    if (bad > 0)
+        f.notes.push_back(fmt::format("{}: {} line(s) are not telemetry samples and were skipped",
+                                      path.string(), bad));
+}
+
 // Whether a summary was written by `pacer http` (those written before it said its command
 // are recognised by their keys).
 bool http_summary(const json::object& s, const std::string& command) {
@@ -581,6 +628,7 @@ result_folder read_folder(const fs::path& dir, const session_visitor* visit) {
             "reads those",
             (dir / "summary.json").string(), command));
     }
+    read_telemetry(f);
     return f;
 }
 

@@ -295,15 +295,19 @@ json::value json_cell_value(const cell& c) {
 } // namespace
 
 std::vector<table> build_tables(const result_folder& f) {
-    if (f.kind == folder_kind::http || f.kind == folder_kind::http_capacity)
-        return detail::build_http_tables(f);
     std::vector<table> out;
-    out.push_back(packets_table(f));
-    out.push_back(sessions_table(f));
-    if (f.kind == folder_kind::serve)
-        out.push_back(levels_table(f));
-    if (f.kind == folder_kind::open_loop)
-        out.push_back(requests_table(f));
+    if (f.kind == folder_kind::http || f.kind == folder_kind::http_capacity) {
+        out = detail::build_http_tables(f);
+    } else {
+        out.push_back(packets_table(f));
+        out.push_back(sessions_table(f));
+        if (f.kind == folder_kind::serve)
+            out.push_back(levels_table(f));
+        if (f.kind == folder_kind::open_loop)
+            out.push_back(requests_table(f));
+    }
+    for (auto& t : detail::telemetry_tables(f))
+        out.push_back(std::move(t));
     return out;
 }
 

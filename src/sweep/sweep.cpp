@@ -446,6 +446,32 @@ sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observ
         observer.warmup_done(i, run);
         interrupted = run.interrupted;
     }
+    if (s.warm_until_stable && s.telemetry && s.telemetry->sampling() && !interrupted) {
+        // Back-to-back warm-ups until the GPUs are steady (docs/telemetry.md), judged on the
+        // samples since the first of them began, after each run.
+        if (before_run())
+            interrupted = true;
+        const double since = to_seconds(clock::now());
+        telemetry::stability_verdict verdict;
+        std::size_t runs = 0;
+        while (!interrupted) {
+            ++runs;
+            const std::size_t i = s.warmup_runs + runs;
+            auto run =
+                run_level(s, observer, out / fmt::format("warmup-{}", i), s.warmup_level, 0, true);
+            observer.warmup_done(i, run);
+            interrupted = run.interrupted;
+            const auto samples = s.telemetry->sampling()->samples();
+            verdict = telemetry::judge_stability(samples, since, to_seconds(clock::now()),
+                                                 *s.warm_until_stable);
+            if (verdict.stable || verdict.gave_up)
+                break;
+        }
+        if (runs > 0)
+            result.warm_until_stable =
+                telemetry::stability_json(*s.warm_until_stable, verdict, runs);
+        first_run = true; // the first level follows at once: the GPUs stay warm
+    }
     observer.levels_starting();
     auto& results = result.levels;
     auto probe = [&](const level_try& t) -> const level_result& {
@@ -511,6 +537,8 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
         add_realtime_config(c, s);
     c["input_conversion"] = s.conversions;
     c["validity_checks"] = checks_json(s);
+    if (s.warm_until_stable)
+        c["warm_until_stable"] = telemetry::stability_json(*s.warm_until_stable, {}, 0).at("rule");
     if (s.find_capacity)
         c["find_capacity"] = json::object{
             {"start_level", s.capacity.start_level},       {"max_level", s.capacity.max_level},
@@ -536,6 +564,8 @@ json::object summary_json(const sweep_options& s, const sweep_result& result,
                                                        : std::span<const std::size_t>(s.levels));
     summary["disk"] = std::move(extras.disk);
     summary["runs"] = std::move(runs);
+    if (result.warm_until_stable)
+        summary["warm_until_stable"] = *result.warm_until_stable;
     summary["levels"] = std::move(level_entries);
     if (s.find_capacity) // empty when a warm-up was interrupted before the search
         summary["capacity"] =

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes.hpp"
 #include "integration/process.hpp"
 #include <algorithm>
 #include <cstdint>
@@ -176,6 +177,7 @@ protected:
     std::uintmax_t expect_renders(const fs::path& page, const std::vector<std::string>& expected) {
         EXPECT_TRUE(fs::exists(page)) << page;
         const auto dom = rendered_dom(page);
+        last_dom_ = dom;
         EXPECT_NE(dom.find("<h1>pacer report"), std::string::npos) << dom.substr(0, 300);
         const auto ids = plot_ids(dom);
         for (const auto& id : expected) {
@@ -206,6 +208,7 @@ protected:
     }
 
     std::string chromium_;
+    std::string last_dom_; ///< the rendered DOM of expect_renders' page
     temp_dir tmp_;
     fs::path work_ = [this] {
         fs::create_directories(tmp_.path());
@@ -226,9 +229,32 @@ TEST_F(ReportBrowser, AConsoleErrorIsCaught) {
     EXPECT_NE(lines[0].find("planted"), std::string::npos) << lines[0];
 }
 
+// With telemetry from the tests' fake NVML (one GPU at a constant 100 W, 40 % busy), the page
+// also plots power and utilisation, and prints the summary's energy.
 TEST_F(ReportBrowser, ClosedLoopRun) {
-    expect_ran(run_pacer({"run", "-c", "4", "-d", "2s", "-o", dir("run").string()}));
-    expect_renders(dir("run") / "report.html", run_plots());
+    const fs::path script = dir("nvml-script");
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 40\n";
+    ::setenv("PACER_FAKE_NVML_SCRIPT", script.c_str(), 1); // the pacer child inherits it
+    const auto r =
+        run_pacer({"run", "-c", "4", "-d", "2s", "--gpu-telemetry", "nvml", "--nvml-library",
+                   fake_nvml_library().string(), "--telemetry-interval", "50ms", "--idle-baseline",
+                   "0", "-o", dir("run").string()});
+    ::unsetenv("PACER_FAKE_NVML_SCRIPT");
+    expect_ran(r);
+    auto plots = run_plots();
+    plots.insert(plots.end(), {"plot-power", "plot-utilization"});
+    expect_renders(dir("run") / "report.html", plots);
+    const auto& dom = last_dom_;
+    EXPECT_NE(svg_of(dom, "plot-power").find("GPU power over time"), std::string::npos);
+    EXPECT_NE(svg_of(dom, "plot-power").find(", 100 W"), std::string::npos);
+    EXPECT_NE(svg_of(dom, "plot-utilization").find(", 40 %"), std::string::npos);
+    const std::string key = "data-key=\"telemetry.energy_j\" data-value=\"";
+    const auto at = dom.find(key);
+    ASSERT_NE(at, std::string::npos);
+    const double shown = std::strtod(dom.c_str() + at + key.size(), nullptr);
+    const auto summary = read_json(dir("run") / "summary.json");
+    EXPECT_DOUBLE_EQ(shown, summary.at("telemetry").at("energy_j").to_number<double>());
+    EXPECT_GT(shown, 0);
 }
 
 TEST_F(ReportBrowser, OpenLoopRun) {

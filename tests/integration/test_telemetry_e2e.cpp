@@ -5,6 +5,7 @@
 
 #include <pacer/telemetry/exposition.hpp>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "fakes.hpp"
@@ -12,9 +13,11 @@
 #include "integration/process.hpp"
 #include <arpa/inet.h>
 #include <fstream>
+#include <map>
 #include <netinet/in.h>
 #include <set>
 #include <sys/socket.h>
+#include <thread>
 
 namespace pacer::test {
 namespace {
@@ -194,6 +197,79 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
     EXPECT_GT(count_lines(out / "telemetry.jsonl"), 0u);
     EXPECT_NE(r.out.find("J per session-second of input at the capacity level"), std::string::npos)
         << r.out;
+}
+
+// `pacer http`: the window runs from the schedule's origin to the last request's end, and the
+// energy is divided by the requests that completed without error. One GPU without a counter
+// at a constant 100 W: the energy is exactly 100 W x the window.
+TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 55\n";
+    mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
+    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is ours
+    const auto colon = ws.rfind(':');
+    const std::string base =
+        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    const auto out = dir.path() / "http";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"http",
+                            "--base-url",
+                            base,
+                            "--model",
+                            "m",
+                            "--rate",
+                            "50",
+                            "--requests",
+                            "8",
+                            "--output-len",
+                            "2",
+                            "--progress",
+                            "never",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "20ms",
+                            "--idle-baseline",
+                            "100ms",
+                            "--export",
+                            "csv",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& t = summary.at("telemetry").as_object();
+    const double span = t.at("window").at("duration_s").to_number<double>();
+    ASSERT_GT(span, 0);
+    EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-9);
+    const double completed = summary.at("completed").to_number<double>();
+    ASSERT_GT(completed, 0);
+    EXPECT_DOUBLE_EQ(t.at("requests").to_number<double>(), completed);
+    EXPECT_DOUBLE_EQ(t.at("j_per_request").to_number<double>(),
+                     t.at("energy_j").to_number<double>() / completed);
+    EXPECT_TRUE(t.at("j_per_input_audio_s").is_null());
+    EXPECT_NEAR(t.at("idle_baseline").at("power_w").to_number<double>(), 100, 1e-9);
+    EXPECT_NE(r.out.find(fmt::format("  energy   {:.4g} J per successful request",
+                                     t.at("j_per_request").to_number<double>())),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(count_lines(out / "telemetry.jsonl"), t.at("samples").to_number<std::uint64_t>());
+    // The page plots the power; the tables have a row per sample.
+    std::ifstream page(out / "report.html");
+    const std::string html((std::istreambuf_iterator<char>(page)), {});
+    EXPECT_NE(html.find("GPU power over time"), std::string::npos);
+    EXPECT_EQ(count_lines(out / "tables-csv" / "telemetry.csv"),
+              1 + t.at("samples").to_number<std::uint64_t>());
+    // --metrics-listen is pacer run's and serve's: one line, exit 2.
+    const auto listen = run_cli({"http", "--base-url", base, "--model", "m", "--rate", "1",
+                                 "--requests", "1", "--metrics-listen", "127.0.0.1:0", "--dry-run",
+                                 "-o", (dir.path() / "x").string()});
+    EXPECT_EQ(listen.exit_code, 2) << listen.err;
+    EXPECT_EQ(listen.err_lines().size(), 1u) << listen.err;
 }
 
 TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
@@ -390,6 +466,121 @@ TEST(TelemetryE2E, MetricsListenServesTheLiveCountersDuringTheRun) {
         EXPECT_TRUE(names.count(name)) << name << " missing from:\n" << body;
     EXPECT_EQ(e.type_of("pacer_packets_sent_total"), telemetry::metric_type::counter);
     EXPECT_TRUE(finished(run.wait()));
+}
+
+// `pacer serve --warm-until-stable`: a GPU at a constant 100 W and 50 °C is steady over a
+// 200 ms window after the first warm-up run of 1 s; the level follows, and summary.json says
+// how long the wait took.
+TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\ntemperature 0 const 50\n";
+    const auto out = dir.path() / "serve";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"serve",
+                            "-c",
+                            "1",
+                            "-d",
+                            "1s",
+                            "--progress",
+                            "never",
+                            "--no-report",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "20ms",
+                            "--idle-baseline",
+                            "0",
+                            "--warm-until-stable",
+                            "--stable-window",
+                            "200ms",
+                            "--stable-max-wait",
+                            "10s",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out << r.err;
+    const auto summary = read_json(out / "summary.json");
+    const auto& w = summary.at("warm_until_stable").as_object();
+    EXPECT_TRUE(w.at("stable").as_bool()) << r.out;
+    EXPECT_EQ(w.at("warmup_runs").to_number<std::uint64_t>(), 1u);
+    EXPECT_GE(w.at("waited_s").to_number<double>(), 0.2); // at least the window
+    EXPECT_DOUBLE_EQ(w.at("rule").at("window_s").to_number<double>(), 0.2);
+    EXPECT_DOUBLE_EQ(w.at("rule").at("power_fraction").to_number<double>(), 0.03);
+    ASSERT_EQ(w.at("sources").as_array().size(), 1u);
+    EXPECT_DOUBLE_EQ(w.at("sources").as_array()[0].at("power_spread_fraction").to_number<double>(),
+                     0);
+    EXPECT_TRUE(fs::exists(out / "warmup-1" / "summary.json"));
+    EXPECT_EQ(summary.at("levels").as_array().size(), 1u);
+    EXPECT_NE(r.out.find("warm       steady after"), std::string::npos) << r.out;
+    // A dry run says the rule (defaults but the window).
+    const auto dry =
+        run_cli({"serve", "-c", "2", "-d", "1s", "--gpu-telemetry", "nvml", "--warm-until-stable",
+                 "--stable-window", "45s", "--dry-run", "-o", (dir.path() / "dry").string()});
+    EXPECT_EQ(dry.exit_code, 0) << dry.err;
+    EXPECT_NE(dry.out.find("warm       back-to-back warm-ups of 2 session(s) until every GPU's "
+                           "power is within 3 % and its temperature within 1 °C over 45 s (at "
+                           "most 600 s)"),
+              std::string::npos)
+        << dry.out;
+    // Without --gpu-telemetry, or a rule without the flag: one line, exit 2.
+    for (const std::vector<std::string>& wrong :
+         {std::vector<std::string>{"--warm-until-stable"}, {"--stable-window", "10s"}}) {
+        std::vector<std::string> args{"serve", "-c",        "1",  "-d",
+                                      "1s",    "--dry-run", "-o", (dir.path() / "x").string()};
+        args.insert(args.end(), wrong.begin(), wrong.end());
+        const auto bad = run_cli(args);
+        EXPECT_EQ(bad.exit_code, 2) << wrong[0] << ": " << bad.err;
+        EXPECT_EQ(bad.err_lines().size(), 1u) << bad.err;
+    }
+}
+
+// The port of the "serving the live counters at http://127.0.0.1:PORT/metrics" line among the
+// child's first lines; "" when it never says one.
+std::string listened_port(child& c) {
+    for (std::string line; !(line = c.read_line()).empty();) {
+        const auto at = line.find("serving the live counters at http://127.0.0.1:");
+        if (at != std::string::npos) {
+            const auto colon = line.find(':', line.find("127.0.0.1"));
+            return line.substr(colon + 1, line.find('/', colon) - colon - 1);
+        }
+    }
+    return "";
+}
+
+// `pacer serve --metrics-listen`: the running level's counters and its concurrency, scraped
+// while the sweep runs (one level of two sessions against the built-in mock, 2 s of input).
+TEST(TelemetryE2E, ServeMetricsListenServesTheRunningLevel) {
+    temp_dir t;
+    child serve({PACER_BINARY, "serve", "--concurrencies", "2", "-d", "2s", "--settle", "0s",
+                 "--progress", "never", "--no-report", "--metrics-listen", "127.0.0.1:0", "-o",
+                 (t / "serve").string()});
+    const std::string port = listened_port(serve);
+    ASSERT_FALSE(port.empty()) << "no --metrics-listen line";
+    // The level gauge appears once the level starts: poll, bounded by the sweep's end (the
+    // listener closes then and a scrape answers nothing).
+    std::string body;
+    for (auto s = scrape(port, "/metrics"); !s.empty(); s = scrape(port, "/metrics")) {
+        body = s;
+        if (body.find("pacer_level_concurrency") != std::string::npos)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // poll interval, not a sync
+    }
+    const auto e = telemetry::parse_exposition(body);
+    EXPECT_TRUE(e.warnings.empty()) << body;
+    std::map<std::string, double> value;
+    for (const auto& x : e.samples)
+        value[x.name] = x.value;
+    ASSERT_TRUE(value.count("pacer_level_concurrency")) << body;
+    EXPECT_EQ(value["pacer_level_concurrency"], 2);
+    for (const char* name : {"pacer_sessions_started_total", "pacer_sessions_active",
+                             "pacer_packets_sent_total", "pacer_loop_lag_max_seconds"})
+        EXPECT_TRUE(value.count(name)) << name << " missing from:\n" << body;
+    EXPECT_LE(value["pacer_sessions_started_total"], 2);
+    EXPECT_TRUE(finished(serve.wait()));
 }
 
 } // namespace

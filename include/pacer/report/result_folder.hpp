@@ -114,6 +114,16 @@ struct http_request {
     std::vector<double> token_times_s;
 };
 
+/// One line of `telemetry.jsonl` (docs/telemetry.md): a reading of one source (`nvml:0`,
+/// `server`) on the run's clock (`monotonic_s`) and the wall clock; absent fields nullopt.
+struct telemetry_reading {
+    double monotonic_s = 0, realtime_s = 0;
+    std::string source;
+    std::optional<double> energy_mj, power_w, utilization_pct, memory_utilization_pct,
+        memory_used_bytes, memory_total_bytes, sm_clock_mhz, temperature_c;
+    std::string error; ///< why the read failed ("" when it did not)
+};
+
 struct result_folder {
     std::filesystem::path dir;
     folder_kind kind = folder_kind::run;
@@ -125,6 +135,8 @@ struct result_folder {
     /// `pacer http`: every arrival's request, by arrival order. A capacity search: none (its
     /// probes are `parts`, each with its folder and summary).
     std::vector<http_request> requests;
+    /// `telemetry.jsonl` of a run, serve or http folder, in file order; empty without one.
+    std::vector<telemetry_reading> telemetry;
     /// What could not be read (a part that moved, a missing receipts file): said in the page.
     std::vector<std::string> notes;
     /// False when read with a visitor: the sessions' `packets` were freed (only `stats` remain).

@@ -19,6 +19,7 @@
 #include <pacer/session/live_counters.hpp>
 #include <pacer/sweep/capacity.hpp>
 #include <pacer/sweep/validity.hpp>
+#include <pacer/telemetry/stability.hpp>
 #include <pacer/transport/http_get.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
@@ -86,6 +87,11 @@ struct sweep_options {
     /// `--gpu-telemetry` (docs/telemetry.md): sampling, started by the command; each run's
     /// summary gets the window from its common start to its last session's end (nullptr: none).
     std::shared_ptr<telemetry::recorder> telemetry;
+    /// `--warm-until-stable` (needs `telemetry`): after the `warmup_runs`, more warm-up runs
+    /// of `warmup_level`, back to back (no settle pause), until the GPUs' power and
+    /// temperature are steady by this rule or its maximum wait has passed; the first level
+    /// follows without a settle pause.
+    std::optional<telemetry::stability_rule> warm_until_stable;
     std::size_t repeats = 1;
     std::size_t threads = 1;
     double stagger_ms = 0;
@@ -162,6 +168,9 @@ public:
 
 /// A finished sweep.
 struct sweep_result {
+    /// `--warm-until-stable`: telemetry::stability_json of the last verdict (nullopt: not asked
+    /// or interrupted before its first run).
+    std::optional<boost::json::object> warm_until_stable;
     std::vector<level_result> levels;        ///< as probed, in order
     std::optional<capacity_result> capacity; ///< find_capacity only
     bool interrupted = false;
