@@ -22,6 +22,7 @@
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/llm_prompts.hpp>
 #include <pacer/session/open_loop.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/transport/http_client.hpp>
 #include <pacer/transport/openai_stream.hpp>
 #include <pacer/transport/sse.hpp>
@@ -38,11 +39,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <unistd.h>
 #include <vector>
@@ -89,7 +92,7 @@ struct http_settings {
     bool no_report = false;
     std::string export_format;    ///< --export csv|jsonl: the tables at the end ("": none)
     telemetry_settings telemetry; ///< --gpu-telemetry & co. (docs/telemetry.md)
-    std::string metrics_listen;   ///< refused: pacer run's only, for now
+    std::string metrics_listen;   ///< --metrics-listen: the live totals, served
 };
 
 // Everything checked, ready to run.
@@ -491,8 +494,23 @@ struct http_telemetry {
     }
 };
 
+// What watches a run or a capacity search as it goes: the progress line and `--metrics-listen`
+// (both read the same relaxed atomic totals from a thread of their own), and the offered rate
+// of the run or probe under way.
+struct http_watch {
+    http_progress_reporter progress;
+    bool listening = false;
+    std::atomic<double> offered_rate{0};
+
+    explicit http_watch(const http_settings& s)
+        : progress(run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1)
+                       .value_or(run::progress_mode::off)),
+          listening(!s.metrics_listen.empty()) {}
+    bool counting() const { return progress.on() || listening; }
+};
+
 run_outcome execute(const http_settings& s, const http_plan& plan, const std::filesystem::path& out,
-                    http_telemetry& telemetry) {
+                    http_telemetry& telemetry, http_watch& watch) {
     check_descriptors(s, plan);
     std::vector<metrics::llm_request> records(plan.offsets.size());
     for (std::size_t i = 0; i < records.size(); ++i)
@@ -508,11 +526,14 @@ run_outcome execute(const http_settings& s, const http_plan& plan, const std::fi
     options.policy = plan.policy;
     // The live line: its own thread, reading the dispatcher's and the requests' relaxed atomic
     // totals. Its ETA is the last arrival; the answers still in flight come on top.
-    http_progress_reporter progress(run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1)
-                                        .value_or(run::progress_mode::off));
+    auto& progress = watch.progress;
     progress.begin("", plan.offsets, s.max_concurrency, to_seconds(plan.offsets.back()));
-    http_live* live = progress.on() ? &progress.requests() : nullptr;
-    if (progress.on())
+    const double span_s = to_seconds(plan.offsets.back());
+    watch.offered_rate.store(plan.schedule.spec.rate > 0 ? plan.schedule.spec.rate
+                             : span_s > 0 ? static_cast<double>(plan.offsets.size()) / span_s
+                                          : 0.0);
+    http_live* live = watch.counting() ? &progress.requests() : nullptr;
+    if (watch.counting())
         options.live = &progress.dispatch();
     session::open_loop_result result;
     std::exception_ptr failure;
@@ -732,7 +753,8 @@ run_outcome execute(const http_settings& s, const http_plan& plan, const std::fi
 // --find-capacity: the highest rate whose run keeps its schedule and meets the SLOs for
 // `goodput_fraction` of its requests. From --rate, double while probes pass (or halve while they
 // fail), then bisect `capacity_steps` times. Each probe is a whole run of its own folder.
-int find_capacity(const http_settings& s, http_plan plan, http_telemetry& telemetry) {
+int find_capacity(const http_settings& s, http_plan plan, http_telemetry& telemetry,
+                  http_watch& watch) {
     create_output_dir(plan.output);
     telemetry.start(plan.output); // one baseline and one telemetry.jsonl for every probe
     json::array probes;
@@ -759,7 +781,7 @@ int find_capacity(const http_settings& s, http_plan plan, http_telemetry& teleme
         const auto dir =
             plan.output / fmt::format("probe-{:02}-rate-{:g}", probes.size() + 1, rate);
         fmt::print("probe {}: {:g} requests/s\n", probes.size() + 1, rate);
-        const run_outcome o = execute(s, plan, dir, telemetry);
+        const run_outcome o = execute(s, plan, dir, telemetry, watch);
         const double fraction =
             o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
         const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
@@ -828,9 +850,6 @@ int find_capacity(const http_settings& s, http_plan plan, http_telemetry& teleme
 
 int run_http(const http_settings& s) {
     const http_plan plan = check(s);
-    if (!s.metrics_listen.empty())
-        throw usage_error("--metrics-listen serves the live counters of pacer run and pacer "
-                          "serve; pacer http does not serve them yet");
     auto opened = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         const auto descriptors = check_descriptors(s, plan); // as the run checks them
@@ -848,9 +867,22 @@ int run_http(const http_settings& s) {
     }
     // The recorder's destructor stops its threads however the run ends.
     http_telemetry telemetry{std::move(opened.recorder), s.find_capacity};
+    http_watch watch(s);
+    // --metrics-listen: the running run's (or probe's) totals, on a thread of its own, for the
+    // whole command (a capacity search's probes one after another).
+    std::optional<pacer::telemetry::metrics_listener> listener;
+    if (watch.listening) {
+        listener.emplace(s.metrics_listen, [&watch] {
+            return http_metrics_text(watch.progress.snapshot(clock::now()),
+                                     watch.offered_rate.load(std::memory_order_relaxed));
+        });
+        fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
+                   listener->url());
+        std::fflush(stderr);
+    }
     if (s.find_capacity)
-        return find_capacity(s, plan, telemetry);
-    const run_outcome o = execute(s, plan, plan.output, telemetry);
+        return find_capacity(s, plan, telemetry, watch);
+    const run_outcome o = execute(s, plan, plan.output, telemetry, watch);
     runtime::run_verdict v;
     v.interrupted = o.interrupted;
     v.client_fell_behind = !o.kept;

@@ -1,5 +1,6 @@
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/core/awaitable.hpp>
+#include <pacer/telemetry/exposition.hpp>
 
 #include <fmt/format.h>
 
@@ -122,14 +123,61 @@ std::string format_http_progress(const http_progress_snapshot& s, const run::pro
     return terminal ? "\r\033[K" + text : text + "\n";
 }
 
+std::string http_metrics_text(const http_progress_snapshot& s, double offered_rate) {
+    using telemetry::metric_family;
+    using telemetry::metric_type;
+    const auto one = [](const char* name, const char* help, metric_type type, double v) {
+        return metric_family{name, help, type, {{{}, v}}};
+    };
+    const auto n = [](std::uint64_t v) { return static_cast<double>(v); };
+    metric_family failed{"pacer_http_requests_failed_total", "Requests that ended with an error, "
+                         "by kind", metric_type::counter, {}};
+    for (std::size_t k = 0; k < s.failed.size(); ++k)
+        failed.series.push_back({{{"kind", std::string(kind_name(k))}}, n(s.failed[k])});
+    std::vector<metric_family> f{
+        one("pacer_http_requests_scheduled", "Arrivals of the schedule", metric_type::gauge,
+            n(s.total)),
+        one("pacer_http_requests_due", "Arrivals whose scheduled time has passed",
+            metric_type::gauge, n(s.due)),
+        one("pacer_http_requests_dispatched_total", "Requests sent", metric_type::counter,
+            n(s.dispatched)),
+        one("pacer_http_requests_dropped_total", "Arrivals dropped by the concurrency cap",
+            metric_type::counter, n(s.dropped)),
+        one("pacer_http_requests_delayed_total", "Arrivals the concurrency cap held back",
+            metric_type::counter, n(s.delayed)),
+        one("pacer_http_requests_done_total", "Requests that ended without error",
+            metric_type::counter, n(s.done)),
+        std::move(failed),
+        one("pacer_http_requests_in_flight", "Requests sent and not yet ended",
+            metric_type::gauge, n(s.in_flight())),
+        one("pacer_http_offered_rate", "Requests per second the schedule offers (the probe's, "
+            "in a capacity search)", metric_type::gauge, offered_rate),
+    };
+    if (s.max_concurrency > 0)
+        f.push_back(one("pacer_http_max_concurrency", "--max-concurrency", metric_type::gauge,
+                        n(s.max_concurrency)));
+    if (s.dispatch_lag_p99_s)
+        f.push_back(one("pacer_http_dispatch_lag_p99_seconds",
+                        "Send time minus scheduled time, 99th percentile so far",
+                        metric_type::gauge, *s.dispatch_lag_p99_s));
+    if (s.ttft_p50_s)
+        f.push_back(one("pacer_http_ttft_p50_seconds",
+                        "First token minus scheduled time, median so far", metric_type::gauge,
+                        *s.ttft_p50_s));
+    return telemetry::format_exposition(f);
+}
+
 http_progress_reporter::http_progress_reporter(run::progress_mode mode, std::FILE* out)
     : lines_(mode, out) {
     lines_.set_line([this](const run::progress_view& v, bool terminal, std::size_t width) {
-        std::lock_guard lock(mutex_);
-        const auto snap = take_http_snapshot(state_->dispatch, state_->requests, offsets_,
-                                             max_concurrency_, clock::now());
-        return format_http_progress(snap, v, terminal, width);
+        return format_http_progress(snapshot(clock::now()), v, terminal, width);
     });
+}
+
+http_progress_snapshot http_progress_reporter::snapshot(time_point now) {
+    std::lock_guard lock(mutex_);
+    return take_http_snapshot(state_->dispatch, state_->requests, offsets_, max_concurrency_,
+                              now);
 }
 
 void http_progress_reporter::begin(std::string label,

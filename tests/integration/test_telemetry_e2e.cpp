@@ -13,6 +13,7 @@
 #include "integration/process.hpp"
 #include <arpa/inet.h>
 #include <fstream>
+#include <algorithm>
 #include <map>
 #include <netinet/in.h>
 #include <set>
@@ -264,12 +265,6 @@ TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
     EXPECT_NE(html.find("GPU power over time"), std::string::npos);
     EXPECT_EQ(count_lines(out / "tables-csv" / "telemetry.csv"),
               1 + t.at("samples").to_number<std::uint64_t>());
-    // --metrics-listen is pacer run's and serve's: one line, exit 2.
-    const auto listen = run_cli({"http", "--base-url", base, "--model", "m", "--rate", "1",
-                                 "--requests", "1", "--metrics-listen", "127.0.0.1:0", "--dry-run",
-                                 "-o", (dir.path() / "x").string()});
-    EXPECT_EQ(listen.exit_code, 2) << listen.err;
-    EXPECT_EQ(listen.err_lines().size(), 1u) << listen.err;
 }
 
 TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
@@ -581,6 +576,47 @@ TEST(TelemetryE2E, ServeMetricsListenServesTheRunningLevel) {
         EXPECT_TRUE(value.count(name)) << name << " missing from:\n" << body;
     EXPECT_LE(value["pacer_sessions_started_total"], 2);
     EXPECT_TRUE(finished(serve.wait()));
+}
+
+// `pacer http --metrics-listen`: the requests' totals, scraped while 20 requests at 20/s go to
+// the LLM mock (1 s), polled until a request has been sent.
+TEST(TelemetryE2E, HttpMetricsListenServesTheRequestsCounters) {
+    temp_dir t;
+    mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
+    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is ours
+    const auto colon = ws.rfind(':');
+    const std::string base =
+        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    child http({PACER_BINARY, "http", "--base-url", base, "--model", "m", "--rate", "20",
+                "--requests", "20", "--output-len", "2", "--progress", "never", "--no-report",
+                "--metrics-listen", "127.0.0.1:0", "-o", (t / "http").string()});
+    const std::string port = listened_port(http);
+    ASSERT_FALSE(port.empty()) << "no --metrics-listen line";
+    std::string body;
+    for (auto s = scrape(port, "/metrics"); !s.empty(); s = scrape(port, "/metrics")) {
+        body = s;
+        const auto e = telemetry::parse_exposition(body);
+        const bool sent = std::any_of(e.samples.begin(), e.samples.end(), [](const auto& x) {
+            return x.name == "pacer_http_requests_dispatched_total" && x.value > 0;
+        });
+        if (sent)
+            break;
+        std::this_thread::sleep_for(std::chrono::milliseconds(20)); // poll interval, not a sync
+    }
+    const auto e = telemetry::parse_exposition(body);
+    EXPECT_TRUE(e.warnings.empty()) << body;
+    std::map<std::string, double> value;
+    for (const auto& x : e.samples)
+        value[x.name] = x.value;
+    for (const char* name :
+         {"pacer_http_requests_scheduled", "pacer_http_requests_due",
+          "pacer_http_requests_dispatched_total", "pacer_http_requests_done_total",
+          "pacer_http_requests_failed_total", "pacer_http_requests_in_flight",
+          "pacer_http_offered_rate"})
+        EXPECT_TRUE(value.count(name)) << name << " missing from:\n" << body;
+    EXPECT_EQ(value["pacer_http_requests_scheduled"], 20);
+    EXPECT_EQ(value["pacer_http_offered_rate"], 20);
+    EXPECT_TRUE(finished(http.wait()));
 }
 
 } // namespace

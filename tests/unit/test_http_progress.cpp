@@ -5,10 +5,12 @@
 #include <pacer/cli/command_line.hpp>
 #include <pacer/cli/http_progress.hpp>
 #include <pacer/core/live_histogram.hpp>
+#include <pacer/telemetry/exposition.hpp>
 
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -35,6 +37,38 @@ TEST(HttpProgressLine, PlainFormHasEveryFigure) {
     EXPECT_EQ(line, "progress 12s (ETA 48s)  requests 600/3000 due, 598 dispatched, 12 in flight, "
                     "580 done, 6 failed (http_status 2, timeout 4)  dispatch lag p99 0.213 ms  "
                     "TTFT p50 35.1 ms\n");
+}
+
+// --metrics-listen: the same figures, read back by pacer's own exposition parser.
+TEST(HttpMetricsText, ServesEveryFigureWithFailuresByKind) {
+    const auto text = http_metrics_text(some_figures(), 50.0);
+    const auto e = telemetry::parse_exposition(text);
+    EXPECT_TRUE(e.warnings.empty()) << text;
+    std::map<std::string, double> v; // by `name{labels}`
+    for (const auto& x : e.samples) {
+        const auto line = telemetry::format_sample({x.name, x.labels, 0, {}});
+        v[line.substr(0, line.rfind(' '))] = x.value;
+    }
+    EXPECT_EQ(v["pacer_http_requests_scheduled"], 3000);
+    EXPECT_EQ(v["pacer_http_requests_due"], 600);
+    EXPECT_EQ(v["pacer_http_requests_dispatched_total"], 598);
+    EXPECT_EQ(v["pacer_http_requests_done_total"], 580);
+    EXPECT_EQ(v["pacer_http_requests_failed_total{kind=\"timeout\"}"], 4);
+    EXPECT_EQ(v["pacer_http_requests_failed_total{kind=\"http_status\"}"], 2);
+    EXPECT_EQ(v["pacer_http_requests_failed_total{kind=\"other\"}"], 0);
+    EXPECT_EQ(v["pacer_http_requests_in_flight"], 12);
+    EXPECT_EQ(v["pacer_http_offered_rate"], 50);
+    EXPECT_DOUBLE_EQ(v["pacer_http_dispatch_lag_p99_seconds"], 0.000213);
+    EXPECT_DOUBLE_EQ(v["pacer_http_ttft_p50_seconds"], 0.0351);
+    EXPECT_EQ(v.count("pacer_http_max_concurrency"), 0u); // no cap
+    EXPECT_EQ(e.type_of("pacer_http_requests_done_total"), telemetry::metric_type::counter);
+    EXPECT_EQ(e.type_of("pacer_http_requests_in_flight"), telemetry::metric_type::gauge);
+    // Figures not yet known are absent, not zero.
+    const auto empty = telemetry::parse_exposition(http_metrics_text({}, 0));
+    for (const auto& x : empty.samples)
+        EXPECT_TRUE(x.name != "pacer_http_ttft_p50_seconds" &&
+                    x.name != "pacer_http_dispatch_lag_p99_seconds")
+            << x.name;
 }
 
 TEST(HttpProgressLine, CapBindingSaysWhatItHeldAndDropped) {

@@ -77,6 +77,12 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
 std::string format_http_progress(const http_progress_snapshot& s, const run::progress_view& v,
                                  bool terminal, std::size_t width = 0);
 
+/// What a scrape of `pacer http --metrics-listen` returns: the line's totals in the Prometheus
+/// text format (requests scheduled, due, dispatched, dropped, delayed, done, failed by kind, in
+/// flight; dispatch lag p99 and TTFT p50 once known; the cap; the offered rate of the run or
+/// of the capacity search's probe).
+std::string http_metrics_text(const http_progress_snapshot& s, double offered_rate);
+
 /// The progress line of `pacer http`: `progress_reporter`'s thread and rules, with this
 /// command's totals and line. `begin` starts a phase (the run, or one probe of a capacity
 /// search) with fresh totals; `end` closes it (terminal: the line is cleared; plain: its last
@@ -91,6 +97,9 @@ public:
     void begin(std::string label, std::span<const std::chrono::nanoseconds> offsets,
                std::size_t max_concurrency, std::optional<double> expected_s);
     void end() { lines_.end(); }
+
+    /// The running phase's totals at `now`, from any thread (`--metrics-listen`).
+    http_progress_snapshot snapshot(time_point now);
 
     /// The phase's totals (pass to session::open_loop_options::live and to the requests);
     /// valid from `begin` to the next `begin`.
