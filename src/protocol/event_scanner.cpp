@@ -131,7 +131,7 @@ struct scan_handler {
             if (depth == 1) {
                 key1 = key_buf == "type"       ? top_key::type
                        : key_buf == "event_id" ? top_key::event_id
-                       : key_buf == "audio"    ? top_key::audio
+                       : key_buf == "audio" || key_buf == "delta" ? top_key::audio
                        : key_buf == "sglang"   ? top_key::sglang
                                                : top_key::other;
                 if (key1 == top_key::sglang) {

@@ -29,6 +29,13 @@ std::string realtime_commit(std::string_view event_id, realtime_protocol p, bool
 /// openai-realtime's `response.create`.
 std::string response_create(std::string_view event_id);
 
+/// openai-realtime's `response.cancel` (a barge-in with manual turns).
+std::string response_cancel(std::string_view event_id);
+/// openai-realtime's `conversation.item.truncate` of the assistant's item `item_id` at
+/// `audio_end_ms` (what the client's player had played when the user barged in).
+std::string item_truncate(std::string_view event_id, std::string_view item_id,
+                          std::uint64_t audio_end_ms);
+
 /// `pcm` (PCM16 LE mono at `from` Hz) at `to` Hz, with libsamplerate's best sinc converter;
 /// the same bytes when the rates are equal.
 std::vector<std::uint8_t> resample_pcm16(std::span<const std::uint8_t> pcm, std::size_t from,
