@@ -16,10 +16,10 @@
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
-#include <pacer/runtime/files.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/scenario.hpp>
 #include <pacer/schedule/schedule_file.hpp>
@@ -298,8 +298,8 @@ int run(const run_settings& s) {
                                               "barge-in nor a file",
                                               s.scenario));
             try {
-                sc = schedule::parse_scenario(
-                    *text, s.scenario, fs::path(s.scenario).parent_path().string());
+                sc = schedule::parse_scenario(*text, s.scenario,
+                                              fs::path(s.scenario).parent_path().string());
             } catch (const schedule::scenario_error& e) {
                 throw usage_error(e.what());
             }
@@ -310,6 +310,10 @@ int run(const run_settings& s) {
                 "vllm-realtime: the native protocol streams one continuous input (silence "
                 "between turns)",
                 sc->name));
+        if (sc->turns.size() == 1 && !sc->single())
+            throw usage_error(fmt::format("scenario {}: one turn is what --audio FILE (or "
+                                          "--duration D of silence) streams: use that",
+                                          sc->name));
         if (s.processes > 1)
             throw usage_error("--scenario with several turns needs --processes 1 (the per-turn "
                               "figures are one process's)");
@@ -318,8 +322,8 @@ int run(const run_settings& s) {
             session::session_turn turn;
             turn.interrupt_after = t.interrupt_after;
             if (t.what == schedule::turn_spec::source::silence) {
-                turn.pcm = std::make_shared<const std::vector<std::uint8_t>>(
-                    runtime::silence(t.silence));
+                turn.pcm =
+                    std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(t.silence));
             } else if (t.what == schedule::turn_spec::source::file) {
                 auto audio = load_input_audio(t.file, wire_rate);
                 if (audio.wire)
@@ -329,9 +333,9 @@ int run(const run_settings& s) {
             } // else the run's input (filled in by the runner's options)
             const std::size_t bytes = turn.pcm ? turn.pcm->size() : pcm.size();
             // Each turn on whole 80 ms slots, then its longest pause.
-            length += schedule::packet_period *
-                          static_cast<std::int64_t>(schedule::packet_count(bytes)) +
-                      t.pause.max;
+            length +=
+                schedule::packet_period * static_cast<std::int64_t>(schedule::packet_count(bytes)) +
+                t.pause.max;
             conversation.push_back(std::move(turn));
         }
         if (!sc->single()) {

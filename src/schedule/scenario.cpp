@@ -110,8 +110,7 @@ bool scenario::barge_in() const {
     return false;
 }
 
-scenario parse_scenario(std::string_view text, std::string_view source,
-                        std::string_view base_dir) {
+scenario parse_scenario(std::string_view text, std::string_view source, std::string_view base_dir) {
     boost::system::error_code ec;
     const json::value doc = json::parse(text, ec);
     if (ec)

@@ -53,9 +53,10 @@ std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
     std::vector<schedule::turn_layout> plan;
     for (std::size_t j = 0; j < o.conversation.size(); ++j) {
         const auto& t = o.conversation[j];
-        const std::size_t bytes = j + 1 < o.conversation.size()
-                                      ? schedule::packet_count(t.pcm->size()) * protocol::packet_bytes
-                                      : t.pcm->size();
+        const std::size_t bytes =
+            j + 1 < o.conversation.size()
+                ? schedule::packet_count(t.pcm->size()) * protocol::packet_bytes
+                : t.pcm->size();
         plan.push_back({bytes, t.pause, t.interrupt_after});
     }
     return plan;
@@ -359,9 +360,9 @@ awaitable<void> receive_loop(session_state& c) {
             c.machine.on_assistant_audio(now);
             const auto& profile =
                 c.options.profile ? *c.options.profile : protocol::default_profile();
-            c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(),
-                                                static_cast<std::size_t>(
-                                                    profile.output_sample_rate)));
+            c.timeline->audio(now,
+                              pcm_duration(scanner.audio_decoded_size(),
+                                           static_cast<std::size_t>(profile.output_sample_rate)));
         }
         c.notify();
     }
@@ -399,8 +400,7 @@ struct native_wire {
     std::span<const std::uint8_t> previous;
     std::vector<std::uint8_t> padded;
 
-    void append(std::string& frame, std::string_view event_id,
-                const protocol::driver_action& a) {
+    void append(std::string& frame, std::string_view event_id, const protocol::driver_action& a) {
         static const std::vector<std::uint8_t> silence(protocol::packet_bytes, 0);
         const std::size_t seq = a.seq;
         const auto& audio = a.silence ? silence : turns.empty() ? pcm : *turns[a.turn].pcm;
@@ -462,8 +462,7 @@ struct realtime_wire {
     std::vector<std::uint8_t> padded;
     std::string audio_b64;
 
-    void append(std::string& frame, std::string_view event_id,
-                const protocol::realtime_action& a) {
+    void append(std::string& frame, std::string_view event_id, const protocol::realtime_action& a) {
         std::span<const std::uint8_t> packet;
         if (a.silence)
             packet = silence;

@@ -290,10 +290,10 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
                                R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
     mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
     const auto dir = out / "run";
-    const auto r = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url",
-                              mock.url(), "-c", "2", "-d", "0.5s", "--scenario",
-                              scenario.string(), "--timeout", "20s", "--keep-traces",
-                              "--no-report", "-o", dir.string()});
+    const auto r =
+        run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(),
+                   "-c", "2", "-d", "0.5s", "--scenario", scenario.string(), "--timeout", "20s",
+                   "--keep-traces", "--no-report", "-o", dir.string()});
     EXPECT_EQ(mock.stop(), 0);
     ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto summary = read_json(dir / "summary.json");

@@ -27,7 +27,9 @@ using gk = turn_action::kind;
 constexpr std::size_t packet = pacer::schedule::packet_bytes; // 80 ms at 16 kHz
 const time_point t0 = time_point{} + 1000s;
 
-time_point slot(std::size_t k) { return t0 + k * 80ms; }
+time_point slot(std::size_t k) {
+    return t0 + k * 80ms;
+}
 
 // One step of a grid driven on time: waits are taken to their deadline, sends go at once.
 struct step {
@@ -271,9 +273,9 @@ TEST(RealtimeSessionTurns, ManualCommitsEachTurnAndInterruptsOnBargeIn) {
     }
     // The reply began at slot 1 + 10 ms: the barge-in goes on slot 3 (the first not before
     // +90 ms), then the interrupt, then the last turn's end, its commit and response.
-    EXPECT_EQ(kinds, (std::vector<k>{k::send_append, k::turn_end, k::send_commit,
-                                     k::send_response, k::send_append, k::send_interrupt,
-                                     k::turn_end, k::send_commit, k::send_response}));
+    EXPECT_EQ(kinds, (std::vector<k>{k::send_append, k::turn_end, k::send_commit, k::send_response,
+                                     k::send_append, k::send_interrupt, k::turn_end, k::send_commit,
+                                     k::send_response}));
     EXPECT_EQ(m.appends_sent(), 2u);
     EXPECT_EQ(m.expected_appends(), 2u);
     // The first response's done does not end the session; the second's does.
@@ -292,8 +294,8 @@ TEST(TurnTimeline, AttributesAudioToTurnsAndMeasuresTheInterruption) {
     tl.turn_ended(0, at(500));
     tl.committed(0, at(500));
     tl.speech_stopped(at(600));
-    tl.audio(at(700), 200ms); // turn 0's reply: plays 700-900
-    tl.audio(at(800), 200ms); // queued: plays 900-1100
+    tl.audio(at(700), 200ms);  // turn 0's reply: plays 700-900
+    tl.audio(at(800), 200ms);  // queued: plays 900-1100
     tl.audio(at(1200), 200ms); // the player ran dry 1100-1200: one underrun of 100 ms
     // The user barges in at 1300: played 600 ms of 600 received? 1200+200 = 1400 queued end,
     // so 100 ms still queued: played 500 ms.
