@@ -129,11 +129,11 @@ struct scan_handler {
             // A repeated key replaces the earlier value (the last duplicate wins, as in
             // Boost.JSON and Python), so what was captured from that value starts over.
             if (depth == 1) {
-                key1 = key_buf == "type"       ? top_key::type
-                       : key_buf == "event_id" ? top_key::event_id
-                       : key_buf == "audio"    ? top_key::audio
-                       : key_buf == "sglang"   ? top_key::sglang
-                                               : top_key::other;
+                key1 = key_buf == "type"                          ? top_key::type
+                       : key_buf == "event_id"                    ? top_key::event_id
+                       : key_buf == "audio" || key_buf == "delta" ? top_key::audio
+                       : key_buf == "sglang"                      ? top_key::sglang
+                                                                  : top_key::other;
                 if (key1 == top_key::sglang) {
                     fatal = false;
                     has_seq = false;

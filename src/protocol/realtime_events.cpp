@@ -62,6 +62,20 @@ std::string response_create(std::string_view event_id) {
     return fmt::format(R"({{"type":"response.create","event_id":"{}"}})", event_id);
 }
 
+std::string response_cancel(std::string_view event_id) {
+    return fmt::format(R"({{"type":"response.cancel","event_id":"{}"}})", event_id);
+}
+
+std::string item_truncate(std::string_view event_id, std::string_view item_id,
+                          std::uint64_t audio_end_ms) {
+    boost::json::object o{{"type", "conversation.item.truncate"},
+                          {"event_id", event_id},
+                          {"item_id", item_id},
+                          {"content_index", 0},
+                          {"audio_end_ms", audio_end_ms}};
+    return boost::json::serialize(o);
+}
+
 std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,
                                           std::size_t seq, std::size_t count) {
     const std::size_t size = rate * 2 * 80 / 1000;

@@ -284,6 +284,15 @@ session::run_options runner_options(run_job& job) {
                 ? runtime::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
                                            protocol::openai_sample_rate)
                 : *ro.pcm);
+    if (job.scenario) {
+        ro.scenario = job.scenario;
+        ro.conversation = job.conversation;
+        for (auto& t : ro.conversation)
+            if (!t.pcm) { // the run's input
+                t.pcm = ro.pcm;
+                t.wire_pcm = ro.wire_pcm;
+            }
+    }
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     ro.stagger_slots = s.stagger_slots;
     if (job.start_monotonic) // workers and shards share the stagger's origin: their phases agree
@@ -669,6 +678,10 @@ int execute_run(run_job job) {
         cfg["resampler"] = openai ? "libsamplerate SRC_SINC_BEST_QUALITY" : "none";
         summary["server"].as_object()["realtime"] =
             metrics::realtime_latency_json(outcome.sessions);
+    }
+    if (job.scenario) { // multi-turn: the scenario and its per-turn figures
+        summary["config"].as_object()["scenario"] = job.scenario->name;
+        summary["turns"] = metrics::turn_metrics_json(outcome.sessions);
     }
     summary["disk"] = {{"estimated_bytes", disk_estimate},
                        {"trace_bytes_per_session_second", trace_bytes_per_session_second},

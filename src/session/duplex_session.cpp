@@ -9,6 +9,7 @@
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/turn_timeline.hpp>
 #include <pacer/trace/sink.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -46,6 +47,22 @@ std::string error_event(std::string_view message) {
     return boost::json::serialize(o);
 }
 
+// The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
+// padded with silence to whole packets, so that the server's media time (the audio it has
+// received) stays on the grid from turn to turn; the wires send those padded packets.
+std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
+    std::vector<schedule::turn_layout> plan;
+    for (std::size_t j = 0; j < o.conversation.size(); ++j) {
+        const auto& t = o.conversation[j];
+        const std::size_t bytes =
+            j + 1 < o.conversation.size()
+                ? schedule::packet_count(t.pcm->size()) * protocol::packet_bytes
+                : t.pcm->size();
+        plan.push_back({bytes, t.pause, t.interrupt_after});
+    }
+    return plan;
+}
+
 protocol::native_session_options machine_options(const session_options& o) {
     protocol::native_session_options m;
     m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
@@ -56,6 +73,8 @@ protocol::native_session_options machine_options(const session_options& o) {
     m.gate = o.gate != nullptr;
     m.start_offset = o.start_offset;
     m.lockstep_unit_bytes = o.lockstep_unit_bytes;
+    m.turn_plan = turn_plan(o);
+    m.pause_packets = o.pause_packets;
     return m;
 }
 
@@ -73,6 +92,8 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     m.quiet = o.quiet;
     m.gate = o.gate != nullptr;
     m.start_offset = o.start_offset;
+    m.turn_plan = turn_plan(o);
+    m.pause_packets = o.pause_packets;
     return protocol::realtime_session(m);
 }
 
@@ -86,6 +107,8 @@ struct session_state {
         : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
           wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
           rt(realtime_machine(options)), completion(options.post_close) {
+        if (!options.conversation.empty())
+            timeline.emplace(options.conversation.size());
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
     ~session_state() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
@@ -104,6 +127,13 @@ struct session_state {
     /// openai-realtime / vllm-realtime: their machine, which drives instead of `machine`.
     std::optional<protocol::realtime_session> rt;
     protocol::task_completion completion;
+    /// Multi-turn scenarios: what each turn saw; the commits sent so far (one per turn, in
+    /// order) and the assistant's item the next barge-in truncates.
+    std::optional<turn_timeline> timeline;
+    std::size_t commits = 0;
+    bool need_item = false;
+    bool cancel_sent = false;
+    std::string assistant_item;
     interrupt_source::subscription interrupt;
     // The deadline and the interrupt stop the session through Asio cancellation: what the
     // session awaits at that moment (the connection, the backoff, the exchange) is bound to
@@ -221,6 +251,37 @@ struct session_state {
     }
 };
 
+// The duration of `bytes` of PCM16 mono at `rate` Hz.
+duration pcm_duration(std::size_t bytes, std::size_t rate) {
+    return std::chrono::duration_cast<duration>(std::chrono::nanoseconds(
+        static_cast<std::int64_t>(bytes / 2) * 1'000'000'000LL / static_cast<std::int64_t>(rate)));
+}
+
+// Multi-turn, openai-realtime and vllm-realtime: a server event as the turn timeline needs it.
+// The assistant's item id (for a barge-in's truncate) comes from the first audio delta after
+// a turn's end: a DOM parse once a turn, never on the hot path.
+void note_turn_event(session_state& c, protocol::realtime_event e,
+                     const protocol::event_scanner& scanner, std::string_view frame,
+                     time_point now) {
+    if (e == protocol::realtime_event::speech_stopped)
+        c.timeline->speech_stopped(now);
+    if (e != protocol::realtime_event::audio_delta)
+        return;
+    const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
+                                 ? protocol::openai_sample_rate
+                                 : protocol::input_sample_rate;
+    c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(), rate));
+    if (c.need_item) {
+        boost::system::error_code ec;
+        const auto doc = boost::json::parse(frame, ec);
+        if (!ec && doc.is_object())
+            if (const auto* id = doc.get_object().if_contains("item_id"); id && id->is_string()) {
+                c.assistant_item = std::string(id->get_string());
+                c.need_item = false;
+            }
+    }
+}
+
 // The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
 // when the connection ends, a frame is refused, or the session stops.
 awaitable<void> receive_loop(session_state& c) {
@@ -263,8 +324,15 @@ awaitable<void> receive_loop(session_state& c) {
         if (c.rt) {
             if (c.trace.lines())
                 co_await c.trace.emit(trace::direction::receive, now_s, frame);
-            const auto e = protocol::classify_realtime_event(scanner.type());
+            auto e = protocol::classify_realtime_event(scanner.type());
+            // A barge-in's cancel that crossed its response's done on the wire: the server
+            // had nothing left to cancel, which is no failure of the session.
+            if (e == protocol::realtime_event::error && c.cancel_sent &&
+                frame.find("response_cancel_not_active") != std::string_view::npos)
+                e = protocol::realtime_event::other;
             c.rt->on_event(e, now);
+            if (c.timeline)
+                note_turn_event(c, e, scanner, frame, now);
             if (e == protocol::realtime_event::session_updated && !r.updated_s)
                 r.updated_s = now_s;
             if (e == protocol::realtime_event::error)
@@ -289,6 +357,14 @@ awaitable<void> receive_loop(session_state& c) {
             r.updated_s = now_s;
         else if (kind == server_event::output_audio_delta && !r.first_audio_s)
             r.first_audio_s = now_s;
+        if (c.timeline && kind == server_event::output_audio_delta) {
+            c.machine.on_assistant_audio(now);
+            const auto& profile =
+                c.options.profile ? *c.options.profile : protocol::default_profile();
+            c.timeline->audio(now,
+                              pcm_duration(scanner.audio_decoded_size(),
+                                           static_cast<std::size_t>(profile.output_sample_rate)));
+        }
         c.notify();
     }
 }
@@ -320,14 +396,27 @@ void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
 // and its other messages. The driver below does the rest.
 struct native_wire {
     const std::vector<std::uint8_t>& pcm;
+    const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
     std::string audio_b64;
     std::span<const std::uint8_t> previous;
+    std::vector<std::uint8_t> padded;
 
-    void append(std::string& frame, std::string_view event_id, std::size_t seq) {
+    void append(std::string& frame, std::string_view event_id, const protocol::driver_action& a) {
+        static const std::vector<std::uint8_t> silence(protocol::packet_bytes, 0);
+        const std::size_t seq = a.seq;
+        const auto& audio = a.silence ? silence : turns.empty() ? pcm : *turns[a.turn].pcm;
+        const std::size_t k = a.silence ? 0 : a.packet;
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
-        const std::span packet(pcm.data() + seq * protocol::packet_bytes,
-                               schedule::packet_size(pcm.size(), seq));
+        std::span<const std::uint8_t> packet(audio.data() + k * protocol::packet_bytes,
+                                             schedule::packet_size(audio.size(), k));
+        if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
+            // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
+            padded.assign(protocol::packet_bytes, 0);
+            std::memcpy(padded.data(), packet.data(), packet.size());
+            packet = padded;
+            previous = {};
+        }
         if (seq == 0 || packet.size() != previous.size() ||
             std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
             audio_b64.clear();
@@ -369,10 +458,27 @@ struct realtime_wire {
     const std::vector<std::uint8_t>& pcm;
     std::size_t rate;
     std::size_t packets;
+    const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
+    std::vector<std::uint8_t> silence;      // one silent packet at `rate`
+    std::vector<std::uint8_t> padded;
     std::string audio_b64;
 
-    void append(std::string& frame, std::string_view event_id, std::size_t seq) {
-        const auto packet = protocol::rate_packet(pcm, rate, seq, packets);
+    void append(std::string& frame, std::string_view event_id, const protocol::realtime_action& a) {
+        std::span<const std::uint8_t> packet;
+        if (a.silence)
+            packet = silence;
+        else if (turns.empty())
+            packet = protocol::rate_packet(pcm, rate, a.seq, packets);
+        else
+            packet = protocol::rate_packet(*turns[a.turn].wire_pcm, rate, a.packet,
+                                           schedule::packet_count(turns[a.turn].pcm->size()));
+        if (!a.silence && !turns.empty() && a.turn + 1 < turns.size() &&
+            packet.size() < silence.size()) {
+            // A turn's short last packet, padded to the grid (see turn_plan).
+            padded.assign(silence.size(), 0);
+            std::memcpy(padded.data(), packet.data(), packet.size());
+            packet = padded;
+        }
         audio_b64.clear();
         base64_append(audio_b64, packet.data(), packet.size());
         protocol::realtime_append(frame, event_id, audio_b64);
@@ -396,7 +502,27 @@ struct realtime_wire {
         case kind::send_start:
             co_return co_await c.send(protocol::realtime_commit(c.ids.next(), p, false));
         case kind::send_commit:
+            if (c.timeline && c.commits < c.options.conversation.size())
+                c.timeline->committed(c.commits++, clock::now());
             co_return co_await c.send(protocol::realtime_commit(c.ids.next(), p, true));
+        case kind::send_interrupt: {
+            // The user barged in: with manual turns the client cancels the response (server
+            // VAD cancels it itself), and the assistant's item is cut where the player was.
+            // (Only while a response is active: the API answers any other cancel with an
+            // error. One that crosses the response's done is forgiven, see the receiver.)
+            if (c.options.turns == protocol::realtime_turns::manual && c.rt->response_active()) {
+                c.cancel_sent = true;
+                if (!co_await c.send(protocol::response_cancel(c.ids.next())))
+                    co_return false;
+            }
+            if (c.assistant_item.empty() || !c.timeline)
+                co_return true;
+            const auto played = c.timeline->played_s(a.turn - 1);
+            const auto ms = static_cast<std::uint64_t>(std::llround(played * 1000));
+            // (A local first: GCC 12 mishandles temporaries inside co_await expressions.)
+            auto truncate = protocol::item_truncate(c.ids.next(), c.assistant_item, ms);
+            co_return co_await c.send(std::move(truncate));
+        }
         case kind::send_response:
             co_return co_await c.send(protocol::response_create(c.ids.next()));
         case kind::close:
@@ -434,6 +560,13 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
         case kind::join_gate:
             report_to_gate(ctx, true);
             break;
+        case kind::turn_end: // multi-turn: the turn's speech has ended (its reply comes next)
+            if (c.timeline)
+                c.timeline->turn_ended(a.turn, a.at);
+            c.need_item = true;
+            if (!co_await Wire::control(c, a))
+                co_return;
+            break;
         case kind::send_append: {
             // Builds and sends append `seq` (its grid deadline `a.at`), streams its receipt to
             // the writer and bumps the live totals.
@@ -441,9 +574,11 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
             const auto event_id = c.ids.next();
             receipt.event_id = event_id.chars;
             receipt.seq = a.seq;
-            wire.append(frame, event_id.view(), a.seq);
+            wire.append(frame, event_id.view(), a);
             const auto start = clock::now();
             m.append_sent(start);
+            if (c.timeline && !a.silence && a.packet == 0)
+                c.timeline->turn_started(a.turn, start, a.barge_in);
             receipt.scheduled_s = to_seconds(Wire::unscheduled(m, a.seq) ? start : a.at);
             if (a.seq == 0)
                 r.session_start_s = to_seconds(Wire::origin(m));
@@ -493,10 +628,16 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
                                          ? protocol::openai_sample_rate
                                          : protocol::input_sample_rate;
-            realtime_wire wire{*c.options.wire_pcm, rate, c.rt->expected_appends(), {}};
+            realtime_wire wire{*c.options.wire_pcm,
+                               rate,
+                               schedule::packet_count(c.options.pcm->size()),
+                               c.options.conversation,
+                               std::vector<std::uint8_t>(rate * 2 * 80 / 1000, 0),
+                               {},
+                               {}};
             co_await drive(ctx, *c.rt, std::move(wire));
         } else {
-            native_wire wire{*c.options.pcm, {}, {}};
+            native_wire wire{*c.options.pcm, c.options.conversation, {}, {}, {}};
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
@@ -539,6 +680,16 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
                 ? runtime::resample_pcm16(*options.pcm, protocol::input_sample_rate,
                                            protocol::openai_sample_rate)
                 : *options.pcm);
+    for (auto& t : options.conversation) {
+        if (!t.pcm || t.pcm->empty() || t.pcm->size() % 2 != 0)
+            throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
+        if (options.realtime && !t.wire_pcm)
+            t.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+                *options.realtime == protocol::realtime_protocol::openai
+                    ? runtime::resample_pcm16(*t.pcm, protocol::input_sample_rate,
+                                               protocol::openai_sample_rate)
+                    : *t.pcm);
+    }
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;
@@ -627,6 +778,8 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(protocol::close_timeout);
 
+    if (c.timeline) // a barge-in shortens a pause: the appends expected are final once streamed
+        r.expected_appends = c.rt ? c.rt->expected_appends() : c.machine.expected_appends();
     if (c.rt) {
         const auto seconds = [](std::optional<time_point> t) {
             return t ? std::optional<double>(to_seconds(*t)) : std::nullopt;
@@ -641,6 +794,8 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
                      c.machine.has_seen(server_event::input_drained) &&
                      c.machine.has_seen(server_event::session_closed);
+    if (c.timeline)
+        r.turns = c.timeline->results();
     r.trace_error = co_await c.trace.finish(receipts_tail(r));
     if (!r.trace_error.empty())
         r.complete = false;

@@ -172,6 +172,13 @@ run_outcome run_duplex(const run_options& options) {
         so.wire_pcm = options.wire_inputs.empty()
                           ? options.wire_pcm
                           : options.wire_inputs[i % options.wire_inputs.size()];
+        if (options.scenario) {
+            const auto pauses = schedule::draw_pauses(*options.scenario, i);
+            so.conversation = options.conversation;
+            for (std::size_t j = 0; j < so.conversation.size(); ++j)
+                so.conversation[j].pause = pauses[j];
+            so.pause_packets = options.scenario->pause_packets;
+        }
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;
         so.live = options.live;

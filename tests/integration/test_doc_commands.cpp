@@ -33,7 +33,8 @@
 //
 // Inputs and outputs: each line runs in a fresh empty folder, so output folders named in the
 // docs never exist yet (a dry run still refuses an existing one). The inputs a line names are
-// made there first: the file after --audio (a WAV), after --schedule (a schedule.json), the
+// made there first: the file after --audio (a WAV), after --schedule (a schedule.json), after
+// --scenario NAME.json (a two-turn scenario), the
 // dataset after `pacer record --dataset` (a manifest.jsonl of one WAV) and the recording after
 // `--resume` (a run.json of that dataset, nothing recorded yet), the
 // folders given to `pacer replay` (a run folder with a session-000/, or a session folder when
@@ -434,6 +435,13 @@ protected:
                 fs::copy_file(fixtures() / (a == "--tls-key" ? "key.pem" : "cert.pem"),
                               at(args[i + 1]));
                 ++i;
+                continue;
+            }
+            if (a == "--scenario" && i + 1 < args.size() && args[i + 1].ends_with(".json") &&
+                !fs::exists(at(args[i + 1]))) {
+                // A two-turn conversation of the run's input (docs/scenarios.md).
+                std::ofstream(at(args[i + 1]))
+                    << R"({"turns":[{"audio":"input","pause":"0.3s"},{"audio":"input"}]})";
                 continue;
             }
             if (a == "--schedule" && i + 1 < args.size() && !fs::exists(at(args[i + 1]))) {

@@ -7,6 +7,7 @@
 
 #include "integration/process.hpp"
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -276,6 +277,55 @@ TEST(ProtocolsE2E, ProcessesPoolTheProtocolAndEverySessionsHandshake) {
     const auto worker = read_json(dir / "worker-0" / "summary.json");
     EXPECT_EQ(at(worker, {"transport", "handshake_s", "session_update_ack", "n"}).to_number<int>(),
               2);
+}
+
+// A conversation (docs/scenarios.md): two turns of 0.5 s on one grid with silence between
+// them, manual turns, and a barge-in 0.1 s into the reply. Asserts what went on the wire and
+// the summary's per-turn records; never a speed. (About 2 s.)
+TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto scenario = out / "talk.json";
+    std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"0.8s",)"
+                               R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
+    mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
+    const auto dir = out / "run";
+    const auto r =
+        run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(),
+                   "-c", "2", "-d", "0.5s", "--scenario", scenario.string(), "--timeout", "20s",
+                   "--keep-traces", "--no-report", "-o", dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto summary = read_json(dir / "summary.json");
+    EXPECT_EQ(at(summary, {"config", "scenario"}).as_string(), scenario.string());
+    const auto& all = at(summary, {"turns", "all"});
+    EXPECT_EQ(at(all, {"turns"}).to_number<int>(), 4);
+    EXPECT_EQ(at(summary, {"turns", "by_turn"}).as_array().size(), 2u);
+    int truncates = 0;
+    for (int i = 0; i < 2; ++i) {
+        SCOPED_TRACE(i);
+        const auto sent = types(dir / fmt::format("session-{:03}", i) / "trace.jsonl", "send");
+        // One commit and one response.create per turn.
+        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 2u);
+        EXPECT_EQ(count(sent, "response.create"), 2u);
+        // 0.5 s is 7 packets a turn; the pause's silence packets come on top (fewer when the
+        // barge-in cuts it short), never more than its 10 slots.
+        const auto appends = count(sent, "input_audio_buffer.append");
+        EXPECT_GE(appends, 14u);
+        EXPECT_LE(appends, 24u);
+        // A barge-in: the truncate goes right after the barge-in's first append.
+        const auto t = std::find(sent.begin(), sent.end(), "conversation.item.truncate");
+        if (t != sent.end()) {
+            ++truncates;
+            ASSERT_NE(t, sent.begin());
+            const auto before = *(t - 1);
+            EXPECT_TRUE(before == "input_audio_buffer.append" || before == "response.cancel")
+                << before;
+        }
+        EXPECT_EQ(sent.back(), "response.create");
+    }
+    // Every interrupted turn sent its truncate (and only those).
+    EXPECT_EQ(at(all, {"interrupted"}).to_number<int>(), truncates);
 }
 
 } // namespace

@@ -175,4 +175,20 @@ TEST(event_scanner, reads_an_append_as_the_dom_does) {
     EXPECT_EQ(scanner.audio_decoded_size(), 0u);
 }
 
+// An output audio delta's PCM size comes from its `delta` (multi-turn sessions time the
+// assistant's audio with it, docs/scenarios.md), split across parser chunks or not.
+TEST(event_scanner, SizesAnAudioDeltasPcm) {
+    event_scanner scanner;
+    const std::string pcm(3840, 'x');
+    std::string b64;
+    pacer::base64_append(b64, reinterpret_cast<const std::uint8_t*>(pcm.data()), pcm.size());
+    const std::string frame = R"({"type":"response.output_audio.delta","response_id":"r",)"
+                              R"("delta":")" +
+                              b64 + R"(","item_id":"item_1"})";
+    ASSERT_EQ(scanner.scan(frame), nullptr);
+    EXPECT_EQ(scanner.audio_decoded_size(), 3840u);
+    ASSERT_EQ(scanner.scan(R"({"type":"response.output_audio.delta","delta":"AAA="})"), nullptr);
+    EXPECT_EQ(scanner.audio_decoded_size(), 2u);
+}
+
 } // namespace

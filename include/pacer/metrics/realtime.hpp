@@ -15,6 +15,20 @@ namespace pacer::metrics {
 /// `{count, p50, p95, max}` in seconds for each figure (null figures when no session has one).
 boost::json::object realtime_latency_json(const std::vector<trace::session_result>& sessions);
 
+/// Multi-turn scenarios (docs/scenarios.md): `{by_turn: [per turn index], all: pooled}`, each
+/// with `{count, p50, p95, max}` seconds (null without values) of:
+/// - `ttfa_from_speech_end_s`: first assistant audio − the turn's end-of-input instant;
+/// - `ttfa_from_speech_stopped_s`: first audio − the server's `speech_stopped` (server VAD);
+/// - `ttfa_from_commit_s`: first audio − the turn's commit (openai-realtime manual);
+/// - `response_duration_s`: last − first audio delta of the turn's reply;
+/// - `interrupt_latency_s` (turns a barge-in interrupted): last audio delta of the reply −
+///   the barge-in's first packet, 0 when the reply had already ended;
+/// - `audio_after_interrupt_s`: seconds of reply PCM that arrived after that packet;
+/// - `played_at_interrupt_s`: what the simulated player had played by then;
+/// - `player_gap_s`: the player's silent gaps between two deltas of the reply (underruns);
+/// plus the counts `turns`, `answered` (turns with a reply), `interrupted` and `underruns`.
+boost::json::object turn_metrics_json(const std::vector<trace::session_result>& sessions);
+
 /// How long each session's `session.update` took to be acknowledged (`session.updated`
 /// received - the update's send start), over the sessions that got an ack: `{n, p50, ...}`.
 boost::json::object update_ack_json(const std::vector<trace::session_result>& sessions);

@@ -36,8 +36,9 @@ public:
     /// `sglang.seq` when `sglang` is an object and its `seq` an integer that fits in int64 (what
     /// Boost.JSON's `is_int64()` accepts), else nullopt.
     std::optional<std::int64_t> seq() const;
-    /// `base64_decoded_size` of the top-level `audio` string (0 when it is absent or not a
-    /// string); the string itself is neither kept nor decoded.
+    /// `base64_decoded_size` of the top-level `audio` string, or of `delta` (an audio delta's
+    /// PCM; meaningless for a text delta), whichever came last (0 when neither is a string);
+    /// the string itself is neither kept nor decoded.
     std::size_t audio_decoded_size() const;
 
 private:

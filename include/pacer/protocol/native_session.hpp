@@ -14,10 +14,12 @@
 #include <pacer/protocol/events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/stagger.hpp>
+#include <pacer/schedule/turn_grid.hpp>
 
 #include <bitset>
 #include <cstddef>
 #include <optional>
+#include <vector>
 
 namespace pacer::protocol {
 
@@ -37,12 +39,19 @@ struct native_session_options {
     duration start_offset{};
     /// Lockstep: no grid; the packet that completes unit k waits for the k-th unit.done.
     std::optional<std::size_t> lockstep_unit_bytes;
+    /// A multi-turn scenario (docs/scenarios.md): its turns on the one grid, and whether the
+    /// pauses carry silence packets. Empty: one turn of `pcm_bytes` (today's session). The
+    /// native protocol has one end of input per session (`sglang.input_audio.end`, §1.3), so a
+    /// turn ends by its pause; the end goes once, after the last turn.
+    std::vector<schedule::turn_layout> turn_plan;
+    bool pause_packets = true;
 };
 
 /// The driver's next step.
 struct driver_action {
     enum class kind {
         send_update, ///< send `session.update`
+        turn_end,    ///< turn `turn`'s speech ended at `at` (multi-turn; nothing to send)
         join_gate,   ///< report ready to the start gate; `gate_started(t)` when it starts
         send_append, ///< send packet `seq`, reporting its send start with `append_sent(start)`
         send_end,    ///< send `sglang.input_audio.end`
@@ -54,13 +63,38 @@ struct driver_action {
     kind what;
     std::size_t seq = 0;
     time_point at{}; ///< wait_until: the deadline; send_append: the packet's grid deadline
+    /// send_append: the turn, its audio packet (`seq` in a one-turn session), or a pause's
+    /// silence packet; the first packet of a turn that barges in. turn_end: the turn.
+    std::size_t turn = 0;
+    std::size_t packet = 0;
+    bool silence = false;
+    bool barge_in = false;
 };
 
 /// The driver of one native session, sans-io.
 class native_session {
 public:
-    explicit native_session(native_session_options o)
-        : o_(o), expected_(schedule::packet_count(o.pcm_bytes)) {}
+    explicit native_session(native_session_options o) : o_(std::move(o)) {
+        if (o_.turn_plan.empty())
+            o_.turn_plan.push_back({o_.pcm_bytes, {}, {}});
+        expected_ = planned_appends(o_.turn_plan, o_.pause_packets);
+    }
+
+    /// The appends of `turns` without a barge-in: every audio packet, and each pause's silence
+    /// packets when they are sent (a barge-in shortens a pause: the count is then final only
+    /// once the last turn has gone).
+    static std::size_t planned_appends(const std::vector<schedule::turn_layout>& turns,
+                                       bool pause_packets) {
+        std::size_t n = 0;
+        for (std::size_t j = 0; j < turns.size(); ++j) {
+            n += schedule::packet_count(turns[j].bytes);
+            if (pause_packets && j + 1 < turns.size())
+                n += static_cast<std::size_t>((turns[j].pause + schedule::packet_period -
+                                               duration(1)) /
+                                              schedule::packet_period);
+        }
+        return n;
+    }
 
     // Inputs ---------------------------------------------------------------------------------
 
@@ -90,6 +124,11 @@ public:
             if (end >= (unit_ + 1) * *o_.lockstep_unit_bytes)
                 phase_ = phase::unit_wait;
         }
+    }
+    /// The assistant's audio arrived at `at` (a barge-in counts from its first after a turn).
+    void on_assistant_audio(time_point at) {
+        if (grid_)
+            grid_->assistant_audio(at);
     }
     /// A send failed: stop streaming. (Its error stops the whole session: the coroutine's
     /// concern, with `task_completion`.)
@@ -147,22 +186,28 @@ public:
                     if (now < *o_.origin)
                         return {k::wait_until, 0, *o_.origin};
                 }
-                grid_.emplace(expected_, lockstep() ? std::nullopt : o_.origin);
+                grid_.emplace(o_.turn_plan, o_.pause_packets,
+                              lockstep() ? std::nullopt : o_.origin);
                 phase_ = phase::streaming;
                 continue;
             case phase::streaming: {
                 const auto a = grid_->next(now);
-                if (a.what == schedule::pacing_action::kind::done) {
+                using g = schedule::turn_action::kind;
+                if (a.what == g::done) {
+                    expected_ = grid_->sent_count(); // final now (a barge-in shortens a pause)
                     phase_ = phase::end_of_input;
                     continue;
                 }
-                if (a.what == schedule::pacing_action::kind::wait && !lockstep())
+                if (a.what == g::wait && !lockstep())
                     return {k::wait_until, a.seq, a.scheduled};
                 if (aborted_) {
                     phase_ = phase::end_of_input;
                     continue;
                 }
-                return {k::send_append, a.seq, a.scheduled};
+                if (a.what == g::turn_end)
+                    return {k::turn_end, 0, a.scheduled, a.turn};
+                return {k::send_append, a.seq,    a.scheduled, a.turn,
+                        a.packet,       a.silence, a.barge_in};
             }
             case phase::unit_wait:
                 if (units_done_ > unit_) {
@@ -176,16 +221,14 @@ public:
                 }
                 return {k::wait_event};
             case phase::end_of_input:
-                if (aborted_ || grid_->sent_count() != expected_ || expected_ == 0) {
+                if (aborted_ || grid_->turn() < grid_->turns() || expected_ == 0) {
                     phase_ = phase::close;
                     continue;
                 }
                 if (!lockstep()) {
                     // Not before the grid's end, nor before the last packet has had its own
                     // duration on the wire (§2.4). Lockstep sends it at once.
-                    const auto eos_at = schedule::end_of_input_at(
-                        origin_, o_.pcm_bytes, last_append_start_,
-                        schedule::packet_size(o_.pcm_bytes, expected_ - 1));
+                    const auto eos_at = grid_->end_of_turn_at(grid_->turns() - 1);
                     if (now < eos_at)
                         return {k::wait_until, 0, eos_at};
                 }
@@ -229,6 +272,9 @@ public:
     /// The origin the session was given or got from the gate (not the anchored one).
     std::optional<time_point> given_origin() const { return o_.origin; }
     std::size_t units_done() const { return units_done_; }
+    /// The turns (one for a one-turn session) and the grid, once streaming has begun.
+    std::size_t turns() const { return o_.turn_plan.size(); }
+    const schedule::turn_grid* grid() const { return grid_ ? &*grid_ : nullptr; }
 
 private:
     enum class phase {
@@ -257,7 +303,7 @@ private:
     std::size_t unit_ = 0;
     std::optional<time_point> gate_start_;
     schedule::stagger_wait stagger_{o_.stagger_phase, o_.start_delay};
-    std::optional<schedule::packet_grid> grid_;
+    std::optional<schedule::turn_grid> grid_;
     time_point origin_{};
     time_point last_append_start_{};
 };

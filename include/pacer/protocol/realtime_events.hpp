@@ -29,6 +29,13 @@ std::string realtime_commit(std::string_view event_id, realtime_protocol p, bool
 /// openai-realtime's `response.create`.
 std::string response_create(std::string_view event_id);
 
+/// openai-realtime's `response.cancel` (a barge-in with manual turns).
+std::string response_cancel(std::string_view event_id);
+/// openai-realtime's `conversation.item.truncate` of the assistant's item `item_id` at
+/// `audio_end_ms` (what the client's player had played when the user barged in).
+std::string item_truncate(std::string_view event_id, std::string_view item_id,
+                          std::uint64_t audio_end_ms);
+
 /// Packet `seq` of `count` 80 ms packets of `pcm` at `rate` Hz: `rate * 0.16` bytes each,
 /// the last one taking whatever remains (a resampled input need not end on a packet).
 std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,

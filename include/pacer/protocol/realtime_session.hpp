@@ -18,11 +18,13 @@
 #include <pacer/protocol/constants.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/stagger.hpp>
+#include <pacer/schedule/turn_grid.hpp>
 
 #include <bitset>
 #include <cstddef>
 #include <optional>
 #include <string_view>
+#include <vector>
 
 namespace pacer::protocol {
 
@@ -99,6 +101,12 @@ struct realtime_session_options {
     /// answers neither); the gate's common start + `start_offset` is the origin.
     bool gate = false;
     duration start_offset{};
+    /// A multi-turn scenario (docs/scenarios.md): its turns on the one grid and whether the
+    /// pauses carry silence packets; empty: one turn of `pcm_bytes`. At each turn's end but
+    /// the last, openai-realtime manual commits and sends `response.create`; server VAD sends
+    /// nothing (the server ends the turn); vllm-realtime sends nothing (one transcription).
+    std::vector<schedule::turn_layout> turn_plan;
+    bool pause_packets = true;
 };
 
 /// The driver's next step.
@@ -109,6 +117,8 @@ struct realtime_action {
         send_append,   ///< send packet `seq`, reporting its send start with `append_sent`
         send_commit,   ///< send `input_audio_buffer.commit` (vllm: `final:true`)
         send_response, ///< openai manual: send `response.create`
+        turn_end,      ///< turn `turn`'s speech ended at `at` (multi-turn; nothing to send)
+        send_interrupt, ///< openai barge-in: `response.cancel` (manual) and the truncate
         join_gate,     ///< report ready to the start gate; `gate_started(t)` when it starts
         wait_event,    ///< wait for a server event (or the receive loop's end)
         wait_until,    ///< wait until `at`, or an event, then ask again
@@ -118,13 +128,29 @@ struct realtime_action {
     kind what;
     std::size_t seq = 0;
     time_point at{};
+    /// As driver_action's: send_append's turn, audio packet, silence, barge-in; the turn of
+    /// turn_end and send_interrupt.
+    std::size_t turn = 0;
+    std::size_t packet = 0;
+    bool silence = false;
+    bool barge_in = false;
 };
 
 /// The driver of one openai-realtime or vllm-realtime session, sans-io.
 class realtime_session {
 public:
-    explicit realtime_session(realtime_session_options o)
-        : o_(o), expected_(schedule::packet_count(o.pcm_bytes)) {}
+    explicit realtime_session(realtime_session_options o) : o_(std::move(o)) {
+        if (o_.turn_plan.empty())
+            o_.turn_plan.push_back({o_.pcm_bytes, {}, {}});
+        expected_ = 0;
+        for (std::size_t j = 0; j < o_.turn_plan.size(); ++j) {
+            expected_ += schedule::packet_count(o_.turn_plan[j].bytes);
+            if (o_.pause_packets && j + 1 < o_.turn_plan.size())
+                expected_ += static_cast<std::size_t>(
+                    (o_.turn_plan[j].pause + schedule::packet_period - duration(1)) /
+                    schedule::packet_period);
+        }
+    }
 
     // Inputs ---------------------------------------------------------------------------------
 
@@ -137,12 +163,15 @@ public:
             aborted_ = true;
             break;
         case realtime_event::speech_stopped:
-            if (!speech_stopped_at_)
-                speech_stopped_at_ = now;
+            if (!speech_stopped_at_ || multi_turn())
+                speech_stopped_at_ = now; // multi-turn: the last turn's is the utterance's end
+            ++speech_stops_;
             break;
         case realtime_event::audio_delta:
             if (!first_audio_at_)
                 first_audio_at_ = now;
+            if (grid_)
+                grid_->assistant_audio(now);
             break;
         case realtime_event::transcript_delta:
         case realtime_event::transcription_delta:
@@ -150,7 +179,14 @@ public:
                 first_transcript_at_ = now;
             break;
         case realtime_event::response_done:
-            if (input_end_at_)
+            ++responses_done_;
+            // Multi-turn: the last turn's response, not an earlier one still ending. Manual
+            // turns count the responses asked for; server VAD needs the last turn's
+            // speech_stopped first (without it, the quiet period ends the session).
+            if (input_end_at_ &&
+                (!multi_turn() ||
+                 (o_.turns == realtime_turns::manual ? responses_done_ >= responses_asked_
+                                         : speech_stops_ >= o_.turn_plan.size())))
                 done_after_input_ = true;
             break;
         case realtime_event::transcription_done:
@@ -165,6 +201,8 @@ public:
     void append_sent(time_point start) {
         grid_->sent(start);
         last_append_start_ = start;
+        if (interrupt_pending_)
+            phase_ = phase::interrupt;
     }
     void send_failed() { aborted_ = true; }
     /// The start gate released the level at `start`.
@@ -219,7 +257,7 @@ public:
                 if (!o_.origin)
                     if (const auto at = stagger_.until(now))
                         return {k::wait_until, 0, *at};
-                grid_.emplace(expected_, o_.origin);
+                grid_.emplace(o_.turn_plan, o_.pause_packets, o_.origin);
                 phase_ = phase::streaming;
                 continue;
             case phase::streaming: {
@@ -228,22 +266,33 @@ public:
                     continue;
                 }
                 const auto a = grid_->next(now);
-                if (a.what == schedule::pacing_action::kind::done) {
+                using g = schedule::turn_action::kind;
+                if (a.what == g::done) {
+                    expected_ = grid_->sent_count(); // final now (a barge-in shortens a pause)
                     phase_ = phase::end_of_input;
                     continue;
                 }
-                if (a.what == schedule::pacing_action::kind::wait)
+                if (a.what == g::wait)
                     return {k::wait_until, a.seq, a.scheduled};
-                return {k::send_append, a.seq, a.scheduled};
+                if (a.what == g::turn_end) {
+                    // (The last turn's commit is the end of input's, below.)
+                    if (o_.protocol == realtime_protocol::openai &&
+                        o_.turns == realtime_turns::manual && a.turn + 1 < turns())
+                        phase_ = phase::turn_commit;
+                    return {k::turn_end, 0, a.scheduled, a.turn};
+                }
+                // A barge-in over openai-realtime: the interrupt goes right after its packet.
+                interrupt_pending_ = a.barge_in && o_.protocol == realtime_protocol::openai;
+                interrupt_turn_ = a.turn;
+                return {k::send_append, a.seq,    a.scheduled, a.turn,
+                        a.packet,       a.silence, a.barge_in};
             }
             case phase::end_of_input: {
                 if (aborted_ || expected_ == 0) {
                     phase_ = phase::close;
                     continue;
                 }
-                const auto eos_at =
-                    schedule::end_of_input_at(*grid_->origin(), o_.pcm_bytes, last_append_start_,
-                                              schedule::packet_size(o_.pcm_bytes, expected_ - 1));
+                const auto eos_at = grid_->end_of_turn_at(grid_->turns() - 1);
                 if (now < eos_at)
                     return {k::wait_until, 0, eos_at};
                 input_end_at_ = now;
@@ -258,7 +307,19 @@ public:
             }
             case phase::response:
                 phase_ = phase::awaiting;
+                ++responses_asked_;
                 return {k::send_response};
+            case phase::turn_commit:
+                phase_ = phase::turn_response;
+                return {k::send_commit};
+            case phase::turn_response:
+                phase_ = phase::streaming;
+                ++responses_asked_;
+                return {k::send_response};
+            case phase::interrupt:
+                interrupt_pending_ = false;
+                phase_ = phase::streaming;
+                return {k::send_interrupt, 0, now, interrupt_turn_};
             case phase::awaiting: {
                 if (aborted_) {
                     phase_ = phase::close;
@@ -323,6 +384,11 @@ public:
     std::optional<time_point> first_audio_at() const { return first_audio_at_; }
     std::optional<time_point> first_transcript_at() const { return first_transcript_at_; }
     std::optional<time_point> final_transcript_at() const { return final_transcript_at_; }
+    bool multi_turn() const { return o_.turn_plan.size() > 1; }
+    /// openai manual: a `response.create` has no `response.done` yet (a barge-in cancels it).
+    bool response_active() const { return responses_done_ < responses_asked_; }
+    std::size_t turns() const { return o_.turn_plan.size(); }
+    realtime_turns turn_mode() const { return o_.turns; }
 
 private:
     enum class phase {
@@ -334,6 +400,9 @@ private:
         streaming,
         end_of_input,
         response,
+        turn_commit,
+        turn_response,
+        interrupt,
         awaiting,
         close,
         closed
@@ -346,10 +415,15 @@ private:
     bool aborted_ = false;
     bool receiver_ended_ = false;
     bool done_after_input_ = false;
+    bool interrupt_pending_ = false;
+    std::size_t interrupt_turn_ = 0;
+    std::size_t responses_asked_ = 0;
+    std::size_t responses_done_ = 0;
+    std::size_t speech_stops_ = 0;
     bool finished_ = false;
     schedule::stagger_wait stagger_{o_.stagger_phase, o_.start_delay};
     std::optional<time_point> gate_start_;
-    std::optional<schedule::packet_grid> grid_;
+    std::optional<schedule::turn_grid> grid_;
     time_point last_append_start_{};
     std::optional<time_point> input_end_at_;
     std::optional<time_point> last_event_at_;

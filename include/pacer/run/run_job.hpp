@@ -19,6 +19,7 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/local_server.hpp>
+#include <pacer/schedule/scenario.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
@@ -54,6 +55,7 @@ struct run_options {
     std::string profile = "nemotron";
     std::string protocol = "native";
     std::string turns = "server-vad";
+    std::string scenario = "single"; ///< `--scenario` (docs/scenarios.md)
     std::string model;
     std::size_t threads = 1;
     std::string output;
@@ -123,6 +125,10 @@ struct run_job {
     std::optional<protocol::realtime_protocol> realtime;
     session::cap_policy policy{};
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad; ///< `--turns`
+    /// A multi-turn `--scenario` (null: `single`) and its turns' audio, a turn with no `pcm`
+    /// being the run's input; each session draws its own pauses.
+    std::shared_ptr<const schedule::scenario> scenario;
+    std::vector<session::session_turn> conversation;
     /// The client settings applied, to `--url` or to the built-in mock's address.
     transport::ws_endpoint endpoint;
     /// The built-in mock when no `--url` was given (stopped by the run when its sessions end).

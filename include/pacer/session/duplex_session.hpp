@@ -97,6 +97,16 @@ private:
     std::list<std::function<void()>> stops_;
 };
 
+/// One user turn of a multi-turn scenario (docs/scenarios.md), as a session streams it.
+struct session_turn {
+    /// 16 kHz mono PCM16 (non-empty whole samples), shared read-only.
+    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    /// At the protocol's rate; null: the session resamples `pcm` itself.
+    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    duration pause{}; ///< after the turn's audio (this session's draw)
+    std::optional<duration> interrupt_after;
+};
+
 struct session_options {
     std::uint32_t index = 0;
     transport::ws_endpoint endpoint;
@@ -149,6 +159,11 @@ struct session_options {
     /// Optional: the statistics every receipt is folded into as it is produced (the session
     /// context's: touched only on its thread); must outlive the session.
     trace::receipt_statistics* receipt_stats = nullptr;
+    /// A multi-turn scenario: its turns (at least two) on the one grid, and whether the
+    /// pauses carry silence packets; empty: one turn of `pcm` (today's session, unchanged).
+    /// The session's result then has one `turns` entry each.
+    std::vector<session_turn> conversation;
+    bool pause_packets = true;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's

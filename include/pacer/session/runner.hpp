@@ -8,6 +8,7 @@
 // Runs N duplex sessions at once: T single-threaded session contexts (one thread each, no
 // strand, no lock), a loop monitor on each, and the trace writer on its own context thread.
 
+#include <pacer/schedule/scenario.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/trace/writer.hpp>
@@ -86,6 +87,10 @@ struct run_options {
     /// With several `inputs`: each at the protocol's rate, in the same order (session i
     /// streams wire_inputs[i mod n]); empty: `wire_pcm` for every session.
     std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    /// A multi-turn scenario (docs/scenarios.md; null: one turn of the input): its turns'
+    /// audio and barge-ins; session i draws its pauses with `draw_pauses(*scenario, i)`.
+    std::shared_ptr<const schedule::scenario> scenario;
+    std::vector<session_turn> conversation;
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;

@@ -49,6 +49,31 @@ struct append_receipt {
     }
 };
 
+/// One user turn of a multi-turn scenario (docs/scenarios.md), as the session saw it; times
+/// are CLOCK_MONOTONIC seconds. The per-turn metrics (time to first audio from each reference
+/// point, response duration, interruption latency) are differences of these.
+struct turn_result {
+    std::optional<double> start_s;          ///< the turn's first packet's send start
+    bool barge_in = false;                  ///< it started by talking over the assistant
+    std::optional<double> speech_end_s;     ///< its end-of-input instant (end of the speech)
+    std::optional<double> commit_s;         ///< openai-realtime manual: its commit sent
+    std::optional<double> speech_stopped_s; ///< server VAD: the server's `speech_stopped`
+    /// The assistant's audio for the turn: what arrived after its end and before the next
+    /// turn's end.
+    std::optional<double> first_audio_s;
+    std::optional<double> last_audio_s;
+    double audio_s = 0; ///< seconds of PCM received
+    /// The simulated player (plays each delta as it comes, in real time): times it ran dry
+    /// between two deltas, and for how long in all.
+    std::uint64_t underruns = 0;
+    double gap_s = 0;
+    /// Interrupted by the next turn's barge-in: its first packet's send start, what the player
+    /// had played by then, and the audio that arrived after it.
+    std::optional<double> interrupted_s;
+    std::optional<double> played_s;
+    double audio_after_interrupt_s = 0;
+};
+
 struct session_result {
     std::uint32_t index = 0;
     bool admitted = false;
@@ -102,6 +127,8 @@ struct session_result {
     std::uint64_t stalled_sends = 0;
     std::optional<double> longest_write_s;
     std::optional<double> pending_write_s;
+    /// Multi-turn scenarios only (empty for `single`): each user turn.
+    std::vector<turn_result> turns;
 };
 
 /// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in
