@@ -5,6 +5,7 @@
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/native_session.hpp>
+#include <pacer/protocol/opening.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
@@ -47,7 +48,7 @@ std::string error_event(std::string_view message) {
 
 protocol::native_session_options machine_options(const session_options& o) {
     protocol::native_session_options m;
-    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.pcm_bytes = o.pcm.size();
     m.origin = o.origin;
     if (o.stagger_origin)
         m.stagger_phase = *o.stagger_origin + o.start_delay;
@@ -64,7 +65,7 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     protocol::realtime_session_options m;
     m.protocol = *o.realtime;
     m.turns = o.turns;
-    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.pcm_bytes = o.pcm.size();
     m.origin = o.origin;
     if (o.stagger_origin)
         m.stagger_phase = *o.stagger_origin + o.start_delay;
@@ -220,6 +221,12 @@ struct session_state {
     }
 };
 
+// Whether a frame fits on one trace line as it arrived.
+bool one_line(std::string_view frame) {
+    return std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
+           std::memchr(frame.data(), '\r', frame.size()) == nullptr;
+}
+
 // The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
 // when the connection ends, a frame is refused, or the session stops.
 awaitable<void> receive_loop(session_state& c) {
@@ -259,6 +266,26 @@ awaitable<void> receive_loop(session_state& c) {
             co_return;
         }
         const double now_s = to_seconds(now);
+        // While negotiating, an event of another protocol ends the session at once (the
+        // machine decides; the frame is parsed whole only then, once or twice a session).
+        const bool opening = c.rt ? c.rt->checks_opening() : c.machine.checks_opening();
+        if (opening) {
+            const auto shape = protocol::describe_opening(frame);
+            auto wrong = c.rt ? c.rt->check_opening(scanner.type(), shape)
+                              : c.machine.check_opening(scanner.type(), shape);
+            if (wrong) {
+                if (c.trace.lines()) {
+                    // Traced as the other receives are (below). (Built in a local first: GCC 12
+                    // destroys temporaries of a conditional inside a co_await expression twice.)
+                    std::string line = one_line(frame)
+                                           ? std::string(frame)
+                                           : boost::json::serialize(boost::json::parse(frame));
+                    co_await c.trace.emit(trace::direction::receive, now_s, line);
+                }
+                co_await c.fail(std::move(*wrong));
+                co_return;
+            }
+        }
         if (c.rt) {
             if (c.trace.lines())
                 co_await c.trace.emit(trace::direction::receive, now_s, frame);
@@ -275,9 +302,7 @@ awaitable<void> receive_loop(session_state& c) {
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
         if (c.trace.lines()) {
-            const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
-                                  std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-            if (one_line)
+            if (one_line(frame))
                 co_await c.trace.emit(trace::direction::receive, now_s, frame);
             else
                 co_await c.trace.emit(trace::direction::receive, now_s,
@@ -318,15 +343,15 @@ void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
 // What the native protocol puts on the wire: its append frames (packet k of the 16 kHz input)
 // and its other messages. The driver below does the rest.
 struct native_wire {
-    const std::vector<std::uint8_t>& pcm;
+    const protocol::pcm_input& pcm;
     std::string audio_b64;
     std::span<const std::uint8_t> previous;
 
     void append(std::string& frame, std::string_view event_id, std::size_t seq) {
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
-        const std::span packet(pcm.data() + seq * protocol::packet_bytes,
-                               schedule::packet_size(pcm.size(), seq));
+        const auto packet =
+            pcm.bytes(seq * protocol::packet_bytes, schedule::packet_size(pcm.size(), seq));
         if (seq == 0 || packet.size() != previous.size() ||
             std::memcmp(packet.data(), previous.data(), packet.size()) != 0) {
             audio_b64.clear();
@@ -365,13 +390,15 @@ struct native_wire {
 // openai-realtime and vllm-realtime: packet k carries the wire input's k-th 80 ms (resampled to
 // the protocol's rate).
 struct realtime_wire {
-    const std::vector<std::uint8_t>& pcm;
+    const protocol::pcm_input& pcm;
     std::size_t rate;
     std::size_t packets;
     std::string audio_b64;
 
     void append(std::string& frame, std::string_view event_id, std::size_t seq) {
-        const auto packet = protocol::rate_packet(pcm, rate, seq, packets);
+        // Packet `seq` of `packets` at `rate`: rate × 0.16 bytes, the last whatever remains.
+        const std::size_t size = rate * 2 * 80 / 1000;
+        const auto packet = pcm.bytes(seq * size, seq + 1 >= packets ? pcm.size() : size);
         audio_b64.clear();
         base64_append(audio_b64, packet.data(), packet.size());
         protocol::realtime_append(frame, event_id, audio_b64);
@@ -492,10 +519,10 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
                                          ? protocol::openai_sample_rate
                                          : protocol::input_sample_rate;
-            realtime_wire wire{*c.options.wire_pcm, rate, c.rt->expected_appends(), {}};
+            realtime_wire wire{c.options.wire_pcm, rate, c.rt->expected_appends(), {}};
             co_await drive(ctx, *c.rt, std::move(wire));
         } else {
-            native_wire wire{*c.options.pcm, {}, {}};
+            native_wire wire{c.options.pcm, {}, {}};
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
@@ -530,14 +557,13 @@ std::size_t session_states_alive() {
 awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
     using namespace asio::experimental::awaitable_operators;
     auto ex = co_await asio::this_coro::executor;
-    if (!options.pcm || options.pcm->empty() || options.pcm->size() % 2 != 0)
+    if (options.pcm.empty() || options.pcm.size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
     if (options.realtime && !options.wire_pcm)
-        options.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+        options.wire_pcm =
             *options.realtime == protocol::realtime_protocol::openai
-                ? protocol::resample_pcm16(*options.pcm, protocol::input_sample_rate,
-                                           protocol::openai_sample_rate)
-                : *options.pcm);
+                ? options.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+                : options.pcm;
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
     auto& c = *ctx;
     auto& r = c.result;

@@ -7,6 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <optional>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -183,6 +186,60 @@ TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
     EXPECT_EQ(s.next(clock.now).what, kind::close);
     EXPECT_EQ(s.appends_sent(), 1u);
     EXPECT_FALSE(s.finished());
+}
+
+// The wrong --protocol: the first event is another protocol's (protocol/opening.hpp), and the
+// session ends at once (the next step closes the socket), before anything is sent.
+TEST(RealtimeSession, AnotherProtocolsOpeningEndsTheSessionAtOnce) {
+    using pacer::protocol::describe_opening;
+    const auto native = describe_opening(
+        R"({"type":"session.created","session":{"id":"s","sglang":{"granted":null}}})");
+    const auto openai =
+        describe_opening(R"({"type":"session.created","session":{"id":"s","type":"realtime"}})");
+    const auto vllm = describe_opening(R"({"type":"session.created","id":"s","created":0})");
+    struct expectation {
+        realtime_protocol client;
+        pacer::protocol::opening_shape server;
+        const char* message;
+    };
+    const expectation cases[] = {
+        {realtime_protocol::openai, vllm,
+         "server's first event was 'session.created' in vllm-realtime's shape (a top-level 'id', "
+         "no 'session' object), not the openai-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::openai, native,
+         "server's first event was 'session.created' in native's shape (with 'session.sglang'), "
+         "not the openai-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::vllm, openai,
+         "server's first event was 'session.created' in openai-realtime's shape (a 'session' "
+         "object without 'sglang'), not the vllm-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::vllm, native,
+         "server's first event was 'session.created' in native's shape (with 'session.sglang'), "
+         "not the vllm-realtime protocol's: is --protocol right?"},
+    };
+    for (const auto& c : cases) {
+        manual_clock clock;
+        realtime_session s(options(c.client, realtime_turns::manual, 2));
+        EXPECT_TRUE(s.checks_opening());
+        EXPECT_EQ(s.check_opening("session.created", c.server),
+                  std::optional<std::string>(c.message));
+        EXPECT_TRUE(s.wrong_protocol());
+        EXPECT_EQ(s.next(clock.now).what, kind::close);
+        EXPECT_EQ(s.next(clock.now).what, kind::done);
+        EXPECT_EQ(s.appends_sent(), 0u);
+    }
+    // Each protocol's own opening passes, and only the first event is checked.
+    for (const auto& [client, own] :
+         {std::pair{realtime_protocol::openai, openai}, std::pair{realtime_protocol::vllm, vllm}}) {
+        realtime_session s(options(client, realtime_turns::manual, 2));
+        EXPECT_EQ(s.check_opening("session.created", own), std::nullopt);
+        EXPECT_FALSE(s.checks_opening());
+        EXPECT_FALSE(s.wrong_protocol());
+    }
+    realtime_session s(options(realtime_protocol::openai, realtime_turns::manual, 2));
+    EXPECT_EQ(s.check_opening("response.done", {}),
+              std::optional<std::string>("server's first event was 'response.done', not the "
+                                         "openai-realtime protocol's 'session.created': is "
+                                         "--protocol right?"));
 }
 
 TEST(RealtimeSession, TheReceiverEndingEndsTheDriver) {
