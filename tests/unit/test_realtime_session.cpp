@@ -2,12 +2,15 @@
 // (docs/protocols.md): each test drives `realtime_session` by hand with a manual clock.
 
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <utility>
 
@@ -388,6 +391,41 @@ TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
     EXPECT_EQ(rate_packet(pcm, 24000, 2, count).size(), 100u);
     std::vector<std::uint8_t> longer(3840 * 2 + 4); // a resampler's extra samples
     EXPECT_EQ(rate_packet(longer, 24000, 1, 2).size(), 3844u);
+}
+
+// Issue 33 item 10: silence is never held, whatever its length; each packet is read from one
+// static zero packet. A file's bytes are held once and shared by every copy.
+TEST(PcmInput, SilenceIsReadAPacketAtATimeAndNeverHeld) {
+    using pacer::protocol::pcm_input;
+    const auto day = pcm_input::silence(86400ull * 32000); // 24 h of 16 kHz PCM16: 2.76 GB
+    EXPECT_TRUE(day.is_silence());
+    EXPECT_EQ(day.held(), nullptr);
+    EXPECT_EQ(day.size(), 2'764'800'000u);
+    const auto packet = day.bytes(std::size_t{1'000'000} * 2560, 2560);
+    ASSERT_EQ(packet.size(), 2560u);
+    EXPECT_TRUE(std::all_of(packet.begin(), packet.end(), [](auto b) { return b == 0; }));
+    EXPECT_EQ(day.bytes(day.size() - 100, 2560).size(), 100u) << "the last packet is clipped";
+    EXPECT_EQ(day.bytes(day.size(), 2560).size(), 0u);
+    EXPECT_THROW((void)day.bytes(0, pcm_input::max_packet_bytes + 1), std::logic_error);
+    // At openai-realtime's 24 kHz: still silence, 1.5 times as long, still not held.
+    const auto wire = day.at_rate(16000, 24000);
+    EXPECT_TRUE(wire.is_silence());
+    EXPECT_EQ(wire.size(), 4'147'200'000u);
+
+    // Held bytes: shared by copies, resampled when the rate changes.
+    const pcm_input file(std::vector<std::uint8_t>{1, 0, 2, 0, 3, 0});
+    const pcm_input copy = file;
+    EXPECT_EQ(copy.held(), file.held());
+    EXPECT_FALSE(file.is_silence());
+    const auto middle = file.bytes(2, 2);
+    EXPECT_EQ(std::vector<std::uint8_t>(middle.begin(), middle.end()),
+              (std::vector<std::uint8_t>{2, 0}));
+    EXPECT_EQ(*file.at_rate(16000, 24000).held(), resample_pcm16(*file.held(), 16000, 24000));
+    pcm_input moved = file;
+    const pcm_input taken = std::move(moved);
+    EXPECT_EQ(taken.size(), 6u);
+    EXPECT_TRUE(moved.empty()); // NOLINT(bugprone-use-after-move): a moved-from input is empty
+    EXPECT_FALSE(static_cast<bool>(pcm_input{}));
 }
 
 } // namespace
