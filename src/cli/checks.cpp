@@ -10,6 +10,16 @@
 
 namespace pacer::cli {
 
+CLI::Validator non_empty_path() {
+    return CLI::Validator(
+        [](std::string& input) -> std::string {
+            return input.empty() ? "is empty: name a folder, or leave the option out for the "
+                                   "default"
+                                 : "";
+        },
+        "PATH");
+}
+
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi) {
     return CLI::Validator(
         [lo, hi](std::string& input) -> std::string {
@@ -80,22 +90,66 @@ std::size_t typo_distance(const std::string& a, const std::string& b) {
 
 } // namespace
 
-std::string nearest_command(const CLI::App& app, const std::string& typed) {
+namespace {
+
+// The name of `names` nearest to `typed`, when close enough to be a typo: at most 2 edits, and
+// fewer than half the letters typed.
+std::string nearest_name(const std::vector<std::string>& names, const std::string& typed) {
     std::string best;
     std::size_t best_distance = 0;
-    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; })) {
-        const std::string& name = sub->get_name();
+    for (const auto& name : names) {
         const std::size_t d = typo_distance(typed, name);
         if (best.empty() || d < best_distance) {
             best = name;
             best_distance = d;
         }
     }
-    // Close enough to be a typo: at most 2 edits, and fewer than half the letters typed.
     if (best.empty() || best_distance > 2 ||
         best_distance * 2 > std::max<std::size_t>(typed.size(), 2))
         return {};
     return best;
+}
+
+} // namespace
+
+std::string nearest_command(const CLI::App& app, const std::string& typed) {
+    std::vector<std::string> names;
+    for (const auto* sub : app.get_subcommands([](const CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
+    return nearest_name(names, typed);
+}
+
+std::string nearest_option(const CLI::App& command, const std::string& typed) {
+    std::vector<std::string> names;
+    for (const auto* o : command.get_options())
+        for (const auto& l : o->get_lnames())
+            names.push_back("--" + l);
+    return nearest_name(names, typed);
+}
+
+std::string unknown_option_line(const CLI::App& command, int argc, char** argv) {
+    bool in_command = false;
+    for (int i = 1; i < argc; ++i) {
+        const std::string word = argv[i];
+        if (!in_command) {
+            in_command = command.check_name(word);
+            continue;
+        }
+        if (word == "--")
+            break; // positionals from here on
+        if (word.rfind("--", 0) != 0)
+            continue;
+        const std::string name = word.substr(0, word.find('='));
+        if (command.get_option_no_throw(name) != nullptr)
+            continue;
+        const std::string near = nearest_option(command, name);
+        const std::string help = fmt::format("(pacer {} --help)", command.get_name());
+        return near.empty()
+                   ? fmt::format("unknown option '{}' for '{}' {}", name, command.get_name(), help)
+                   : fmt::format("unknown option '{}' for '{}'; did you mean '{}'? {}", name,
+                                 command.get_name(), near, help);
+    }
+    return {};
 }
 
 } // namespace pacer::cli

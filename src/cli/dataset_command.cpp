@@ -100,7 +100,9 @@ command add_dataset_command(CLI::App& app) {
     synth_cmd->add_option("--seed", s->seed, "Seed of the text, voices, speeds and lengths")
         ->check(whole_number(0, UINT64_MAX))
         ->capture_default_str();
-    synth_cmd->add_option("-o,--output", s->output, "Dataset folder; must not exist")->required();
+    synth_cmd->add_option("-o,--output", s->output, "Dataset folder; must not exist")
+        ->required()
+        ->check(non_empty_path());
     add_dry_run_flag(*synth_cmd, s->dry_run);
     return {synth_cmd, [s] { return synth(*s); }};
 }

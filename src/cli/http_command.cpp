@@ -903,6 +903,11 @@ command add_http_command(CLI::App& app) {
         "them, goodput, and the dispatch-lag verdict (exit 3 when the schedule was not kept). "
         "Writes requests.jsonl, summary.json, schedule.json and report.html (--no-report: "
         "none). See docs/http.md.");
+    sub->footer("Exit status: 0 every request succeeded and the schedule was kept; 1 pacer "
+                "itself failed (a file could not be written); 2 bad input (nothing written); 3 "
+                "the client fell behind its schedule (the run measured the client); 4 requests "
+                "failed or the server could not be reached; 130 interrupted by SIGINT/SIGTERM "
+                "(the summary covers what ran until then).");
     sub->add_option("--base-url", s->base_url,
                     "Server, e.g. http://127.0.0.1:8000 or https://HOST (TLS: the system CA "
                     "store, or --ca-file)")
@@ -986,7 +991,8 @@ command add_http_command(CLI::App& app) {
                     "SLOs in ms for request_goodput, e.g. ttft:500,tpot:50,e2el:2000 (TTFT and "
                     "E2EL from the schedule)");
     sub->add_option("-o,--output", s->output,
-                    "Result folder; must not exist. Default: pacer-results/http-<UTC time>");
+                    "Result folder; must not exist. Default: pacer-results/http-<UTC time>")
+        ->check(non_empty_path());
     sub->add_flag("--find-capacity", s->find_capacity,
                   "Search the highest rate that keeps its schedule and meets --goodput for "
                   "--goodput-fraction of its requests: from --rate, double (or halve), then "

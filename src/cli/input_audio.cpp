@@ -1,10 +1,31 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
+#include <pacer/core/units.hpp>
 #include <pacer/runtime/audio_file.hpp>
+
+#include <fmt/format.h>
 
 #include <stdexcept>
 
 namespace pacer::cli {
+
+duration silence_duration(const std::string& text, std::string_view example) {
+    const auto d = parse_duration(text);
+    if (!d || d->count() == 0)
+        throw usage_error(
+            fmt::format("--duration '{}' is not a positive duration such as {}", text, example));
+    if (*d > max_input_duration)
+        throw usage_error(fmt::format("--duration {} is longer than the longest input pacer "
+                                      "generates, {}h (for longer, use --rate or several runs)",
+                                      text, max_input_duration.count()));
+    return std::chrono::duration_cast<duration>(*d);
+}
+
+std::size_t silence_bytes(duration length) {
+    const auto samples = std::max<std::int64_t>(
+        1, std::chrono::duration_cast<std::chrono::microseconds>(length).count() * 16 / 1000);
+    return static_cast<std::size_t>(samples) * 2;
+}
 
 loaded_input load_input_audio(const std::string& file, std::size_t wire_rate) {
     loaded_input in;

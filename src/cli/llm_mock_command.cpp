@@ -146,6 +146,7 @@ command add_llm_mock_command(CLI::App& app) {
         "with the requests in flight, HTTP 503 admission and fault modes, for pacer http. "
         "Prints 'listening on HOST:PORT' when ready; on SIGINT/SIGTERM writes --stats-output "
         "and exits 0. See docs/http.md.");
+    sub->footer(server_exit_statuses);
     auto& o = s->options;
     o.port = 8000;
     sub->add_option("--host", o.host, "Address to listen on")->capture_default_str();

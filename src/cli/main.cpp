@@ -61,6 +61,14 @@ int main(int argc, char** argv) {
         return app.exit(e);
     } catch (const CLI::CallForVersion& e) {
         return app.exit(e);
+    } catch (const CLI::ExtrasError& e) {
+        // An unknown --option gets its nearest name, as a mistyped command does.
+        std::string line;
+        for (const auto& c : commands)
+            if (line.empty() && c.app->parsed())
+                line = unknown_option_line(*c.app, argc, argv);
+        fmt::print(stderr, "pacer: {}\n", line.empty() ? std::string(e.what()) : line);
+        return runtime::exit_usage;
     } catch (const CLI::ParseError& e) {
         // One clear line, never a usage dump: the user asked for something specific.
         fmt::print(stderr, "pacer: {}\n", e.what());

@@ -147,7 +147,9 @@ command add_merge_command(CLI::App& app) {
                  "input; 3 pacing-unqualified or schedule not kept.");
     sub->add_option("runs", s->inputs, "Run folders (each with summary.json and samples.json)")
         ->required();
-    sub->add_option("-o,--output", s->output, "New folder for the pooled summary.json")->required();
+    sub->add_option("-o,--output", s->output, "New folder for the pooled summary.json")
+        ->required()
+        ->check(non_empty_path());
     sub->add_option("--max-clock-error-ms", s->max_clock_error_ms,
                     "Parts from several hosts: each host's realtime clock must be NTP-synchronised "
                     "with at most this maximum error (as recorded by adjtimex at its run)")

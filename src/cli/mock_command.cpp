@@ -59,6 +59,7 @@ command add_mock_command(CLI::App& app) {
                 "Answers each append with --replies-per-append events and records how far each "
                 "append arrived from its session's 80 ms grid. Prints 'listening on HOST:PORT' "
                 "when ready; on SIGINT/SIGTERM writes --stats-output and exits 0.");
+    sub->footer(server_exit_statuses);
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
     add_mock_threads_option(*sub, s->threads);

@@ -118,6 +118,7 @@ command add_native_mock_command(CLI::App& app) {
         "on the same port answers the server's own view (?reset=1 resets it). Prints "
         "'listening on HOST:PORT' when ready; on SIGINT/SIGTERM writes --stats-output and exits "
         "0. See docs/native-mock.md.");
+    sub->footer(server_exit_statuses);
     auto& o = s->options;
     add_mock_process_options(*sub, o, s->stats_output);
     add_mock_threads_option(*sub, s->threads);

@@ -56,6 +56,7 @@ struct record_settings {
     std::string output;
     std::string resume;
     double timeout_s = 180;
+    std::string timeout = "180s"; ///< --timeout as typed (a duration; a bare number is seconds)
     double stagger_ms = 0;
     double startup_reserve_ms = 80;
     std::size_t workers = 0;          // 0: the default
@@ -220,6 +221,13 @@ int record(record_settings s) {
         ::setpriority(PRIO_PROCESS, 0, 10);
         std::signal(SIGINT, SIG_IGN); // the recorder ends its workers by closing their input
         return record::worker_loop(STDIN_FILENO, STDOUT_FILENO);
+    }
+    {
+        const auto t = parse_duration(s.timeout);
+        if (!t || t->count() == 0 || *t > std::chrono::hours(24))
+            throw usage_error(fmt::format(
+                "--timeout '{}' is not a duration from 0 to 24h such as 90s or 3m", s.timeout));
+        s.timeout_s = to_seconds(std::chrono::duration_cast<duration>(*t));
     }
     std::optional<record::resume_state> resumed;
     fs::path out;
@@ -768,16 +776,20 @@ command add_record_command(CLI::App& app) {
     sub->add_option("--profile", s->profile, "Server profile: nemotron or minicpmo")
         ->capture_default_str();
     sub->add_option("-o,--output", s->output,
-                    "Result folder; must not exist. Default: pacer-results/record-<UTC time>");
+                    "Result folder; must not exist. Default: pacer-results/record-<UTC time>")
+        ->check(non_empty_path());
     sub->add_option("--resume", s->resume,
                     "Continue the recording in this folder with its recorded settings: only "
                     "variants still pending are recorded");
-    sub->add_option("--timeout", s->timeout_s,
-                    "Per-session deadline in seconds; an input not shorter is `invalid`")
-        ->check(number_in(0, 86400, true))
+    sub->add_option("--timeout", s->timeout,
+                    "Per-session deadline, a duration such as 90s or 3m like every other "
+                    "duration (a bare number is seconds, as before: 180 is 180s), at most 24h; an "
+                    "input not shorter is `invalid`")
         ->capture_default_str();
     sub->add_option("--stagger-ms", s->stagger_ms,
-                    "Session i of a batch of N starts stagger x i/N after the common start")
+                    "Session i of a batch of N starts stagger x i/N after the common start. The "
+                    "default is 0, where run's is 80: a batch starts on one grid from its start "
+                    "gate, as serve's levels and the reference harness do")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--startup-reserve-ms", s->startup_reserve_ms,

@@ -153,7 +153,8 @@ command add_report_command(CLI::App& app) {
     sub->add_option("-o,--output", s->output,
                     "The new HTML file; an existing one is refused. Without it: DIR/report.html "
                     "(comparing: A/report-vs-<B>.html), which replaces the page already there "
-                    "(a run's own, or an earlier `pacer report`'s)");
+                    "(a run's own, or an earlier `pacer report`'s)")
+        ->check(non_empty_path());
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_report(*s); }};
 }
@@ -176,7 +177,8 @@ command add_export_command(CLI::App& app) {
         ->check(CLI::IsMember({"csv", "jsonl"}))
         ->capture_default_str();
     sub->add_option("-o,--output", s->output,
-                    "New folder for the tables (default: DIR/tables-<format>); never overwritten");
+                    "New folder for the tables (default: DIR/tables-<format>); never overwritten")
+        ->check(non_empty_path());
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return run_export(*s); }};
 }

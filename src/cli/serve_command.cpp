@@ -301,7 +301,7 @@ std::uint64_t serve_disk_estimate(const serve_settings& s, std::span<const std::
     const double longest = *std::max_element(input_duration_s.begin(), input_duration_s.end());
     std::uint64_t traces = 0, largest = 0, receipts = 0;
     auto add = [&](std::size_t sessions, double d) {
-        const auto t = trace::trace_bytes_estimate(sessions, d);
+        const auto t = trace::trace_bytes_estimate(sessions, d, s.protocol);
         traces += t;
         largest = std::max(largest, t);
         receipts += trace::receipt_bytes_estimate(sessions, d);
@@ -541,30 +541,27 @@ int serve(const serve_settings& s) {
                      [](const metrics::slo_check& c) { return c.name == "success-rate"; }))
         w.slos.push_back(metrics::default_success_slo()); // every session must succeed unless told
     if (s.audio.empty()) {
-        const auto d = parse_duration(s.duration);
-        if (!d || d->count() == 0)
-            throw usage_error(
-                fmt::format("--duration '{}' is not a positive duration such as 10s", s.duration));
-        w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(*d)));
+        w.inputs.push_back(
+            protocol::pcm_input::silence(silence_bytes(silence_duration(s.duration, "10s"))));
     }
     if (s.audio.empty())
         w.conversions.push_back(silence_conversion(sweep::wire_sample_rate(w.realtime)));
     std::vector<std::optional<std::vector<std::uint8_t>>> direct_wire; // from each file
     for (const auto& a : s.audio) {
         auto in = load_input_audio(a, sweep::wire_sample_rate(w.realtime));
-        w.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(std::move(in.pcm)));
+        w.inputs.push_back(protocol::pcm_input(std::move(in.pcm)));
         w.conversions.push_back(std::move(in.conversion));
         direct_wire.push_back(std::move(in.wire));
     }
     if (s.timeout.empty()) {
         std::size_t longest = 0;
         for (const auto& in : w.inputs)
-            longest = std::max(longest, in->size());
+            longest = std::max(longest, in.size());
         w.timeout = schedule::input_duration(longest) +
                     std::chrono::duration_cast<duration>(default_timeout_margin);
     }
     for (const auto& in : w.inputs) {
-        const double d = to_seconds(schedule::input_duration(in->size()));
+        const double d = to_seconds(schedule::input_duration(in.size()));
         if (to_seconds(w.timeout) <= d)
             throw usage_error(
                 fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout, d));
@@ -616,11 +613,10 @@ int serve(const serve_settings& s) {
     }
     if (w.realtime) // once, before any session: the sessions share the resampled inputs
         for (std::size_t i = 0; i < w.inputs.size(); ++i)
-            w.wire_inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(
-                i < direct_wire.size() && direct_wire[i]
-                    ? std::move(*direct_wire[i])
-                    : runtime::resample_pcm16(*w.inputs[i], protocol::input_sample_rate,
-                                               sweep::wire_sample_rate(w.realtime))));
+            w.wire_inputs.push_back(i < direct_wire.size() && direct_wire[i]
+                                        ? protocol::pcm_input(std::move(*direct_wire[i]))
+                                        : w.inputs[i].at_rate(protocol::input_sample_rate,
+                                                              sweep::wire_sample_rate(w.realtime)));
     // Without --url: the native mock of this profile, in this process on a thread of its own
     // (it shares the client's cores; a real server, or `pacer native-mock` as its own process,
     // is what a measurement wants).
@@ -677,7 +673,7 @@ int serve(const serve_settings& s) {
     extras.disk = json::object{
         {"estimated_bytes", disk},
         {"estimate_is_lower_bound", s.find_capacity},
-        {"trace::trace_bytes_per_session_second", trace::trace_bytes_per_session_second},
+        {"trace_bytes_per_session_second", trace::trace_bytes_per_session_second(s.protocol)},
         {"free_bytes", disk_free},
         {"drop_traces", s.drop_traces}};
     extras.transport = run::transport_json(w.endpoint); // every level's connections
@@ -782,7 +778,8 @@ command add_serve_command(CLI::App& app) {
         "--no-report), and prints a table (with a live progress line on stderr: --progress). "
         "A level is valid when the client kept its schedule: loop-lag p99 and every admitted "
         "session's send-lateness p99 within their limits, and at least one admission.\n"
-        "A plan whose traces (about 110 kB/s a session) the output folder's disk cannot hold is "
+        "A plan whose traces (about 125 kB/s a session; 145 with openai-realtime, 50 with "
+        "vllm-realtime) the output folder's disk cannot hold is "
         "refused before it starts; --drop-traces keeps only one level's traces at a time.\n"
         "Exit status: 0 every level valid and every session succeeded; 1 pacer itself failed; "
         "2 bad input; 3 some level not valid (the client fell behind: it measured the client); "
@@ -827,13 +824,18 @@ command add_serve_command(CLI::App& app) {
         ->capture_default_str()
         ->each(given)
         ->group(warm);
+    auto* duration_opt =
+        sub->add_option("-d,--duration", s->duration,
+                        "Silent input per session when no --audio (at most 24h: silence is "
+                        "generated per packet, never held)")
+            ->capture_default_str();
     sub->add_option("--audio", s->audio,
                     "Input WAV files (any rate, channels and PCM/float encoding: mixed down to "
                     "mono and converted with libsamplerate to 16 kHz and the protocol's rate; "
-                    "config.input_conversion records it); session i streams file i mod N")
-        ->expected(1, -1);
-    sub->add_option("-d,--duration", s->duration, "Silent input per session when no --audio")
-        ->capture_default_str();
+                    "config.input_conversion records it); session i streams file i mod N; not "
+                    "with -d (the files' lengths are the inputs')")
+        ->expected(1, -1)
+        ->excludes(duration_opt);
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (VoiceChat, 80 ms units, 22.05 kHz, continuous, "
                     "output audio) or minicpmo (1000 ms units, 24 kHz, replies per question, "
@@ -855,10 +857,12 @@ command add_serve_command(CLI::App& app) {
     sub->add_option("--model", s->model,
                     "vllm-realtime: the served model, named in session.update (required); "
                     "openai-realtime: added to --url's query as model=");
-    sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
-        ->capture_default_str();
-    sub->add_option("-c,--concurrency", s->concurrency, "A single level (instead of the list)")
-        ->check(whole_number(1, max_sessions));
+    auto* levels_opt = sub->add_option("--concurrencies", s->concurrencies, "Levels, e.g. 1,2,4,8")
+                           ->capture_default_str();
+    sub->add_option("-c,--concurrency", s->concurrency,
+                    "A single level (instead of the list; not with --concurrencies)")
+        ->check(whole_number(1, max_sessions))
+        ->excludes(levels_opt);
     sub->add_option("--warmup-runs", s->warmup_runs,
                     "Warm-up runs before the levels (real time, no stagger), kept under "
                     "warmup-<i>/, printed, and never part of the levels or the capacity search")
@@ -887,7 +891,11 @@ command add_serve_command(CLI::App& app) {
         ->check(whole_number(1, 1000))
         ->capture_default_str();
     sub->add_option("--stagger-ms", s->stagger_ms,
-                    "Session i of C starts stagger x i/C after the common start (0: one grid)")
+                    "Session i of C starts stagger x i/C after the common start (0: one grid). "
+                    "The default is 0, where run's is 80: a level measures the server with every "
+                    "session on one grid from its start gate, the worst burst and the same at "
+                    "every level (as the reference harness); run spreads its sessions' grids over "
+                    "one 80 ms packet period")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option("--pacing", s->pacing,
@@ -904,7 +912,8 @@ command add_serve_command(CLI::App& app) {
                     "or 2m30s. Default: the longest input + 60 s; a timeout not longer than an "
                     "input is refused");
     sub->add_option("-o,--output", s->output,
-                    "Result folder; must not exist. Default: pacer-results/serve-<UTC time>");
+                    "Result folder; must not exist. Default: pacer-results/serve-<UTC time>")
+        ->check(non_empty_path());
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
         ->check(whole_number(1, max_threads))
         ->capture_default_str();

@@ -88,6 +88,8 @@ std::string error_kind(std::string_view m) {
         return "Timeout";
     if (starts_with(m, "admission rejected"))
         return "admission rejected";
+    if (m.ends_with("is --protocol right?")) // protocol/opening.hpp
+        return "wrong protocol";
     const auto colon = m.find(':');
     const auto word = m.substr(0, colon);
     if (colon != std::string_view::npos && !word.empty() &&

@@ -1,7 +1,9 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/opening.hpp>
 
 #include <boost/json/error.hpp>
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
@@ -333,6 +335,22 @@ std::string reference_decode_error(std::string_view frame, std::string_view scan
     return fmt::format("JSONDecodeError: {}: line {} column {} (char {})",
                        extra ? "Extra data" : "Expecting value", line, chars - line_start + 1,
                        chars);
+}
+
+opening_shape describe_opening(std::string_view frame) {
+    boost::system::error_code ec;
+    const auto v = boost::json::parse(frame, ec);
+    opening_shape s;
+    if (ec || !v.is_object())
+        return s;
+    const auto& o = v.get_object();
+    if (const auto* session = o.if_contains("session"); session && session->is_object()) {
+        s.session_object = true;
+        s.sglang = session->get_object().contains("sglang");
+    }
+    const auto* id = o.if_contains("id");
+    s.top_level_id = id && id->is_string();
+    return s;
 }
 
 bool is_fatal_error(const boost::json::object& event) {

@@ -1,4 +1,6 @@
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
@@ -6,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <stdexcept>
 
@@ -82,6 +85,23 @@ std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std
     const std::size_t begin = std::min(seq * size, pcm.size());
     const std::size_t end = seq + 1 >= count ? pcm.size() : std::min(begin + size, pcm.size());
     return pcm.subspan(begin, end - begin);
+}
+
+std::span<const std::uint8_t> pcm_input::bytes(std::size_t offset, std::size_t n) const {
+    const std::size_t begin = std::min(offset, size_);
+    const std::size_t end = std::min(begin + n, size_);
+    if (held_)
+        return std::span<const std::uint8_t>(*held_).subspan(begin, end - begin);
+    static constexpr std::array<std::uint8_t, max_packet_bytes> zero_packet{};
+    if (end - begin > zero_packet.size())
+        throw std::logic_error("silence is read a packet at a time");
+    return std::span<const std::uint8_t>(zero_packet).first(end - begin);
+}
+
+pcm_input pcm_input::at_rate(std::size_t from, std::size_t to) const {
+    if (held_)
+        return pcm_input(runtime::resample_pcm16(*held_, from, to));
+    return silence(size_ / 2 * to / from * 2);
 }
 
 } // namespace pacer::protocol

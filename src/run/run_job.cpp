@@ -37,7 +37,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <random>
 #include <sys/wait.h>
 #include <thread>
@@ -268,7 +270,7 @@ session::run_options runner_options(run_job& job) {
     }
     ro.threads = s.threads;
     ro.endpoint = job.endpoint;
-    ro.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(job.pcm));
+    ro.pcm = std::move(job.pcm);
     ro.timeout = std::chrono::duration_cast<duration>(job.timeout);
     ro.trace_root = job.out;
     ro.trace = trace::parse_mode(s.trace).value_or(trace::mode::full);
@@ -277,20 +279,27 @@ session::run_options runner_options(run_job& job) {
     ro.turns = job.turns;
     ro.model = s.model;
     if (realtime && job.wire_pcm)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(*job.wire_pcm));
+        ro.wire_pcm = protocol::pcm_input(std::move(*job.wire_pcm));
     else if (realtime)
-        ro.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+        ro.wire_pcm =
             *realtime == protocol::realtime_protocol::openai
-                ? runtime::resample_pcm16(*ro.pcm, protocol::input_sample_rate,
-                                           protocol::openai_sample_rate)
-                : *ro.pcm);
+                ? ro.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+                : ro.pcm;
     if (job.scenario) {
         ro.scenario = job.scenario;
         ro.conversation = job.conversation;
+        // A turn of "input" streams the run's input; a multi-turn scenario holds its turns'
+        // audio (silence too: its turns are short).
+        const auto hold = [](const protocol::pcm_input& p)
+            -> std::shared_ptr<const std::vector<std::uint8_t>> {
+            if (!p || p.held())
+                return p.held(); // null when there is none
+            return std::make_shared<const std::vector<std::uint8_t>>(p.size(), 0);
+        };
         for (auto& t : ro.conversation)
             if (!t.pcm) { // the run's input
-                t.pcm = ro.pcm;
-                t.wire_pcm = ro.wire_pcm;
+                t.pcm = hold(ro.pcm);
+                t.wire_pcm = hold(ro.wire_pcm);
             }
     }
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
@@ -636,6 +645,21 @@ int execute_run(run_job job) {
 
     const auto figures =
         metrics::summarize_pacing(outcome.sessions, outcome.receipts, outcome.loop_lag_s);
+    // A trace the disk could not hold (issue 33 item 8): the run is over for that disk. The
+    // temporary traces go first, so that the space they took holds the summary, and the
+    // summary says the run was interrupted, and why.
+    std::string disk_full;
+    for (const auto& r : outcome.sessions)
+        if (disk_full.empty() && r.trace_error.find(std::strerror(ENOSPC)) != std::string::npos)
+            disk_full = "disk full: " + r.trace_error;
+    auto remove_traces = [&] {
+        for (const auto& r : outcome.sessions) {
+            std::error_code ignored;
+            fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
+        }
+    };
+    if (!disk_full.empty() && !s.keep_traces)
+        remove_traces();
     boost::json::object summary;
     summary["schema_version"] = 1;
     summary["command"] = "run";
@@ -683,11 +707,14 @@ int execute_run(run_job job) {
         summary["config"].as_object()["scenario"] = job.scenario->name;
         summary["turns"] = metrics::turn_metrics_json(outcome.sessions);
     }
-    summary["disk"] = {{"estimated_bytes", disk_estimate},
-                       {"trace_bytes_per_session_second", trace_bytes_per_session_second},
-                       {"free_bytes", disk_free}};
+    summary["disk"] = {
+        {"estimated_bytes", disk_estimate},
+        {"trace_bytes_per_session_second", trace_bytes_per_session_second(job.options.protocol)},
+        {"free_bytes", disk_free}};
     summary["stalls_injected"] = outcome.stalls_injected;
-    summary["interrupted"] = outcome.interrupted;
+    summary["interrupted"] = outcome.interrupted || !disk_full.empty();
+    if (!disk_full.empty())
+        summary["interrupted_by"] = disk_full;
     summary["transport"] = transport_json(endpoint);
     summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
         metrics::update_ack_json(outcome.sessions);
@@ -791,6 +818,9 @@ int execute_run(run_job job) {
     print_telemetry(summary);
     if (outcome.interrupted)
         fmt::print("  INTERRUPTED by a signal: the summary covers what ran until then\n");
+    if (!disk_full.empty())
+        fmt::print("  INTERRUPTED: {}; the summary covers what ran until then{}\n", disk_full,
+                   s.keep_traces ? "" : " (the temporary traces were removed)");
     if (outcome.open_loop) {
         const auto& ol = summary.at("open_loop").as_object();
         const auto& lat = ol.at("latency_s").as_object();
@@ -820,14 +850,11 @@ int execute_run(run_job job) {
                        cap.at("delayed").to_number<std::uint64_t>(),
                        cap.at("dropped").to_number<std::uint64_t>());
     }
-    if (!s.keep_traces) {
+    if (!s.keep_traces && disk_full.empty()) {
         // The traces proved the writer kept up; the receipts and summaries are what stays. Last,
         // after the table: unlinking 1,024 files of 3.5 MB takes ~2.5 s on ext4 (nothing above
         // reads them).
-        for (const auto& r : outcome.sessions) {
-            std::error_code ignored;
-            fs::remove(out / trace::session_folder_name(r.index) / "trace.jsonl", ignored);
-        }
+        remove_traces();
     }
     runtime::run_verdict v;
     v.interrupted = outcome.interrupted;

@@ -229,11 +229,21 @@ public:
             ++shard_.faults;
         ++shard_.window.sessions_started;
         mock_.cold.opened(mock_.host->open_sessions(), clock::now());
-        event(immediate_,
-              R"("type":"session.created","session":{{"id":"{}","object":)"
-              R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
-              R"("sglang":{{"granted":null}}}})",
-              session_id_);
+        // Each protocol's own opening shape (protocol/opening.hpp), so that a client of
+        // another protocol can tell: vLLM's is flat, OpenAI's has no `sglang`.
+        if (!options_.realtime)
+            event(immediate_,
+                  R"("type":"session.created","session":{{"id":"{}","object":)"
+                  R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
+                  R"("sglang":{{"granted":null}}}})",
+                  session_id_);
+        else if (*options_.realtime == protocol::realtime_protocol::openai)
+            event(immediate_,
+                  R"("type":"session.created","session":{{"id":"{}","object":)"
+                  R"("realtime.session","type":"realtime","model":"pacer-native-mock"}})",
+                  session_id_);
+        else
+            event(immediate_, R"("type":"session.created","id":"{}","created":0)", session_id_);
         co_await (read_loop() && write_loop());
     }
 

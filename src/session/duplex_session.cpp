@@ -5,6 +5,7 @@
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/native_session.hpp>
+#include <pacer/protocol/opening.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/schedule/packet_grid.hpp>
@@ -65,7 +66,7 @@ std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
 
 protocol::native_session_options machine_options(const session_options& o) {
     protocol::native_session_options m;
-    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.pcm_bytes = o.pcm.size();
     m.origin = o.origin;
     if (o.stagger_origin)
         m.stagger_phase = *o.stagger_origin + o.start_delay;
@@ -84,7 +85,7 @@ std::optional<protocol::realtime_session> realtime_machine(const session_options
     protocol::realtime_session_options m;
     m.protocol = *o.realtime;
     m.turns = o.turns;
-    m.pcm_bytes = o.pcm ? o.pcm->size() : 0;
+    m.pcm_bytes = o.pcm.size();
     m.origin = o.origin;
     if (o.stagger_origin)
         m.stagger_phase = *o.stagger_origin + o.start_delay;
@@ -282,6 +283,12 @@ void note_turn_event(session_state& c, protocol::realtime_event e,
     }
 }
 
+// Whether a frame fits on one trace line as it arrived.
+bool one_line(std::string_view frame) {
+    return std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
+           std::memchr(frame.data(), '\r', frame.size()) == nullptr;
+}
+
 // The receive loop: reads frames, traces them and feeds their kinds to the machine. Returns
 // when the connection ends, a frame is refused, or the session stops.
 awaitable<void> receive_loop(session_state& c) {
@@ -321,6 +328,26 @@ awaitable<void> receive_loop(session_state& c) {
             co_return;
         }
         const double now_s = to_seconds(now);
+        // While negotiating, an event of another protocol ends the session at once (the
+        // machine decides; the frame is parsed whole only then, once or twice a session).
+        const bool opening = c.rt ? c.rt->checks_opening() : c.machine.checks_opening();
+        if (opening) {
+            const auto shape = protocol::describe_opening(frame);
+            auto wrong = c.rt ? c.rt->check_opening(scanner.type(), shape)
+                              : c.machine.check_opening(scanner.type(), shape);
+            if (wrong) {
+                if (c.trace.lines()) {
+                    // Traced as the other receives are (below). (Built in a local first: GCC 12
+                    // destroys temporaries of a conditional inside a co_await expression twice.)
+                    std::string line = one_line(frame)
+                                           ? std::string(frame)
+                                           : boost::json::serialize(boost::json::parse(frame));
+                    co_await c.trace.emit(trace::direction::receive, now_s, line);
+                }
+                co_await c.fail(std::move(*wrong));
+                co_return;
+            }
+        }
         if (c.rt) {
             if (c.trace.lines())
                 co_await c.trace.emit(trace::direction::receive, now_s, frame);
@@ -344,9 +371,7 @@ awaitable<void> receive_loop(session_state& c) {
         // The frame is traced as it arrived, unless it spans lines (pretty-printed JSON would
         // break the one-object-per-line trace): then in its compact form.
         if (c.trace.lines()) {
-            const bool one_line = std::memchr(frame.data(), '\n', frame.size()) == nullptr &&
-                                  std::memchr(frame.data(), '\r', frame.size()) == nullptr;
-            if (one_line)
+            if (one_line(frame))
                 co_await c.trace.emit(trace::direction::receive, now_s, frame);
             else
                 co_await c.trace.emit(trace::direction::receive, now_s,
@@ -395,7 +420,7 @@ void report_to_gate(const std::shared_ptr<session_state>& ctx, bool ready) {
 // What the native protocol puts on the wire: its append frames (packet k of the 16 kHz input)
 // and its other messages. The driver below does the rest.
 struct native_wire {
-    const std::vector<std::uint8_t>& pcm;
+    const protocol::pcm_input& pcm;
     const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
     std::string audio_b64;
     std::span<const std::uint8_t> previous;
@@ -404,12 +429,16 @@ struct native_wire {
     void append(std::string& frame, std::string_view event_id, const protocol::driver_action& a) {
         static const std::vector<std::uint8_t> silence(protocol::packet_bytes, 0);
         const std::size_t seq = a.seq;
-        const auto& audio = a.silence ? silence : turns.empty() ? pcm : *turns[a.turn].pcm;
         const std::size_t k = a.silence ? 0 : a.packet;
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
-        std::span<const std::uint8_t> packet(audio.data() + k * protocol::packet_bytes,
-                                             schedule::packet_size(audio.size(), k));
+        std::span<const std::uint8_t> packet =
+            a.silence      ? std::span<const std::uint8_t>(silence)
+            : turns.empty() ? pcm.bytes(k * protocol::packet_bytes,
+                                        schedule::packet_size(pcm.size(), k))
+                            : std::span<const std::uint8_t>(
+                                  turns[a.turn].pcm->data() + k * protocol::packet_bytes,
+                                  schedule::packet_size(turns[a.turn].pcm->size(), k));
         if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
             // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
             padded.assign(protocol::packet_bytes, 0);
@@ -455,7 +484,7 @@ struct native_wire {
 // openai-realtime and vllm-realtime: packet k carries the wire input's k-th 80 ms (resampled to
 // the protocol's rate).
 struct realtime_wire {
-    const std::vector<std::uint8_t>& pcm;
+    const protocol::pcm_input& pcm;
     std::size_t rate;
     std::size_t packets;
     const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
@@ -464,11 +493,13 @@ struct realtime_wire {
     std::string audio_b64;
 
     void append(std::string& frame, std::string_view event_id, const protocol::realtime_action& a) {
+        // Packet k of `packets` at `rate`: rate x 0.16 bytes, the last whatever remains.
+        const std::size_t size = rate * 2 * 80 / 1000;
         std::span<const std::uint8_t> packet;
         if (a.silence)
             packet = silence;
         else if (turns.empty())
-            packet = protocol::rate_packet(pcm, rate, a.seq, packets);
+            packet = pcm.bytes(a.seq * size, a.seq + 1 >= packets ? pcm.size() : size);
         else
             packet = protocol::rate_packet(*turns[a.turn].wire_pcm, rate, a.packet,
                                            schedule::packet_count(turns[a.turn].pcm->size()));
@@ -628,16 +659,16 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
                                          ? protocol::openai_sample_rate
                                          : protocol::input_sample_rate;
-            realtime_wire wire{*c.options.wire_pcm,
+            realtime_wire wire{c.options.wire_pcm,
                                rate,
-                               schedule::packet_count(c.options.pcm->size()),
+                               schedule::packet_count(c.options.pcm.size()),
                                c.options.conversation,
                                std::vector<std::uint8_t>(rate * 2 * 80 / 1000, 0),
                                {},
                                {}};
             co_await drive(ctx, *c.rt, std::move(wire));
         } else {
-            native_wire wire{*c.options.pcm, c.options.conversation, {}, {}, {}};
+            native_wire wire{c.options.pcm, c.options.conversation, {}, {}, {}};
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
@@ -672,14 +703,13 @@ std::size_t session_states_alive() {
 awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
     using namespace asio::experimental::awaitable_operators;
     auto ex = co_await asio::this_coro::executor;
-    if (!options.pcm || options.pcm->empty() || options.pcm->size() % 2 != 0)
+    if (options.pcm.empty() || options.pcm.size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
     if (options.realtime && !options.wire_pcm)
-        options.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+        options.wire_pcm =
             *options.realtime == protocol::realtime_protocol::openai
-                ? runtime::resample_pcm16(*options.pcm, protocol::input_sample_rate,
-                                           protocol::openai_sample_rate)
-                : *options.pcm);
+                ? options.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+                : options.pcm;
     for (auto& t : options.conversation) {
         if (!t.pcm || t.pcm->empty() || t.pcm->size() % 2 != 0)
             throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");

@@ -136,7 +136,7 @@ run_outcome run_duplex(const run_options& options) {
     for (std::size_t t = 0; t < threads; ++t) {
         auto c = std::make_unique<session_context>();
         c->stall = options.inject_stall;
-        c->input_length = schedule::input_duration(input_of(0)->size());
+        c->input_length = schedule::input_duration(input_of(0).size());
         if (options.live)
             c->monitor.report_max_to(&options.live->loop_lag_max_ns);
         contexts.push_back(std::move(c));

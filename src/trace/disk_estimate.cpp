@@ -5,10 +5,11 @@
 
 namespace pacer::trace {
 
-std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s) {
+std::uint64_t trace_bytes_estimate(std::size_t sessions, double input_duration_s,
+                                   std::string_view protocol) {
     return static_cast<std::uint64_t>(
         std::ceil(static_cast<double>(sessions) * std::max(input_duration_s, 0.0) *
-                  trace_bytes_per_session_second));
+                  trace_bytes_per_session_second(protocol)));
 }
 
 std::uint64_t receipt_bytes_estimate(std::size_t sessions, double input_duration_s) {

@@ -69,9 +69,8 @@ TEST_F(SweepRun, WarmupThenEachLevelWritesItsFolderAndTheSummaryRecordsThePlan) 
     o.endpoint = transport::parse_ws_url(mock.url());
     const std::string url = mock.url();
     o.url = url;
-    o.inputs.push_back(std::make_shared<const std::vector<std::uint8_t>>(
-        runtime::silence(std::chrono::milliseconds(400))));
-    o.input_duration_s.push_back(to_seconds(schedule::input_duration(o.inputs[0]->size())));
+    o.inputs.push_back(runtime::silence(std::chrono::milliseconds(400)));
+    o.input_duration_s.push_back(to_seconds(schedule::input_duration(o.inputs[0].size())));
     o.silence = "0.4s";
     o.timeout = std::chrono::seconds(60);
     o.levels = {1, 2};

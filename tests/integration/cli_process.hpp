@@ -28,6 +28,7 @@ struct cli_result {
     int exit_code = -1; ///< exit status, or 128 + signal
     std::string out;
     std::string err;
+    long max_rss_kib = 0; ///< the child's peak resident memory (getrusage's ru_maxrss)
     /// The lines of stderr (without their '\n').
     std::vector<std::string> err_lines() const {
         std::vector<std::string> lines;
@@ -106,19 +107,21 @@ inline cli_result run_cli(const std::vector<std::string>& args, const cli_option
         return r;
     const auto deadline = std::chrono::steady_clock::now() + o.guard;
     int status = 0;
+    rusage usage{};
     for (;;) {
-        const pid_t w = ::waitpid(pid, &status, WNOHANG);
+        const pid_t w = ::wait4(pid, &status, WNOHANG, &usage);
         if (w == pid)
             break;
         if (std::chrono::steady_clock::now() > deadline) {
             ::kill(pid, SIGKILL);
-            ::waitpid(pid, &status, 0);
+            ::wait4(pid, &status, 0, &usage);
             break;
         }
         // Polling the child's exit (not a synchronisation of the test's own logic).
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    r.max_rss_kib = usage.ru_maxrss;
     r.out = read_whole(out_path);
     r.err = read_whole(err_path);
     std::filesystem::remove(out_path);

@@ -93,6 +93,91 @@ TEST(CliDuration, CompoundFormsReachTheCommands) {
     expect_refused({"run", "-d", "1s2"}, "--duration");
 }
 
+// Issue 33 item 10: generated silence is never held whole, so a 24 h dry run (the longest
+// input) plans in a few MB where it used to hold 2.7 GB, and a longer one is bad input.
+TEST(CliDuration, TheLongestInputPlansInLittleMemoryAndALongerOneIsRefused) {
+    scratch_dir cwd;
+    // (Disks the plans fit on: run without traces, 160 MB of receipts; serve 4 h of
+    // vllm-realtime, 0.7 GB. Held whole, 4 h of silence alone was 460 MB.)
+    const std::vector<std::vector<std::string>> plans = {
+        {"run", "-d", "24h", "--protocol", "openai-realtime", "--trace", "none"},
+        {"serve", "-d", "4h", "--protocol", "vllm-realtime", "--model", "m"}};
+    for (auto args : plans) {
+        args.insert(args.end(),
+                    {"-c", "1", "--url", "ws://127.0.0.1:9/v1/realtime", "-o", "out", "--dry-run"});
+        const auto r = run_cli(args, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 0) << args.front() << ":\n" << r.out << r.err;
+        EXPECT_NE(r.out.find(args[2] == "24h" ? "86400.00 s" : "14400.00 s"), std::string::npos)
+            << r.out;
+        // 24 h of 16 kHz PCM16 is 2,764,800 kB; the process stays far below a tenth of it.
+        EXPECT_LT(r.max_rss_kib, 276480) << args.front();
+    }
+    EXPECT_EQ(cwd.listing(), "");
+    expect_refused({"run", "-d", "1000h", "-c", "1", "--dry-run"},
+                   "--duration 1000h is longer than the longest input pacer generates, 24h");
+    expect_refused({"serve", "-d", "24h1s", "-c", "1", "--dry-run"}, "24h");
+}
+
+// Issue 33 item 13: one grammar. Conflicting options are refused in one line, not one of them
+// silently dropped; -o "" is refused, not the default taken; an unknown option gets its
+// nearest name; record --timeout takes a duration like every other (bare seconds still work).
+TEST(CliGrammar, ConflictsEmptyOutputsAndUnknownOptionsAreOneLineExitTwo) {
+    // (CLI11 names the two options in the order it met them.)
+    expect_refused({"serve", "--concurrencies", "1,2", "-c", "4", "-d", "1s"},
+                   "--concurrencies excludes --concurrency");
+    expect_refused({"run", "--audio", "in.wav", "-d", "10s"}, "--duration excludes --audio");
+    expect_refused({"serve", "-d", "10s", "--audio", "in.wav"}, "--duration excludes --audio");
+    for (const auto* command : {"run", "serve", "http", "record", "merge", "report"}) {
+        std::vector<std::string> args{command, "-o", ""};
+        if (std::string(command) == "http")
+            args.insert(args.end(), {"--base-url", "http://127.0.0.1:9", "--model", "m"});
+        if (std::string(command) == "merge" || std::string(command) == "report")
+            args.push_back("somewhere");
+        scratch_dir cwd;
+        const auto r = run_cli(args, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 2) << command << ": " << r.err;
+        ASSERT_EQ(r.err_lines().size(), 1u) << r.err;
+        EXPECT_NE(r.err.find("--output"), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("is empty"), std::string::npos) << r.err;
+        EXPECT_EQ(cwd.listing(), "");
+    }
+    expect_refused({"run", "--concurency", "4"},
+                   "unknown option '--concurency' for 'run'; did you mean '--concurrency'?");
+    expect_refused({"serve", "--stager-ms=5"}, "did you mean '--stagger-ms'?");
+    expect_refused({"run", "--no-such-thing"}, "unknown option '--no-such-thing' for 'run' "
+                                               "(pacer run --help)");
+    expect_refused({"record", "--dataset", "d", "--timeout", "90x"},
+                   "--timeout '90x' is not a duration");
+    expect_refused({"record", "--dataset", "d", "--timeout", "25h"}, "--timeout");
+}
+
+TEST(CliGrammar, RecordTimeoutTakesADurationOrBareSeconds) {
+    for (const auto* timeout : {"90s", "1m30s", "90"}) {
+        scratch_dir cwd;
+        // No dataset there: the timeout is read first, so a good one gets as far as --dataset.
+        const auto r =
+            run_cli({"record", "--dataset", "missing", "--timeout", timeout, "--dry-run"},
+                    in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 2) << timeout;
+        EXPECT_EQ(r.err.find("--timeout"), std::string::npos) << timeout << ": " << r.err;
+        EXPECT_NE(r.err.find("--dataset"), std::string::npos) << timeout << ": " << r.err;
+    }
+}
+
+TEST(CliGrammar, EveryCommandsHelpGivesItsExitStatusesAndTheStaggerDefaultsSayWhy) {
+    for (const auto* command : {"run", "serve", "record", "http", "mock", "native-mock", "llm-mock",
+                                "schedule", "replay", "merge", "report"}) {
+        const auto r = run_cli({command, "--help"});
+        EXPECT_EQ(r.exit_code, 0) << command;
+        EXPECT_NE(r.out.find("Exit status: 0 "), std::string::npos) << command;
+        EXPECT_NE(r.out.find("2 bad input"), std::string::npos) << command;
+    }
+    for (const auto* command : {"serve", "record"})
+        EXPECT_NE(run_cli({command, "--help"}).out.find("The default is 0, where run's is 80"),
+                  std::string::npos)
+            << command;
+}
+
 TEST(CliDryRun, PrintsThePlanAndCreatesNothing) {
     scratch_dir cwd;
     struct expectation {

@@ -370,5 +370,47 @@ TEST(FaultsE2E, FullTraceDiskIsReportedNotCrashed) {
     EXPECT_EQ(mock.stop(), 0);
 }
 
+// Issue 33 item 8: the same full disk without --keep-traces. The run still ends with its
+// summary.json, marked interrupted by the full disk, and the temporary traces are removed (their
+// space is what holds the summary).
+TEST(FaultsE2E, FullTraceDiskStillLeavesTheSummaryAndRemovesTheTemporaryTraces) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    if (::mount("pacer-test", dir.path().c_str(), "tmpfs", 0, "size=4m") != 0)
+        GTEST_SKIP() << "cannot mount a small tmpfs here (needs root): " << std::strerror(errno);
+    struct unmount {
+        fs::path p;
+        ~unmount() { ::umount2(p.c_str(), MNT_DETACH); }
+    } guard{dir.path()};
+    mock_process mock;
+    const auto out = dir / "run";
+    child run(
+        {PACER_BINARY, "run", "--url", mock.url(), "-c", "2", "-d", "2s", "-o", out.string()});
+    ASSERT_TRUE(poll_until([&] {
+        std::error_code ec;
+        return fs::file_size(out / "session-000" / "trace.jsonl", ec) > 0 && !ec;
+    }));
+    {
+        std::ofstream filler(dir / "filler", std::ios::binary);
+        const std::string chunk(4 * 1024, 'x');
+        while (filler.write(chunk.data(), static_cast<std::streamsize>(chunk.size())))
+            ;
+    }
+    const std::string printed = run.read_all();
+    const int code = run.wait();
+    EXPECT_TRUE(code == 1 || code == 3) << "a failed run, not a crash: " << code << "\n" << printed;
+    EXPECT_NE(printed.find("INTERRUPTED: disk full: trace write failed: "), std::string::npos)
+        << printed;
+    ASSERT_TRUE(fs::exists(out / "summary.json")) << printed;
+    const auto summary = read_json(out / "summary.json");
+    EXPECT_TRUE(at(summary, {"interrupted"}).as_bool());
+    const std::string by(at(summary, {"interrupted_by"}).as_string());
+    EXPECT_EQ(by.rfind("disk full: trace write failed: ", 0), 0u) << by;
+    EXPECT_NE(by.find("No space left on device"), std::string::npos) << by;
+    for (const auto* session : {"session-000", "session-001"})
+        EXPECT_FALSE(fs::exists(out / session / "trace.jsonl")) << session;
+    EXPECT_EQ(mock.stop(), 0);
+}
+
 } // namespace
 } // namespace pacer::test

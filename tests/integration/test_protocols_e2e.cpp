@@ -104,6 +104,38 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadSendsNoCommitAndEndsAfterTheQuietPerio
     EXPECT_EQ(at(r->mock_stats, {"sessions_completed"}).to_number<int>(), 3);
 }
 
+// The wrong --protocol (issue 33 item 9): a native client against a vllm-realtime server, and an
+// openai-realtime client against a native one. The first event tells, and the session ends at
+// once with an error that says so (its only error: not the timeout's), nothing streamed.
+TEST(ProtocolsE2E, TheWrongProtocolEndsTheSessionAtOnceNamingWhatArrived) {
+    struct mismatch {
+        std::string server, client, expected;
+    };
+    const mismatch cases[] = {
+        {"vllm-realtime", "native",
+         "server's first event was 'session.created' in vllm-realtime's shape (a top-level 'id', "
+         "no 'session' object), not the native protocol's: is --protocol right?"},
+        {"native", "openai-realtime",
+         "server's first event was 'session.created' in native's shape (with 'session.sglang'), "
+         "not the openai-realtime protocol's: is --protocol right?"},
+    };
+    for (const auto& m : cases) {
+        SCOPED_TRACE(m.client + " against " + m.server);
+        temp_dir out;
+        mock_process mock({"--protocol", m.server}, "native-mock");
+        const auto r =
+            run_pacer({"run", "--protocol", m.client, "--url", mock.url(), "-c", "1", "-d", "1s",
+                       "--timeout", "20s", "--keep-traces", "-o", out.path().string()});
+        EXPECT_EQ(mock.stop(), 0);
+        EXPECT_PRED1(server_failed_exit, r.exit_code) << r.out;
+        EXPECT_NE(r.out.find(m.expected), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("by kind: wrong protocol 1 session"), std::string::npos) << r.out;
+        const auto trace = out / "session-000" / "trace.jsonl";
+        EXPECT_EQ(error_lines(trace), std::vector<std::string>{m.expected});
+        EXPECT_EQ(count(types(trace, "send"), "input_audio_buffer.append"), 0u);
+    }
+}
+
 std::vector<std::string> strings(const value& v) {
     std::vector<std::string> out;
     for (const auto& s : v.as_array())

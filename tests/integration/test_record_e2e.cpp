@@ -218,9 +218,23 @@ TEST(RecordE2E, AnInterruptedRecordingResumesWithOnlyWhatIsMissing) {
                 EXPECT_FALSE(fs::exists(out / std::string(at(v, {"directory"}).as_string())));
             }
     EXPECT_EQ(kept.size(), std::size_t(4 - pending));
+    // The interrupted recording's page shows what was pending.
+    const auto pending_cell = [](int n) {
+        return fmt::format("data-key=\"summary.variants.pending\" data-value=\"{}\"", n);
+    };
+    const std::string before = slurp(out / "report.html");
+    EXPECT_NE(before.find("<b>interrupted</b>"), std::string::npos);
+    EXPECT_NE(before.find(pending_cell(pending)), std::string::npos);
 
     const auto r = run_pacer({"record", "--resume", out.path().string(), "--url", mock.url()});
     ASSERT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    // Issue 33 item 7: --resume rewrites the report (no stale "pending", no "cannot create").
+    EXPECT_EQ(r.out.find("cannot create"), std::string::npos) << r.out;
+    const std::string after = slurp(out / "report.html");
+    EXPECT_NE(after.find("<b>complete</b>"), std::string::npos);
+    EXPECT_EQ(after.find("<b>interrupted</b>"), std::string::npos);
+    EXPECT_NE(after.find(pending_cell(0)), std::string::npos);
+    EXPECT_FALSE(fs::exists(out / "report.html.tmp"));
     const auto run = read_json(out / "run.json");
     EXPECT_EQ(at(run, {"status"}).as_string(), "complete");
     EXPECT_EQ(at(run, {"summary", "variants", "pending"}).to_number<int>(), 0);

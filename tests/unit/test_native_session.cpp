@@ -4,6 +4,7 @@
 
 #include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/native_session.hpp>
+#include <pacer/protocol/opening.hpp>
 
 #include <gtest/gtest.h>
 
@@ -285,6 +286,88 @@ TEST(native_session, a_failed_send_ends_the_stream) {
 }
 
 // §1.5 step 4 -------------------------------------------------------------------------------
+
+// The opening shapes of the three protocols (protocol/opening.hpp), read from their frames.
+const pacer::protocol::opening_shape native_created = pacer::protocol::describe_opening(
+    R"({"type":"session.created","session":{"id":"s","sglang":{"granted":null}}})");
+const pacer::protocol::opening_shape openai_created = pacer::protocol::describe_opening(
+    R"({"type":"session.created","session":{"id":"s","object":"realtime.session"}})");
+const pacer::protocol::opening_shape vllm_created =
+    pacer::protocol::describe_opening(R"({"type":"session.created","id":"s","created":0})");
+
+TEST(native_session, opening_shapes_name_their_protocols) {
+    using pacer::protocol::wire_protocol;
+    EXPECT_EQ(shape_protocol(native_created), wire_protocol::native);
+    EXPECT_EQ(shape_protocol(openai_created), wire_protocol::openai_realtime);
+    EXPECT_EQ(shape_protocol(vllm_created), wire_protocol::vllm_realtime);
+    // A bare event names none; a frame that is not JSON shows nothing.
+    EXPECT_EQ(shape_protocol(pacer::protocol::describe_opening(R"({"type":"session.created"})")),
+              std::nullopt);
+    EXPECT_EQ(shape_protocol(pacer::protocol::describe_opening("{")), std::nullopt);
+}
+
+TEST(native_session, a_vllm_opening_ends_the_session_at_once_naming_it) {
+    manual_clock clock;
+    native_session s(input_of(3));
+    EXPECT_TRUE(s.checks_opening());
+    const auto wrong = s.check_opening("session.created", vllm_created);
+    ASSERT_TRUE(wrong.has_value());
+    EXPECT_EQ(*wrong, "server's first event was 'session.created' in vllm-realtime's shape (a "
+                      "top-level 'id', no 'session' object), not the native protocol's: is "
+                      "--protocol right?");
+    EXPECT_TRUE(s.wrong_protocol());
+    EXPECT_FALSE(s.checks_opening());
+    // Nothing is sent to that server, not even session.close, and no close is awaited.
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.appends_sent(), 0u);
+}
+
+TEST(native_session, an_openai_session_updated_ends_the_session_before_streaming) {
+    manual_clock clock;
+    native_session s(input_of(3));
+    // OpenAI's session.created passes (the native protocol says no more than its id)...
+    EXPECT_EQ(s.check_opening("session.created", openai_created), std::nullopt);
+    s.on_event(server_event::session_created);
+    EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+    EXPECT_TRUE(s.checks_opening());
+    // ... and its answer to session.update tells.
+    const auto wrong = s.check_opening(
+        "session.updated", pacer::protocol::describe_opening(
+                               R"({"type":"session.updated","session":{"id":"s","audio":{}}})"));
+    ASSERT_TRUE(wrong.has_value());
+    EXPECT_EQ(*wrong, "server answered session.update with 'session.updated' in "
+                      "openai-realtime's shape (a 'session' object without 'sglang'), not the "
+                      "native protocol's (with 'session.sglang'): is --protocol right?");
+    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.appends_sent(), 0u);
+}
+
+TEST(native_session, another_first_event_type_is_named) {
+    native_session s(input_of(1));
+    const auto wrong = s.check_opening("transcription.delta", {});
+    ASSERT_TRUE(wrong.has_value());
+    EXPECT_EQ(*wrong, "server's first event was 'transcription.delta', not the native "
+                      "protocol's 'session.created': is --protocol right?");
+}
+
+TEST(native_session, the_native_opening_and_shapeless_events_pass_and_the_check_ends) {
+    manual_clock clock;
+    for (const auto& created : {native_created, pacer::protocol::opening_shape{}}) {
+        native_session s(input_of(1));
+        EXPECT_EQ(s.check_opening("session.created", created), std::nullopt);
+        s.on_event(server_event::session_created);
+        EXPECT_EQ(s.next(clock.now).what, kind::send_update);
+        // Events between session.created and session.updated are not judged.
+        EXPECT_EQ(s.check_opening("rate_limits.updated", openai_created), std::nullopt);
+        EXPECT_TRUE(s.checks_opening());
+        EXPECT_EQ(s.check_opening("session.updated", native_created), std::nullopt);
+        EXPECT_FALSE(s.checks_opening()); // the check costs nothing once negotiated
+        EXPECT_FALSE(s.wrong_protocol());
+    }
+    // An error first is the server's refusal, not another protocol.
+    native_session s(input_of(1));
+    EXPECT_EQ(s.check_opening("error", vllm_created), std::nullopt);
+}
 
 TEST(task_completion, receiver_ends_first_the_driver_gets_post_close_then_is_stalled) {
     manual_clock clock;

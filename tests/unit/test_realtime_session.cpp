@@ -2,11 +2,17 @@
 // (docs/protocols.md): each test drives `realtime_session` by hand with a manual clock.
 
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <utility>
 
 namespace {
 
@@ -185,6 +191,60 @@ TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
     EXPECT_FALSE(s.finished());
 }
 
+// The wrong --protocol: the first event is another protocol's (protocol/opening.hpp), and the
+// session ends at once (the next step closes the socket), before anything is sent.
+TEST(RealtimeSession, AnotherProtocolsOpeningEndsTheSessionAtOnce) {
+    using pacer::protocol::describe_opening;
+    const auto native = describe_opening(
+        R"({"type":"session.created","session":{"id":"s","sglang":{"granted":null}}})");
+    const auto openai =
+        describe_opening(R"({"type":"session.created","session":{"id":"s","type":"realtime"}})");
+    const auto vllm = describe_opening(R"({"type":"session.created","id":"s","created":0})");
+    struct expectation {
+        realtime_protocol client;
+        pacer::protocol::opening_shape server;
+        const char* message;
+    };
+    const expectation cases[] = {
+        {realtime_protocol::openai, vllm,
+         "server's first event was 'session.created' in vllm-realtime's shape (a top-level 'id', "
+         "no 'session' object), not the openai-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::openai, native,
+         "server's first event was 'session.created' in native's shape (with 'session.sglang'), "
+         "not the openai-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::vllm, openai,
+         "server's first event was 'session.created' in openai-realtime's shape (a 'session' "
+         "object without 'sglang'), not the vllm-realtime protocol's: is --protocol right?"},
+        {realtime_protocol::vllm, native,
+         "server's first event was 'session.created' in native's shape (with 'session.sglang'), "
+         "not the vllm-realtime protocol's: is --protocol right?"},
+    };
+    for (const auto& c : cases) {
+        manual_clock clock;
+        realtime_session s(options(c.client, realtime_turns::manual, 2));
+        EXPECT_TRUE(s.checks_opening());
+        EXPECT_EQ(s.check_opening("session.created", c.server),
+                  std::optional<std::string>(c.message));
+        EXPECT_TRUE(s.wrong_protocol());
+        EXPECT_EQ(s.next(clock.now).what, kind::close);
+        EXPECT_EQ(s.next(clock.now).what, kind::done);
+        EXPECT_EQ(s.appends_sent(), 0u);
+    }
+    // Each protocol's own opening passes, and only the first event is checked.
+    for (const auto& [client, own] :
+         {std::pair{realtime_protocol::openai, openai}, std::pair{realtime_protocol::vllm, vllm}}) {
+        realtime_session s(options(client, realtime_turns::manual, 2));
+        EXPECT_EQ(s.check_opening("session.created", own), std::nullopt);
+        EXPECT_FALSE(s.checks_opening());
+        EXPECT_FALSE(s.wrong_protocol());
+    }
+    realtime_session s(options(realtime_protocol::openai, realtime_turns::manual, 2));
+    EXPECT_EQ(s.check_opening("response.done", {}),
+              std::optional<std::string>("server's first event was 'response.done', not the "
+                                         "openai-realtime protocol's 'session.created': is "
+                                         "--protocol right?"));
+}
+
 TEST(RealtimeSession, TheReceiverEndingEndsTheDriver) {
     manual_clock clock;
     realtime_session s(options(realtime_protocol::vllm, realtime_turns::server_vad, 2));
@@ -246,6 +306,7 @@ TEST(RealtimeSession, VllmJoinsTheGateAfterItsStartingCommit) {
 } // namespace
 
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -306,6 +367,41 @@ TEST(RealtimeResample, PacketsAre3840BytesAt24KhzAndTheLastTakesTheRest) {
     EXPECT_EQ(rate_packet(pcm, 24000, 2, count).size(), 100u);
     std::vector<std::uint8_t> longer(3840 * 2 + 4); // a resampler's extra samples
     EXPECT_EQ(rate_packet(longer, 24000, 1, 2).size(), 3844u);
+}
+
+// Issue 33 item 10: silence is never held, whatever its length; each packet is read from one
+// static zero packet. A file's bytes are held once and shared by every copy.
+TEST(PcmInput, SilenceIsReadAPacketAtATimeAndNeverHeld) {
+    using pacer::protocol::pcm_input;
+    const auto day = pcm_input::silence(86400ull * 32000); // 24 h of 16 kHz PCM16: 2.76 GB
+    EXPECT_TRUE(day.is_silence());
+    EXPECT_EQ(day.held(), nullptr);
+    EXPECT_EQ(day.size(), 2'764'800'000u);
+    const auto packet = day.bytes(std::size_t{1'000'000} * 2560, 2560);
+    ASSERT_EQ(packet.size(), 2560u);
+    EXPECT_TRUE(std::all_of(packet.begin(), packet.end(), [](auto b) { return b == 0; }));
+    EXPECT_EQ(day.bytes(day.size() - 100, 2560).size(), 100u) << "the last packet is clipped";
+    EXPECT_EQ(day.bytes(day.size(), 2560).size(), 0u);
+    EXPECT_THROW((void)day.bytes(0, pcm_input::max_packet_bytes + 1), std::logic_error);
+    // At openai-realtime's 24 kHz: still silence, 1.5 times as long, still not held.
+    const auto wire = day.at_rate(16000, 24000);
+    EXPECT_TRUE(wire.is_silence());
+    EXPECT_EQ(wire.size(), 4'147'200'000u);
+
+    // Held bytes: shared by copies, resampled when the rate changes.
+    const pcm_input file(std::vector<std::uint8_t>{1, 0, 2, 0, 3, 0});
+    const pcm_input copy = file;
+    EXPECT_EQ(copy.held(), file.held());
+    EXPECT_FALSE(file.is_silence());
+    const auto middle = file.bytes(2, 2);
+    EXPECT_EQ(std::vector<std::uint8_t>(middle.begin(), middle.end()),
+              (std::vector<std::uint8_t>{2, 0}));
+    EXPECT_EQ(*file.at_rate(16000, 24000).held(), runtime::resample_pcm16(*file.held(), 16000, 24000));
+    pcm_input moved = file;
+    const pcm_input taken = std::move(moved);
+    EXPECT_EQ(taken.size(), 6u);
+    EXPECT_TRUE(moved.empty()); // NOLINT(bugprone-use-after-move): a moved-from input is empty
+    EXPECT_FALSE(static_cast<bool>(pcm_input{}));
 }
 
 } // namespace

@@ -36,7 +36,7 @@ bool has(const args& a, const std::string& flag) {
 run::run_job closed_batch() {
     run::run_job j;
     j.sessions = 3;
-    j.pcm.assign(12800, 0); // 0.4 s of 16 kHz PCM16
+    j.pcm = std::vector<std::uint8_t>(12800, 0); // 0.4 s of 16 kHz PCM16
     j.timeout = std::chrono::seconds(7);
     j.out = "/results/run-1";
     j.profile = &protocol::default_profile();
@@ -54,7 +54,7 @@ TEST(RunnerOptions, ClosedBatchTakesTheJobsInputTimeoutTracesAndStagger) {
     EXPECT_EQ(ro.sessions, 3u);
     EXPECT_EQ(ro.threads, 2u);
     ASSERT_TRUE(ro.pcm);
-    EXPECT_EQ(ro.pcm->size(), 12800u);
+    EXPECT_EQ(ro.pcm.size(), 12800u);
     EXPECT_TRUE(j.pcm.empty()) << "the input is moved, not copied";
     EXPECT_EQ(ro.timeout, std::chrono::seconds(7));
     EXPECT_EQ(ro.trace_root, "/results/run-1");
@@ -107,15 +107,16 @@ TEST(RunnerOptions, OpenaiRealtimeResamplesTheInputOnceVllmStreamsItAsItIs) {
     EXPECT_EQ(ro.turns, protocol::realtime_turns::manual);
     EXPECT_EQ(ro.model, "gpt-realtime");
     ASSERT_TRUE(ro.wire_pcm);
-    EXPECT_EQ(*ro.wire_pcm, runtime::resample_pcm16(*ro.pcm, 16000, 24000));
-    EXPECT_NEAR(static_cast<double>(ro.wire_pcm->size()), 12800.0 * 24 / 16, 16)
+    ASSERT_TRUE(ro.wire_pcm.held() && ro.pcm.held());
+    EXPECT_EQ(*ro.wire_pcm.held(), runtime::resample_pcm16(*ro.pcm.held(), 16000, 24000));
+    EXPECT_NEAR(static_cast<double>(ro.wire_pcm.size()), 12800.0 * 24 / 16, 16)
         << "16 kHz to 24 kHz";
 
     auto v = closed_batch();
     v.realtime = protocol::realtime_protocol::vllm;
     ro = run::runner_options(v);
     ASSERT_TRUE(ro.wire_pcm);
-    EXPECT_EQ(*ro.wire_pcm, *ro.pcm);
+    EXPECT_EQ(ro.wire_pcm.held(), ro.pcm.held()) << "vllm's wire is the input itself";
 }
 
 TEST(RunnerOptions, AWireInputConvertedFromTheFileIsUsedAsItIs) {
@@ -124,7 +125,8 @@ TEST(RunnerOptions, AWireInputConvertedFromTheFileIsUsedAsItIs) {
     j.wire_pcm = std::vector<std::uint8_t>(7, 1);
     const auto ro = run::runner_options(j);
     ASSERT_TRUE(ro.wire_pcm);
-    EXPECT_EQ(*ro.wire_pcm, std::vector<std::uint8_t>(7, 1));
+    ASSERT_TRUE(ro.wire_pcm.held());
+    EXPECT_EQ(*ro.wire_pcm.held(), std::vector<std::uint8_t>(7, 1));
 }
 
 TEST(WorkerArgs, ClosedLoopWorkerRunsConcurrencySessionsFromTheSharedStart) {

@@ -27,6 +27,15 @@ CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);
 
 /// A finite decimal number in [lo, hi], or in (lo, hi] when `lo_open`.
 CLI::Validator number_in(double lo, double hi, bool lo_open = false);
+/// A folder or file name that is not empty (`-o ""` is refused, not the default taken).
+CLI::Validator non_empty_path();
+
+/// The help's "Exit status" line of a server command (the mocks): it serves until SIGINT or
+/// SIGTERM.
+inline constexpr const char* server_exit_statuses =
+    "Exit status: 0 stopped by SIGINT/SIGTERM (the stats written); 1 pacer itself failed (a "
+    "socket or file error while serving); 2 bad input, a port in use or a descriptor limit too "
+    "low (nothing served, nothing written).";
 
 /// Adds `--dry-run` to a subcommand: validate everything as the real command would, print the
 /// plan, create and write nothing, exit 0.
@@ -38,5 +47,14 @@ void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_
 
 /// The nearest subcommand name to a mistyped one, or "" when none is close.
 std::string nearest_command(const CLI::App& app, const std::string& typed);
+
+/// The long option of `command` (`--name`) nearest to `typed`, by the same rule, or empty.
+std::string nearest_option(const CLI::App& command, const std::string& typed);
+
+/// For a command line CLI11 refused with unexpected arguments: the line that names the first
+/// `--option` `command` does not know, with its nearest option (`pacer: unknown option
+/// '--concurency' for 'run'; did you mean '--concurrency'? (pacer run --help)`), or empty
+/// when every option is known.
+std::string unknown_option_line(const CLI::App& command, int argc, char** argv);
 
 } // namespace pacer::cli

@@ -12,6 +12,7 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/opening.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/stagger.hpp>
 #include <pacer/schedule/turn_grid.hpp>
@@ -19,6 +20,8 @@
 #include <bitset>
 #include <cstddef>
 #include <optional>
+#include <string>
+#include <string_view>
 #include <vector>
 
 namespace pacer::protocol {
@@ -107,6 +110,17 @@ public:
             fatal_ = fatal_ || fatal;
             aborted_ = true;
         }
+    }
+    /// While `checks_opening()`: an event's type and shape, before `on_event`. When they are
+    /// another protocol's (opening.hpp), the session is aborted as a fatal error would abort
+    /// it (nothing more is sent, no `session.closed` awaited) and the error is returned: the
+    /// event is then not given to `on_event`.
+    bool checks_opening() const { return opening_.active(); }
+    std::optional<std::string> check_opening(std::string_view type, const opening_shape& s) {
+        auto wrong = opening_.on_event(type, s);
+        if (wrong)
+            aborted_ = fatal_ = wrong_protocol_ = true;
+        return wrong;
     }
     /// The receive loop has ended (any way): nothing more will arrive.
     void on_receiver_ended() { receiver_ended_ = true; }
@@ -252,7 +266,7 @@ public:
             case phase::closed:
                 // Unbounded but for the session deadline: session.closed, or the receive
                 // loop's end.
-                if (has_seen(server_event::session_closed) || receiver_ended_)
+                if (has_seen(server_event::session_closed) || receiver_ended_ || wrong_protocol_)
                     return {k::done};
                 return {k::wait_event};
             }
@@ -264,6 +278,8 @@ public:
     bool has_seen(server_event e) const { return seen_[static_cast<std::size_t>(e)]; }
     bool aborted() const { return aborted_; }
     bool fatal() const { return fatal_; }
+    /// The server speaks another protocol (`check_opening`).
+    bool wrong_protocol() const { return wrong_protocol_; }
     std::size_t expected_appends() const { return expected_; }
     std::size_t appends_sent() const { return grid_ ? grid_->sent_count() : 0; }
     bool lockstep() const { return o_.lockstep_unit_bytes.has_value(); }
@@ -298,6 +314,8 @@ private:
     bool aborted_ = false;
     bool fatal_ = false;
     bool receiver_ended_ = false;
+    bool wrong_protocol_ = false;
+    opening_check opening_{wire_protocol::native};
     bool waited_origin_ = false;
     std::size_t units_done_ = 0;
     std::size_t unit_ = 0;

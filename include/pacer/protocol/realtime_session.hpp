@@ -16,6 +16,7 @@
 
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/opening.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/stagger.hpp>
 #include <pacer/schedule/turn_grid.hpp>
@@ -23,6 +24,7 @@
 #include <bitset>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -197,6 +199,16 @@ public:
             break;
         }
     }
+    /// While `checks_opening()`: the first event's type and shape, before `on_event`. When they
+    /// are another protocol's (opening.hpp), the session is aborted (the next step closes the
+    /// socket) and the error is returned: the event is then not given to `on_event`.
+    bool checks_opening() const { return opening_.active(); }
+    std::optional<std::string> check_opening(std::string_view type, const opening_shape& s) {
+        auto wrong = opening_.on_event(type, s);
+        if (wrong)
+            aborted_ = wrong_protocol_ = true;
+        return wrong;
+    }
     void on_receiver_ended() { receiver_ended_ = true; }
     void append_sent(time_point start) {
         grid_->sent(start);
@@ -362,6 +374,8 @@ public:
 
     bool has_seen(realtime_event e) const { return seen_[static_cast<std::size_t>(e)]; }
     bool aborted() const { return aborted_; }
+    /// The server speaks another protocol (`check_opening`).
+    bool wrong_protocol() const { return wrong_protocol_; }
     /// The flow ran to its end (the awaited terminal event, or server-vad's quiet period).
     bool finished() const { return finished_; }
     realtime_protocol protocol() const { return o_.protocol; }
@@ -414,6 +428,9 @@ private:
     std::bitset<realtime_event_count> seen_;
     bool aborted_ = false;
     bool receiver_ended_ = false;
+    bool wrong_protocol_ = false;
+    opening_check opening_{o_.protocol == realtime_protocol::openai ? wire_protocol::openai_realtime
+                                                                    : wire_protocol::vllm_realtime};
     bool done_after_input_ = false;
     bool interrupt_pending_ = false;
     std::size_t interrupt_turn_ = 0;

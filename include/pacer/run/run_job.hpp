@@ -15,6 +15,7 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/client_settings.hpp>
@@ -105,8 +106,8 @@ struct end_writers {
 /// A checked run: every value resolved, its (empty) output folder created, nothing else yet.
 struct run_job {
     run_options options;
-    std::size_t sessions = 0;      ///< this process's (per worker with --processes)
-    std::vector<std::uint8_t> pcm; ///< 16 kHz mono PCM16
+    std::size_t sessions = 0; ///< this process's (per worker with --processes)
+    protocol::pcm_input pcm;  ///< 16 kHz mono PCM16 (silence: held nowhere)
     /// The input at the protocol's own rate, converted straight from the file (none: derive it
     /// from `pcm`).
     std::optional<std::vector<std::uint8_t>> wire_pcm;

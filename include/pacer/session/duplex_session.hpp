@@ -8,6 +8,7 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/start_gate.hpp>
@@ -110,8 +111,8 @@ struct session_turn {
 struct session_options {
     std::uint32_t index = 0;
     transport::ws_endpoint endpoint;
-    /// 16 kHz mono PCM16 LE input, shared read-only by every session.
-    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    /// 16 kHz mono PCM16 LE input, shared read-only by every session (silence: held nowhere).
+    protocol::pcm_input pcm;
     /// Bounds the whole session: admission, exchange and close (`timeout_s`).
     duration timeout = protocol::session_timeout;
     /// A common start gate for packet 0; without it the grid is anchored to packet 0's send.
@@ -141,8 +142,8 @@ struct session_options {
     std::string model;
     duration quiet = protocol::server_vad_quiet;
     /// The input at the protocol's rate (openai-realtime: 24 kHz), resampled once by the
-    /// caller; null: the session resamples `pcm` itself.
-    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    /// caller; none: the session resamples `pcm` itself.
+    protocol::pcm_input wire_pcm;
     std::uint64_t seed = 0; ///< event ids (the runner gives each session a unique seed)
     int admission_retries = protocol::admission_retries;
     duration admission_backoff = protocol::admission_backoff;

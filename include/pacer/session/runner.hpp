@@ -30,9 +30,9 @@ struct run_options {
     std::size_t sessions = 1;
     std::size_t threads = 1; ///< session contexts; sessions are dealt round-robin
     transport::ws_endpoint endpoint;
-    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
+    protocol::pcm_input pcm;
     /// Several inputs: session i streams inputs[i mod n] (`pcm` is then ignored).
-    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
+    std::vector<protocol::pcm_input> inputs;
     duration timeout = protocol::session_timeout;
     std::filesystem::path trace_root; ///< must exist; gets `session-NNN/`
     std::size_t channel_capacity = 1 << 16;
@@ -83,10 +83,10 @@ struct run_options {
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
     std::string model;
     /// The input at the protocol's rate, resampled once for every session.
-    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    protocol::pcm_input wire_pcm;
     /// With several `inputs`: each at the protocol's rate, in the same order (session i
     /// streams wire_inputs[i mod n]); empty: `wire_pcm` for every session.
-    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    std::vector<protocol::pcm_input> wire_inputs;
     /// A multi-turn scenario (docs/scenarios.md; null: one turn of the input): its turns'
     /// audio and barge-ins; session i draws its pauses with `draw_pauses(*scenario, i)`.
     std::shared_ptr<const schedule::scenario> scenario;

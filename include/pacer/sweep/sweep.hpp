@@ -15,6 +15,7 @@
 #include <pacer/metrics/realtime_level.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/protocol/events.hpp>
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/sweep/capacity.hpp>
@@ -62,9 +63,9 @@ struct sweep_options {
     std::vector<std::string> audio; ///< the files as named (config.audio); empty: silence
     std::string silence;            ///< `--duration` when no file is given (config.silence)
     /// 16 kHz mono PCM16, session i streams input i mod n.
-    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> inputs;
+    std::vector<protocol::pcm_input> inputs;
     /// The inputs at the protocol's rate (realtime protocols), in order.
-    std::vector<std::shared_ptr<const std::vector<std::uint8_t>>> wire_inputs;
+    std::vector<protocol::pcm_input> wire_inputs;
     std::vector<double> input_duration_s; ///< per input
     /// How each input was read and converted (config.input_conversion), in order.
     boost::json::array conversions;
