@@ -63,6 +63,7 @@ struct http_settings {
     std::string model;
     std::string arrival;
     double rate = 0;
+    std::string stages;
     std::optional<double> burstiness;
     std::uint64_t seed = 0;
     std::uint64_t requests = 0;
@@ -171,12 +172,12 @@ http_plan check(const http_settings& s) {
     p.request.temperature = s.temperature;
 
     // The schedule: a saved one, or (process, rate, burstiness, seed, requests/duration).
-    const bool asked =
-        s.rate > 0 || !s.arrival.empty() || s.requests > 0 || !s.duration.empty() || s.burstiness;
+    const bool asked = s.rate > 0 || !s.arrival.empty() || s.requests > 0 || !s.duration.empty() ||
+                       s.burstiness || !s.stages.empty();
     if (!s.schedule_file.empty()) {
         if (asked)
             throw usage_error("--schedule replays a saved schedule: drop "
-                              "--arrival/--rate/--burstiness/--requests/--duration");
+                              "--arrival/--rate/--stages/--burstiness/--requests/--duration");
         try {
             p.schedule = schedule::read_schedule_file(s.schedule_file);
         } catch (const std::exception& e) {
@@ -189,10 +190,24 @@ http_plan check(const http_settings& s) {
         if (!process)
             throw usage_error(
                 fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-        if (s.rate <= 0)
-            throw usage_error("pacer http needs --rate R (requests per second) or --schedule FILE");
-        if (s.requests == 0 && s.duration.empty())
+        if (!s.stages.empty()) {
+            // The stages give the rate and the length; --requests may end them early.
+            if (s.rate > 0 || !s.duration.empty())
+                throw usage_error("--stages sets the rate and the length of the schedule: drop "
+                                  "--rate and --duration");
+            if (s.find_capacity)
+                throw usage_error("--find-capacity searches for one --rate: not with --stages");
+            try {
+                spec.stages = schedule::parse_stages(s.stages);
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+        } else if (s.rate <= 0) {
+            throw usage_error("pacer http needs --rate R (requests per second), --stages or "
+                              "--schedule FILE");
+        } else if (s.requests == 0 && s.duration.empty()) {
             throw usage_error("pacer http needs --requests N or --duration D (or both)");
+        }
         if (s.burstiness && *process != schedule::arrival_process::gamma)
             throw usage_error(
                 fmt::format("--burstiness applies only to --arrival gamma (got --arrival {})",
@@ -320,9 +335,9 @@ void print_plan(const http_settings& s, const http_plan& p) {
                s.endpoint, s.model, std::chrono::duration<double>(p.timeout).count());
     if (p.endpoint.tls)
         fmt::print("  tls        {}\n", tls_words(s));
-    fmt::print("  schedule   {} arrivals ({} at {:g}/s, seed {}), sha256 {}\n",
-               p.schedule.offsets.size(), to_string(spec.process), spec.rate, spec.seed,
-               p.schedule.sha256);
+    fmt::print("  schedule   {} arrivals ({} at {}, seed {}), sha256 {}\n",
+               p.schedule.offsets.size(), to_string(spec.process), schedule::rate_text(spec),
+               spec.seed, p.schedule.sha256);
     if (p.shard)
         fmt::print("  shard      {}/{}: {} arrivals\n", p.shard->index, p.shard->count,
                    p.offsets.size());
@@ -578,12 +593,21 @@ run_outcome execute(const http_settings& s, const http_plan& plan, const std::fi
     json::object open_loop =
         session::open_loop_summary(result, session::client_schedule_thresholds);
     const bool kept = open_loop["schedule_kept"].as_bool();
+    if (!plan.schedule.spec.stages.empty()) {
+        // A request that ended with an error (HTTP status, timeout) is no completion here.
+        auto staged = result;
+        for (std::size_t i = 0; i < records.size() && i < staged.records.size(); ++i)
+            staged.records[i].failed = staged.records[i].failed || !records[i].error.empty();
+        open_loop["stages"] = schedule::stage_rows(staged, plan.schedule.spec.stages);
+    }
     summary["schedule_kept"] = kept;
     summary["open_loop"] = std::move(open_loop);
     const auto& spec = plan.schedule.spec;
     summary["schedule"] = json::object{
         {"arrival", to_string(spec.process)},
-        {"rate", spec.rate},
+        {"rate", spec.stages.empty() ? json::value(spec.rate) : json::value(nullptr)},
+        {"stages", spec.stages.empty() ? json::value(nullptr)
+                                       : json::value(schedule::to_string(spec.stages))},
         {"burstiness", spec.burstiness},
         {"seed", spec.seed},
         {"arrivals", plan.schedule.offsets.size()},
@@ -919,6 +943,11 @@ command add_http_command(CLI::App& app) {
         ->group("Schedule");
     sub->add_option("--rate", s->rate, "Requests per second (mean)")
         ->check(number_in(0, 1e9, true))
+        ->group("Schedule");
+    sub->add_option("--stages", s->stages,
+                    "The rate in stages instead of --rate and --duration: DURATION:RATE/s "
+                    "(constant) or DURATION:FROM-TO/s (a linear ramp), comma-separated, e.g. "
+                    "30s:10/s,2m:10-50/s,30s:50/s; --requests may end it early (docs/http.md)")
         ->group("Schedule");
     sub->add_option("--burstiness", s->burstiness,
                     "gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "

@@ -78,15 +78,16 @@ void print_run_plan(const run_plan& p) {
                                                   : s.url);
     if (p.open_loop) {
         const auto& spec = p.open_loop->spec;
-        fmt::print("  open loop  {} arrivals{} ({} at {:g}/s, burstiness {:g}, seed {}, sha256 {}"
+        fmt::print("  open loop  {} arrivals{} ({} at {}, burstiness {:g}, seed {}, sha256 {}"
                    "{})\n",
                    p.arrivals.size(),
                    p.arrivals.empty()
                        ? std::string()
                        : fmt::format(" from {:.3f} s to {:.3f} s", to_seconds(p.arrivals.front()),
                                      to_seconds(p.arrivals.back())),
-                   schedule::to_string(spec.process), spec.rate, spec.burstiness, spec.seed,
-                   p.open_loop->sha256, s.schedule_file.empty() ? "" : ", from " + s.schedule_file);
+                   schedule::to_string(spec.process), schedule::rate_text(spec), spec.burstiness,
+                   spec.seed, p.open_loop->sha256,
+                   s.schedule_file.empty() ? "" : ", from " + s.schedule_file);
         fmt::print("  cap        {}\n", s.max_concurrency == 0
                                             ? std::string("none")
                                             : fmt::format("{} sessions in flight, then {}",
@@ -183,11 +184,12 @@ int run(const run_settings& s) {
 
     // Open loop: a schedule fixed up front from (process, rate, burstiness, seed, count).
     std::optional<schedule::schedule_document> open_loop;
-    const bool open_loop_asked = s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness;
+    const bool open_loop_asked =
+        s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness || !s.stages.empty();
     if (!s.schedule_file.empty()) {
         if (open_loop_asked)
             throw usage_error("--schedule replays a saved schedule: drop "
-                              "--arrival/--rate/--sessions/--burstiness");
+                              "--arrival/--rate/--stages/--sessions/--burstiness");
         try {
             open_loop = schedule::read_schedule_file(s.schedule_file);
         } catch (const std::exception& e) {
@@ -200,17 +202,29 @@ int run(const run_settings& s) {
         if (!process)
             throw usage_error(
                 fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-        if (s.sessions == 0)
-            throw usage_error("open-loop runs need --sessions N (how many arrivals)");
-        if (s.rate_option && s.rate_option->count() == 0) // not a "got 0" the user never typed
-            throw usage_error("open-loop runs need --rate R (arrivals per second) with "
-                              "--sessions, or --schedule FILE");
+        if (!s.stages.empty()) {
+            // The stages give the rate and the length; --sessions may end them early.
+            if (s.rate_option && s.rate_option->count() > 0)
+                throw usage_error("--stages sets the rate of the open loop: drop --rate");
+            try {
+                spec.stages = schedule::parse_stages(s.stages);
+            } catch (const std::invalid_argument& e) {
+                throw usage_error(e.what());
+            }
+        } else {
+            if (s.sessions == 0)
+                throw usage_error("open-loop runs need --sessions N (how many arrivals)");
+            if (s.rate_option && s.rate_option->count() == 0) // not a "got 0" never typed
+                throw usage_error("open-loop runs need --rate R (arrivals per second) with "
+                                  "--sessions, or --stages, or --schedule FILE");
+            spec.rate = s.rate;
+        }
         spec.process = *process;
-        spec.rate = s.rate;
         if (s.burstiness)
             spec.burstiness = *s.burstiness;
         spec.seed = s.seed;
-        spec.count = s.sessions;
+        if (s.sessions > 0)
+            spec.count = s.sessions;
         try {
             schedule::validate(spec);
             open_loop = schedule::schedule_document{spec, schedule::make_schedule(spec), {}};
@@ -229,6 +243,10 @@ int run(const run_settings& s) {
                 "--concurrency starts every session at once; open-loop runs take --sessions");
         if (open_loop->offsets.empty())
             throw usage_error("the schedule has no arrivals");
+        if (open_loop->offsets.size() > max_sessions)
+            throw usage_error(fmt::format("the schedule has {} arrivals, more than the {} sessions "
+                                          "one run may hold: use lower rates or shorter stages",
+                                          open_loop->offsets.size(), max_sessions));
         if (s.processes > open_loop->offsets.size())
             throw usage_error(fmt::format("--processes {} is more than the schedule's {} arrivals",
                                           s.processes, open_loop->offsets.size()));
@@ -473,6 +491,12 @@ command add_run_command(CLI::App& app) {
     s->rate_option = sub->add_option("--rate", s->rate, "Open loop: arrivals per second")
                          ->check(number_in(0, 1e9, true))
                          ->group("Open loop");
+    sub->add_option("--stages", s->stages,
+                    "Open loop: the arrival rate in stages instead of --rate, "
+                    "DURATION:RATE/s (constant) or DURATION:FROM-TO/s (a linear ramp), "
+                    "comma-separated, e.g. 30s:10/s,2m:10-50/s,30s:50/s; --sessions, if given, "
+                    "ends the schedule early (docs/open-loop.md)")
+        ->group("Open loop");
     sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")
         ->check(whole_number(1, max_sessions))
         ->group("Open loop");

@@ -28,7 +28,10 @@ struct schedule_options {
     std::uint64_t seed = 0;
     std::int64_t count = 0; // signed so that a negative count gets our message, not CLI11's
     std::string duration;
+    std::string stages;
     std::string format = "csv";
+    CLI::Option* rate_opt = nullptr;
+    CLI::Option* stages_opt = nullptr;
     CLI::Option* burstiness_opt = nullptr;
     CLI::Option* count_opt = nullptr;
     CLI::Option* duration_opt = nullptr;
@@ -39,8 +42,8 @@ struct schedule_options {
 void print_schedule_plan(const schedule_options& o, const schedule::schedule_spec& spec,
                          std::span<const std::chrono::nanoseconds> offsets) {
     fmt::print("pacer schedule --dry-run: checked; the schedule is not printed\n");
-    fmt::print("  arrivals   {} ({} at {:g}/s, burstiness {:g}, seed {}){}\n", offsets.size(),
-               o.arrival, spec.rate, spec.burstiness, spec.seed,
+    fmt::print("  arrivals   {} ({} at {}, burstiness {:g}, seed {}){}\n", offsets.size(),
+               o.arrival, schedule::rate_text(spec), spec.burstiness, spec.seed,
                offsets.empty() ? std::string()
                                : fmt::format(", last at {:.3f} s",
                                              static_cast<double>(offsets.back().count()) / 1e9));
@@ -53,6 +56,18 @@ int run_schedule(const schedule_options& o) {
     if (o.burstiness_opt->count() > 0 && spec.process != schedule::arrival_process::gamma)
         throw usage_error(fmt::format(
             "--burstiness applies only to --arrival gamma (got --arrival {})", o.arrival));
+    if (o.stages_opt->count() > 0) {
+        if (o.rate_opt->count() > 0 || o.duration_opt->count() > 0)
+            throw usage_error("--stages sets the rate and the length of the schedule: drop "
+                              "--rate and --duration");
+        try {
+            spec.stages = schedule::parse_stages(o.stages);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+    } else if (o.rate_opt->count() == 0) {
+        throw usage_error("pacer schedule needs --rate R (arrivals per second) or --stages");
+    }
     spec.rate = o.rate;
     spec.burstiness = o.burstiness;
     spec.seed = o.seed;
@@ -104,10 +119,15 @@ command add_schedule_command(CLI::App& app) {
                     "'constant' (every gap exactly 1/rate)")
         ->check(CLI::IsMember({"poisson", "gamma", "constant"}))
         ->capture_default_str();
-    sub->add_option("--rate", o->rate,
-                    "Mean arrivals per second (a finite number > 0, at most 1e9); the mean gap "
-                    "is 1/rate")
-        ->required(); // checked with the schedule's own messages
+    o->rate_opt = sub->add_option("--rate", o->rate,
+                                  "Mean arrivals per second (a finite number > 0, at most 1e9); "
+                                  "the mean gap is 1/rate. Required unless --stages is given");
+    o->stages_opt = sub->add_option(
+        "--stages", o->stages,
+        "Stages of the rate instead of --rate and --duration: DURATION:RATE/s (constant) or "
+        "DURATION:FROM-TO/s (a linear ramp), comma-separated, e.g. 30s:10/s,2m:10-50/s,30s:50/s. "
+        "Arrivals follow the rate by time rescaling (docs/schedule.md); --count may end the "
+        "schedule early");
     o->burstiness_opt =
         sub->add_option("--burstiness", o->burstiness,
                         "Gamma only (an error with other processes): B, the target coefficient "
@@ -136,7 +156,7 @@ command add_schedule_command(CLI::App& app) {
         "The first arrival is at the first gap, not at 0. sha256 is the SHA-256 of the "
         "offsets written as decimal nanoseconds, one per line, each ending with '\\n': it is "
         "the same for the csv and the json print. One of --count or --duration is "
-        "required. See docs/schedule.md.\nExit status: 0 printed (or planned, with --dry-run); "
+        "required (or --stages). See docs/schedule.md.\nExit status: 0 printed (or planned, with --dry-run); "
         "1 pacer itself failed (the output could not be written); 2 bad input (nothing "
         "printed).");
     return {sub, [o] { return run_schedule(*o); }};

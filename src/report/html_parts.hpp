@@ -64,6 +64,13 @@ double max_of(const std::vector<double>& v, double fallback);
 /// A round interval width cutting `span` seconds into at most `max_bins`.
 double bin_width(double span, std::size_t max_bins);
 
+/// The "offered and achieved rate per stage" section of a staged open loop (summary.json's
+/// `open_loop.stages`): a bar chart and the stage rows; "" when the run had no stages.
+std::string stages_section(const boost::json::object& summary);
+/// Vertical lines where each stage but the last ends, on a plot over the schedule's time
+/// (plus `shift` seconds, when the plot's axis has another origin).
+void stage_ends(const boost::json::object& summary, xy_plot& p, double shift = 0);
+
 /// The page of a `pacer http` run or capacity search (http_report.cpp).
 std::string render_http_report(const result_folder& f);
 

@@ -218,6 +218,8 @@ td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f6f6f6;
 .good{background:#dff3e4;color:#14532d}.bad{background:#fde2e1;color:#8b0000}.neutral{background:#eee;color:#333}
 svg.plot{max-width:100%;height:auto;display:block;margin:.4em 0}
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#0b5394}.note{color:#555}
+code{overflow-wrap:anywhere}table.env{table-layout:fixed;width:100%}table.env td{overflow-wrap:anywhere}
+table.env th:first-child{width:14em}section{overflow-x:auto}
 </style>)";
 
 std::string page(const std::string& title, const std::string& body) {
@@ -297,7 +299,7 @@ std::string environment(const result_folder& f, const std::string& side = "") {
         h += "<p class=\"note\">The command line is not recorded in this summary.json; the "
              "configuration it produced is below.</p>\n";
     }
-    h += "<table><tr><th>setting</th><th>value</th></tr>\n";
+    h += "<table class=\"env\"><tr><th>setting</th><th>value</th></tr>\n";
     std::vector<std::pair<std::string, std::string>> kv;
     for (const char* k : {"command", "host", "url", "config", "clock", "provenance", "resources",
                           "mock", "shard", "trace", "pooling", "processes", "sessions_per_process",
@@ -464,6 +466,79 @@ std::string dist_table(const json::object& s, const std::vector<std::string>& ba
     return figure_table(s, figs);
 }
 
+void stage_ends(const json::object& summary, xy_plot& p, double shift) {
+    const auto* v = lookup(summary, {"open_loop", "stages"});
+    if (!v || !v->is_array())
+        return;
+    const auto& rows = v->as_array();
+    for (std::size_t i = 0; i + 1 < rows.size(); ++i)
+        if (const auto to =
+                number_at(summary, {"open_loop", "stages", fmt::format("[{}]", i), "to_s"}))
+            p.refs.push_back({*to + shift, fmt::format("stage {} ends", i + 1), true, false});
+}
+
+std::string stages_section(const json::object& summary) {
+    const auto* v = lookup(summary, {"open_loop", "stages"});
+    if (!v || !v->is_array() || v->as_array().empty())
+        return "";
+    const auto& rows = v->as_array();
+    const std::string id = "plot-stages", title = "Offered and achieved rate per stage";
+    bar_chart c;
+    c.id = id;
+    c.title = title;
+    c.unit = "/s";
+    std::vector<std::optional<double>> target, offered, achieved;
+    double hi = 0;
+    std::string table = "<table id=\"stages-table\"><tr><th>stage</th><th>from (s)</th>"
+                        "<th>to (s)</th><th>target (/s)</th><th>offered</th><th>offered (/s)</th>"
+                        "<th>achieved</th><th>achieved (/s)</th><th>completed</th><th>failed</th>"
+                        "<th>latency p50</th><th>latency p99</th></tr>\n";
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        const std::vector<std::string> base = {"open_loop", "stages", fmt::format("[{}]", i)};
+        const auto at = [&](const char* k) {
+            auto p = base;
+            p.emplace_back(k);
+            return p;
+        };
+        const auto text = lookup(summary, at("stage"));
+        c.categories.push_back(fmt::format("{}: {}", i + 1, text ? text_of(*text) : ""));
+        for (auto& [vec, key] :
+             {std::pair{&target, "target_per_s"}, std::pair{&offered, "offered_per_s"},
+              std::pair{&achieved, "achieved_per_s"}}) {
+            const auto x = number_at(summary, at(key));
+            vec->push_back(x);
+            hi = std::max(hi, x.value_or(0));
+        }
+        table += "<tr>" + figure_cell(summary, at("stage"), unit::text, "") +
+                 figure_cell(summary, at("from_s"), unit::count, "") +
+                 figure_cell(summary, at("to_s"), unit::count, "") +
+                 figure_cell(summary, at("target_per_s"), unit::count, "") +
+                 figure_cell(summary, at("offered"), unit::count, "") +
+                 figure_cell(summary, at("offered_per_s"), unit::count, "") +
+                 figure_cell(summary, at("achieved"), unit::count, "") +
+                 figure_cell(summary, at("achieved_per_s"), unit::count, "") +
+                 figure_cell(summary, at("completed"), unit::count, "") +
+                 figure_cell(summary, at("failed"), unit::count, "") +
+                 figure_cell(summary, {"open_loop", "stages", base[2], "latency_s", "p50"},
+                             unit::seconds, "") +
+                 figure_cell(summary, {"open_loop", "stages", base[2], "latency_s", "p99"},
+                             unit::seconds, "") +
+                 "</tr>\n";
+    }
+    table += "</table>\n";
+    c.values.emplace_back("target (the stage's mean rate)", std::move(target));
+    c.values.emplace_back("offered (scheduled in the stage)", std::move(offered));
+    c.values.emplace_back("achieved (dispatched in the stage)", std::move(achieved));
+    c.y = linear_axis("arrivals per second", 0, std::max(hi, 1.0));
+    return section("stages", title,
+                   "Each stage of --stages: its target rate, the rate the seeded schedule "
+                   "offered in it (arrivals whose scheduled time falls in the stage, per second), "
+                   "and the rate achieved (arrivals dispatched within the stage's window, per "
+                   "second). Achieved below offered means the client or the cap held the "
+                   "stage's arrivals back; latency is from each arrival's scheduled time.",
+                   render(c), table);
+}
+
 } // namespace detail
 
 namespace {
@@ -596,6 +671,61 @@ std::string send_time_section(const std::vector<const result_folder*>& folders,
                    table);
 }
 
+// Seconds to add to an offset from the open-loop run's clock (the dispatcher's origin) to put
+// it on the packet plots' axis (seconds since the first append); nullopt when unknown.
+std::optional<double> arrivals_shift(const result_folder& f) {
+    const auto sp = packet_span(f);
+    if (f.parts.empty() || !f.parts.front().clock_monotonic_s)
+        return std::nullopt;
+    const double start = *f.parts.front().clock_monotonic_s + f.parts.front().realtime_offset_s;
+    return sp.any ? start - sp.t0 : 0.0;
+}
+
+// The time axis every over-time plot of one run's page shares (issue 33: the plots must line
+// up): seconds since the first append, covering the packets, the loop lag (whose monitors
+// start before the first append) and an open loop's arrivals.
+struct time_frame {
+    double lo = 0, hi = 0.08;
+};
+
+time_frame page_time_frame(const result_folder& f) {
+    const auto sp = packet_span(f);
+    time_frame t;
+    if (sp.any)
+        t.hi = std::max(sp.t1 - sp.t0, 0.08);
+    for (const auto& part : f.parts) {
+        const auto* o = part.summary.if_contains("loop_lag_over_time");
+        if (!o || !o->is_object())
+            continue;
+        const auto start = number_at(o->as_object(), {"start_s"});
+        const auto step = number_at(o->as_object(), {"interval_s"});
+        const auto* max_s = o->as_object().if_contains("max_s");
+        if (!start || !step || *step <= 0 || !max_s || !max_s->is_array() ||
+            max_s->as_array().empty())
+            continue;
+        const double origin = *start + part.realtime_offset_s - (sp.any ? sp.t0 : *start);
+        t.lo = std::min(t.lo, origin);
+        t.hi = std::max(t.hi, origin + *step * static_cast<double>(max_s->as_array().size()));
+    }
+    if (f.kind == folder_kind::open_loop)
+        if (const auto shift = arrivals_shift(f)) {
+            for (double o : f.schedule_offsets_s) {
+                t.lo = std::min(t.lo, o + *shift);
+                t.hi = std::max(t.hi, o + *shift);
+            }
+            for (const auto& s : f.sessions)
+                if (s.session_start_s && s.stats.count > 0) {
+                    const double x =
+                        *s.session_start_s - *f.parts.front().clock_monotonic_s + *shift;
+                    t.lo = std::min(t.lo, x);
+                    t.hi = std::max(t.hi, x);
+                }
+        }
+    return t;
+}
+
+const char* const time_label = "time since the first append (s)";
+
 // Worst deviation and late packets per time bin, and the per-session heat strip.
 std::string over_time_sections(const result_folder& f) {
     const auto sp = packet_span(f);
@@ -690,7 +820,8 @@ std::string over_time_sections(const result_folder& f) {
     }
     table += "</table>\n";
     p.lines.push_back(std::move(line));
-    p.x = linear_axis("time since the first append (s)", 0, span);
+    const auto frame = page_time_frame(f);
+    p.x = linear_axis(time_label, frame.lo, frame.hi);
     p.y = log_axis("max |deviation| (ms, log)", 1e-3, hi);
     p.refs.push_back({late_s * 1e3, "late: 80 ms", false, true});
     out += section(
@@ -706,14 +837,15 @@ std::string over_time_sections(const result_folder& f) {
     lp.id = id2;
     lp.title = t2;
     lp.bars.push_back(std::move(lb));
-    lp.x = linear_axis("time since the first append (s)", 0, span);
+    lp.x = linear_axis(time_label, frame.lo, frame.hi);
     lp.y = linear_axis("late packets per interval", 0,
                        static_cast<double>(std::max<std::size_t>(late_max, 1)));
     out += section(
         "late", t2,
         fmt::format("Packets more than 80 ms from their deadline, per {} s interval.",
                     format_number(w)),
-        render(lp),
+        late_max == 0 ? no_data(id2, t2, "no late packets: every packet was within 80 ms")
+                      : render(lp),
         figure_table(f.summary, {{"late packets", {"pacing", "packets", "late"}, unit::count},
                                  {"sessions with a late packet",
                                   {"pacing", "sessions", "with_late_packet"},
@@ -877,7 +1009,8 @@ std::string loop_lag_over_time_section(const result_folder& f) {
                                "this folder has no loop lag over time (written before pacer "
                                "recorded it)"),
                        "");
-    p.x = linear_axis("time since the first append (s)", x_lo, x_hi);
+    const auto frame = page_time_frame(f);
+    p.x = linear_axis(time_label, std::min(x_lo, frame.lo), std::max(x_hi, frame.hi));
     p.y = linear_axis("max loop lag (ms)", 0, hi * 1.2 > 80 ? std::max(hi, 80.0) : hi);
     if (hi * 1.2 > 80)
         p.refs.push_back({late_s * 1e3, "80 ms", false, true});
@@ -900,6 +1033,12 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
         p.title = title;
         double hi = 0, n_hi = 1;
         std::string table;
+        // One run: on its page's shared axis (seconds since the first append), so the
+        // arrivals line up with the packet plots above. A comparison keeps each run's clock.
+        const std::optional<double> shift =
+            folders.size() == 1 ? arrivals_shift(*folders.front()) : std::nullopt;
+        const double dx = shift.value_or(0);
+        double lo = 0;
         for (std::size_t i = 0; i < folders.size(); ++i) {
             const auto& f = *folders[i];
             series off;
@@ -907,9 +1046,10 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
             off.step = true;
             off.dashed = true;
             off.colour = 2 * i;
-            off.points.emplace_back(0, 0);
+            off.points.emplace_back(dx, 0);
+            lo = std::min(lo, dx);
             for (std::size_t k = 0; k < f.schedule_offsets_s.size(); ++k)
-                off.points.emplace_back(f.schedule_offsets_s[k], static_cast<double>(k + 1));
+                off.points.emplace_back(f.schedule_offsets_s[k] + dx, static_cast<double>(k + 1));
             std::vector<double> achieved;
             std::optional<double> origin;
             if (!f.parts.empty())
@@ -922,9 +1062,9 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
             ach.name = (names[i].empty() ? "" : names[i]) + "achieved (first append)";
             ach.step = true;
             ach.colour = 2 * i + 1;
-            ach.points.emplace_back(0, 0);
+            ach.points.emplace_back(dx, 0);
             for (std::size_t k = 0; k < achieved.size(); ++k)
-                ach.points.emplace_back(achieved[k], static_cast<double>(k + 1));
+                ach.points.emplace_back(achieved[k] + dx, static_cast<double>(k + 1));
             hi = std::max({hi, max_of(f.schedule_offsets_s), max_of(achieved)});
             n_hi = std::max({n_hi, static_cast<double>(f.schedule_offsets_s.size()),
                              static_cast<double>(achieved.size())});
@@ -955,8 +1095,14 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
             p.lines.push_back(std::move(off));
             p.lines.push_back(std::move(ach));
         }
-        p.x = linear_axis("seconds since the run started", 0, std::max(hi, 0.1));
+        if (shift) {
+            const auto frame = page_time_frame(*folders.front());
+            p.x = linear_axis(time_label, frame.lo, frame.hi);
+        } else {
+            p.x = linear_axis("seconds since the run started", lo, std::max(hi, 0.1));
+        }
         p.y = linear_axis("arrivals so far", 0, n_hi);
+        stage_ends(folders.front()->summary, p, dx);
         out += section("arrivals", title,
                        "Cumulative arrivals: offered by the seeded schedule, and achieved — the "
                        "session's first append on the run's clock (connect and negotiation "
@@ -964,6 +1110,8 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
                        "gap that widens means the client or the cap held arrivals back.",
                        render(p), table);
     }
+    if (folders.size() == 1)
+        out += stages_section(folders.front()->summary);
     {
         const std::string id = "plot-dispatch-lag", title = "Dispatch lag";
         bar_chart c;
@@ -1196,6 +1344,7 @@ std::string level_plot(const std::string& id, const std::string& title, const st
     p.id = id;
     p.title = title;
     double cmin = 1e18, cmax = 0, hi = 0;
+    std::vector<double> slos;
     std::size_t colour = 0;
     for (std::size_t i = 0; i < folders.size(); ++i) {
         const auto pts = level_points(folders[i]->summary);
@@ -1226,7 +1375,7 @@ std::string level_plot(const std::string& id, const std::string& title, const st
                                   fmt::format("{}SLO {} ≤ {}", names[i], m.slo,
                                               format_number(b->second * scale)),
                                   false, true});
-                hi = std::max(hi, b->second * scale);
+                slos.push_back(b->second * scale);
             }
         if (const auto cap = number_at(folders[i]->summary, {"capacity", "sessions"}))
             p.refs.push_back(
@@ -1234,9 +1383,15 @@ std::string level_plot(const std::string& id, const std::string& title, const st
     }
     if (cmax <= 0)
         return no_data(id, title, "no level has this figure");
+    // The data set the scale: an SLO line far above the data (more than twice its largest
+    // value) would flatten it, so it is named "above the scale" instead of drawn.
+    for (const double slo : slos)
+        if (hi <= 0 || slo <= 2 * hi)
+            hi = std::max(hi, slo);
     p.x = cmax / std::max(cmin, 1.0) >= 8
               ? log_axis("concurrent sessions (log)", std::max(cmin, 1.0), cmax)
               : linear_axis("concurrent sessions", 0, cmax);
+    p.x.powers_of_two = p.x.log;
     p.y = linear_axis(ylabel, 0, hi > 0 ? hi : (scale == 1e3 ? 1.0 : 0.01));
     return render(p);
 }

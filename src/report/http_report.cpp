@@ -118,6 +118,7 @@ std::string arrivals_section(const result_folder& f) {
     p.x = linear_axis("seconds since the schedule's origin", 0, std::max(hi, 0.1));
     p.y = linear_axis("requests so far", 0,
                       static_cast<double>(std::max<std::size_t>(offered.size(), 1)));
+    stage_ends(f.summary, p);
     // The table: per interval, what was offered, dispatched, completed and failed.
     const double w = table_bin(hi);
     struct counts {
@@ -465,6 +466,7 @@ std::string http_page(const result_folder& f) {
     body += "<section id=\"figures\"><h2>Summary figures</h2>\n" +
             figure_table(f.summary, http_figures(f.summary)) + "</section>\n";
     body += arrivals_section(f);
+    body += stages_section(f.summary);
     body += dispatch_lag_section(f);
     body += latency_sections(f);
     body += goodput_section(f);

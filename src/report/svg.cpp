@@ -39,7 +39,7 @@ std::string open_svg(const std::string& id, const std::string& title, double h =
 }
 
 std::string tick_label(const axis& a, double v) {
-    if (a.log) {
+    if (a.log && !a.powers_of_two) {
         const double e = std::round(std::log10(v));
         return format_number(std::pow(10.0, e));
     }
@@ -86,6 +86,15 @@ std::string legend_entry(std::size_t row, const std::string& name, const char* c
                        escape(name));
 }
 
+// A generous estimate of the width of `text` at font-size 11 (about 6.5 px a character; the
+// UTF-8 continuation bytes of a character do not count).
+double label_width(const std::string& text) {
+    double chars = 0;
+    for (const unsigned char ch : text)
+        chars += (ch & 0xC0) == 0x80 ? 0 : 1;
+    return 6.5 * chars;
+}
+
 std::string ref_lines(const std::vector<ref_line>& refs, const axis& x, const axis& y) {
     std::string s;
     for (const auto& r : refs) {
@@ -103,12 +112,16 @@ std::string ref_lines(const std::vector<ref_line>& refs, const axis& x, const ax
             if (x.log && r.at <= 0)
                 continue;
             const double xx = px(x, r.at);
+            // The label goes right of the line unless it would cross the plot's right edge
+            // into the legend; then it ends left of the line.
+            const bool fits_right = xx + 3 + label_width(r.label) <= left + plot_w;
             s += fmt::format(
                 "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>{4}</title></line>"
-                "<text x=\"{5}\" y=\"{6}\" font-size=\"11\" fill=\"{3}\">{4}</text>\n",
-                coord(xx), coord(top), coord(top + plot_h), c, escape(r.label), coord(xx + 3),
-                coord(top + 11));
+                "<text x=\"{5}\" y=\"{6}\" font-size=\"11\" fill=\"{3}\"{7}>{4}</text>\n",
+                coord(xx), coord(top), coord(top + plot_h), c, escape(r.label),
+                coord(fits_right ? xx + 3 : xx - 3), coord(top + 11),
+                fits_right ? "" : " text-anchor=\"end\"");
         } else {
             if (y.log && r.at <= 0)
                 continue;
@@ -197,6 +210,11 @@ double axis::fraction(double v) const {
 
 std::vector<double> axis::ticks() const {
     std::vector<double> t;
+    if (log && powers_of_two) {
+        for (double e = std::ceil(std::log2(lo) - 1e-9); e <= std::log2(hi) + 1e-9; e += 1)
+            t.push_back(std::pow(2.0, e));
+        return t;
+    }
     if (log) {
         for (double e = std::ceil(std::log10(lo) - 1e-9); e <= std::log10(hi) + 1e-9; e += 1)
             t.push_back(std::pow(10.0, e));

@@ -52,8 +52,12 @@ std::string format_progress(const progress_snapshot& s, const progress_view& v, 
         eta = fmt::format(" (ETA {})", short_duration(*v.expected_s - v.elapsed_s + 0.999));
     else if (v.expected_s && active > 0)
         // The input is sent: what is left is the server's answer, or the sessions' timeout.
+        // With the sessions' timeout known, the run ends by then at the latest: that is the
+        // ETA (the server may answer sooner, but nothing says when).
         eta = v.deadline_s && *v.deadline_s > v.elapsed_s
-                  ? fmt::format(" (input sent; waiting for the server, timeout in {})",
+                  ? fmt::format(" (input sent; waiting for the server, timeout in {}; ETA at "
+                                "most {})",
+                                short_duration(*v.deadline_s - v.elapsed_s + 0.999),
                                 short_duration(*v.deadline_s - v.elapsed_s + 0.999))
                   : std::string(" (input sent; waiting for the server)");
     std::string text = fmt::format(

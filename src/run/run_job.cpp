@@ -87,9 +87,9 @@ void print_header(const run_options& s, const std::string& url, std::size_t sess
         // Open loop: the plan is the schedule, not a batch of sessions.
         const auto& spec = open_loop->spec;
         const std::string arrival(schedule::to_string(spec.process));
-        fmt::print("pacer run: open loop, {} arriving {} at {:g}/s (seed {}{}), {} each, "
+        fmt::print("pacer run: open loop, {} arriving {} at {} (seed {}{}), {} each, "
                    "against {}\n",
-                   plural(sessions, "session"), arrival, spec.rate, spec.seed,
+                   plural(sessions, "session"), arrival, schedule::rate_text(spec), spec.seed,
                    arrival == "gamma" ? fmt::format(", burstiness {:g}", spec.burstiness)
                                       : std::string(),
                    input, url);
@@ -727,14 +727,20 @@ int execute_run(run_job job) {
         auto ol =
             session::open_loop_summary(*outcome.open_loop, session::client_schedule_thresholds);
         schedule_kept = ol.at("schedule_kept").as_bool();
-        ol["schedule"] =
-            boost::json::object{{"arrival", schedule::to_string(open_loop->spec.process)},
-                                {"rate", open_loop->spec.rate},
-                                {"burstiness", open_loop->spec.burstiness},
-                                {"seed", open_loop->spec.seed},
-                                {"arrivals", open_loop->offsets.size()},
-                                {"sha256", open_loop->sha256},
-                                {"file", schedule_path.string()}};
+        if (!open_loop->spec.stages.empty())
+            ol["stages"] = schedule::stage_rows(*outcome.open_loop, open_loop->spec.stages);
+        ol["schedule"] = boost::json::object{
+            {"arrival", schedule::to_string(open_loop->spec.process)},
+            {"rate", open_loop->spec.stages.empty() ? boost::json::value(open_loop->spec.rate)
+                                                    : boost::json::value(nullptr)},
+            {"stages", open_loop->spec.stages.empty()
+                           ? boost::json::value(nullptr)
+                           : boost::json::value(schedule::to_string(open_loop->spec.stages))},
+            {"burstiness", open_loop->spec.burstiness},
+            {"seed", open_loop->spec.seed},
+            {"arrivals", open_loop->offsets.size()},
+            {"sha256", open_loop->sha256},
+            {"file", schedule_path.string()}};
         summary["open_loop"] = std::move(ol);
     }
     char host[256] = {};

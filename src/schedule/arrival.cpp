@@ -1,8 +1,10 @@
+#include <pacer/core/units.hpp>
 #include <pacer/schedule/arrival.hpp>
 
 #include <fmt/core.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -142,11 +144,198 @@ std::optional<arrival_process> parse_arrival_process(std::string_view name) noex
     return std::nullopt;
 }
 
+namespace {
+
+// A stage's rate: a decimal number >= 0 (no sign, no exponent, no inf/nan).
+std::optional<double> parse_rate(std::string_view text) {
+    if (text.empty() || !(text.front() >= '0' && text.front() <= '9'))
+        return std::nullopt;
+    double v = 0;
+    const auto [end, ec] =
+        std::from_chars(text.data(), text.data() + text.size(), v, std::chars_format::fixed);
+    if (ec != std::errc{} || end != text.data() + text.size() || !std::isfinite(v))
+        return std::nullopt;
+    return v;
+}
+
+// The shortest round-trip decimal in fixed notation (never "1e+09": parse_rate reads no
+// exponent). Rates are at most 1e9, so 400 characters hold any of them.
+void append_shortest(std::string& out, double value) {
+    char buffer[400];
+    const auto [end, ec] =
+        std::to_chars(buffer, buffer + sizeof buffer, value, std::chars_format::fixed);
+    out.append(buffer, end);
+}
+
+double stage_seconds(const stage& s) noexcept {
+    return static_cast<double>(s.duration.count()) / 1e9;
+}
+
+// Expected arrivals of stage `s` from its start to `tau` seconds into it.
+double stage_integral(const stage& s, double tau) noexcept {
+    const double slope = (s.to_rate - s.from_rate) / stage_seconds(s);
+    return s.from_rate * tau + 0.5 * slope * tau * tau;
+}
+
+// Seconds into stage `s` at which its integrated rate reaches u (>= 0): the root of
+// a tau + c tau^2 / 2 = u in its cancellation-free form. Clamped to the stage.
+double stage_inverse(const stage& s, double u) noexcept {
+    const double length = stage_seconds(s);
+    if (u <= 0)
+        return 0;
+    const double a = s.from_rate;
+    const double c = (s.to_rate - s.from_rate) / length;
+    const double denominator = a + std::sqrt(std::max(0.0, a * a + 2 * c * u));
+    if (!(denominator > 0))
+        return length;
+    return std::min(2 * u / denominator, length);
+}
+
+} // namespace
+
+std::vector<stage> parse_stages(std::string_view text) {
+    std::vector<stage> stages;
+    if (text.empty())
+        throw std::invalid_argument(
+            "--stages must be DURATION:RATE/s or DURATION:FROM-TO/s stages separated by commas, "
+            "e.g. 30s:10/s,2m:10-50/s, got \"\"");
+    std::size_t at = 0;
+    while (at <= text.size()) {
+        const std::size_t comma = std::min(text.find(',', at), text.size());
+        const std::string_view item = text.substr(at, comma - at);
+        const auto bad = [&](std::string_view why) {
+            return std::invalid_argument(
+                fmt::format("--stages: stage {} \"{}\" {}", stages.size() + 1, item, why));
+        };
+        const std::size_t colon = item.find(':');
+        if (colon == std::string_view::npos)
+            throw bad("must be DURATION:RATE/s or DURATION:FROM-TO/s, e.g. 30s:10/s or "
+                      "2m:10-50/s");
+        const auto duration = parse_duration(item.substr(0, colon));
+        if (!duration)
+            throw bad("has no duration such as 30s, 2m or 250ms before its ':'");
+        if (duration->count() <= 0)
+            throw bad("must last more than 0 s");
+        std::string_view rates = item.substr(colon + 1);
+        if (rates.ends_with("/s"))
+            rates.remove_suffix(2);
+        const std::size_t dash = rates.find('-');
+        const auto from = parse_rate(rates.substr(0, dash));
+        const auto to = dash == std::string_view::npos ? from : parse_rate(rates.substr(dash + 1));
+        if (!from || !to)
+            throw bad("needs a rate such as 10/s or a ramp such as 10-50/s after its ':' (rates "
+                      "are numbers >= 0, arrivals per second)");
+        if (*from > max_rate || *to > max_rate)
+            throw bad(
+                fmt::format("has a rate above {:g} arrivals per second (one per ns)", max_rate));
+        stages.push_back({*duration, *from, *to});
+        if (stages.size() > max_stages)
+            throw std::invalid_argument(
+                fmt::format("--stages: at most {} stages, got more", max_stages));
+        at = comma + 1;
+    }
+    return stages;
+}
+
+std::string to_string(std::span<const stage> stages) {
+    std::string out;
+    for (const auto& s : stages) {
+        if (!out.empty())
+            out += ',';
+        // Whole seconds, then milliseconds, then microseconds (with the nanoseconds as their
+        // fraction): terms parse_duration reads back exactly.
+        const auto ns = s.duration.count();
+        const auto whole = ns / 1'000'000'000, ms = ns / 1'000'000 % 1000, us = ns / 1000 % 1000,
+                   rest = ns % 1000;
+        if (whole > 0)
+            out += fmt::format("{}s", whole);
+        if (ms > 0)
+            out += fmt::format("{}ms", ms);
+        if (us > 0 || rest > 0)
+            out += rest == 0 ? fmt::format("{}us", us) : fmt::format("{}.{:03}us", us, rest);
+        out += ':';
+        append_shortest(out, s.from_rate);
+        if (s.to_rate != s.from_rate) {
+            out += '-';
+            append_shortest(out, s.to_rate);
+        }
+        out += "/s";
+    }
+    return out;
+}
+
+std::chrono::nanoseconds stages_duration(std::span<const stage> stages) noexcept {
+    std::chrono::nanoseconds total{};
+    for (const auto& s : stages)
+        total += s.duration;
+    return total;
+}
+
+double integrated_rate(std::span<const stage> stages, std::chrono::nanoseconds at) noexcept {
+    double sum = 0;
+    std::chrono::nanoseconds start{};
+    for (const auto& s : stages) {
+        if (at <= start)
+            break;
+        const auto in = std::min(at - start, s.duration);
+        sum += stage_integral(s, static_cast<double>(in.count()) / 1e9);
+        start += s.duration;
+    }
+    return sum;
+}
+
+std::size_t stage_index(std::span<const stage> stages, std::chrono::nanoseconds at) noexcept {
+    std::chrono::nanoseconds end{};
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        end += stages[i].duration;
+        if (at <= end)
+            return i;
+    }
+    return stages.size();
+}
+
+std::string rate_text(const schedule_spec& spec) {
+    return spec.stages.empty() ? fmt::format("{:g}/s", spec.rate) : to_string(spec.stages);
+}
+
 void validate(const schedule_spec& spec) {
-    if (!std::isfinite(spec.rate) || spec.rate <= 0)
+    if (!spec.stages.empty()) {
+        if (spec.rate != 0 || spec.duration)
+            throw std::invalid_argument("--stages sets the rate and the length of the schedule: "
+                                        "drop --rate and --duration");
+        if (spec.stages.size() > max_stages)
+            throw std::invalid_argument(
+                fmt::format("--stages: at most {} stages, got {}", max_stages, spec.stages.size()));
+        double expected = 0;
+        std::int64_t total = 0;
+        for (std::size_t i = 0; i < spec.stages.size(); ++i) {
+            const auto& s = spec.stages[i];
+            if (s.duration.count() <= 0)
+                throw std::invalid_argument(
+                    fmt::format("--stages: stage {} must last more than 0 s", i + 1));
+            if (!std::isfinite(s.from_rate) || !std::isfinite(s.to_rate) || s.from_rate < 0 ||
+                s.to_rate < 0 || s.from_rate > max_rate || s.to_rate > max_rate)
+                throw std::invalid_argument(fmt::format(
+                    "--stages: stage {} must have rates in [0, {:g}] arrivals per second", i + 1,
+                    max_rate));
+            if (s.duration.count() > std::numeric_limits<std::int64_t>::max() - total)
+                throw std::invalid_argument(
+                    "--stages: the stages last longer than 64-bit nanoseconds hold (292 years)");
+            total += s.duration.count();
+            expected += stage_integral(s, stage_seconds(s));
+        }
+        if (!(expected > 0))
+            throw std::invalid_argument("--stages: every stage has rate 0, so nothing arrives");
+        if (!spec.count && expected > static_cast<double>(max_arrivals))
+            throw std::invalid_argument(fmt::format(
+                "--stages give about {:.0f} arrivals, more than the limit of {}; use lower rates "
+                "or shorter stages",
+                expected, max_arrivals));
+    }
+    if (spec.stages.empty() && (!std::isfinite(spec.rate) || spec.rate <= 0))
         throw std::invalid_argument(fmt::format(
             "--rate must be a finite number > 0 (arrivals per second), got {}", spec.rate));
-    if (spec.rate > max_rate)
+    if (spec.stages.empty() && spec.rate > max_rate)
         throw std::invalid_argument(
             fmt::format("--rate must be at most {:g} arrivals per second (one per ns), got {}",
                         max_rate, spec.rate));
@@ -156,7 +345,7 @@ void validate(const schedule_spec& spec) {
     if (spec.burstiness < min_burstiness || spec.burstiness > max_burstiness)
         throw std::invalid_argument(fmt::format("--burstiness must be in [{:g}, {:g}], got {}",
                                                 min_burstiness, max_burstiness, spec.burstiness));
-    if (!spec.count && !spec.duration)
+    if (!spec.count && !spec.duration && spec.stages.empty())
         throw std::invalid_argument("one of --count or --duration is required");
     if (spec.count && *spec.count == 0)
         throw std::invalid_argument("--count must be > 0");
@@ -202,11 +391,14 @@ std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec) {
         spec.duration ? spec.duration->count() : std::numeric_limits<std::int64_t>::max();
 
     std::vector<std::chrono::nanoseconds> offsets;
+    const double expected = spec.stages.empty()
+                                ? spec.rate * (static_cast<double>(end_ns) * 1e-9)
+                                : integrated_rate(spec.stages, stages_duration(spec.stages));
     if (spec.count)
-        offsets.reserve(static_cast<std::size_t>(*spec.count));
+        offsets.reserve(static_cast<std::size_t>(
+            std::min(static_cast<double>(*spec.count), expected * 1.05 + 16)));
     else
-        offsets.reserve(
-            static_cast<std::size_t>(spec.rate * (static_cast<double>(end_ns) * 1e-9) * 1.05 + 16));
+        offsets.reserve(static_cast<std::size_t>(expected * 1.05 + 16));
 
     // Appends one offset; false once the schedule is complete.
     auto append = [&](std::int64_t offset) {
@@ -221,6 +413,39 @@ std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec) {
         return offsets.size() < limit;
     };
 
+    if (!spec.stages.empty()) {
+        sampler gen{spec.seed};
+        // Time rescaling (see the header): unit-rate gaps in operational time, mapped through
+        // the inverse of each stage's integrated rate. `pending` is the operational time from
+        // the current stage's start to the next arrival; what a stage leaves over carries into
+        // the next one, so the process runs on across the boundary.
+        const double shape = gamma_shape(spec.burstiness);
+        const auto unit_gap = [&] {
+            switch (spec.process) {
+            case arrival_process::poisson:
+                return gen.exponential(1.0);
+            case arrival_process::gamma:
+                return gen.gamma(shape, 1 / shape);
+            case arrival_process::constant:
+                break;
+            }
+            return 1.0;
+        };
+        double pending = unit_gap();
+        std::int64_t stage_start = 0;
+        for (const auto& s : spec.stages) {
+            const double total = stage_integral(s, stage_seconds(s));
+            for (; pending <= total; pending += unit_gap()) {
+                const std::int64_t in_stage = std::min<std::int64_t>(
+                    std::llround(stage_inverse(s, pending) * 1e9), s.duration.count());
+                if (!append(stage_start + in_stage))
+                    return offsets;
+            }
+            pending -= total;
+            stage_start += s.duration.count();
+        }
+        return offsets;
+    }
     if (spec.process == arrival_process::constant) {
         // Direct, not accumulated: no drift when 1e9 / rate is not an integer.
         for (std::uint64_t i = 1;; ++i) {

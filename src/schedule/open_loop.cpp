@@ -117,4 +117,57 @@ json::object open_loop_summary(const open_loop_result& result,
     return out;
 }
 
+json::array stage_rows(const open_loop_result& result, std::span<const stage> stages) {
+    struct tally {
+        std::size_t offered = 0, achieved = 0, completed = 0, failed = 0, dropped = 0;
+        std::vector<double> latency;
+    };
+    std::vector<tally> per(stages.size());
+    if (stages.empty())
+        return {};
+    const auto offset = [&](time_point t) {
+        return std::chrono::duration_cast<std::chrono::nanoseconds>(t - result.start);
+    };
+    const auto clamp = [&](std::size_t i) { return std::min(i, stages.size() - 1); };
+    for (const auto& r : result.records) {
+        auto& t = per[clamp(stage_index(stages, offset(r.scheduled)))];
+        ++t.offered;
+        if (r.dropped)
+            ++t.dropped;
+        if (r.dispatched)
+            ++per[clamp(stage_index(stages, offset(*r.dispatched)))].achieved;
+        if (r.completed && r.failed)
+            ++t.failed;
+        else if (r.completed) {
+            ++t.completed;
+            t.latency.push_back(seconds(*r.latency()));
+        }
+    }
+    json::array rows;
+    std::chrono::nanoseconds from{};
+    for (std::size_t i = 0; i < stages.size(); ++i) {
+        const auto& s = stages[i];
+        const double length = static_cast<double>(s.duration.count()) / 1e9;
+        auto& t = per[i];
+        json::object row;
+        row["stage"] = to_string(std::span<const stage>(&s, 1));
+        row["from_s"] = static_cast<double>(from.count()) / 1e9;
+        row["to_s"] = static_cast<double>((from + s.duration).count()) / 1e9;
+        row["target_per_s"] = (s.from_rate + s.to_rate) / 2;
+        row["target_from_per_s"] = s.from_rate;
+        row["target_to_per_s"] = s.to_rate;
+        row["offered"] = t.offered;
+        row["offered_per_s"] = static_cast<double>(t.offered) / length;
+        row["achieved"] = t.achieved;
+        row["achieved_per_s"] = static_cast<double>(t.achieved) / length;
+        row["completed"] = t.completed;
+        row["failed"] = t.failed;
+        row["dropped"] = t.dropped;
+        row["latency_s"] = to_json(summarize(t.latency, protocol_fractions));
+        rows.push_back(std::move(row));
+        from += s.duration;
+    }
+    return rows;
+}
+
 } // namespace pacer::schedule

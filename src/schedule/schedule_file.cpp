@@ -77,7 +77,10 @@ std::string to_json(const schedule_spec& spec, std::span<const std::chrono::nano
     text += "{\n  \"arrival\": \"";
     text += to_string(spec.process);
     text += "\",\n  \"rate\": ";
-    append_double(text, spec.rate);
+    if (spec.stages.empty())
+        append_double(text, spec.rate);
+    else
+        text += "null";
     text += ",\n  \"burstiness\": ";
     append_double(text, spec.burstiness);
     text += ",\n  \"seed\": ";
@@ -92,6 +95,11 @@ std::string to_json(const schedule_spec& spec, std::span<const std::chrono::nano
         append_double(text, static_cast<double>(spec.duration->count()) / 1e9);
     else
         text += "null";
+    if (!spec.stages.empty()) {
+        text += ",\n  \"stages\": \"";
+        text += to_string(spec.stages);
+        text += '"';
+    }
     text += ",\n  \"offsets_ns\": [";
     for (std::size_t i = 0; i < offsets.size(); ++i) {
         text += i == 0 ? "\n    " : ",\n    ";
@@ -259,7 +267,19 @@ schedule_document parse_schedule_json(std::string_view text, std::string_view so
         r.fail(fmt::format("unknown \"arrival\" \"{}\" (expected poisson, gamma or constant)",
                            view(arrival.get_string())));
     doc.spec.process = *process;
-    doc.spec.rate = r.number(obj, "rate");
+    if (const auto* stages = obj.if_contains("stages")) {
+        if (!stages->is_string())
+            r.fail("\"stages\" must be a string such as \"30s:10/s,2m:10-50/s\"");
+        try {
+            doc.spec.stages = parse_stages(view(stages->get_string()));
+        } catch (const std::invalid_argument& e) {
+            r.fail(fmt::format("invalid arguments in the file: {}", e.what()));
+        }
+        if (!r.field(obj, "rate").is_null())
+            r.fail("\"rate\" must be null in a staged schedule (the stages give the rate)");
+    } else {
+        doc.spec.rate = r.number(obj, "rate");
+    }
     doc.spec.burstiness = r.number(obj, "burstiness");
     doc.spec.seed = r.unsigned_integer(r.field(obj, "seed"), "\"seed\"");
     if (const auto& count = r.field(obj, "count"); !count.is_null())

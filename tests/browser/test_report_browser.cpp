@@ -7,6 +7,8 @@
 // Skipped, with the reason, when no `chromium` is on PATH; `scripts/test.sh` installs it for
 // the plain build (ctest label `browser`). The pacing verdicts of the runs are not asserted.
 
+#include <boost/json/serialize.hpp>
+
 #include <gtest/gtest.h>
 
 #include "fakes.hpp"
@@ -75,6 +77,17 @@ std::string svg_of(const std::string& dom, const std::string& id) {
         return "";
     const auto e = dom.find("</svg>", b);
     return e == std::string::npos ? "" : dom.substr(b, e - b);
+}
+
+/// The x-axis tick labels of an xy plot (the centred texts under its frame, y 269 of 300).
+std::vector<std::string> x_ticks(const std::string& svg) {
+    std::vector<std::string> out;
+    const std::string tick = "y=\"269.0\" font-size=\"11\" text-anchor=\"middle\">";
+    for (auto p = svg.find(tick); p != std::string::npos; p = svg.find(tick, p + 1)) {
+        const auto b = p + tick.size();
+        out.push_back(svg.substr(b, svg.find('<', b) - b));
+    }
+    return out;
 }
 
 /// Data marks: points, bars, cells and lines that carry their value as a hover title.
@@ -194,10 +207,37 @@ protected:
     }
 
     static std::vector<std::string> run_plots() {
-        return {"plot-deviation-cdf",  "plot-deviation-over-time",
-                "plot-late-over-time", "plot-heat-strip",
-                "plot-loop-lag",       "plot-loop-lag-over-time",
-                "plot-send-time"};
+        return {"plot-deviation-cdf", "plot-deviation-over-time", "plot-heat-strip",
+                "plot-loop-lag",      "plot-loop-lag-over-time",  "plot-send-time"};
+    }
+
+    /// Issue 33 item 17: the late-packets plot draws the late packets, or says there were none
+    /// (no empty 0-1 chart); and the "stall: 80 ms" label of the send-time plot stays inside
+    /// the plot, clear of the legend right of it (x 72..590 of the 800-wide plot).
+    void expect_late_and_stall_plots(const fs::path& folder) {
+        const auto dom = rendered_dom(folder / "report.html");
+        const auto late = at(read_json(folder / "summary.json"), {"pacing", "packets", "late"})
+                              .to_number<std::uint64_t>();
+        const auto late_svg = svg_of(dom, "plot-late-over-time");
+        ASSERT_FALSE(late_svg.empty());
+        if (late == 0) {
+            EXPECT_NE(late_svg.find("no late packets"), std::string::npos) << late_svg;
+            EXPECT_EQ(marks(late_svg), 0u) << late_svg;
+        } else {
+            EXPECT_GT(marks(late_svg), 0u) << late_svg;
+        }
+        const auto send = svg_of(dom, "plot-send-time");
+        const auto label = send.find(">stall: 80 ms</text>");
+        ASSERT_NE(label, std::string::npos) << send;
+        const auto open = send.rfind("<text", label);
+        const std::string tag = send.substr(open, label - open);
+        const auto x_at = tag.find("x=\"") + 3;
+        const double x = std::strtod(tag.c_str() + x_at, nullptr);
+        if (tag.find("text-anchor=\"end\"") != std::string::npos) {
+            EXPECT_LE(x, 590) << tag;
+        } else {
+            EXPECT_LE(x + 6.5 * 12, 590) << tag << ": the label runs into the legend";
+        }
     }
 
     fs::path dir(const std::string& name) const { return work_ / name; }
@@ -255,14 +295,52 @@ TEST_F(ReportBrowser, ClosedLoopRun) {
     const auto summary = read_json(dir("run") / "summary.json");
     EXPECT_DOUBLE_EQ(shown, summary.at("telemetry").at("energy_j").to_number<double>());
     EXPECT_GT(shown, 0);
+    expect_late_and_stall_plots(dir("run"));
 }
 
+// An open loop in stages (issue 33): a constant 4/s for 0.5 s, then a ramp from 4 to 12/s over
+// 0.5 s; constant arrivals, so exactly 2 and 4 of them. The page has the offered-vs-achieved
+// plot per stage, and its rows are summary.json's.
 TEST_F(ReportBrowser, OpenLoopRun) {
-    expect_ran(run_pacer({"run", "--rate", "8", "--sessions", "6", "--max-concurrency", "3", "-d",
-                          "1s", "-o", dir("open").string()}));
+    expect_ran(run_pacer({"run", "--arrival", "constant", "--stages", "0.5s:4/s,0.5s:4-12/s",
+                          "--max-concurrency", "3", "-d", "1s", "-o", dir("open").string()}));
     auto plots = run_plots();
-    plots.insert(plots.end(), {"plot-arrivals", "plot-dispatch-lag", "plot-latency"});
+    plots.insert(plots.end(),
+                 {"plot-arrivals", "plot-stages", "plot-dispatch-lag", "plot-latency"});
     expect_renders(dir("open") / "report.html", plots);
+    expect_late_and_stall_plots(dir("open"));
+    const auto summary = read_json(dir("open") / "summary.json");
+    EXPECT_EQ(at(summary, {"open_loop", "schedule", "stages"}).as_string(),
+              "500ms:4/s,500ms:4-12/s");
+    const auto& rows = at(summary, {"open_loop", "stages"}).as_array();
+    ASSERT_EQ(rows.size(), 2u);
+    EXPECT_EQ(rows[0].at("offered").to_number<int>(), 2);
+    EXPECT_EQ(rows[1].at("offered").to_number<int>(), 4);
+    const auto dom = rendered_dom(dir("open") / "report.html");
+    const auto stages = svg_of(dom, "plot-stages");
+    for (const char* words : {"1: 500ms:4/s", "2: 500ms:4-12/s", "offered (scheduled in the stage)",
+                              "achieved (dispatched in the stage)"})
+        EXPECT_NE(stages.find(words), std::string::npos) << words;
+    for (std::size_t i = 0; i < rows.size(); ++i)
+        for (const char* key : {"offered", "achieved", "completed"}) {
+            const auto cell = "data-key=\"open_loop.stages[" + std::to_string(i) + "]." + key +
+                              "\" data-value=\"" + boost::json::serialize(rows[i].at(key)) + "\"";
+            EXPECT_NE(dom.find(cell), std::string::npos) << cell;
+        }
+    // 2 arrivals in 0.5 s, then 4 in 0.5 s.
+    EXPECT_NE(dom.find("data-key=\"open_loop.stages[0].offered_per_s\" data-value=\"4\""),
+              std::string::npos);
+    EXPECT_NE(dom.find("data-key=\"open_loop.stages[1].offered_per_s\" data-value=\"8\""),
+              std::string::npos);
+    EXPECT_NE(svg_of(dom, "plot-arrivals").find("stage 1 ends"), std::string::npos);
+    // Issue 33 item 17: the open loop's plots over time share one time axis.
+    const auto axis = x_ticks(svg_of(dom, "plot-deviation-over-time"));
+    EXPECT_GE(axis.size(), 2u);
+    for (const char* id : {"plot-loop-lag-over-time", "plot-arrivals"})
+        EXPECT_EQ(x_ticks(svg_of(dom, id)), axis) << id;
+    if (marks(svg_of(dom, "plot-late-over-time")) > 0) {
+        EXPECT_EQ(x_ticks(svg_of(dom, "plot-late-over-time")), axis);
+    }
 }
 
 TEST_F(ReportBrowser, MergedRunOfProcesses) {
@@ -274,11 +352,40 @@ TEST_F(ReportBrowser, MergedRunOfProcesses) {
 TEST_F(ReportBrowser, ServeSweep) {
     mock_process mock({}, "native-mock");
     const auto r = run_pacer({"serve", "--url", mock.url(), "--concurrencies", "1,2", "-d", "1s",
-                              "-o", dir("sweep").string()});
+                              "--slo", "ttfa-p95=1.5s", "-o", dir("sweep").string()});
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
     expect_renders(dir("sweep") / "report.html",
                    {"plot-ttfa", "plot-underrun", "plot-unit-miss", "plot-gap-excess",
                     "plot-deviation-cdf", "plot-send-time"});
+    // Issue 33 item 17: the TTFA scale is the data's; an SLO more than twice above the data is
+    // named above the scale rather than flattening the data into a line at the bottom.
+    const auto dom = rendered_dom(dir("sweep") / "report.html");
+    const auto ttfa = svg_of(dom, "plot-ttfa");
+    double worst_ms = 0;
+    const auto summary = read_json(dir("sweep") / "summary.json"); // outlives the loop
+    for (const auto& level : at(summary, {"levels"}).as_array())
+        if (const auto* p95 = level.as_object().if_contains("aggregate"))
+            if (const auto* v = p95->as_object().if_contains("ttfa_s"); v && v->is_object())
+                if (const auto* x = v->as_object().if_contains("p95"); x && x->is_number())
+                    worst_ms = std::max(worst_ms, x->to_number<double>() * 1e3);
+    if (worst_ms > 0 && 2 * worst_ms < 1500) {
+        EXPECT_NE(ttfa.find("SLO ttfa-p95 ≤ 1500 (above the scale)"), std::string::npos) << ttfa;
+    } else {
+        EXPECT_NE(ttfa.find("SLO ttfa-p95 ≤ 1500"), std::string::npos) << ttfa;
+    }
+    // The environment table wraps: the page is no wider than the window (measured by a copy of
+    // the page with one line of script that writes the document's scroll width into the DOM).
+    std::string html = slurp(dir("sweep") / "report.html");
+    html.insert(html.rfind("</body>"), "<script>document.body.setAttribute('data-scroll-width', "
+                                       "document.documentElement.scrollWidth)</script>");
+    std::ofstream(dir("measured.html")) << html;
+    const auto measured = rendered_dom(dir("measured.html"));
+    const auto attr = measured.find("data-scroll-width=\"");
+    ASSERT_NE(attr, std::string::npos);
+    const double scroll_width = std::strtod(measured.c_str() + attr + 19, nullptr);
+    EXPECT_GT(scroll_width, 0);
+    EXPECT_LE(scroll_width, 800) << "the page runs off an 800 px window (headless default)";
+    EXPECT_NE(dom.find("<table class=\"env\">"), std::string::npos);
 }
 
 TEST_F(ReportBrowser, ComparisonOfTwoRuns) {
@@ -306,8 +413,8 @@ TEST_F(ReportBrowser, Recording) {
     expect_ran(run_pacer({"record", "--dataset", dir("dataset").string(), "-c", "2", "-o",
                           dir("recording").string()}));
     const auto page = dir("recording") / "report.html";
-    expect_renders(page, {"plot-deviation-cdf", "plot-deviation-over-time", "plot-late-over-time",
-                          "plot-heat-strip", "plot-send-time"});
+    expect_renders(page, {"plot-deviation-cdf", "plot-deviation-over-time", "plot-heat-strip",
+                          "plot-send-time"});
     const auto dom = rendered_dom(page);
     EXPECT_NE(dom.find("id=\"variants\""), std::string::npos);
     EXPECT_NE(dom.find("id=\"statuses\""), std::string::npos);

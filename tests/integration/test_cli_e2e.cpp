@@ -380,3 +380,45 @@ TEST(CliTypo, AMistypedCommandNamesTheNearestOne) {
 
 } // namespace
 } // namespace pacer::test
+
+namespace pacer::test {
+namespace {
+
+// Issue 33, open-loop stages: `--stages` in run, http and schedule; with --rate (or http's and
+// schedule's --duration, or --find-capacity) one line, exit 2; the dry runs show the stages.
+TEST(CliStages, ConflictsAreOneLineExitTwoAndDryRunsShowTheStages) {
+    const std::vector<std::string> http = {"http", "--base-url", "http://127.0.0.1:9", "--model",
+                                           "m"};
+    const auto with = [](std::vector<std::string> a, std::initializer_list<std::string> more) {
+        a.insert(a.end(), more);
+        return a;
+    };
+    expect_refused({"run", "--stages", "2s:2/s", "--rate", "2"}, "--stages sets the rate");
+    expect_refused({"run", "--stages", "2s:2/s,1s:x/s"}, "--stages: stage 2 \"1s:x/s\"");
+    expect_refused({"run", "--stages", "2s:0/s"}, "every stage has rate 0");
+    expect_refused({"run", "--stages", "2s:2/s", "--schedule", "s.json"}, "--schedule replays");
+    expect_refused(with(http, {"--stages", "2s:2/s", "--rate", "2"}), "--stages sets the rate");
+    expect_refused(with(http, {"--stages", "2s:2/s", "-d", "2s"}), "--stages sets the rate");
+    expect_refused(with(http, {"--stages", "2s:2/s", "--find-capacity"}), "--find-capacity");
+    expect_refused({"schedule", "--stages", "2s:2/s", "--duration", "1s"},
+                   "--stages sets the rate");
+
+    scratch_dir cwd;
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"run", "--arrival", "constant", "--stages", "1s:2/s,1s:2-6/s", "-d", "1s"},
+         "open loop  6 arrivals from 0.500 s to 2.000 s (constant at 1s:2/s,1s:2-6/s"},
+        {with(http, {"--arrival", "constant", "--stages", "1s:2/s,1s:2-6/s"}),
+         "schedule   6 arrivals (constant at 1s:2/s,1s:2-6/s"},
+        {{"schedule", "--arrival", "constant", "--stages", "1s:2/s,1s:2-6/s"},
+         "arrivals   6 (constant at 1s:2/s,1s:2-6/s"},
+    };
+    for (const auto& [args, plan] : cases) {
+        const auto r = run_cli(with(args, {"--dry-run"}), in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 0) << args.front() << ":\n" << r.out << r.err;
+        EXPECT_NE(r.out.find(plan), std::string::npos) << r.out;
+        EXPECT_EQ(cwd.listing(), "") << args.front() << " --dry-run created files";
+    }
+}
+
+} // namespace
+} // namespace pacer::test

@@ -12,6 +12,7 @@
 #include <functional>
 #include <iostream>
 #include <limits>
+#include <span>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -471,3 +472,243 @@ TEST(PeakInFlight, ConstantRateScheduleGivesRateTimesLifetime) {
 }
 
 } // namespace
+
+// ---------------------------------------------------------------------------------------
+// Stages (`--stages 30s:10/s,2m:10-50/s,30s:50/s`): constant rates and linear ramps, arrivals
+// by time rescaling.
+
+namespace {
+
+using pacer::schedule::stage;
+
+schedule_spec staged(arrival_process process, std::vector<stage> stages, std::uint64_t seed,
+                     double burstiness = 1) {
+    schedule_spec spec;
+    spec.process = process;
+    spec.stages = std::move(stages);
+    spec.seed = seed;
+    spec.burstiness = burstiness;
+    return spec;
+}
+
+// The message of parse_stages's std::invalid_argument, or "" if none.
+std::string stages_error(std::string_view text) {
+    try {
+        pacer::schedule::parse_stages(text);
+    } catch (const std::invalid_argument& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The test's own integrated rate, written out for the three stages used below (independent
+// of the library's integrated_rate): 100 s at 50/s, 200 s from 50 to 150/s, 100 s at 150/s.
+double lambda_50_ramp_150(double t) {
+    if (t <= 100)
+        return 50 * t;
+    if (t <= 300) {
+        const double tau = t - 100;
+        return 5000 + 50 * tau + 0.25 * tau * tau; // slope 100/200 = 0.5 per s^2, halved
+    }
+    return 5000 + 20000 + 150 * (t - 300);
+}
+
+const std::vector<stage> ramp_stages = {
+    {100s, 50, 50}, {200s, 50, 150}, {100s, 150, 150}}; // 5,000 + 20,000 + 15,000 arrivals
+
+} // namespace
+
+TEST(ArrivalStages, ParseReadsConstantAndRampStages) {
+    const auto stages = pacer::schedule::parse_stages("30s:10/s,2m:10-50/s,30s:50/s");
+    ASSERT_EQ(stages.size(), 3u);
+    EXPECT_EQ(stages[0], (stage{30s, 10, 10}));
+    EXPECT_EQ(stages[1], (stage{120s, 10, 50}));
+    EXPECT_EQ(stages[2], (stage{30s, 50, 50}));
+    // The canonical text, which reads back to the same values; "/s" may be left out.
+    EXPECT_EQ(pacer::schedule::to_string(stages), "30s:10/s,120s:10-50/s,30s:50/s");
+    EXPECT_EQ(pacer::schedule::parse_stages("30s:10,2m:10-50,30s:50"), stages);
+    const std::vector<stage> odd = {
+        {1ns, 0.1, 1.0 / 3}, {1500ms, 0, 7}, {ns(2'000'123'457), 1e9, 0}, {250us, 2.5, 2.5}};
+    EXPECT_EQ(pacer::schedule::to_string(odd),
+              "0.001us:0.1-0.3333333333333333/s,1s500ms:0-7/s,2s123.457us:1000000000-0/s,"
+              "250us:2.5/s");
+    EXPECT_EQ(pacer::schedule::parse_stages(pacer::schedule::to_string(odd)), odd);
+    EXPECT_EQ(pacer::schedule::stages_duration(stages), 180s);
+}
+
+TEST(ArrivalStages, BadStagesAreOneLineNamingTheStage) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"", "--stages must be DURATION:RATE/s"},
+        {"30s", "--stages: stage 1 \"30s\" must be DURATION:RATE/s"},
+        {"30s:10/s,soon:5/s", "--stages: stage 2 \"soon:5/s\" has no duration"},
+        {"0s:10/s", "--stages: stage 1 \"0s:10/s\" must last more than 0 s"},
+        {"30s:-1/s", "--stages: stage 1 \"30s:-1/s\" needs a rate"},
+        {"30s:10-/s", "--stages: stage 1 \"30s:10-/s\" needs a rate"},
+        {"30s:10-20-30/s", "--stages: stage 1 \"30s:10-20-30/s\" needs a rate"},
+        {"30s:1e3/s", "--stages: stage 1 \"30s:1e3/s\" needs a rate"},
+        {"30s:inf/s", "--stages: stage 1 \"30s:inf/s\" needs a rate"},
+        {"30s:2000000000/s", "--stages: stage 1 \"30s:2000000000/s\" has a rate above 1e+09"},
+        {"30s:10/s,", "--stages: stage 2 \"\" must be DURATION:RATE/s"},
+    };
+    for (const auto& [text, expected] : cases) {
+        const auto message = stages_error(text);
+        EXPECT_EQ(message.rfind(expected, 0), 0u) << text << " gave: " << message;
+        EXPECT_EQ(message.find('\n'), std::string::npos);
+    }
+}
+
+TEST(ArrivalStages, ValidationRefusesRateDurationAndSilence) {
+    auto spec = staged(arrival_process::poisson, {{10s, 5, 5}}, 0);
+    EXPECT_EQ(error_of(spec), "");
+    spec.rate = 5;
+    EXPECT_EQ(error_of(spec).rfind("--stages sets the rate and the length", 0), 0u);
+    spec.rate = 0;
+    spec.duration = 5s;
+    EXPECT_EQ(error_of(spec).rfind("--stages sets the rate and the length", 0), 0u);
+    EXPECT_EQ(error_of(staged(arrival_process::poisson, {{10s, 0, 0}, {5s, 0, 0}}, 0)),
+              "--stages: every stage has rate 0, so nothing arrives");
+    EXPECT_NE(error_of(staged(arrival_process::poisson, {{1000s, 1e6, 1e6}}, 0)).find("limit"),
+              std::string::npos);
+    // A stage of rate 0 between others is a pause: nothing arrives in it.
+    const auto offsets = make_schedule(
+        staged(arrival_process::poisson, {{10s, 20, 20}, {10s, 0, 0}, {10s, 20, 20}}, 3));
+    EXPECT_GT(offsets.size(), 300u);
+    for (const auto o : offsets)
+        EXPECT_TRUE(o <= 10s || o > 20s) << o.count();
+}
+
+TEST(ArrivalStages, IntegratedRateAndStageIndex) {
+    const std::span<const stage> s = ramp_stages;
+    for (const double t : {0.0, 1.0, 99.5, 100.0, 150.0, 299.0, 300.0, 350.0, 400.0})
+        EXPECT_NEAR(pacer::schedule::integrated_rate(s, ns(std::llround(t * 1e9))),
+                    lambda_50_ramp_150(t), 1e-6)
+            << t;
+    EXPECT_NEAR(pacer::schedule::integrated_rate(s, 500s), 40000, 1e-6); // flat past the end
+    EXPECT_EQ(pacer::schedule::stage_index(s, 0s), 0u);
+    EXPECT_EQ(pacer::schedule::stage_index(s, 100s), 0u); // (start, end]
+    EXPECT_EQ(pacer::schedule::stage_index(s, 100s + 1ns), 1u);
+    EXPECT_EQ(pacer::schedule::stage_index(s, 400s), 2u);
+    EXPECT_EQ(pacer::schedule::stage_index(s, 400s + 1ns), 3u);
+}
+
+TEST(ArrivalStages, IsAPureFunctionPinnedByItsHash) {
+    // Byte-identical twice, and pinned: the same hashes on every machine (docs/schedule.md).
+    const auto spec = staged(arrival_process::poisson,
+                             pacer::schedule::parse_stages("30s:10/s,2m:10-50/s,30s:50/s"), 0);
+    const auto a = make_schedule(spec);
+    const auto b = make_schedule(spec);
+    EXPECT_EQ(a, b);
+    EXPECT_EQ(pacer::schedule::schedule_sha256(a), pacer::schedule::schedule_sha256(b));
+    EXPECT_NE(make_schedule(staged(arrival_process::poisson, spec.stages, 1)), a);
+    const std::pair<schedule_spec, const char*> golden_cases[] = {
+        {spec, "c1bd9b2459b2c4a5908f1d827f6e6c6c0095438709dfcaf60663af492a7b434a"},
+        {staged(arrival_process::gamma, spec.stages, 7, 2),
+         "e540afef6f5a115f67690e754622f990c9cc33d95f1501819d0bcd40ad85f676"},
+        {staged(arrival_process::constant, spec.stages, 0),
+         "544c241e7eba153bbe844786a1b122f4c5f8238598664a79fe3fde5c4ad0e187"},
+    };
+    for (const auto& [s, sha] : golden_cases) {
+        const auto offsets = make_schedule(s);
+        EXPECT_EQ(pacer::schedule::schedule_sha256(offsets), sha)
+            << to_string(s.process) << " " << offsets.size() << " arrivals";
+    }
+    // --count ends the stages early: the first arrivals of the same schedule.
+    auto capped = spec;
+    capped.count = 100;
+    EXPECT_EQ(make_schedule(capped), std::vector<ns>(a.begin(), a.begin() + 100));
+    // Non-decreasing, and within the stages.
+    EXPECT_TRUE(std::is_sorted(a.begin(), a.end()));
+    EXPECT_LE(a.back(), 180s);
+}
+
+TEST(ArrivalConformance, StagesCountsPerStageMatchTheirRates) {
+    // Counts per stage: Poisson(mean) for poisson, so 5 standard errors are 5 sqrt(mean); a
+    // gamma renewal process has count variance about B^2 mean; constant is within 1 of the mean.
+    // The ramp's four quarters (50-75, 75-100, 100-125 and 125-150/s, 50 s each) must each
+    // hold their expected count, so the arrival density increases along the ramp.
+    const double stage_mean[] = {5000, 20000, 15000};
+    const double quarter_mean[] = {3125, 4375, 5625, 6875};
+    std::cout << "| process | seed | stage counts (5,000 / 20,000 / 15,000) | ramp quarters "
+                 "(3,125 / 4,375 / 5,625 / 6,875) |\n|---|---|---|---|\n";
+    for (const auto& [process, b] :
+         {std::pair{arrival_process::poisson, 1.0}, std::pair{arrival_process::gamma, 0.5},
+          std::pair{arrival_process::gamma, 2.0}, std::pair{arrival_process::constant, 0.0}}) {
+        for (const auto seed : seeds) {
+            const auto offsets = make_schedule(staged(process, ramp_stages, seed, b > 0 ? b : 1));
+            std::size_t count[3] = {}, quarter[4] = {};
+            for (const auto o : offsets) {
+                ++count[pacer::schedule::stage_index(ramp_stages, o)];
+                const double t = static_cast<double>(o.count()) / 1e9;
+                if (t > 100 && t <= 300)
+                    ++quarter[std::min<std::size_t>(3, static_cast<std::size_t>((t - 100) / 50))];
+            }
+            std::cout << "| " << to_string(process) << (b > 0 ? " B " + std::to_string(b) : "")
+                      << " | " << seed << " | " << count[0] << " / " << count[1] << " / "
+                      << count[2] << " | " << quarter[0] << " / " << quarter[1] << " / "
+                      << quarter[2] << " / " << quarter[3] << " |\n";
+            const double spread = process == arrival_process::constant ? 0 : b;
+            for (int i = 0; i < 3; ++i)
+                EXPECT_NEAR(static_cast<double>(count[i]), stage_mean[i],
+                            5 * spread * std::sqrt(stage_mean[i]) + 1.5)
+                    << to_string(process) << " seed " << seed << " stage " << i;
+            for (int q = 0; q < 4; ++q) {
+                EXPECT_NEAR(static_cast<double>(quarter[q]), quarter_mean[q],
+                            5 * spread * std::sqrt(quarter_mean[q]) + 1.5)
+                    << to_string(process) << " seed " << seed << " quarter " << q;
+                if (q > 0) {
+                    EXPECT_GT(quarter[q], quarter[q - 1]) << "the ramp's density increases";
+                }
+            }
+        }
+    }
+}
+
+TEST(ArrivalConformance, StagesRescaledGapsAreTheUnitRateProcess) {
+    // The time-rescaling theorem: for arrivals t_k of a process with integrated rate Lambda,
+    // the gaps Lambda(t_k) - Lambda(t_k-1) are those of the unit-rate process: exponential(1)
+    // for poisson, gamma(k, 1/k) for gamma, exactly 1 for constant. KS at alpha = 0.001 over
+    // the 40,000 arrivals, across the stage boundaries (with the test's own Lambda).
+    for (const auto seed : seeds) {
+        for (const double b : {1.0, 0.5, 2.0}) {
+            const bool poisson = b == 1.0;
+            const auto process = poisson ? arrival_process::poisson : arrival_process::gamma;
+            const auto offsets = make_schedule(staged(process, ramp_stages, seed, b));
+            std::vector<double> gaps;
+            double previous = 0;
+            for (const auto o : offsets) {
+                const double u = lambda_50_ramp_150(static_cast<double>(o.count()) / 1e9);
+                gaps.push_back(u - previous);
+                previous = u;
+            }
+            std::sort(gaps.begin(), gaps.end());
+            const double shape = pacer::schedule::gamma_shape(b);
+            const auto cdf = [&](double x) {
+                return poisson ? -std::expm1(-x) : gamma_p(shape, x * shape);
+            };
+            const double n = static_cast<double>(gaps.size());
+            // The sup is taken at gaps >= 1e-5: the offsets are rounded to ns, which moves a
+            // rescaled gap by at most 150/s x 1 ns = 1.5e-7, so below about 1e-5 the rounded
+            // gaps do not follow the continuous law (gamma B = 2 has shape 1/4: 1.4 % of its
+            // gaps are under 1e-7, many rounded to 0), while above it the rounding can move
+            // the empirical CDF by the mass within 3e-7 of a point, under 4e-4.
+            double d = 0;
+            for (std::size_t i = 0; i < gaps.size(); ++i)
+                if (gaps[i] >= 1e-5)
+                    d = std::max({d, std::fabs(static_cast<double>(i + 1) / n - cdf(gaps[i])),
+                                  std::fabs(static_cast<double>(i) / n - cdf(gaps[i]))});
+            std::cout << "rescaled gaps, " << to_string(process) << " B " << b << " seed " << seed
+                      << ": n " << gaps.size() << " KS D " << d << " (crit "
+                      << ks_critical_001 / std::sqrt(n) << ")\n";
+            EXPECT_LT(d, ks_critical_001 / std::sqrt(n)) << "B " << b << " seed " << seed;
+        }
+    }
+    // Constant: every rescaled gap is 1 (up to the ns rounding of the offsets: 150/s x 0.5 ns).
+    const auto offsets = make_schedule(staged(arrival_process::constant, ramp_stages, 0));
+    ASSERT_EQ(offsets.size(), 40000u);
+    double previous = 0;
+    for (const auto o : offsets) {
+        const double u = lambda_50_ramp_150(static_cast<double>(o.count()) / 1e9);
+        EXPECT_NEAR(u - previous, 1.0, 1e-6);
+        previous = u;
+    }
+}

@@ -61,15 +61,44 @@ TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
 // the line says so, with the time left to their --timeout when it is known.
 TEST(ProgressLine, AfterTheInputTheLineSaysTheSessionsWaitForTheServerAndWhenTheyGiveUp) {
     EXPECT_EQ(format_progress(some_figures(), {65.4, 60.0, "", 100.0}, false),
-              "progress 1m05s (input sent; waiting for the server, timeout in 35s)  sessions 6 "
-              "active, 3 done, 1 failed  packets 1234 sent, 5 late  loop lag max 12.3 ms  errors "
-              "2\n");
+              "progress 1m05s (input sent; waiting for the server, timeout in 35s; ETA at most "
+              "35s)  sessions 6 active, 3 done, 1 failed  packets 1234 sent, 5 late  loop lag max "
+              "12.3 ms  errors 2\n");
     EXPECT_NE(format_progress(some_figures(), {65.4, 60.0, "", std::nullopt}, false)
                   .find("(input sent; waiting for the server)  sessions"),
               std::string::npos);
     // Before the end of the input: the ETA, as before.
     EXPECT_NE(format_progress(some_figures(), {30.0, 60.0, "", 100.0}, false).find("(ETA 30s)"),
               std::string::npos);
+}
+
+// A manual clock through a run whose server stalls after the input: 60 s of input, sessions
+// that give up 40 s later. Before the end of the input the ETA counts down to it; after, the
+// line says the sessions wait for the server, with the time left to their timeout as the ETA,
+// counting down to it; past the timeout (sessions still closing) no time is promised.
+TEST(ProgressLine, WhileSessionsWaitForAStalledServerTheEtaIsTheirTimeout) {
+    const auto at = [](double elapsed_s) {
+        return format_progress(some_figures(), {elapsed_s, 60.0, "", 100.0}, true);
+    };
+    const auto eta_of = [](const std::string& line) {
+        const auto p = line.find('(');
+        return line.substr(p, line.find(')') - p + 1);
+    };
+    EXPECT_EQ(eta_of(at(0)), "(ETA 1m00s)");
+    EXPECT_EQ(eta_of(at(59.2)), "(ETA 1s)");
+    EXPECT_EQ(eta_of(at(60.0)),
+              "(input sent; waiting for the server, timeout in 40s; ETA at most 40s)");
+    EXPECT_EQ(eta_of(at(75.5)),
+              "(input sent; waiting for the server, timeout in 25s; ETA at most 25s)");
+    EXPECT_EQ(eta_of(at(99.9)),
+              "(input sent; waiting for the server, timeout in 1s; ETA at most 1s)");
+    EXPECT_EQ(at(100.0).find("ETA"), std::string::npos);
+    EXPECT_NE(at(100.0).find("(input sent; waiting for the server)"), std::string::npos);
+    // No session open: nothing waits, no ETA once the input is over.
+    progress_snapshot idle;
+    idle.started = 4;
+    idle.done = 4;
+    EXPECT_EQ(format_progress(idle, {75.5, 60.0, "", 100.0}, false).find('('), std::string::npos);
 }
 
 TEST(ProgressLine, SnapshotReadsTheCounters) {

@@ -536,6 +536,47 @@ TEST(report, bad_folders_are_refused_with_one_line) {
         EXPECT_EQ(m.find('\n'), std::string::npos);
 }
 
+// Issue 33 item 17: a vertical line's label near the right edge ends left of its line instead
+// of running into the legend (the plot area ends at x 590 of 800); a log concurrency axis is
+// labelled at every power of two.
+TEST(report, reference_labels_stay_clear_of_the_legend_and_log2_ticks_are_labelled) {
+    xy_plot p;
+    p.id = "p";
+    p.x = log_axis("ms", 0.01, 95); // 0.01 .. 100: 80 ms sits near the right edge
+    p.y = linear_axis("n", 0, 5);
+    series entry;
+    entry.name = "a legend entry";
+    entry.points = {{1, 1}, {2, 2}};
+    p.lines.push_back(entry);
+    p.refs.push_back({80, "stall: 80 ms", true, true});
+    p.refs.push_back({0.02, "left: 0.02", true, false});
+    const auto svg = render(p);
+    const auto label = svg.find(">stall: 80 ms</text>");
+    ASSERT_NE(label, std::string::npos) << svg;
+    const auto tag = svg.substr(svg.rfind("<text", label), label - svg.rfind("<text", label));
+    EXPECT_NE(tag.find("text-anchor=\"end\""), std::string::npos) << tag;
+    const double x = std::strtod(tag.c_str() + tag.find("x=\"") + 3, nullptr);
+    EXPECT_LT(x, 590) << tag;
+    // Room on the right: the label starts right of its line, as before.
+    const auto left = svg.find(">left: 0.02</text>");
+    ASSERT_NE(left, std::string::npos);
+    EXPECT_EQ(
+        svg.substr(svg.rfind("<text", left), left - svg.rfind("<text", left)).find("text-anchor"),
+        std::string::npos);
+
+    auto c = log_axis("concurrent sessions (log)", 1, 64);
+    c.powers_of_two = true;
+    EXPECT_EQ(c.ticks(), (std::vector<double>{1, 2, 4, 8, 16, 32, 64}));
+    xy_plot q;
+    q.id = "q";
+    q.x = c;
+    q.y = linear_axis("ms", 0, 60);
+    const auto qs = render(q);
+    for (const char* t : {">1</text>", ">2</text>", ">4</text>", ">8</text>", ">16</text>",
+                          ">32</text>", ">64</text>"})
+        EXPECT_NE(qs.find(t), std::string::npos) << t;
+}
+
 TEST(report, log_axis_and_numbers_are_readable) {
     const auto a = log_axis("x", 0.0012, 95);
     EXPECT_DOUBLE_EQ(a.lo, 0.001);

@@ -10,6 +10,7 @@
 #include <CLI/CLI.hpp>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -332,8 +333,11 @@ TEST(ScheduleCommand, ParserRejectsUnknownProcessAndFormat) {
     EXPECT_THROW(app2.parse(8, bad_format), CLI::ValidationError);
     CLI::App app3{"test", "pacer"};
     const auto cmd3 = pacer::cli::add_schedule_command(app3);
+    // Without --rate (or --stages) the parse passes and the command refuses (a usage error,
+    // see StagesConflictsAreUsageErrors): --rate is no longer required by itself.
     const char* no_rate[] = {"pacer", "schedule", "--count", "1"};
-    EXPECT_THROW(app3.parse(4, no_rate), CLI::RequiredError);
+    EXPECT_NO_THROW(app3.parse(4, no_rate));
+    EXPECT_THROW(cmd3.run(), pacer::cli::usage_error);
 }
 
 TEST(ScheduleCommand, HelpExplainsTheVllmBurstinessMapping) {
@@ -344,6 +348,88 @@ TEST(ScheduleCommand, HelpExplainsTheVllmBurstinessMapping) {
          {"--arrival", "--rate", "--burstiness", "--seed", "--count", "--duration", "--format"})
         EXPECT_NE(help.find(flag), std::string::npos) << flag;
     EXPECT_NE(help.find("vLLM's value = 1/B^2"), std::string::npos) << help;
+}
+
+} // namespace
+
+// ---------------------------------------------------------------------------------------
+// Staged schedules (--stages): the JSON form carries the stages text and a null rate.
+
+namespace {
+
+TEST(ScheduleFile, StagedScheduleRoundTrips) {
+    schedule_spec spec;
+    spec.process = arrival_process::gamma;
+    spec.burstiness = 2;
+    spec.seed = 9;
+    spec.stages = pacer::schedule::parse_stages("2s:3/s,1500ms:3-0.1/s");
+    const auto offsets = pacer::schedule::make_schedule(spec);
+    const auto text = pacer::schedule::to_json(spec, offsets);
+    EXPECT_NE(text.find("\"rate\": null,"), std::string::npos) << text;
+    EXPECT_NE(text.find("\"stages\": \"2s:3/s,1s500ms:3-0.1/s\",\n"), std::string::npos) << text;
+    const auto doc = pacer::schedule::parse_schedule_json(text);
+    EXPECT_EQ(doc.spec.stages, spec.stages);
+    EXPECT_EQ(doc.offsets, offsets);
+    EXPECT_EQ(pacer::schedule::make_schedule(doc.spec), offsets);
+    EXPECT_EQ(pacer::schedule::to_json(doc.spec, doc.offsets), text);
+
+    // A rate beside the stages, or bad stages, is refused in one line naming the file.
+    auto with_rate = text;
+    with_rate.replace(with_rate.find("\"rate\": null"), 12, "\"rate\": 3");
+    EXPECT_THROW(
+        {
+            try {
+                pacer::schedule::parse_schedule_json(with_rate, "s.json");
+            } catch (const schedule_file_error& e) {
+                EXPECT_STREQ(e.what(), "s.json: \"rate\" must be null in a staged schedule (the "
+                                       "stages give the rate)");
+                throw;
+            }
+        },
+        schedule_file_error);
+    auto bad_stages = text;
+    bad_stages.replace(bad_stages.find("2s:3/s"), 6, "2s:x/s");
+    EXPECT_THROW(pacer::schedule::parse_schedule_json(bad_stages), schedule_file_error);
+}
+
+TEST(ScheduleCommand, StagesPrintTheSameBytesTwice) {
+    const std::vector<std::string> args = {
+        "--stages", "3s:10/s,2s:10-50/s,1s:50/s", "--seed", "4", "--format", "json"};
+    const auto a = run_schedule_cli(args);
+    const auto b = run_schedule_cli(args);
+    ASSERT_EQ(a.code, pacer::runtime::exit_ok) << a.usage_error;
+    EXPECT_EQ(a.out, b.out);
+    schedule_spec spec;
+    spec.seed = 4;
+    spec.stages = pacer::schedule::parse_stages("3s:10/s,2s:10-50/s,1s:50/s");
+    EXPECT_EQ(a.out, pacer::schedule::to_json(spec, pacer::schedule::make_schedule(spec)));
+    // --count ends the stages early.
+    const auto capped = run_schedule_cli({"--stages", "3s:10/s,2s:10-50/s", "--count", "7"});
+    ASSERT_EQ(capped.code, pacer::runtime::exit_ok) << capped.usage_error;
+    EXPECT_EQ(std::count(capped.out.begin(), capped.out.end(), '\n'), 9); // header, 7, sha
+}
+
+TEST(ScheduleCommand, StagesConflictsAreUsageErrors) {
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"--stages", "10s:5/s", "--rate", "5"},
+         "--stages sets the rate and the length of the schedule: drop --rate and --duration"},
+        {{"--stages", "10s:5/s", "--duration", "5s"},
+         "--stages sets the rate and the length of the schedule: drop --rate and --duration"},
+        {{"--count", "5"}, "pacer schedule needs --rate R (arrivals per second) or --stages"},
+        {{"--stages", "10s:5"}, ""}, // "/s" may be left out
+        {{"--stages", "10s:five/s"}, "--stages: stage 1 \"10s:five/s\" needs a rate"},
+        {{"--stages", "10s:5/s", "--burstiness", "2"},
+         "--burstiness applies only to --arrival gamma"},
+    };
+    for (const auto& [args, expected] : cases) {
+        const auto r = run_schedule_cli(args);
+        if (expected.empty()) {
+            EXPECT_EQ(r.code, pacer::runtime::exit_ok) << r.usage_error;
+            continue;
+        }
+        EXPECT_EQ(r.usage_error.rfind(expected, 0), 0u) << "got: " << r.usage_error;
+        EXPECT_TRUE(r.out.empty());
+    }
 }
 
 } // namespace

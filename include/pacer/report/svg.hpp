@@ -23,10 +23,13 @@ struct axis {
     std::string label;
     double lo = 0, hi = 1;
     bool log = false; ///< base 10; lo must be > 0
+    /// Log axes only: ticks at the powers of two within [lo, hi] (1, 2, 4, 8, 16, ...),
+    /// labelled as they are, instead of the powers of ten (e.g. concurrency).
+    bool powers_of_two = false;
 
     /// Fraction 0..1 of the way from lo to hi (clamped).
     double fraction(double v) const;
-    /// Tick values: 1-2-5 steps (linear) or powers of ten (log).
+    /// Tick values: 1-2-5 steps (linear), powers of ten (log) or of two (`powers_of_two`).
     std::vector<double> ticks() const;
 };
 

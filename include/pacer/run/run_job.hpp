@@ -74,6 +74,7 @@ struct run_options {
     // Open loop.
     std::string arrival;
     double rate = 0;
+    std::string stages; // --stages: the rate in stages instead of --rate
     std::size_t sessions = 0;
     std::optional<double> burstiness;
     std::uint64_t seed = 0;

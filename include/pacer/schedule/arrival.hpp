@@ -31,6 +31,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <vector>
 
@@ -58,8 +59,47 @@ inline constexpr double max_burstiness = 1e3;
 /// such as `--rate 1e9 --duration 1h` exhausting memory.
 inline constexpr std::uint64_t max_arrivals = 100'000'000;
 
+/// One stage of a staged schedule (`--stages 30s:10/s,2m:10-50/s`): for `duration`, the rate
+/// goes linearly from `from_rate` to `to_rate` arrivals per second (equal for a constant stage).
+struct stage {
+    std::chrono::nanoseconds duration{};
+    double from_rate = 0;
+    double to_rate = 0;
+
+    bool operator==(const stage&) const = default;
+};
+
+/// The most stages one schedule may have.
+inline constexpr std::size_t max_stages = 1000;
+
+/// Parses `--stages`: comma-separated stages `DURATION:RATE/s` (constant) or
+/// `DURATION:FROM-TO/s` (a linear ramp), e.g. `30s:10/s,2m:10-50/s,30s:50/s`. DURATION is as
+/// `parse_duration` reads it (> 0); rates are decimal numbers >= 0 and at most max_rate; the
+/// `/s` may be left out. Throws `std::invalid_argument` with one line naming `--stages` and the
+/// stage at fault. Checks each stage; `validate` checks them together.
+std::vector<stage> parse_stages(std::string_view text);
+
+/// The canonical text of `stages`, which `parse_stages` reads back to the same values: each
+/// duration as seconds, milliseconds and microseconds with the nanoseconds as their fraction
+/// (`90s`, `1s250ms`, `0.001us` for 1 ns), each rate as its shortest round-trip decimal, a ramp
+/// as `FROM-TO/s`.
+std::string to_string(std::span<const stage> stages);
+
+/// The length of a staged schedule: the sum of the stages' durations.
+std::chrono::nanoseconds stages_duration(std::span<const stage> stages) noexcept;
+
+/// The expected number of arrivals from the origin to offset `at`: the integral of the
+/// stages' rate, Lambda(at) (constant past the last stage). A staged schedule maps unit-rate
+/// arrivals through the inverse of this function (see `make_schedule`).
+double integrated_rate(std::span<const stage> stages, std::chrono::nanoseconds at) noexcept;
+
+/// The index of the stage that holds offset `at`: stage i covers (start_i, end_i], the first
+/// one [0, end_0]; stages.size() for an offset past the last stage.
+std::size_t stage_index(std::span<const stage> stages, std::chrono::nanoseconds at) noexcept;
+
 /// What defines a schedule. `count` and `duration` may both be given: the schedule then
-/// ends at whichever limit is reached first.
+/// ends at whichever limit is reached first. With `stages`, the stages give the rate and the
+/// length: `rate` stays 0 and `duration` unset, and `count` may still end it early.
 struct schedule_spec {
     arrival_process process = arrival_process::poisson;
     /// Mean arrivals per second (`--rate`), finite, in (0, max_rate].
@@ -74,16 +114,30 @@ struct schedule_spec {
     std::optional<std::uint64_t> count;
     /// Keep the arrivals whose offset is <= duration (`--duration`), > 0.
     std::optional<std::chrono::nanoseconds> duration;
+    /// The stages (`--stages`); empty for a schedule of one constant `rate`.
+    std::vector<stage> stages;
 };
+
+/// The schedule's rate for people: "10/s", or the canonical stages text when staged.
+std::string rate_text(const schedule_spec& spec);
 
 /// Checks a spec. Throws `std::invalid_argument` whose message names the offending flag,
 /// e.g. "--rate must be a finite number > 0 (arrivals per second), got -1".
 void validate(const schedule_spec& spec);
 
 /// The schedule of `spec`: non-decreasing offsets from the origin. Validates first (see
-/// `validate`). Also throws `std::invalid_argument` when the offsets would overflow 64-bit
-/// nanoseconds (a rate far too low) or exceed `max_arrivals`. May return an empty vector
-/// when only a duration is given and the first arrival falls after it.
+/// `validate`).
+///
+/// A staged schedule is a non-homogeneous process by time rescaling: the process's gaps are
+/// drawn at rate 1 (exponential mean 1, gamma mean 1 with CV `burstiness`, or exactly 1) and
+/// summed in "operational time" u, and each arrival is placed at t = Lambda^-1(u), where Lambda
+/// is `integrated_rate`. Within a ramp of rate a + c*tau, Lambda^-1 is the root
+/// tau = 2u / (a + sqrt(a^2 + 2cu)) (u measured from the stage's start, which keeps it small);
+/// for Poisson this is an exact non-homogeneous Poisson process of the stages' rate. Each
+/// in-stage time is rounded once to ns and added to the stage's integer start. Also throws
+/// `std::invalid_argument` when the offsets would overflow 64-bit nanoseconds (a rate far too low)
+/// or exceed `max_arrivals`. May return an empty vector when only a duration is given and the first
+/// arrival falls after it.
 std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec);
 
 /// The most sessions of an open-loop schedule that can be in flight at once when each lives

@@ -20,6 +20,7 @@
 // points. See docs/open-loop.md.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/schedule/arrival.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -277,5 +278,18 @@ bool schedule_kept(std::optional<double> lag_p99_s, std::optional<double> lag_ma
 /// - `errors`: each distinct failure message with its count; `interrupted`
 boost::json::object open_loop_summary(const open_loop_result& result,
                                       const schedule_thresholds& thresholds = {});
+
+/// One row per stage of a staged schedule (summary.json's `open_loop.stages`), times in
+/// seconds from the schedule's origin. An arrival belongs to the stage its scheduled offset
+/// falls in (`stage_index`); a dispatch to the stage whose window holds its dispatch time (one
+/// after the last stage counts in the last):
+///
+/// - `stage` (its canonical `--stages` text), `from_s`, `to_s`, `target_per_s` (the stage's
+///   mean rate, (from + to) / 2), `target_from_per_s`, `target_to_per_s`
+/// - `offered`, `offered_per_s`: the schedule's arrivals in the stage, and per second
+/// - `achieved`, `achieved_per_s`: the dispatches within the stage's window, and per second
+/// - `completed` (the stage's arrivals that ended without failure), `failed`, `dropped`
+/// - `latency_s`: completed - scheduled over the stage's completed arrivals (as `latency_s`)
+boost::json::array stage_rows(const open_loop_result& result, std::span<const stage> stages);
 
 } // namespace pacer::schedule

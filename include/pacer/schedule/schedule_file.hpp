@@ -50,7 +50,8 @@ std::string to_csv(std::span<const std::chrono::nanoseconds> offsets);
 
 /// The JSON form, one field per line in this order: `arrival` (string), `rate`,
 /// `burstiness` (shortest round-trip decimal), `seed` (integer), `count` (integer or null),
-/// `duration_s` (seconds, or null), `offsets_ns` (array of integers, one per line) and
+/// `duration_s` (seconds, or null), `stages` (only in a staged schedule, whose `rate` is then
+/// null: the canonical `--stages` text), `offsets_ns` (array of integers, one per line) and
 /// `sha256`; ends with '\n'. The same inputs give the same bytes.
 std::string to_json(const schedule_spec& spec, std::span<const std::chrono::nanoseconds> offsets);
 
