@@ -409,8 +409,7 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         ended_pending += count_at(s, "/pacing/send_stalls/sessions_ended_with_send_pending");
         if (const double w = number_at(s, "/pacing/send_stalls/longest_write_s", -1); w >= 0)
             longest_write = std::max(longest_write.value_or(0), w);
-        if (const double w = number_at(s, "/pacing/send_stalls/longest_pending_s", -1);
-            w >= 0)
+        if (const double w = number_at(s, "/pacing/send_stalls/longest_pending_s", -1); w >= 0)
             longest_pending = std::max(longest_pending.value_or(0), w);
         // Monotonic seconds of this part -> wall-clock seconds.
         const double to_wall =

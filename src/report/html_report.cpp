@@ -34,9 +34,8 @@ constexpr double late_s = metrics::pacing_tolerance_s;
 const json::value* lookup(const json::object& root, const std::vector<std::string>& path) {
     std::string pointer;
     for (const auto& k : path)
-        pointer += '/' + (!k.empty() && k.front() == '['
-                              ? std::to_string(std::stoul(k.substr(1)))
-                              : pointer_token(k));
+        pointer += '/' + (!k.empty() && k.front() == '[' ? std::to_string(std::stoul(k.substr(1)))
+                                                         : pointer_token(k));
     return find_pointer(root, pointer);
 }
 
