@@ -1,3 +1,4 @@
+#include <pacer/core/json_pointer.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -22,39 +23,16 @@ namespace json = boost::json;
 
 namespace {
 
-double number_at(const json::object& o, std::initializer_list<const char*> path,
-                 double fallback = 0) {
-    const json::value* cur = nullptr;
-    const json::object* obj = &o;
-    for (const char* k : path) {
-        if (!obj)
-            return fallback;
-        cur = obj->if_contains(k);
-        if (!cur)
-            return fallback;
-        obj = cur->if_object();
-    }
-    return cur && cur->is_number() ? cur->to_number<double>() : fallback;
-}
-
-const json::value* value_at(const json::object& o, std::initializer_list<const char*> path) {
-    const json::value* cur = nullptr;
-    const json::object* obj = &o;
-    for (const char* k : path) {
-        if (!obj)
-            return nullptr;
-        cur = obj->if_contains(k);
-        if (!cur)
-            return nullptr;
-        obj = cur->if_object();
-    }
-    return cur;
+// `pointer` is a JSON Pointer ("/pacing/loop_lag_s/p99", core/json_pointer.hpp).
+double number_at(const json::object& o, std::string_view pointer, double fallback = 0) {
+    const json::value* v = find_pointer(o, pointer);
+    return v && v->is_number() ? v->to_number<double>() : fallback;
 }
 
 // A count as an integer: runs write integers; a double (a summary written by an older merge)
 // is rounded, a negative or missing value is 0.
-std::uint64_t count_at(const json::object& o, std::initializer_list<const char*> path) {
-    const json::value* v = value_at(o, path);
+std::uint64_t count_at(const json::object& o, std::string_view pointer) {
+    const json::value* v = find_pointer(o, pointer);
     if (!v)
         return 0;
     if (v->is_uint64())
@@ -66,13 +44,13 @@ std::uint64_t count_at(const json::object& o, std::initializer_list<const char*>
     return 0;
 }
 
-bool flag_at(const json::object& o, std::initializer_list<const char*> path) {
-    const json::value* v = value_at(o, path);
+bool flag_at(const json::object& o, std::string_view pointer) {
+    const json::value* v = find_pointer(o, pointer);
     return v && v->is_bool() && v->as_bool();
 }
 
-std::string string_at(const json::object& o, std::initializer_list<const char*> path) {
-    const json::value* v = value_at(o, path);
+std::string string_at(const json::object& o, std::string_view pointer) {
+    const json::value* v = find_pointer(o, pointer);
     return v && v->is_string() ? std::string(v->get_string()) : std::string();
 }
 
@@ -82,7 +60,7 @@ bool is_open_loop(const run_part& p) {
 }
 
 std::string schedule_sha(const run_part& p) {
-    return string_at(p.summary, {"open_loop", "schedule", "sha256"});
+    return string_at(p.summary, "/open_loop/schedule/sha256");
 }
 
 } // namespace
@@ -169,7 +147,7 @@ void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool a
         const bool synced = sync && sync->contains("synchronized") &&
                             sync->at("synchronized").is_bool() &&
                             sync->at("synchronized").as_bool();
-        const double max_error = sync ? number_at(*sync, {"max_error_s"}, 1e9) : 1e9;
+        const double max_error = sync ? number_at(*sync, "/max_error_s", 1e9) : 1e9;
         if (!synced || max_error > max_error_s)
             throw std::runtime_error(fmt::format(
                 "{}: its realtime clock was {} (max error {:.3f} s, bound {:.3f} s), so parts from "
@@ -182,14 +160,14 @@ void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool a
 
 std::string part_identity(const run_part& part) {
     const auto& s = part.summary;
-    if (auto id = string_at(s, {"run_id"}); !id.empty())
+    if (auto id = string_at(s, "/run_id"); !id.empty())
         return "run id " + id;
-    const auto* mono = value_at(s, {"clock", "monotonic_s"});
-    const auto* real = value_at(s, {"clock", "realtime_s"});
+    const auto* mono = find_pointer(s, "/clock/monotonic_s");
+    const auto* real = find_pointer(s, "/clock/realtime_s");
     if (!mono || !real || !mono->is_number() || !real->is_number())
         return {};
     // Written before pacer recorded a run id: the clock pair read at its start is unique.
-    return fmt::format("host '{}' started at monotonic {} / realtime {}", string_at(s, {"host"}),
+    return fmt::format("host '{}' started at monotonic {} / realtime {}", string_at(s, "/host"),
                        mono->to_number<double>(), real->to_number<double>());
 }
 
@@ -216,22 +194,22 @@ void check_distinct(const std::vector<run_part>& parts) {
                 const auto& x = sa->as_object();
                 const auto& y = sb->as_object();
                 const bool same_share =
-                    count_at(x, {"index"}) == count_at(y, {"index"}) &&
-                    count_at(x, {"count"}) == count_at(y, {"count"}) &&
-                    count_at(x, {"sessions_total"}) == count_at(y, {"sessions_total"}) &&
+                    count_at(x, "/index") == count_at(y, "/index") &&
+                    count_at(x, "/count") == count_at(y, "/count") &&
+                    count_at(x, "/sessions_total") == count_at(y, "/sessions_total") &&
                     schedule_sha(a) == schedule_sha(b);
                 if (same_share)
                     throw std::runtime_error(fmt::format(
                         "{} are both shard {}/{} of the same run: pooling them would count its "
                         "sessions twice; give each shard once",
-                        both, count_at(x, {"index"}), count_at(x, {"count"})));
+                        both, count_at(x, "/index"), count_at(x, "/count")));
             }
         }
 }
 
 // A part's wire protocol (`config.protocol`; parts written before it was recorded: native).
 std::string part_protocol(const run_part& p) {
-    const auto name = string_at(p.summary, {"config", "protocol"});
+    const auto name = string_at(p.summary, "/config/protocol");
     return name.empty() ? "native" : name;
 }
 
@@ -258,12 +236,12 @@ void check_compatible(const std::vector<run_part>& parts) {
 
 std::optional<run_window> part_window(const run_part& part) {
     const auto& s = part.summary;
-    const auto* mono = value_at(s, {"clock", "monotonic_s"});
-    const auto* real = value_at(s, {"clock", "realtime_s"});
+    const auto* mono = find_pointer(s, "/clock/monotonic_s");
+    const auto* real = find_pointer(s, "/clock/realtime_s");
     if (!mono || !real || !mono->is_number() || !real->is_number())
         return std::nullopt;
     const double realtime = real->to_number<double>();
-    if (const auto* wall = value_at(s, {"resources", "wall_s"}); wall && wall->is_number())
+    if (const auto* wall = find_pointer(s, "/resources/wall_s"); wall && wall->is_number())
         return run_window{realtime, realtime + wall->to_number<double>()};
     // No wall time: the span of its packets, moved onto the wall clock.
     const double to_wall = realtime - mono->to_number<double>();
@@ -333,17 +311,17 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
         if (!is_open_loop(p) || !p.arrivals)
             return std::nullopt;
         const auto& s = p.summary;
-        const auto cap = count_at(s, {"open_loop", "cap", "max_concurrency"});
+        const auto cap = count_at(s, "/open_loop/cap/max_concurrency");
         unlimited = unlimited || cap == 0;
         max_concurrency += cap;
-        peak += count_at(s, {"open_loop", "cap", "peak_in_flight"});
-        pooled.interrupted = pooled.interrupted || flag_at(s, {"open_loop", "interrupted"});
-        if (const auto* errors = value_at(s, {"open_loop", "errors"}); errors && errors->is_array())
+        peak += count_at(s, "/open_loop/cap/peak_in_flight");
+        pooled.interrupted = pooled.interrupted || flag_at(s, "/open_loop/interrupted");
+        if (const auto* errors = find_pointer(s, "/open_loop/errors"); errors && errors->is_array())
             for (const auto& e : errors->as_array()) {
                 if (!e.is_object())
                     continue;
-                const auto message = string_at(e.as_object(), {"message"});
-                for (std::uint64_t k = count_at(e.as_object(), {"count"}); k > 0; --k)
+                const auto message = string_at(e.as_object(), "/message");
+                for (std::uint64_t k = count_at(e.as_object(), "/count"); k > 0; --k)
                     pooled.failures.push_back({0, nullptr, message});
             }
         // Every part's times are relative to its own origin: lags and latencies are
@@ -364,29 +342,29 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
     }
     std::stable_sort(records.begin(), records.end(),
                      [](const auto& x, const auto& y) { return x.first < y.first; });
-    const auto arrivals = count_at(first, {"open_loop", "schedule", "arrivals"});
+    const auto arrivals = count_at(first, "/open_loop/schedule/arrivals");
     bool covered = records.size() == arrivals;
     for (std::size_t i = 0; i < records.size() && covered; ++i)
         covered = records[i].first == i;
     for (auto& [index, r] : records)
         pooled.records.push_back(r);
     pooled.max_concurrency = unlimited ? 0 : max_concurrency;
-    pooled.policy = schedule::parse_cap_policy(string_at(first, {"open_loop", "cap", "policy"}))
+    pooled.policy = schedule::parse_cap_policy(string_at(first, "/open_loop/cap/policy"))
                         .value_or(schedule::cap_policy::queue);
     pooled.peak_in_flight = peak;
     // The parts' own tolerance (`pacer run`: p99 <= 5 ms, max <= 80 ms).
     schedule::schedule_thresholds thresholds = schedule::client_schedule_thresholds;
-    const auto* t = value_at(first, {"open_loop", "schedule_kept_thresholds_s"});
+    const auto* t = find_pointer(first, "/open_loop/schedule_kept_thresholds_s");
     if (t && t->is_object()) {
         thresholds.dispatch_lag_p99 =
-            from_seconds(number_at(t->as_object(), {"dispatch_lag_p99"}, 0.005));
+            from_seconds(number_at(t->as_object(), "/dispatch_lag_p99", 0.005));
         thresholds.dispatch_lag_max =
-            from_seconds(number_at(t->as_object(), {"dispatch_lag_max"}, 0.080));
+            from_seconds(number_at(t->as_object(), "/dispatch_lag_max", 0.080));
     }
     auto out = schedule::open_loop_summary(pooled, thresholds);
     out["cap"].as_object()["pooled"] = "max_concurrency and peak_in_flight summed over the parts";
     json::object schedule;
-    if (const auto* sch = value_at(first, {"open_loop", "schedule"}); sch && sch->is_object())
+    if (const auto* sch = find_pointer(first, "/open_loop/schedule"); sch && sch->is_object())
         schedule = sch->as_object();
     schedule.erase("file");
     schedule["covered"] = covered;
@@ -413,30 +391,29 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     bool any_tls = false;
     for (const auto& p : parts) {
         const auto& s = p.summary;
-        const auto part_requested = count_at(s, {"pacing", "sessions", "requested"});
-        const auto part_complete = count_at(s, {"pacing", "sessions", "complete"});
+        const auto part_requested = count_at(s, "/pacing/sessions/requested");
+        const auto part_complete = count_at(s, "/pacing/sessions/complete");
         requested += part_requested;
-        admitted += count_at(s, {"pacing", "sessions", "admitted"});
-        rejected += count_at(s, {"pacing", "sessions", "rejected"});
+        admitted += count_at(s, "/pacing/sessions/admitted");
+        rejected += count_at(s, "/pacing/sessions/rejected");
         complete += part_complete;
-        expected += count_at(s, {"pacing", "packets", "expected"});
-        sent += count_at(s, {"pacing", "packets", "sent"});
-        late_after_send_stall += count_at(s, {"pacing", "packets", "late_after_send_stall"});
-        lag_p99_worst = std::max(lag_p99_worst, number_at(s, {"pacing", "loop_lag_s", "p99"}));
-        lag_max = std::max(lag_max, number_at(s, {"pacing", "loop_lag_s", "max"}));
-        lag_over += count_at(s, {"pacing", "loop_lag_s", "over_80ms"});
-        waits += count_at(s, {"pacing", "trace_channel", "waits"});
-        stalled_sessions += count_at(s, {"pacing", "send_stalls", "sessions"});
-        stalled_sends += count_at(s, {"pacing", "send_stalls", "stalled_sends"});
-        ended_pending += count_at(s, {"pacing", "send_stalls", "sessions_ended_with_send_pending"});
-        if (const double w = number_at(s, {"pacing", "send_stalls", "longest_write_s"}, -1); w >= 0)
+        expected += count_at(s, "/pacing/packets/expected");
+        sent += count_at(s, "/pacing/packets/sent");
+        late_after_send_stall += count_at(s, "/pacing/packets/late_after_send_stall");
+        lag_p99_worst = std::max(lag_p99_worst, number_at(s, "/pacing/loop_lag_s/p99"));
+        lag_max = std::max(lag_max, number_at(s, "/pacing/loop_lag_s/max"));
+        lag_over += count_at(s, "/pacing/loop_lag_s/over_80ms");
+        waits += count_at(s, "/pacing/trace_channel/waits");
+        stalled_sessions += count_at(s, "/pacing/send_stalls/sessions");
+        stalled_sends += count_at(s, "/pacing/send_stalls/stalled_sends");
+        ended_pending += count_at(s, "/pacing/send_stalls/sessions_ended_with_send_pending");
+        if (const double w = number_at(s, "/pacing/send_stalls/longest_write_s", -1); w >= 0)
             longest_write = std::max(longest_write.value_or(0), w);
-        if (const double w = number_at(s, {"pacing", "send_stalls", "longest_pending_s"}, -1);
-            w >= 0)
+        if (const double w = number_at(s, "/pacing/send_stalls/longest_pending_s", -1); w >= 0)
             longest_pending = std::max(longest_pending.value_or(0), w);
         // Monotonic seconds of this part -> wall-clock seconds.
         const double to_wall =
-            number_at(s, {"clock", "realtime_s"}) - number_at(s, {"clock", "monotonic_s"});
+            number_at(s, "/clock/realtime_s") - number_at(s, "/clock/monotonic_s");
         std::uint64_t part_late = 0;
         if (p.folded) {
             folded.merge(p.folded->deviation_s);
@@ -475,16 +452,16 @@ json::object merge_parts(const std::vector<run_part>& parts) {
         }
         // A part that was interrupted or left sessions incomplete makes the whole incomplete.
         const bool part_interrupted =
-            flag_at(s, {"interrupted"}) || flag_at(s, {"open_loop", "interrupted"});
+            flag_at(s, "/interrupted") || flag_at(s, "/open_loop/interrupted");
         const std::uint64_t part_incomplete =
             part_complete < part_requested ? part_requested - part_complete : 0;
         interrupted = interrupted || part_interrupted;
         json::object entry{{"dir", p.dir.string()},
                            {"sessions", part_requested},
                            {"late_packets", part_late},
-                           {"client_cpu_cores", number_at(s, {"resources", "client_cpu_cores"})},
-                           {"peak_rss_bytes", count_at(s, {"resources", "peak_rss_bytes"})},
-                           {"loop_lag_p99_s", number_at(s, {"pacing", "loop_lag_s", "p99"})},
+                           {"client_cpu_cores", number_at(s, "/resources/client_cpu_cores")},
+                           {"peak_rss_bytes", count_at(s, "/resources/peak_rss_bytes")},
+                           {"loop_lag_p99_s", number_at(s, "/pacing/loop_lag_s/p99")},
                            {"interrupted", part_interrupted},
                            {"sessions_incomplete", part_incomplete}};
         if (const auto* id = s.if_contains("run_id"))

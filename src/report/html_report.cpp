@@ -1,3 +1,4 @@
+#include <pacer/core/json_pointer.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/serving.hpp>
@@ -29,27 +30,13 @@ constexpr double late_s = metrics::pacing_tolerance_s;
 
 // ---------------------------------------------------------------- figures from the summary
 
+// `path` as a JSON Pointer: keys escaped, an array item "[i]" as its index.
 const json::value* lookup(const json::object& root, const std::vector<std::string>& path) {
-    const json::value* v = nullptr;
-    const json::object* o = &root;
-    const json::array* a = nullptr;
-    for (const auto& k : path) {
-        if (!k.empty() && k.front() == '[') {
-            const auto i = std::stoul(k.substr(1));
-            if (!a || i >= a->size())
-                return nullptr;
-            v = &(*a)[i];
-        } else {
-            if (!o)
-                return nullptr;
-            v = o->if_contains(k);
-            if (!v)
-                return nullptr;
-        }
-        o = v->if_object();
-        a = v->if_array();
-    }
-    return v;
+    std::string pointer;
+    for (const auto& k : path)
+        pointer += '/' + (!k.empty() && k.front() == '[' ? std::to_string(std::stoul(k.substr(1)))
+                                                         : pointer_token(k));
+    return find_pointer(root, pointer);
 }
 
 std::optional<double> number_at(const json::object& root, const std::vector<std::string>& path) {

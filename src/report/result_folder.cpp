@@ -1,3 +1,4 @@
+#include <pacer/core/json_pointer.hpp>
 #include <pacer/metrics/samples_stream.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/summary_file.hpp>
@@ -90,20 +91,6 @@ std::optional<double> number(const json::value* v) {
     if (v && v->is_number())
         return v->to_number<double>();
     return std::nullopt;
-}
-
-const json::value* find(const json::object& o, std::initializer_list<const char*> path) {
-    const json::object* cur = &o;
-    const json::value* v = nullptr;
-    for (const char* k : path) {
-        if (!cur)
-            return nullptr;
-        v = cur->if_contains(k);
-        if (!v)
-            return nullptr;
-        cur = v->if_object();
-    }
-    return v;
 }
 
 std::string session_dir_name(std::uint32_t index) {
@@ -227,8 +214,8 @@ part_info make_part(fs::path dir, json::object summary) {
     part_info p;
     p.dir = std::move(dir);
     p.summary = std::move(summary);
-    const auto mono = number(find(p.summary, {"clock", "monotonic_s"}));
-    const auto real = number(find(p.summary, {"clock", "realtime_s"}));
+    const auto mono = number(find_pointer(p.summary, "/clock/monotonic_s"));
+    const auto real = number(find_pointer(p.summary, "/clock/realtime_s"));
     if (mono && real)
         p.realtime_offset_s = *real - *mono;
     p.clock_monotonic_s = mono;
@@ -280,7 +267,7 @@ void read_serve(result_folder& f, const session_visitor* visit) {
     const auto* runs = f.summary.if_contains("runs");
     if (!runs || !runs->is_array())
         return;
-    const auto repeats = number(find(f.summary, {"config", "repeats"})).value_or(1);
+    const auto repeats = number(find_pointer(f.summary, "/config/repeats")).value_or(1);
     // Each run names its folder (c<level>, c<level>-confirm<n>, c<level>-verify<n>); results
     // written before it did kept a level's second run in c<level>-again/.
     std::map<std::pair<std::uint32_t, std::uint32_t>, int> seen;
@@ -336,8 +323,8 @@ void read_schedule(result_folder& f) {
     }
     // A shard of an open-loop run saves the whole schedule but runs arrivals I, I+N, ... of it
     // (as runtime::shard_arrivals deals them): its session k is the shard's k-th arrival.
-    const auto index = number(find(f.summary, {"shard", "index"}));
-    const auto count = number(find(f.summary, {"shard", "count"}));
+    const auto index = number(find_pointer(f.summary, "/shard/index"));
+    const auto count = number(find_pointer(f.summary, "/shard/count"));
     const std::size_t first = index && count && *count >= 1 ? static_cast<std::size_t>(*index) : 0;
     const std::size_t step = index && count && *count >= 1 ? static_cast<std::size_t>(*count) : 1;
     if (const auto* offs = doc.object()->if_contains("offsets_ns"); offs && offs->is_array()) {
@@ -378,7 +365,7 @@ void read_recording(result_folder& f, const session_visitor* visit) {
             s.subset = str(*so, "subset");
             s.variant = std::string(name);
             s.variant_entry = *eo;
-            if (const auto* a = find(*eo, {"session", "admitted"}); a && a->is_bool())
+            if (const auto* a = find_pointer(*eo, "/session/admitted"); a && a->is_bool())
                 s.admitted = a->as_bool();
             const std::string status = str(*eo, "status");
             std::string directory = str(*eo, "directory");

@@ -408,7 +408,8 @@ std::uint16_t mock_server::port() const {
 pacer::awaitable<void> mock_server::serve() {
     auto s = sessions_; // every session holds the mock's state
     // A named handler, not a lambda built inside the co_await expression: g++ 12 destroys such
-    // a capturing temporary twice (seen here as one release too many of `s`, then a call into
+    // a capturing temporary twice (GCC PR c++/100611, temporaries in a co_await expression
+    // destroyed more than once; seen here as one release too many of `s`, then a call into
     // the destroyed mock; reproduced with g++ 12.2, fine once named).
     const detail::mock_host::session_handler handler =
         [s](detail::ws_stream& ws, std::size_t index) { return s->run_session(ws, index); };

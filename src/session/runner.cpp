@@ -35,7 +35,7 @@ namespace {
 // still running or not yet streaming. Touched only from its own thread once started.
 struct session_context {
     asio::io_context io{1};
-    interrupt_source interrupt{io.get_executor()};
+    interrupt_source interrupt;
     runtime::loop_monitor monitor;
     std::size_t running = 0;
     std::size_t not_streaming = 0;
@@ -189,10 +189,7 @@ run_outcome run_duplex(const run_options& options) {
     asio::cancellation_signal stop_dispatch; // used on context 0 only
     auto stop_contexts = [&] {
         for (auto& c : contexts)
-            asio::post(c->io, [&c = *c] {
-                c.monitor.stop();
-                c.interrupt.release();
-            });
+            asio::post(c->io, [&c = *c] { c.monitor.stop(); });
     };
     if (options.arrivals) {
         // Open loop: the dispatcher lives on context 0; each session runs on its own context
@@ -235,10 +232,8 @@ run_outcome run_duplex(const run_options& options) {
                                out.sessions[i] = std::move(r);
                            if (!e && options.on_session_end)
                                options.on_session_end(i, out.sessions[i]);
-                           if (--c.running == 0) {
+                           if (--c.running == 0)
                                c.monitor.stop();
-                               c.interrupt.release();
-                           }
                        });
     }
     for (auto& c : contexts)

@@ -100,7 +100,7 @@ struct fixture : ::testing::Test {
         asio::io_context io{1};
         std::optional<writer_thread> writer_holder(std::in_place, root);
         auto& writer = *writer_holder;
-        pacer::session::interrupt_source interrupt(io.get_executor());
+        pacer::session::interrupt_source interrupt;
         std::vector<session_result> results;
         asio::co_spawn(
             io,

@@ -98,7 +98,7 @@ TEST(session_stop_race, a_stop_racing_a_frame_still_ends_the_session) {
         asio::co_spawn(writer_io, pacer::trace::run_writer(channel, core), asio::detached);
         std::thread writer([&] { writer_io.run(); });
 
-        pacer::session::interrupt_source interrupt(io.get_executor());
+        pacer::session::interrupt_source interrupt;
         std::optional<pacer::session::session_result> result;
         pacer::session::session_options o;
         o.endpoint.host = "127.0.0.1";

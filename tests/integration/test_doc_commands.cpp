@@ -70,7 +70,7 @@ namespace {
 namespace fs = std::filesystem;
 
 fs::path repo_root() {
-    return fs::path(PACER_TEST_DATA).parent_path().parent_path();
+    return fs::path(PACER_SOURCE_DIR);
 }
 
 struct doc_command {

@@ -12,8 +12,8 @@
 
 namespace pacer::report {
 
-/// Empty (null), a flag, a count, a measurement or text. (A plain struct rather than a
-/// std::variant: g++ 12 reports variant<..., std::string> temporaries as maybe-uninitialized.)
+/// Empty (null), a flag, a count, a measurement or text. (A plain struct, not a std::variant:
+/// g++ 12 reports variant<..., std::string> temporaries maybe-uninitialized, GCC PR 24639.)
 struct cell {
     enum class type { null, flag, count, number, text };
     type kind = type::null;

@@ -17,7 +17,6 @@
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
-#include <boost/asio/any_io_executor.hpp>
 
 #include <array>
 #include <cstdint>
@@ -42,8 +41,7 @@ namespace pacer::session {
 /// nothing behind here); `request()` stops every subscribed session.
 class interrupt_source {
 public:
-    /// (The executor is the context's; kept for callers, nothing waits on it.)
-    explicit interrupt_source(boost::asio::any_io_executor = {}) {}
+    interrupt_source() = default;
     interrupt_source(const interrupt_source&) = delete;
     interrupt_source& operator=(const interrupt_source&) = delete;
 
@@ -87,8 +85,6 @@ public:
         for (auto& stop : stops_)
             stop();
     }
-    /// No session needs the source any more (nothing to release: sessions unsubscribe).
-    void release() {}
     /// Sessions subscribed now.
     std::size_t subscribers() const { return stops_.size(); }
 
