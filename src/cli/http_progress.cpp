@@ -130,8 +130,11 @@ std::string http_metrics_text(const http_progress_snapshot& s, double offered_ra
         return metric_family{name, help, type, {{{}, v}}};
     };
     const auto n = [](std::uint64_t v) { return static_cast<double>(v); };
-    metric_family failed{"pacer_http_requests_failed_total", "Requests that ended with an error, "
-                         "by kind", metric_type::counter, {}};
+    metric_family failed{"pacer_http_requests_failed_total",
+                         "Requests that ended with an error, "
+                         "by kind",
+                         metric_type::counter,
+                         {}};
     for (std::size_t k = 0; k < s.failed.size(); ++k)
         failed.series.push_back({{{"kind", std::string(kind_name(k))}}, n(s.failed[k])});
     std::vector<metric_family> f{
@@ -148,10 +151,12 @@ std::string http_metrics_text(const http_progress_snapshot& s, double offered_ra
         one("pacer_http_requests_done_total", "Requests that ended without error",
             metric_type::counter, n(s.done)),
         std::move(failed),
-        one("pacer_http_requests_in_flight", "Requests sent and not yet ended",
-            metric_type::gauge, n(s.in_flight())),
-        one("pacer_http_offered_rate", "Requests per second the schedule offers (the probe's, "
-            "in a capacity search)", metric_type::gauge, offered_rate),
+        one("pacer_http_requests_in_flight", "Requests sent and not yet ended", metric_type::gauge,
+            n(s.in_flight())),
+        one("pacer_http_offered_rate",
+            "Requests per second the schedule offers (the probe's, "
+            "in a capacity search)",
+            metric_type::gauge, offered_rate),
     };
     if (s.max_concurrency > 0)
         f.push_back(one("pacer_http_max_concurrency", "--max-concurrency", metric_type::gauge,
@@ -176,8 +181,7 @@ http_progress_reporter::http_progress_reporter(run::progress_mode mode, std::FIL
 
 http_progress_snapshot http_progress_reporter::snapshot(time_point now) {
     std::lock_guard lock(mutex_);
-    return take_http_snapshot(state_->dispatch, state_->requests, offsets_, max_concurrency_,
-                              now);
+    return take_http_snapshot(state_->dispatch, state_->requests, offsets_, max_concurrency_, now);
 }
 
 void http_progress_reporter::begin(std::string label,

@@ -156,7 +156,8 @@ command add_schedule_command(CLI::App& app) {
         "The first arrival is at the first gap, not at 0. sha256 is the SHA-256 of the "
         "offsets written as decimal nanoseconds, one per line, each ending with '\\n': it is "
         "the same for the csv and the json print. One of --count or --duration is "
-        "required (or --stages). See docs/schedule.md.\nExit status: 0 printed (or planned, with --dry-run); "
+        "required (or --stages). See docs/schedule.md.\nExit status: 0 printed (or planned, with "
+        "--dry-run); "
         "1 pacer itself failed (the output could not be written); 2 bad input (nothing "
         "printed).");
     return {sub, [o] { return run_schedule(*o); }};

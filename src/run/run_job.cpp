@@ -290,8 +290,8 @@ session::run_options runner_options(run_job& job) {
         ro.conversation = job.conversation;
         // A turn of "input" streams the run's input; a multi-turn scenario holds its turns'
         // audio (silence too: its turns are short).
-        const auto hold = [](const protocol::pcm_input& p)
-            -> std::shared_ptr<const std::vector<std::uint8_t>> {
+        const auto hold =
+            [](const protocol::pcm_input& p) -> std::shared_ptr<const std::vector<std::uint8_t>> {
             if (!p || p.held())
                 return p.held(); // null when there is none
             return std::make_shared<const std::vector<std::uint8_t>>(p.size(), 0);

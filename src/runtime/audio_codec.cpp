@@ -1,12 +1,12 @@
 #include <pacer/runtime/audio_codec.hpp>
 
 #include <fmt/format.h>
-#include <samplerate.h>
 #include <sndfile.h>
 
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <samplerate.h>
 #include <stdexcept>
 
 namespace pacer::runtime {

@@ -1,5 +1,5 @@
-#include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/audio_codec.hpp>
+#include <pacer/runtime/audio_file.hpp>
 
 #include <fmt/format.h>
 #include <sndfile.h>

@@ -433,12 +433,12 @@ struct native_wire {
         // Encode the packet, unless it repeats the previous one byte for byte (silence):
         // then its base64 is the same too.
         std::span<const std::uint8_t> packet =
-            a.silence      ? std::span<const std::uint8_t>(silence)
-            : turns.empty() ? pcm.bytes(k * protocol::packet_bytes,
-                                        schedule::packet_size(pcm.size(), k))
-                            : std::span<const std::uint8_t>(
-                                  turns[a.turn].pcm->data() + k * protocol::packet_bytes,
-                                  schedule::packet_size(turns[a.turn].pcm->size(), k));
+            a.silence ? std::span<const std::uint8_t>(silence)
+            : turns.empty()
+                ? pcm.bytes(k * protocol::packet_bytes, schedule::packet_size(pcm.size(), k))
+                : std::span<const std::uint8_t>(
+                      turns[a.turn].pcm->data() + k * protocol::packet_bytes,
+                      schedule::packet_size(turns[a.turn].pcm->size(), k));
         if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
             // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
             padded.assign(protocol::packet_bytes, 0);
@@ -717,7 +717,7 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
             t.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
                 *options.realtime == protocol::realtime_protocol::openai
                     ? runtime::resample_pcm16(*t.pcm, protocol::input_sample_rate,
-                                               protocol::openai_sample_rate)
+                                              protocol::openai_sample_rate)
                     : *t.pcm);
     }
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);

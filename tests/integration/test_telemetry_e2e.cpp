@@ -11,9 +11,9 @@
 #include "fakes.hpp"
 #include "integration/cli_process.hpp"
 #include "integration/process.hpp"
+#include <algorithm>
 #include <arpa/inet.h>
 #include <fstream>
-#include <algorithm>
 #include <map>
 #include <netinet/in.h>
 #include <set>
@@ -608,11 +608,10 @@ TEST(TelemetryE2E, HttpMetricsListenServesTheRequestsCounters) {
     std::map<std::string, double> value;
     for (const auto& x : e.samples)
         value[x.name] = x.value;
-    for (const char* name :
-         {"pacer_http_requests_scheduled", "pacer_http_requests_due",
-          "pacer_http_requests_dispatched_total", "pacer_http_requests_done_total",
-          "pacer_http_requests_failed_total", "pacer_http_requests_in_flight",
-          "pacer_http_offered_rate"})
+    for (const char* name : {"pacer_http_requests_scheduled", "pacer_http_requests_due",
+                             "pacer_http_requests_dispatched_total",
+                             "pacer_http_requests_done_total", "pacer_http_requests_failed_total",
+                             "pacer_http_requests_in_flight", "pacer_http_offered_rate"})
         EXPECT_TRUE(value.count(name)) << name << " missing from:\n" << body;
     EXPECT_EQ(value["pacer_http_requests_scheduled"], 20);
     EXPECT_EQ(value["pacer_http_offered_rate"], 20);

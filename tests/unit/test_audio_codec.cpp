@@ -1,12 +1,11 @@
 // Unit tests of runtime/audio_codec.hpp, the one place pacer calls libsndfile and libsamplerate:
 // rate conversion of floats and of PCM16 bytes, PCM16 WAV files written and read back.
 
-#include "scratch_folder.hpp"
-
 #include <pacer/runtime/audio_codec.hpp>
 
 #include <gtest/gtest.h>
 
+#include "scratch_folder.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
@@ -22,8 +21,8 @@ using pacer::test::scratch_folder;
 std::vector<float> tone(int rate, double hz, double seconds, double amplitude = 0.5) {
     std::vector<float> v(static_cast<std::size_t>(rate * seconds));
     for (std::size_t i = 0; i < v.size(); ++i)
-        v[i] = static_cast<float>(amplitude *
-                                  std::sin(2 * std::numbers::pi * hz * double(i) / rate));
+        v[i] =
+            static_cast<float>(amplitude * std::sin(2 * std::numbers::pi * hz * double(i) / rate));
     return v;
 }
 

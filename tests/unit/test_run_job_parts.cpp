@@ -4,10 +4,10 @@
 // that block built from sessions made up here.
 
 #include <pacer/metrics/pacing.hpp>
-#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/run_job.hpp>
+#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <gtest/gtest.h>

@@ -92,9 +92,9 @@ public:
         for (std::size_t j = 0; j < turns.size(); ++j) {
             n += schedule::packet_count(turns[j].bytes);
             if (pause_packets && j + 1 < turns.size())
-                n += static_cast<std::size_t>((turns[j].pause + schedule::packet_period -
-                                               duration(1)) /
-                                              schedule::packet_period);
+                n += static_cast<std::size_t>(
+                    (turns[j].pause + schedule::packet_period - duration(1)) /
+                    schedule::packet_period);
         }
         return n;
     }
@@ -220,7 +220,7 @@ public:
                 }
                 if (a.what == g::turn_end)
                     return {k::turn_end, 0, a.scheduled, a.turn};
-                return {k::send_append, a.seq,    a.scheduled, a.turn,
+                return {k::send_append, a.seq,     a.scheduled, a.turn,
                         a.packet,       a.silence, a.barge_in};
             }
             case phase::unit_wait:

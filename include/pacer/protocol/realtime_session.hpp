@@ -114,18 +114,18 @@ struct realtime_session_options {
 /// The driver's next step.
 struct realtime_action {
     enum class kind {
-        send_update,   ///< send `session.update`
-        send_start,    ///< vllm: send `input_audio_buffer.commit` with `final:false`
-        send_append,   ///< send packet `seq`, reporting its send start with `append_sent`
-        send_commit,   ///< send `input_audio_buffer.commit` (vllm: `final:true`)
-        send_response, ///< openai manual: send `response.create`
-        turn_end,      ///< turn `turn`'s speech ended at `at` (multi-turn; nothing to send)
+        send_update,    ///< send `session.update`
+        send_start,     ///< vllm: send `input_audio_buffer.commit` with `final:false`
+        send_append,    ///< send packet `seq`, reporting its send start with `append_sent`
+        send_commit,    ///< send `input_audio_buffer.commit` (vllm: `final:true`)
+        send_response,  ///< openai manual: send `response.create`
+        turn_end,       ///< turn `turn`'s speech ended at `at` (multi-turn; nothing to send)
         send_interrupt, ///< openai barge-in: `response.cancel` (manual) and the truncate
-        join_gate,     ///< report ready to the start gate; `gate_started(t)` when it starts
-        wait_event,    ///< wait for a server event (or the receive loop's end)
-        wait_until,    ///< wait until `at`, or an event, then ask again
-        close,         ///< close the socket (neither API has a close event)
-        done,          ///< nothing left to do
+        join_gate,      ///< report ready to the start gate; `gate_started(t)` when it starts
+        wait_event,     ///< wait for a server event (or the receive loop's end)
+        wait_until,     ///< wait until `at`, or an event, then ask again
+        close,          ///< close the socket (neither API has a close event)
+        done,           ///< nothing left to do
     };
     kind what;
     std::size_t seq = 0;
@@ -185,10 +185,9 @@ public:
             // Multi-turn: the last turn's response, not an earlier one still ending. Manual
             // turns count the responses asked for; server VAD needs the last turn's
             // speech_stopped first (without it, the quiet period ends the session).
-            if (input_end_at_ &&
-                (!multi_turn() ||
-                 (o_.turns == realtime_turns::manual ? responses_done_ >= responses_asked_
-                                         : speech_stops_ >= o_.turn_plan.size())))
+            if (input_end_at_ && (!multi_turn() || (o_.turns == realtime_turns::manual
+                                                        ? responses_done_ >= responses_asked_
+                                                        : speech_stops_ >= o_.turn_plan.size())))
                 done_after_input_ = true;
             break;
         case realtime_event::transcription_done:
@@ -296,7 +295,7 @@ public:
                 // A barge-in over openai-realtime: the interrupt goes right after its packet.
                 interrupt_pending_ = a.barge_in && o_.protocol == realtime_protocol::openai;
                 interrupt_turn_ = a.turn;
-                return {k::send_append, a.seq,    a.scheduled, a.turn,
+                return {k::send_append, a.seq,     a.scheduled, a.turn,
                         a.packet,       a.silence, a.barge_in};
             }
             case phase::end_of_input: {

@@ -20,8 +20,8 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/local_server.hpp>
-#include <pacer/schedule/scenario.hpp>
 #include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/scenario.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>

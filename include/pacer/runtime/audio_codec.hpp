@@ -24,8 +24,8 @@ struct mono_audio {
 struct decoded_audio {
     mono_audio mono;
     int channels = 0;
-    bool pcm16 = false;      ///< the file's samples are 16-bit PCM
-    std::string encoding;    ///< "pcm16", "pcm24", "pcm32", "pcm_u8", "pcm_s8", "float32", ...
+    bool pcm16 = false;   ///< the file's samples are 16-bit PCM
+    std::string encoding; ///< "pcm16", "pcm24", "pcm32", "pcm_u8", "pcm_s8", "float32", ...
 };
 
 /// Reads any file libsndfile decodes; throws std::runtime_error "cannot read PATH: why".

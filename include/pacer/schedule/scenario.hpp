@@ -63,9 +63,7 @@ struct scenario {
     std::uint64_t seed = 0;
 
     /// Today's one-utterance session: one turn of the run's input, nothing else.
-    bool single() const {
-        return turns.size() == 1 && turns[0].what == turn_spec::source::input;
-    }
+    bool single() const { return turns.size() == 1 && turns[0].what == turn_spec::source::input; }
     bool barge_in() const;
 };
 

@@ -44,10 +44,10 @@ struct turn_action {
     std::size_t seq = 0;
     std::size_t slot = 0;
     std::size_t turn = 0;
-    std::size_t packet = 0;  ///< send: the packet of the turn's audio (unless `silence`)
-    bool silence = false;    ///< send: a pause's silence packet
-    bool barge_in = false;   ///< send: the first packet of a turn that barges in
-    time_point scheduled{};  ///< send: the slot's deadline (`now` for an unanchored packet 0)
+    std::size_t packet = 0; ///< send: the packet of the turn's audio (unless `silence`)
+    bool silence = false;   ///< send: a pause's silence packet
+    bool barge_in = false;  ///< send: the first packet of a turn that barges in
+    time_point scheduled{}; ///< send: the slot's deadline (`now` for an unanchored packet 0)
 };
 
 class turn_grid {
@@ -59,8 +59,8 @@ public:
 
     /// The deadline of slot `k`; requires an origin.
     time_point scheduled(std::size_t k) const {
-        return *origin_ + std::chrono::duration_cast<duration>(packet_period *
-                                                               static_cast<std::int64_t>(k));
+        return *origin_ +
+               std::chrono::duration_cast<duration>(packet_period * static_cast<std::int64_t>(k));
     }
 
     turn_action next(time_point now) {
@@ -77,8 +77,8 @@ public:
                     const auto due = scheduled(slot);
                     if (now < due)
                         return {k::wait, seq_, slot, turn_, index_, false, false, due};
-                    return {k::send,          seq_, slot, turn_, index_, false,
-                            barge_in_ && index_ == 0, due};
+                    return {k::send, seq_, slot, turn_, index_, false, barge_in_ && index_ == 0,
+                            due};
                 }
                 const bool last = turn_ + 1 == turns_.size();
                 if (last && turns_.size() == 1) {
@@ -178,10 +178,10 @@ private:
     std::vector<std::size_t> starts_;
     std::vector<std::optional<time_point>> first_audio_;
     std::size_t turn_ = 0;
-    std::size_t index_ = 0;  // the next audio packet of turn_
-    bool pausing_ = false;   // in the pause after turn_
-    bool barge_in_ = false;  // turn_ started by barging in
-    std::size_t slot_ = 0;   // pausing: the next slot
+    std::size_t index_ = 0; // the next audio packet of turn_
+    bool pausing_ = false;  // in the pause after turn_
+    bool barge_in_ = false; // turn_ started by barging in
+    std::size_t slot_ = 0;  // pausing: the next slot
     std::size_t pause_end_ = 0;
     time_point ended_at_{};
     std::size_t seq_ = 0;

@@ -17,7 +17,6 @@
 #include <pacer/trace/record.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
-
 #include <array>
 #include <cstdint>
 #include <filesystem>

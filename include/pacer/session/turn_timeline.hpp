@@ -33,8 +33,8 @@ public:
             auto& prev = turns_[j - 1];
             prev.r.interrupted_s = to_seconds(at);
             // The player had played all it received but what is still queued at `at`.
-            const double queued = prev.play_end ? std::max(0.0, to_seconds(*prev.play_end - at))
-                                                : 0.0;
+            const double queued =
+                prev.play_end ? std::max(0.0, to_seconds(*prev.play_end - at)) : 0.0;
             prev.r.played_s = std::max(0.0, prev.r.audio_s - queued);
         }
     }
