@@ -397,7 +397,7 @@ TEST(PcmInput, SilenceIsReadAPacketAtATimeAndNeverHeld) {
     EXPECT_EQ(std::vector<std::uint8_t>(middle.begin(), middle.end()),
               (std::vector<std::uint8_t>{2, 0}));
     EXPECT_EQ(*file.at_rate(16000, 24000).held(),
-              runtime::resample_pcm16(*file.held(), 16000, 24000));
+              pacer::runtime::resample_pcm16(*file.held(), 16000, 24000));
     pcm_input moved = file;
     const pcm_input taken = std::move(moved);
     EXPECT_EQ(taken.size(), 6u);
