@@ -389,7 +389,7 @@ private:
             if (vad_)
                 listen(frame, now);
         } else if (type == "input_audio_buffer.commit") {
-            committed();
+            committed(immediate_);
         } else if (type == "response.create") {
             start_response(now);
         } else if (type == "response.cancel") {
@@ -459,33 +459,41 @@ private:
                                                               protocol::openai_sample_rate});
         vad_events_.clear();
         detector_->feed(*pcm, vad_events_);
+        // A window is judged once it has played out, 80 ms after its packet began to arrive,
+        // as a server listening in real time does (the client's turn ends there too).
         using kind = detail::speech_detector::event::kind;
+        const time_point decided = now + std::chrono::milliseconds(
+                                             detail::speech_detector::window_ms);
         for (const auto& e : vad_events_) {
+            std::string frames;
             if (e.what == kind::started) {
                 ++shard_.speech_started;
-                event(immediate_,
+                event(frames,
                       R"("type":"input_audio_buffer.speech_started","audio_start_ms":{},)"
                       R"("item_id":"item_input_{}")",
                       e.audio_ms, commits_);
-                if (cancel_response(now, "turn_detected"))
+                if (cancel_response(decided, "turn_detected", &frames))
                     ++shard_.vad_cancels;
+                else
+                    queue(decided).frames = std::move(frames);
             } else {
                 ++shard_.speech_stopped;
-                event(immediate_,
+                event(frames,
                       R"("type":"input_audio_buffer.speech_stopped","audio_end_ms":{},)"
                       R"("item_id":"item_input_{}")",
                       e.audio_ms, commits_);
-                committed();
-                start_response(now);
+                committed(frames);
+                queue(decided).frames = std::move(frames);
+                start_response(decided);
             }
         }
     }
 
     // input_audio_buffer.committed: the user item the commit makes, after the previous one.
-    void committed() {
+    void committed(std::string& out) {
         const std::string previous =
             commits_ == 0 ? "null" : fmt::format(R"("item_input_{}")", commits_ - 1);
-        event(immediate_,
+        event(out,
               R"("type":"input_audio_buffer.committed","previous_item_id":{},)"
               R"("item_id":"item_input_{}")",
               previous, commits_);
@@ -534,9 +542,10 @@ private:
     }
 
     // Cancels the responses under way: nothing of theirs due after now + the reaction time
-    // leaves, and each gets response.done cancelled then. False when none is under way (every
+    // leaves, and each gets response.done cancelled then, behind `lead` (frames due at `now`,
+    // left alone when nothing is under way). False when none is under way (every
     // response.done already written).
-    bool cancel_response(time_point now, std::string_view reason) {
+    bool cancel_response(time_point now, std::string_view reason, std::string* lead = nullptr) {
         const time_point cutoff = now + std::chrono::duration_cast<duration>(
                                             options_.cancel_reaction);
         bool active = false;
@@ -555,6 +564,10 @@ private:
                 cut.push_back(it->response);
             it = pending_.erase(it);
         }
+        if (!active)
+            return false;
+        if (lead != nullptr)
+            queue(now).frames = std::move(*lead);
         for (const auto r : cut) {
             event(queue(cutoff).frames,
                   R"("type":"response.done","response":{{"id":"response_{}","object":)"
