@@ -136,7 +136,8 @@ command add_native_mock_command(CLI::App& app) {
     add_mock_threads_option(*sub, s->threads);
     sub->add_option("--protocol", s->protocol,
                     "Protocol served: native, openai-realtime (responses of audio and transcript "
-                    "deltas at 24 kHz, server VAD, cancel, truncate) or vllm-realtime (transcription deltas); docs/protocols.md")
+                    "deltas at 24 kHz, server VAD, cancel, truncate) or vllm-realtime "
+                    "(transcription deltas); docs/protocols.md")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously, grants "

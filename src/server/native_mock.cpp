@@ -159,7 +159,7 @@ struct alignas(64) native_shard {
     std::uint64_t appends = 0;
     std::uint64_t units = 0;
     std::uint64_t responses = 0;
-    std::uint64_t cancelled = 0; // openai-realtime: responses cancelled (cancel or server VAD)
+    std::uint64_t cancelled = 0;   // openai-realtime: responses cancelled (cancel or server VAD)
     std::uint64_t vad_cancels = 0; // openai-realtime: of those, by speech (server VAD)
     std::uint64_t speech_started = 0, speech_stopped = 0, truncates = 0;
     std::uint64_t faults = 0;
@@ -454,16 +454,15 @@ private:
         if (!pcm)
             return;
         if (!detector_)
-            detector_.emplace(detail::speech_detector_options{options_.vad_threshold_dbfs,
-                                                              vad_silence_ms_,
-                                                              protocol::openai_sample_rate});
+            detector_.emplace(detail::speech_detector_options{
+                options_.vad_threshold_dbfs, vad_silence_ms_, protocol::openai_sample_rate});
         vad_events_.clear();
         detector_->feed(*pcm, vad_events_);
         // A window is judged once it has played out, 80 ms after its packet began to arrive,
         // as a server listening in real time does (the client's turn ends there too).
         using kind = detail::speech_detector::event::kind;
-        const time_point decided = now + std::chrono::milliseconds(
-                                             detail::speech_detector::window_ms);
+        const time_point decided =
+            now + std::chrono::milliseconds(detail::speech_detector::window_ms);
         for (const auto& e : vad_events_) {
             std::string frames;
             if (e.what == kind::started) {
@@ -510,8 +509,8 @@ private:
             1, static_cast<std::uint64_t>(std::ceil(options_.reply.count() / 80.0)));
         time_point first{};
         for (std::uint64_t k = 0; k < deltas; ++k) {
-            auto& job = queue(k == 0 ? now + unit_delay()
-                                      : first + step * static_cast<std::int64_t>(k));
+            auto& job =
+                queue(k == 0 ? now + unit_delay() : first + step * static_cast<std::int64_t>(k));
             if (k == 0)
                 first = job.due;
             job.response = r + 1;
@@ -546,8 +545,8 @@ private:
     // left alone when nothing is under way). False when none is under way (every
     // response.done already written).
     bool cancel_response(time_point now, std::string_view reason, std::string* lead = nullptr) {
-        const time_point cutoff = now + std::chrono::duration_cast<duration>(
-                                            options_.cancel_reaction);
+        const time_point cutoff =
+            now + std::chrono::duration_cast<duration>(options_.cancel_reaction);
         bool active = false;
         std::vector<std::uint64_t> cut;
         for (auto it = pending_.begin(); it != pending_.end();) {
@@ -1117,8 +1116,8 @@ boost::json::object native_sessions::stats() const {
         o["cancel_reaction_ms"] = s.options.cancel_reaction.count();
     }
     // Read once every thread has stopped (or on the one thread): each shard's counts as they are.
-    std::uint64_t appends = 0, units = 0, responses = 0, cancelled = 0, faults = 0,
-                  vad_cancels = 0, speech_started = 0, speech_stopped = 0, truncates = 0;
+    std::uint64_t appends = 0, units = 0, responses = 0, cancelled = 0, faults = 0, vad_cancels = 0,
+                  speech_started = 0, speech_stopped = 0, truncates = 0;
     std::vector<double> lags;
     stats_window window;
     for (const auto& shard : s.shards) {

@@ -66,9 +66,9 @@ TEST(OpenAiSdkConformance, RealtimeWsSessionTurnsAndCancelAgainstTheMockOverWss)
     make_self_signed(cert, key);
     std::optional<mock_process> mock(
         std::in_place,
-        std::vector<std::string>{"--protocol", "openai-realtime", "--reply-ms", "400",
-                                 "--tls-cert", cert.string(),
-                                 "--tls-key", key.string(), "--stats-output", stats.string()},
+        std::vector<std::string>{"--protocol", "openai-realtime", "--reply-ms", "400", "--tls-cert",
+                                 cert.string(), "--tls-key", key.string(), "--stats-output",
+                                 stats.string()},
         "native-mock");
     const std::string plain = mock->url(); // ws://127.0.0.1:PORT/v1/realtime
     const std::string base = "https://" + plain.substr(std::string("ws://").size(),

@@ -294,9 +294,9 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
     std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"0.8s",)"
                                R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
     const auto stats = out / "mock-stats.json";
-    mock_process mock({"--protocol", "openai-realtime", "--reply-ms", "1200", "--stats-output",
-                       stats.string()},
-                      "native-mock");
+    mock_process mock(
+        {"--protocol", "openai-realtime", "--reply-ms", "1200", "--stats-output", stats.string()},
+        "native-mock");
     const auto dir = out / "run";
     const auto r =
         run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(),
@@ -344,8 +344,7 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
             if (type == "response.output_audio.delta" &&
                 at(e, {"response_id"}).as_string() == "response_0")
                 ++first_reply;
-            if (type == "response.done" &&
-                at(e, {"response", "status"}).as_string() == "cancelled")
+            if (type == "response.done" && at(e, {"response", "status"}).as_string() == "cancelled")
                 ++cancelled;
             if (type == "conversation.item.truncated")
                 ++truncated;
@@ -407,10 +406,10 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadTurnsAreHeardAnsweredAndBargedInByTheM
                        "640", "--stats-output", stats.string()},
                       "native-mock");
     const auto dir = out / "run";
-    const auto r = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "server-vad",
-                              "--url", mock.url(), "-c", "2", "--audio", wav.string(),
-                              "--scenario", scenario.string(), "--timeout", "20s",
-                              "--keep-traces", "--no-report", "-o", dir.string()});
+    const auto r =
+        run_pacer({"run", "--protocol", "openai-realtime", "--turns", "server-vad", "--url",
+                   mock.url(), "-c", "2", "--audio", wav.string(), "--scenario", scenario.string(),
+                   "--timeout", "20s", "--keep-traces", "--no-report", "-o", dir.string()});
     EXPECT_EQ(mock.stop(), 0);
     ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto mock_stats = read_json(stats);

@@ -87,8 +87,8 @@ TEST(SpeechDetector, ZerosNeverStartSpeech) {
 TEST(SpeechDetector, AToneStartsAndSilenceAfterItStopsOnTheAudiosClock) {
     speech_detector d({-40, 500, 24000});
     std::vector<speech_detector::event> e;
-    d.feed(pcm(160, 0), e);      // 2 windows of silence
-    d.feed(pcm(400, 8000), e);   // -15 dBFS: speech from 160 ms to 560 ms
+    d.feed(pcm(160, 0), e);    // 2 windows of silence
+    d.feed(pcm(400, 8000), e); // -15 dBFS: speech from 160 ms to 560 ms
     EXPECT_TRUE(d.speaking());
     ASSERT_EQ(e.size(), 1u);
     EXPECT_EQ(e[0].what, kind::started);
