@@ -24,6 +24,10 @@ struct native_mock_settings {
     double service_ms = 0;
     double cold_start_ms = 0;
     double cold_start_s = 2;
+    double vad_threshold_dbfs = -40;
+    double vad_silence_ms = 500;
+    double reply_ms = 800;
+    double cancel_reaction_ms = 20;
     std::size_t threads = 1;
     std::string fault = "none";
     std::string fault_sessions;
@@ -57,6 +61,11 @@ void print_native_mock_plan(const native_mock_settings& s) {
                                  "open sessions",
                                  s.cold_start_ms, s.cold_start_s)
                    : std::string("none (no --cold-start-ms)"));
+    if (o.realtime == protocol::realtime_protocol::openai)
+        fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "
+                   "at >= {:g} dBFS RMS per 80 ms, stopped after {:g} ms below; replies of {:g} "
+                   "ms of audio; cancels take {:g} ms\n",
+                   s.vad_threshold_dbfs, s.vad_silence_ms, s.reply_ms, s.cancel_reaction_ms);
     fmt::print("  fault      {}{}\n", s.fault,
                s.fault == "none" ? std::string()
                                  : " in sessions " + (s.fault_sessions.empty() ? std::string("all")
@@ -84,6 +93,10 @@ int run_native_mock(native_mock_settings& s) {
     o.service_time = std::chrono::duration<double, std::milli>(s.service_ms);
     o.cold_start_extra = std::chrono::duration<double, std::milli>(s.cold_start_ms);
     o.cold_start_window = std::chrono::duration<double>(s.cold_start_s);
+    o.vad_threshold_dbfs = s.vad_threshold_dbfs;
+    o.vad_silence = std::chrono::duration<double, std::milli>(s.vad_silence_ms);
+    o.reply = std::chrono::duration<double, std::milli>(s.reply_ms);
+    o.cancel_reaction = std::chrono::duration<double, std::milli>(s.cancel_reaction_ms);
     try {
         o.fault = server::parse_peer_fault(s.fault);
         if (!s.fault_sessions.empty())
@@ -123,8 +136,9 @@ command add_native_mock_command(CLI::App& app) {
     add_mock_process_options(*sub, o, s->stats_output);
     add_mock_threads_option(*sub, s->threads);
     sub->add_option("--protocol", s->protocol,
-                    "Protocol served: native, openai-realtime (audio and transcript deltas at "
-                    "24 kHz) or vllm-realtime (transcription deltas); docs/protocols.md")
+                    "Protocol served: native, openai-realtime (responses of audio and transcript "
+                    "deltas at 24 kHz, server VAD, cancel, truncate) or vllm-realtime "
+                    "(transcription deltas); docs/protocols.md")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously, grants "
@@ -172,6 +186,28 @@ command add_native_mock_command(CLI::App& app) {
     sub->add_option("--cold-start-s", s->cold_start_s,
                     "How long a cold start lasts after each new high-water mark, in seconds")
         ->check(number_in(0.001, 3600))
+        ->capture_default_str();
+    sub->add_option("--vad-threshold-dbfs", s->vad_threshold_dbfs,
+                    "openai-realtime server VAD: an 80 ms window of input is speech when its "
+                    "RMS is at least this many dBFS (zeros never are)")
+        ->check(number_in(-120, 0))
+        ->capture_default_str();
+    sub->add_option("--vad-silence-ms", s->vad_silence_ms,
+                    "openai-realtime server VAD: speech stops after this many ms below the "
+                    "threshold (a session's silence_duration_ms overrides it); then the mock "
+                    "commits and answers")
+        ->check(number_in(80, max_ms))
+        ->capture_default_str();
+    sub->add_option("--reply-ms", s->reply_ms,
+                    "openai-realtime: ms of audio in each response, sent in 80 ms deltas paced "
+                    "in real time")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--cancel-reaction-ms", s->cancel_reaction_ms,
+                    "openai-realtime: a cancelled response (response.cancel, or speech under "
+                    "server VAD) sends nothing due later than this, then response.done "
+                    "cancelled")
+        ->check(number_in(0, max_ms))
         ->capture_default_str();
     sub->add_option(
            "--fault", s->fault,

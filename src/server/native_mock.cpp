@@ -1,10 +1,12 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/histogram.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/event_scanner.hpp>
 #include <pacer/server/detail/compute_model.hpp>
 #include <pacer/server/detail/mock_host.hpp>
+#include <pacer/server/detail/speech_detector.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -64,6 +66,8 @@ struct output_job {
     std::string frames;
     std::vector<unit_note> units;
     then after = then::nothing;
+    std::uint64_t response = 0; // openai-realtime: 1 + the response these frames are of, or 0
+    bool completes = false;     // openai-realtime: carries a response.done completed
 };
 
 // Batch sizes go into a log_histogram as nanoseconds (one exact bucket each below 2,048),
@@ -155,7 +159,9 @@ struct alignas(64) native_shard {
     std::uint64_t appends = 0;
     std::uint64_t units = 0;
     std::uint64_t responses = 0;
-    std::uint64_t cancelled = 0; // openai-realtime: responses ended by response.cancel
+    std::uint64_t cancelled = 0;   // openai-realtime: responses cancelled (cancel or server VAD)
+    std::uint64_t vad_cancels = 0; // openai-realtime: of those, by speech (server VAD)
+    std::uint64_t speech_started = 0, speech_stopped = 0, truncates = 0;
     std::uint64_t faults = 0;
     std::vector<double> unit_output_lag_s;
     stats_window window;
@@ -339,43 +345,23 @@ private:
     // openai-realtime and vllm-realtime (see native_mock_options::realtime).
     void on_realtime(std::string_view type, const protocol::event_scanner& scanner,
                      std::string_view frame, time_point now) {
-        const bool openai = *options_.realtime == protocol::realtime_protocol::openai;
-        const std::uint64_t unit = openai ? protocol::openai_packet_bytes : protocol::packet_bytes;
-        if (type == "session.update") {
-            if (openai)
-                event(immediate_,
-                      R"("type":"session.updated","session":{{"id":"{}","object":)"
-                      R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
-                      R"("output_modalities":["audio"],"audio":{{"input":{{"format":{{"type":)"
-                      R"("audio/pcm","rate":24000}}}},"output":{{"format":{{"type":"audio/pcm",)"
-                      R"("rate":24000}}}}}}}})",
-                      session_id_);
-        } else if (type == "input_audio_buffer.append") {
+        if (*options_.realtime == protocol::realtime_protocol::openai) {
+            on_openai(type, scanner, frame, now);
+            return;
+        }
+        if (type == "input_audio_buffer.append") {
             ++shard_.appends;
             input_bytes_ += scanner.audio_decoded_size();
-            while ((units_done_ + 1) * unit <= input_bytes_) {
+            while ((units_done_ + 1) * protocol::packet_bytes <= input_bytes_) {
                 const auto [note, due] = compute(now);
                 auto& job = queue(due);
-                if (openai) {
-                    open_turn_response(job.frames);
-                    event(job.frames,
-                          R"("type":"response.output_audio.delta","response_id":"response_{}",)"
-                          R"("item_id":"item_{}","output_index":0,"content_index":0,"delta":"{}")",
-                          turns_, turns_, audio_.base64(protocol::openai_packet_bytes / 2, 0));
-                    event(job.frames,
-                          R"("type":"response.output_audio_transcript.delta","response_id":)"
-                          R"("response_{}","item_id":"item_{}","delta":"w{} ")",
-                          turns_, turns_, units_done_);
-                } else {
-                    event(job.frames, R"("type":"transcription.delta","delta":"w{} ")",
-                          units_done_);
-                }
+                event(job.frames, R"("type":"transcription.delta","delta":"w{} ")", units_done_);
                 transcript_ += fmt::format("w{} ", units_done_);
                 job.units.push_back(note);
                 ++units_done_;
                 count_unit();
             }
-        } else if (type == "input_audio_buffer.commit" && !openai) {
+        } else if (type == "input_audio_buffer.commit") {
             protocol::frame_parser parser; // commits are rare: a DOM is affordable here
             if (parser.parse(frame) != nullptr)
                 return;
@@ -383,36 +369,223 @@ private:
             if (f && f->is_bool() && f->get_bool())
                 event(queue(now + unit_delay()).frames,
                       R"("type":"transcription.done","text":"{}","usage":{{}})", transcript_);
-        } else if (type == "input_audio_buffer.commit") { // openai
-            // The user item the commit makes; the one before it is the previous commit's.
-            const std::string previous =
-                commits_ == 0 ? "null" : fmt::format(R"("item_input_{}")", commits_ - 1);
+        }
+    }
+
+    void on_openai(std::string_view type, const protocol::event_scanner& scanner,
+                   std::string_view frame, time_point now) {
+        if (type == "session.update") {
+            protocol::frame_parser parser; // rare: a DOM
+            if (parser.parse(frame) == nullptr)
+                configure_turns(parser.object());
+            const std::string detection =
+                vad_ ? fmt::format(R"({{"type":"server_vad","silence_duration_ms":{}}})",
+                                   vad_silence_ms_)
+                     : std::string("null");
             event(immediate_,
-                  R"("type":"input_audio_buffer.committed","previous_item_id":{},)"
-                  R"("item_id":"item_input_{}")",
-                  previous, commits_);
-            ++commits_;
-        } else if (type == "response.create" && openai) {
-            auto& job = queue(now + unit_delay());
-            open_turn_response(job.frames);
-            end_turn_response(job.frames, R"("completed")");
-            ++shard_.responses;
-        } else if (type == "response.cancel" && openai) {
-            if (!response_open_) { // as the API answers a cancel with nothing to cancel
+                  R"("type":"session.updated","session":{{"id":"{}","object":)"
+                  R"("realtime.session","type":"realtime","model":"pacer-native-mock",)"
+                  R"("output_modalities":["audio"],"audio":{{"input":{{"format":{{"type":)"
+                  R"("audio/pcm","rate":24000}},"turn_detection":{}}},"output":{{"format":)"
+                  R"({{"type":"audio/pcm","rate":24000}}}}}}}})",
+                  session_id_, detection);
+        } else if (type == "input_audio_buffer.append") {
+            ++shard_.appends;
+            input_bytes_ += scanner.audio_decoded_size();
+            while ((units_done_ + 1) * protocol::openai_packet_bytes <= input_bytes_) {
+                ++units_done_;
+                count_unit();
+            }
+            if (vad_)
+                listen(frame, now);
+        } else if (type == "input_audio_buffer.commit") {
+            committed(immediate_);
+        } else if (type == "response.create") {
+            start_response(now);
+        } else if (type == "response.cancel") {
+            if (!cancel_response(now, "client_cancelled")) {
+                // As the API answers a cancel with nothing to cancel.
                 const auto id = scanner.event_id();
                 event(immediate_,
                       R"("type":"error","error":{{"type":"invalid_request_error","code":)"
                       R"("response_cancel_not_active","message":"Cancellation failed: no )"
                       R"(active response found","param":null,"event_id":{}}})",
                       id.empty() ? std::string("null") : fmt::format(R"("{}")", id));
-                return;
             }
-            // Behind the output already queued: what was produced before the cancel still goes.
-            end_turn_response(queue(now).frames,
-                              R"("cancelled","status_details":{"type":"cancelled",)"
-                              R"("reason":"client_cancelled"})");
+        } else if (type == "conversation.item.truncate") {
+            protocol::frame_parser parser;
+            if (parser.parse(frame) != nullptr)
+                return;
+            const auto& o = parser.object();
+            const auto* item = o.if_contains("item_id");
+            const auto* end = o.if_contains("audio_end_ms");
+            ++shard_.truncates;
+            event(immediate_,
+                  R"("type":"conversation.item.truncated","item_id":"{}","content_index":0,)"
+                  R"("audio_end_ms":{})",
+                  item && item->is_string() ? std::string_view(item->get_string()) : "",
+                  end && end->is_number() ? end->to_number<std::uint64_t>() : 0);
+        }
+    }
+
+    // session.update's turn detection: GA `session.audio.input.turn_detection`, or the beta's
+    // `session.turn_detection`. Absent: unchanged (server VAD, as OpenAI's default); null:
+    // manual turns; an object: server VAD, with its `silence_duration_ms` if it has one.
+    void configure_turns(const boost::json::object& update) {
+        const auto* session = update.if_contains("session");
+        if (session == nullptr || !session->is_object())
+            return;
+        const boost::json::value* td = session->get_object().if_contains("turn_detection");
+        if (const auto* audio = session->get_object().if_contains("audio");
+            audio && audio->is_object())
+            if (const auto* in = audio->get_object().if_contains("input"); in && in->is_object())
+                if (const auto* t = in->get_object().if_contains("turn_detection"))
+                    td = t;
+        if (td == nullptr)
+            return;
+        vad_ = td->is_object();
+        if (vad_)
+            if (const auto* ms = td->get_object().if_contains("silence_duration_ms");
+                ms && ms->is_number())
+                vad_silence_ms_ = ms->to_number<std::uint64_t>();
+        detector_.reset();
+    }
+
+    // Server VAD on an append's PCM: speech_started (cancelling a response under way) and
+    // speech_stopped, then the commit and a response, as OpenAI's server VAD does.
+    void listen(std::string_view frame, time_point now) {
+        protocol::frame_parser parser;
+        if (parser.parse(frame) != nullptr)
+            return;
+        const auto* audio = parser.object().if_contains("audio");
+        if (audio == nullptr || !audio->is_string())
+            return;
+        const auto pcm = base64_decode(audio->get_string());
+        if (!pcm)
+            return;
+        if (!detector_)
+            detector_.emplace(detail::speech_detector_options{
+                options_.vad_threshold_dbfs, vad_silence_ms_, protocol::openai_sample_rate});
+        vad_events_.clear();
+        detector_->feed(*pcm, vad_events_);
+        // A window is judged once it has played out, 80 ms after its packet began to arrive,
+        // as a server listening in real time does (the client's turn ends there too).
+        using kind = detail::speech_detector::event::kind;
+        const time_point decided =
+            now + std::chrono::milliseconds(detail::speech_detector::window_ms);
+        for (const auto& e : vad_events_) {
+            std::string frames;
+            if (e.what == kind::started) {
+                ++shard_.speech_started;
+                event(frames,
+                      R"("type":"input_audio_buffer.speech_started","audio_start_ms":{},)"
+                      R"("item_id":"item_input_{}")",
+                      e.audio_ms, commits_);
+                if (cancel_response(decided, "turn_detected", &frames))
+                    ++shard_.vad_cancels;
+                else
+                    queue(decided).frames = std::move(frames);
+            } else {
+                ++shard_.speech_stopped;
+                event(frames,
+                      R"("type":"input_audio_buffer.speech_stopped","audio_end_ms":{},)"
+                      R"("item_id":"item_input_{}")",
+                      e.audio_ms, commits_);
+                committed(frames);
+                queue(decided).frames = std::move(frames);
+                start_response(decided);
+            }
+        }
+    }
+
+    // input_audio_buffer.committed: the user item the commit makes, after the previous one.
+    void committed(std::string& out) {
+        const std::string previous =
+            commits_ == 0 ? "null" : fmt::format(R"("item_input_{}")", commits_ - 1);
+        event(out,
+              R"("type":"input_audio_buffer.committed","previous_item_id":{},)"
+              R"("item_id":"item_input_{}")",
+              previous, commits_);
+        ++commits_;
+    }
+
+    // A response of `reply` audio: response.created and the first delta after the capacity
+    // model's latency, the next deltas 80 ms apart (behind any response still queued), then
+    // output_audio.done and response.done completed with the last.
+    void start_response(time_point now) {
+        const std::uint64_t r = replies_++;
+        const auto step = std::chrono::milliseconds(80);
+        const auto deltas = std::max<std::uint64_t>(
+            1, static_cast<std::uint64_t>(std::ceil(options_.reply.count() / 80.0)));
+        time_point first{};
+        for (std::uint64_t k = 0; k < deltas; ++k) {
+            auto& job =
+                queue(k == 0 ? now + unit_delay() : first + step * static_cast<std::int64_t>(k));
+            if (k == 0)
+                first = job.due;
+            job.response = r + 1;
+            if (k == 0)
+                response_created(job.frames, fmt::format("response_{}", r));
+            event(job.frames,
+                  R"("type":"response.output_audio.delta","response_id":"response_{}",)"
+                  R"("item_id":"item_{}","output_index":0,"content_index":0,"delta":"{}")",
+                  r, r, audio_.base64(protocol::openai_packet_bytes / 2, 0));
+            event(job.frames,
+                  R"("type":"response.output_audio_transcript.delta","response_id":)"
+                  R"("response_{}","item_id":"item_{}","delta":"w{} ")",
+                  r, r, k);
+            if (k + 1 == deltas) {
+                job.completes = true;
+                event(job.frames,
+                      R"("type":"response.output_audio.done","response_id":"response_{}",)"
+                      R"("item_id":"item_{}","output_index":0,"content_index":0)",
+                      r, r);
+                event(job.frames,
+                      R"("type":"response.done","response":{{"id":"response_{}","object":)"
+                      R"("realtime.response","status":"completed","output":[{{"id":"item_{}",)"
+                      R"("object":"realtime.item","type":"message","role":"assistant"}}],)"
+                      R"("usage":{{}}}})",
+                      r, r);
+            }
+        }
+    }
+
+    // Cancels the responses under way: nothing of theirs due after now + the reaction time
+    // leaves, and each gets response.done cancelled then, behind `lead` (frames due at `now`,
+    // left alone when nothing is under way). False when none is under way (every
+    // response.done already written).
+    bool cancel_response(time_point now, std::string_view reason, std::string* lead = nullptr) {
+        const time_point cutoff =
+            now + std::chrono::duration_cast<duration>(options_.cancel_reaction);
+        bool active = false;
+        std::vector<std::uint64_t> cut;
+        for (auto it = pending_.begin(); it != pending_.end();) {
+            if (it->response == 0) {
+                ++it;
+                continue;
+            }
+            active = true;
+            if (it->due <= cutoff) {
+                ++it;
+                continue;
+            }
+            if (std::find(cut.begin(), cut.end(), it->response) == cut.end())
+                cut.push_back(it->response);
+            it = pending_.erase(it);
+        }
+        if (!active)
+            return false;
+        if (lead != nullptr)
+            queue(now).frames = std::move(*lead);
+        for (const auto r : cut) {
+            event(queue(cutoff).frames,
+                  R"("type":"response.done","response":{{"id":"response_{}","object":)"
+                  R"("realtime.response","status":"cancelled","status_details":{{"type":)"
+                  R"("cancelled","reason":"{}"}},"output":[],"usage":{{}}}})",
+                  r - 1, reason);
             ++shard_.cancelled;
         }
+        return active;
     }
 
     void on_update(const std::string& client_id) {
@@ -578,7 +751,7 @@ private:
     output_job& queue(time_point due) {
         if (!pending_.empty() && pending_.back().due > due)
             due = pending_.back().due;
-        pending_.push_back(output_job{due, {}, {}, then::nothing});
+        pending_.push_back(output_job{due, {}, {}, then::nothing, 0, false});
         return pending_.back();
     }
 
@@ -602,6 +775,8 @@ private:
 
     // The stats of the units of a job written at `now`.
     void record(const output_job& job, time_point now) {
+        if (job.completes)
+            ++shard_.responses;
         for (const auto& u : job.units) {
             const double lag = to_seconds(now - u.ready);
             shard_.unit_output_lag_s.push_back(lag);
@@ -661,26 +836,6 @@ private:
             return;
         response_open_ = true;
         response_created(out, "response_0");
-    }
-
-    // openai-realtime: the turn's response (`response_N`, N counting the responses that ended),
-    // opened by the turn's first audio or by `response.create`, announced once.
-    void open_turn_response(std::string& out) {
-        if (response_open_)
-            return;
-        response_open_ = true;
-        response_created(out, fmt::format("response_{}", turns_));
-    }
-
-    // openai-realtime: `response.done` of the open turn response with `status` (JSON, and
-    // whatever members follow it); the next audio opens the next response.
-    void end_turn_response(std::string& out, std::string_view status) {
-        event(out,
-              R"("type":"response.done","response":{{"id":"response_{}","object":)"
-              R"("realtime.response","status":{},"output":[],"usage":{{}}}})",
-              turns_, status);
-        response_open_ = false;
-        ++turns_;
     }
 
     void response_created(std::string& out, std::string_view id) {
@@ -805,8 +960,11 @@ private:
     std::uint64_t chunk_seq_ = 0;
     std::uint64_t replies_ = 0;
     bool response_open_ = false;
-    std::uint64_t turns_ = 0;   // openai-realtime: responses ended (done or cancelled)
     std::uint64_t commits_ = 0; // openai-realtime: input_audio_buffer.commit events
+    bool vad_ = true;           // openai-realtime: server VAD (OpenAI's default)
+    std::uint64_t vad_silence_ms_ = static_cast<std::uint64_t>(options_.vad_silence.count());
+    std::optional<detail::speech_detector> detector_;
+    std::vector<detail::speech_detector::event> vad_events_;
     bool completed_ = false;
     std::string transcript_;
     std::string json_;
@@ -863,6 +1021,15 @@ native_mock_options checked(native_mock_options o) {
         throw std::invalid_argument("--service-ms must be a number of ms within 0..3600000");
     if (!finite_ms(o.cold_start_extra.count()))
         throw std::invalid_argument("--cold-start-ms must be a number of ms within 0..3600000");
+    if (!finite_ms(o.vad_silence.count()) || o.vad_silence.count() < 80)
+        throw std::invalid_argument("--vad-silence-ms must be a number of ms within 80..3600000");
+    if (!finite_ms(o.reply.count()))
+        throw std::invalid_argument("--reply-ms must be a number of ms within 0..3600000");
+    if (!finite_ms(o.cancel_reaction.count()))
+        throw std::invalid_argument(
+            "--cancel-reaction-ms must be a number of ms within 0..3600000");
+    if (!(o.vad_threshold_dbfs >= -120 && o.vad_threshold_dbfs <= 0))
+        throw std::invalid_argument("--vad-threshold-dbfs must be a number within -120..0");
     if (!(o.cold_start_window.count() > 0 && o.cold_start_window.count() <= 3600))
         throw std::invalid_argument("--cold-start-s must be a number of seconds within (0, 3600]");
     return o;
@@ -952,8 +1119,15 @@ boost::json::object native_sessions::stats() const {
     o["service_ms"] = s.options.service_time.count();
     o["cold_start_ms"] = s.options.cold_start_extra.count();
     o["cold_start_s"] = s.options.cold_start_window.count();
+    if (s.options.realtime == protocol::realtime_protocol::openai) {
+        o["vad_threshold_dbfs"] = s.options.vad_threshold_dbfs;
+        o["vad_silence_ms"] = s.options.vad_silence.count();
+        o["reply_ms"] = s.options.reply.count();
+        o["cancel_reaction_ms"] = s.options.cancel_reaction.count();
+    }
     // Read once every thread has stopped (or on the one thread): each shard's counts as they are.
-    std::uint64_t appends = 0, units = 0, responses = 0, cancelled = 0, faults = 0;
+    std::uint64_t appends = 0, units = 0, responses = 0, cancelled = 0, faults = 0, vad_cancels = 0,
+                  speech_started = 0, speech_stopped = 0, truncates = 0;
     std::vector<double> lags;
     stats_window window;
     for (const auto& shard : s.shards) {
@@ -961,6 +1135,10 @@ boost::json::object native_sessions::stats() const {
         units += shard.units;
         responses += shard.responses;
         cancelled += shard.cancelled;
+        vad_cancels += shard.vad_cancels;
+        speech_started += shard.speech_started;
+        speech_stopped += shard.speech_stopped;
+        truncates += shard.truncates;
         faults += shard.faults;
         lags.insert(lags.end(), shard.unit_output_lag_s.begin(), shard.unit_output_lag_s.end());
         window.merge(shard.window);
@@ -969,6 +1147,10 @@ boost::json::object native_sessions::stats() const {
     o["units"] = units;
     o["responses"] = responses;
     o["responses_cancelled"] = cancelled;
+    o["responses_cancelled_by_vad"] = vad_cancels;
+    o["speech_started"] = speech_started;
+    o["speech_stopped"] = speech_stopped;
+    o["truncates"] = truncates;
     o["faults_injected"] = faults;
     o["unit_output_lag_s"] = to_json(summarize(lags, pacing_fractions));
     o["cold_starts"] = s.cold.count();

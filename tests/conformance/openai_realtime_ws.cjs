@@ -142,9 +142,12 @@ async function main() {
     check(turns[1].previous_item === turns[0].item,
           `the second commit's previous_item_id ${turns[1].previous_item} is not ${turns[0].item}`);
 
-    // Third turn: the user speaks over the assistant's response and the client cancels it.
+    // Third turn: a response under way (its audio paced in real time by the mock), which the
+    // client cancels as a user speaking over it would.
     mark = events.length;
     appendTone(0.4);
+    rt.send({ type: 'input_audio_buffer.commit' });
+    rt.send({ type: 'response.create' });
     const opened = events[await waitFor(mark, 'response.created', (e) => e.type === 'response.created')];
     rt.send({ type: 'response.cancel' });
     const end = await waitFor(mark, 'response.done', (e) => e.type === 'response.done');
@@ -167,6 +170,7 @@ async function main() {
     check(sdkErrors.length === 1, `the SDK reported other errors: ${sdkErrors.map(String).join('; ')}`);
     mark = events.length;
     appendTone(0.1);
+    rt.send({ type: 'response.create' });
     await waitFor(mark, 'response.created after the error', (e) => e.type === 'response.created');
 
     waitingFor = 'the close';

@@ -66,8 +66,9 @@ TEST(OpenAiSdkConformance, RealtimeWsSessionTurnsAndCancelAgainstTheMockOverWss)
     make_self_signed(cert, key);
     std::optional<mock_process> mock(
         std::in_place,
-        std::vector<std::string>{"--protocol", "openai-realtime", "--tls-cert", cert.string(),
-                                 "--tls-key", key.string(), "--stats-output", stats.string()},
+        std::vector<std::string>{"--protocol", "openai-realtime", "--reply-ms", "400", "--tls-cert",
+                                 cert.string(), "--tls-key", key.string(), "--stats-output",
+                                 stats.string()},
         "native-mock");
     const std::string plain = mock->url(); // ws://127.0.0.1:PORT/v1/realtime
     const std::string base = "https://" + plain.substr(std::string("ws://").size(),
@@ -89,7 +90,7 @@ TEST(OpenAiSdkConformance, RealtimeWsSessionTurnsAndCancelAgainstTheMockOverWss)
     ASSERT_EQ(turns.size(), 2u);
     for (const auto& t : turns) {
         EXPECT_EQ(at(t, {"status"}).as_string(), "completed");
-        // 0.4 s of input: five 80 ms units, each answered with 80 ms of 24 kHz PCM16.
+        // Each response is the mock's --reply-ms 400: five deltas of 80 ms of 24 kHz PCM16.
         EXPECT_EQ(at(t, {"deltas"}).to_number<int>(), 5);
         EXPECT_EQ(at(t, {"bytes"}).to_number<int>(), 5 * 3840);
     }

@@ -7,7 +7,9 @@
 
 #include "integration/process.hpp"
 #include <algorithm>
+#include <cmath>
 #include <fstream>
+#include <numbers>
 #include <string>
 #include <vector>
 
@@ -102,6 +104,9 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadSendsNoCommitAndEndsAfterTheQuietPerio
         EXPECT_EQ(sent.back(), "input_audio_buffer.append");
     }
     EXPECT_EQ(at(r->mock_stats, {"sessions_completed"}).to_number<int>(), 3);
+    // The input is silence: the mock's server VAD hears no speech, and nothing is answered.
+    EXPECT_EQ(at(r->mock_stats, {"speech_started"}).to_number<int>(), 0);
+    EXPECT_EQ(at(r->mock_stats, {"responses"}).to_number<int>(), 0);
 }
 
 // The wrong --protocol (issue 33 item 9): a native client against a vllm-realtime server, and an
@@ -320,7 +325,10 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
     const auto scenario = out / "talk.json";
     std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"0.8s",)"
                                R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
-    mock_process mock({"--protocol", "openai-realtime"}, "native-mock");
+    const auto stats = out / "mock-stats.json";
+    mock_process mock(
+        {"--protocol", "openai-realtime", "--reply-ms", "1200", "--stats-output", stats.string()},
+        "native-mock");
     const auto dir = out / "run";
     const auto r =
         run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(),
@@ -336,7 +344,8 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
     int truncates = 0;
     for (int i = 0; i < 2; ++i) {
         SCOPED_TRACE(i);
-        const auto sent = types(dir / fmt::format("session-{:03}", i) / "trace.jsonl", "send");
+        const auto trace = dir / fmt::format("session-{:03}", i) / "trace.jsonl";
+        const auto sent = types(trace, "send");
         // One commit and one response.create per turn.
         EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 2u);
         EXPECT_EQ(count(sent, "response.create"), 2u);
@@ -355,9 +364,113 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
                 << before;
         }
         EXPECT_EQ(sent.back(), "response.create");
+        // The mock's replies: 1.2 s of audio in 15 deltas of 80 ms; the first, cancelled 0.1 s
+        // in, stopped early (its deltas counted by response_id) and ended cancelled; the truncate
+        // was acknowledged.
+        std::size_t first_reply = 0, cancelled = 0, truncated = 0;
+        for (const auto& l : read_jsonl(trace)) {
+            if (at(l, {"direction"}).as_string() != "receive")
+                continue;
+            const auto& e = at(l, {"event"});
+            const auto type = at(e, {"type"}).as_string();
+            if (type == "response.output_audio.delta" &&
+                at(e, {"response_id"}).as_string() == "response_0")
+                ++first_reply;
+            if (type == "response.done" && at(e, {"response", "status"}).as_string() == "cancelled")
+                ++cancelled;
+            if (type == "conversation.item.truncated")
+                ++truncated;
+        }
+        if (t != sent.end()) {
+            EXPECT_EQ(cancelled, 1u);
+            EXPECT_EQ(truncated, 1u);
+            EXPECT_LT(first_reply, 15u);
+        }
     }
     // Every interrupted turn sent its truncate (and only those).
     EXPECT_EQ(at(all, {"interrupted"}).to_number<int>(), truncates);
+    const auto mock_stats = read_json(stats);
+    EXPECT_EQ(at(mock_stats, {"responses_cancelled"}).to_number<int>(), truncates);
+    EXPECT_EQ(at(mock_stats, {"truncates"}).to_number<int>(), truncates);
+    EXPECT_EQ(at(mock_stats, {"responses"}).to_number<int>(), 4 - truncates);
+    // The interrupted replies' figures are there (their size is the mock's reaction, 20 ms,
+    // plus up to a packet: not asserted on a loaded machine).
+    EXPECT_EQ(at(all, {"interrupt_latency_s", "count"}).to_number<int>(), truncates);
+}
+
+// 16 kHz mono PCM16: `tone_s` of a 440 Hz tone at -6 dBFS, then `silence_s` of zeros.
+void write_speech_wav(const fs::path& p, double tone_s, double silence_s) {
+    const auto tone = static_cast<std::uint32_t>(16000 * tone_s);
+    const auto frames = tone + static_cast<std::uint32_t>(16000 * silence_s);
+    const std::uint32_t data = frames * 2;
+    std::ofstream f(p, std::ios::binary);
+    auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
+    auto u16 = [&](std::uint16_t v) { f.write(reinterpret_cast<const char*>(&v), 2); };
+    f << "RIFF";
+    u32(36 + data);
+    f << "WAVEfmt ";
+    u32(16), u16(1), u16(1), u32(16000), u32(16000 * 2), u16(2), u16(16);
+    f << "data";
+    u32(data);
+    for (std::uint32_t i = 0; i < frames; ++i) {
+        const auto v = static_cast<std::int16_t>(
+            i < tone ? std::lround(16000 * std::sin(2 * std::numbers::pi * 440.0 * i / 16000.0))
+                     : 0);
+        f.write(reinterpret_cast<const char*>(&v), 2);
+    }
+}
+
+// Server VAD against the mock's energy detector: two turns of speech (0.48 s of tone, then
+// 0.32 s of silence, more than the mock's --vad-silence-ms 300), the second barging in 0.1 s
+// after the first reply's audio. The mock hears each turn start and stop, answers each on its
+// own, and cancels the first reply when the second turn's speech starts; the client records
+// speech_stopped-referenced first-audio figures per turn. No speed asserted. (About 2.5 s.)
+TEST(ProtocolsE2E, OpenAiRealtimeServerVadTurnsAreHeardAnsweredAndBargedInByTheMock) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto wav = out / "speech.wav";
+    write_speech_wav(wav, 0.48, 0.32);
+    const auto scenario = out / "talk.json";
+    std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"1s",)"
+                               R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
+    const auto stats = out / "mock-stats.json";
+    mock_process mock({"--protocol", "openai-realtime", "--vad-silence-ms", "300", "--reply-ms",
+                       "640", "--stats-output", stats.string()},
+                      "native-mock");
+    const auto dir = out / "run";
+    const auto r =
+        run_pacer({"run", "--protocol", "openai-realtime", "--turns", "server-vad", "--url",
+                   mock.url(), "-c", "2", "--audio", wav.string(), "--scenario", scenario.string(),
+                   "--timeout", "20s", "--keep-traces", "--no-report", "-o", dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto mock_stats = read_json(stats);
+    EXPECT_EQ(at(mock_stats, {"speech_started"}).to_number<int>(), 4);
+    EXPECT_EQ(at(mock_stats, {"speech_stopped"}).to_number<int>(), 4);
+    // Every turn got a response; each ended completed or cancelled by the next turn's speech.
+    const int by_vad = at(mock_stats, {"responses_cancelled_by_vad"}).to_number<int>();
+    EXPECT_EQ(at(mock_stats, {"responses_cancelled"}).to_number<int>(), by_vad);
+    EXPECT_EQ(at(mock_stats, {"responses"}).to_number<int>() + by_vad, 4);
+    const auto summary = read_json(dir / "summary.json");
+    const auto& by_turn = at(summary, {"turns", "by_turn"}).as_array();
+    ASSERT_EQ(by_turn.size(), 2u);
+    for (const auto& t : by_turn)
+        EXPECT_EQ(at(t, {"ttfa_from_speech_stopped_s", "count"}).to_number<int>(), 2);
+    // A barge-in the client made was heard: its reply was cancelled by the server's VAD.
+    EXPECT_GE(by_vad, at(summary, {"turns", "all", "interrupted"}).to_number<int>());
+    for (int i = 0; i < 2; ++i) {
+        SCOPED_TRACE(i);
+        const auto trace = dir / fmt::format("session-{:03}", i) / "trace.jsonl";
+        const auto sent = types(trace, "send");
+        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 0u);
+        EXPECT_EQ(count(sent, "response.create"), 0u);
+        EXPECT_EQ(count(sent, "response.cancel"), 0u); // server VAD cancels by itself
+        const auto got = types(trace, "receive");
+        EXPECT_EQ(count(got, "input_audio_buffer.speech_started"), 2u);
+        EXPECT_EQ(count(got, "input_audio_buffer.speech_stopped"), 2u);
+        EXPECT_EQ(count(got, "input_audio_buffer.committed"), 2u);
+        EXPECT_EQ(got.back(), "response.done");
+    }
 }
 
 } // namespace

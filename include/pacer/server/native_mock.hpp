@@ -79,16 +79,30 @@ struct native_mock_options : host_options {
     peer_fault fault = peer_fault::none;
     /// Sessions (accept order) the fault hits; nullopt: all of them.
     std::optional<session_set> fault_sessions;
-    /// `--protocol`: nullopt is native; openai-realtime answers each 80 ms of input (3,840
-    /// bytes at 24 kHz) with an audio delta (80 ms at 24 kHz) and a transcript delta in the
-    /// turn's response (`response_N`, opened by the turn's first audio), `session.updated` on
-    /// update, `input_audio_buffer.committed` on commit, `response.done` (completed) on
-    /// `response.create` and (cancelled, or an error when none is open) on `response.cancel`,
-    /// each ending the turn's response; vllm-realtime
+    /// `--protocol`: nullopt is native; openai-realtime answers `session.updated` on update,
+    /// `input_audio_buffer.committed` on commit, a response (`response.created`, `reply` of
+    /// audio in 80 ms deltas with transcript deltas, `response.done` completed) to each
+    /// `response.create` and each server-VAD turn, `response.done` cancelled (or an error when
+    /// none is active) to `response.cancel`, `conversation.item.truncated` to
+    /// `conversation.item.truncate`; vllm-realtime
     /// answers each 80 ms (2,560 bytes at 16 kHz) with a `transcription.delta` and the final
     /// commit with `transcription.done`. Both on the same capacity model; the fault modes are
     /// the native protocol's only. The session completes when the client closes.
     std::optional<protocol::realtime_protocol> realtime;
+    /// openai-realtime, server VAD (on unless `session.update` sets `turn_detection` null, as
+    /// OpenAI's default): an 80 ms window of input is speech when its RMS is at least this many
+    /// dBFS (`--vad-threshold-dbfs`); speech stops after `vad_silence` of windows below it
+    /// (`--vad-silence-ms`, or the session's `silence_duration_ms`). Then the mock commits and
+    /// answers on its own; speech starting during a response cancels it (`turn_detected`).
+    double vad_threshold_dbfs = -40;
+    std::chrono::duration<double, std::milli> vad_silence{500};
+    /// openai-realtime: each response (`response.create`, or a server-VAD turn) is this much
+    /// audio, in 80 ms deltas paced in real time from the first (`--reply-ms`).
+    std::chrono::duration<double, std::milli> reply{800};
+    /// openai-realtime: a response being cancelled (`response.cancel`, or speech under server
+    /// VAD) sends nothing due after this, then `response.done` cancelled
+    /// (`--cancel-reaction-ms`).
+    std::chrono::duration<double, std::milli> cancel_reaction{20};
 };
 
 /// The granted capabilities the mock sends in every `session.updated` of `options` (the
