@@ -582,8 +582,8 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
         switch (a.what) {
         case kind::done:
             co_return;
-        case kind::wait_event:
-            co_await session_state::wait(c.signal, time_point::max());
+        case kind::wait_event: // an event wakes it; `at`, when set, bounds the wait
+            co_await session_state::wait(c.signal, a.at == time_point{} ? time_point::max() : a.at);
             break;
         case kind::wait_until: // absolute: a late wake never shifts the next deadline
             co_await session_state::wait(c.pace, a.at);

@@ -122,8 +122,9 @@ struct realtime_action {
         turn_end,       ///< turn `turn`'s speech ended at `at` (multi-turn; nothing to send)
         send_interrupt, ///< openai barge-in: `response.cancel` (manual) and the truncate
         join_gate,      ///< report ready to the start gate; `gate_started(t)` when it starts
-        wait_event,     ///< wait for a server event (or the receive loop's end)
-        wait_until,     ///< wait until `at`, or an event, then ask again
+        wait_event,     ///< wait for a server event (or the receive loop's end); with `at`
+                        ///< set, no later than `at`
+        wait_until,     ///< wait until `at` (the grid: events do not wake it), then ask again
         close,          ///< close the socket (neither API has a close event)
         done,           ///< nothing left to do
     };
@@ -354,8 +355,10 @@ public:
                 const time_point quiet_from = last_event_at_ && *last_event_at_ > *input_end_at_
                                                   ? *last_event_at_
                                                   : *input_end_at_;
+                // Until the quiet period ends, or an event (the last response.done ends the
+                // session at once; any other restarts the period).
                 if (now < quiet_from + o_.quiet)
-                    return {k::wait_until, 0, quiet_from + o_.quiet};
+                    return {k::wait_event, 0, quiet_from + o_.quiet};
                 finished_ = true;
                 phase_ = phase::close;
                 continue;
