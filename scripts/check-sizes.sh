@@ -13,6 +13,8 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 "$(pwd)/scripts/deps.sh" universal-ctags
 
+# Debian's universal-ctags installs ctags-universal (and `ctags` only as an alternative).
+ctags=$(command -v ctags-universal || command -v ctags)
 readonly function_max=120 cli_file_max=300 cli_total_max=3000 file_max=800
 readonly exceptions=scripts/size-exceptions.txt
 # Outside libraries (beyond the common base: Boost, fmt) and the #include that calls each.
@@ -30,7 +32,7 @@ breaches() {
     local sources
     sources=$(find src include -name '*.cpp' -o -name '*.hpp' | sort)
 
-    ctags -R --languages=C++ --kinds-C++=f --fields=+ne -o - src |
+    "$ctags" -R --languages=C++ --kinds-C++=f --fields=+ne -o - src |
         awk -F'\t' -v max="$function_max" '
             { start = 0; end = 0
               for (i = 4; i <= NF; i++) {
