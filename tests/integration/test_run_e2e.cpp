@@ -375,10 +375,10 @@ TEST(RunE2E, SummaryRecordsTheDiskEstimate) {
     const auto r = run_pacer({"run", "-c", "2", "-d", "1s", "-o", out.path().string()});
     EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
     const auto summary = read_json(out / "summary.json");
-    // 2 sessions x 1 s x 110 kB/s of traces, and 2 x (13 receipts x 150 B + 4 kB).
-    EXPECT_EQ(count(summary, {"disk", "estimated_bytes"}), 220'000u + 2u * (13u * 150u + 4096u));
+    // 2 sessions x 1 s x 125 kB/s of native traces, and 2 x (13 receipts x 150 B + 4 kB).
+    EXPECT_EQ(count(summary, {"disk", "estimated_bytes"}), 250'000u + 2u * (13u * 150u + 4096u));
     EXPECT_GT(count(summary, {"disk", "free_bytes"}), 0u);
-    EXPECT_NE(r.out.find("(estimated 232.1 kB before the run, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("(estimated 262.1 kB before the run, "), std::string::npos) << r.out;
 }
 
 // Issue 33 item 18: the words of the table and of the refusals. Session counts add up, one is
