@@ -81,6 +81,10 @@ std::vector<table> build_http_tables(const result_folder& f);
 /// With telemetry (telemetry.jsonl, summary.json's `telemetry`): `telemetry`, one row per
 /// sample, and `energy`, one row per measured window; none without (telemetry_report.cpp).
 std::vector<table> telemetry_tables(const result_folder& f);
+
+/// The value at `path` (keys, one per level) of `o` as a cell of its own kind (flag, count,
+/// number, text); null where the path is missing or leads to an array or object.
+cell json_cell(const boost::json::object& o, std::initializer_list<const char*> path);
 /// report.html's power and utilisation over time, with the energy of each window; "" without
 /// telemetry.jsonl (telemetry_report.cpp).
 std::string telemetry_sections(const result_folder& f);

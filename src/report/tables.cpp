@@ -15,16 +15,7 @@ namespace pacer::report {
 
 namespace json = boost::json;
 
-namespace {
-
-constexpr double late_s = metrics::pacing_tolerance_s; // one packet period
-
-cell opt(std::optional<double> v) {
-    return v ? cell(*v) : cell();
-}
-cell opt(std::optional<bool> v) {
-    return v ? cell(*v) : cell();
-}
+namespace detail {
 
 cell json_cell(const json::object& o, std::initializer_list<const char*> path) {
     const json::object* cur = &o;
@@ -48,6 +39,21 @@ cell json_cell(const json::object& o, std::initializer_list<const char*> path) {
     if (v->is_string())
         return std::string(v->as_string());
     return {};
+}
+
+} // namespace detail
+
+using detail::json_cell;
+
+namespace {
+
+constexpr double late_s = metrics::pacing_tolerance_s; // one packet period
+
+cell opt(std::optional<double> v) {
+    return v ? cell(*v) : cell();
+}
+cell opt(std::optional<bool> v) {
+    return v ? cell(*v) : cell();
 }
 
 std::string joined(const json::object& o, const char* key) {

@@ -94,22 +94,12 @@ cell opt(std::optional<std::int64_t> v) {
     return v ? cell(*v) : cell();
 }
 
+// The energy table writes every figure as a number (a count read as one too), and no flag.
 cell json_at(const json::object& o, std::initializer_list<const char*> path) {
-    const json::value* v = nullptr;
-    const json::object* cur = &o;
-    for (const char* k : path) {
-        if (!cur)
-            return {};
-        v = cur->if_contains(k);
-        if (!v)
-            return {};
-        cur = v->if_object();
-    }
-    if (v->is_string())
-        return std::string(v->as_string());
-    if (v->is_number())
-        return v->to_number<double>();
-    return {};
+    const cell c = json_cell(o, path);
+    if (c.kind == cell::type::count)
+        return static_cast<double>(c.count);
+    return c.kind == cell::type::flag ? cell() : c;
 }
 
 table samples_table(const result_folder& f, const std::vector<window>& ws) {

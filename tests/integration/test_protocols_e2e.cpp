@@ -2,6 +2,8 @@
 // --protocol ...` as real processes on loopback (docs/protocols.md). Asserts the event flow
 // each session's trace shows and the summary's records; never a speed (exit 0 or 3).
 
+#include <pacer/runtime/audio_codec.hpp>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -402,22 +404,16 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
 void write_speech_wav(const fs::path& p, double tone_s, double silence_s) {
     const auto tone = static_cast<std::uint32_t>(16000 * tone_s);
     const auto frames = tone + static_cast<std::uint32_t>(16000 * silence_s);
-    const std::uint32_t data = frames * 2;
-    std::ofstream f(p, std::ios::binary);
-    auto u32 = [&](std::uint32_t v) { f.write(reinterpret_cast<const char*>(&v), 4); };
-    auto u16 = [&](std::uint16_t v) { f.write(reinterpret_cast<const char*>(&v), 2); };
-    f << "RIFF";
-    u32(36 + data);
-    f << "WAVEfmt ";
-    u32(16), u16(1), u16(1), u32(16000), u32(16000 * 2), u16(2), u16(16);
-    f << "data";
-    u32(data);
+    std::vector<std::uint8_t> pcm;
+    pcm.reserve(2 * frames);
     for (std::uint32_t i = 0; i < frames; ++i) {
-        const auto v = static_cast<std::int16_t>(
+        const auto v = static_cast<std::uint16_t>(static_cast<std::int16_t>(
             i < tone ? std::lround(16000 * std::sin(2 * std::numbers::pi * 440.0 * i / 16000.0))
-                     : 0);
-        f.write(reinterpret_cast<const char*>(&v), 2);
+                     : 0));
+        pcm.push_back(static_cast<std::uint8_t>(v & 0xff));
+        pcm.push_back(static_cast<std::uint8_t>(v >> 8));
     }
+    runtime::write_wav_pcm16(p, pcm, 16000);
 }
 
 // Server VAD against the mock's energy detector: two turns of speech (0.48 s of tone, then
