@@ -128,6 +128,8 @@ public:
         port_ = line.substr(colon + 1);
     }
     std::string url() const { return "ws://127.0.0.1:" + port_ + "/v1/realtime"; }
+    /// The HTTP base of the same port (llm-mock's `--base-url`).
+    std::string http_url() const { return "http://127.0.0.1:" + port_; }
     /// native-mock's own view (`GET /stats`).
     std::string stats_url() const { return "http://127.0.0.1:" + port_ + "/stats"; }
     /// SIGKILL: the server vanishes without a word.

@@ -23,14 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-std::string base_url(const mock_process& mock) {
-    // mock_process speaks of the realtime mocks' ws:// URL; only the port is ours.
-    const std::string ws = mock.url();
-    const auto colon = ws.rfind(':');
-    const auto slash = ws.find('/', colon);
-    return "http://127.0.0.1:" + ws.substr(colon + 1, slash - colon - 1);
-}
-
 struct http_run {
     temp_dir dir;
     run_result run;
@@ -48,7 +40,7 @@ std::unique_ptr<http_run> run_http(std::vector<std::string> mock_flags,
     mock_flags.insert(mock_flags.end(), {"--stats-output", stats.string()});
     mock_process mock(mock_flags, "llm-mock");
     const auto out = r->dir / "run";
-    std::vector<std::string> args{"http", "--base-url", base_url(mock), "--model",
+    std::vector<std::string> args{"http", "--base-url", mock.http_url(), "--model",
                                   "m",    "-o",         out.string()};
     args.insert(args.end(), http_flags.begin(), http_flags.end());
     r->run = run_pacer(args);
@@ -233,7 +225,7 @@ TEST(HttpE2e, SigintStopsDispatchWritesTheFilesAndExits130) {
     fs::create_directories(dir.path());
     mock_process mock({"--ttft-ms", "1", "--itl-ms", "1"}, "llm-mock");
     const auto out = dir / "run";
-    child c({PACER_BINARY, "http", "--base-url", base_url(mock), "--model", "m", "--arrival",
+    child c({PACER_BINARY, "http", "--base-url", mock.http_url(), "--model", "m", "--arrival",
              "constant", "--rate", "10", "--requests", "1000", "--output-len", "1", "-o",
              out.string()});
     ASSERT_TRUE(poll_until([&] { return fs::exists(out); }));
@@ -428,7 +420,7 @@ TEST(HttpE2e, PromptFileAndDryRun) {
     EXPECT_FALSE(fs::exists(out));
 
     mock_process mock({"--ttft-ms", "1", "--itl-ms", "1"}, "llm-mock");
-    const auto res = run_pacer({"http", "--base-url", base_url(mock), "--model", "m", "--rate",
+    const auto res = run_pacer({"http", "--base-url", mock.http_url(), "--model", "m", "--rate",
                                 "50", "--requests", "4", "--prompts", prompts.string(),
                                 "--output-len", "3", "-o", out.string()});
     EXPECT_TRUE(finished(res.exit_code)) << res.out;

@@ -18,19 +18,12 @@ namespace {
 
 namespace fs = std::filesystem;
 
-std::string base_url(const mock_process& mock) {
-    const std::string ws = mock.url();
-    const auto colon = ws.rfind(':');
-    const auto slash = ws.find('/', colon);
-    return "http://127.0.0.1:" + ws.substr(colon + 1, slash - colon - 1);
-}
-
 // `pacer http ARGS -o OUT` against a fresh `pacer llm-mock MOCK_FLAGS`.
 run_result http_against_mock(const fs::path& out, std::vector<std::string> args,
                              std::vector<std::string> mock_flags = {"--ttft-ms", "2", "--itl-ms",
                                                                     "1"}) {
     mock_process mock(mock_flags, "llm-mock");
-    std::vector<std::string> a{"http", "--base-url", base_url(mock), "--model",
+    std::vector<std::string> a{"http", "--base-url", mock.http_url(), "--model",
                                "m",    "-o",         out.string()};
     a.insert(a.end(), args.begin(), args.end());
     auto r = run_pacer(a);

@@ -212,10 +212,7 @@ TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
     const auto script = dir.path() / "nvml-script";
     std::ofstream(script) << "devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 55\n";
     mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
-    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is ours
-    const auto colon = ws.rfind(':');
-    const std::string base =
-        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    const std::string base = mock.http_url();
     const auto out = dir.path() / "http";
     cli_options o;
     o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
@@ -587,10 +584,7 @@ TEST(TelemetryE2E, ServeMetricsListenServesTheRunningLevel) {
 TEST(TelemetryE2E, HttpMetricsListenServesTheRequestsCounters) {
     temp_dir t;
     mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
-    const std::string ws = mock.url(); // ws://127.0.0.1:PORT/...: only the port is ours
-    const auto colon = ws.rfind(':');
-    const std::string base =
-        "http://127.0.0.1:" + ws.substr(colon + 1, ws.find('/', colon) - colon - 1);
+    const std::string base = mock.http_url();
     child http({PACER_BINARY, "http", "--base-url", base, "--model", "m", "--rate", "20",
                 "--requests", "20", "--output-len", "2", "--progress", "never", "--no-report",
                 "--metrics-listen", "127.0.0.1:0", "-o", (t / "http").string()});
