@@ -2,8 +2,8 @@
 // receive hot path and the DOM `frame_parser`. They must agree on every input: both accept or
 // both reject (with the same reason), and on acceptance give the same `type`, the same
 // `sglang.fatal` judgement and the same append fields the mocks read (`event_id`, `sglang.seq`,
-// the decoded size of `audio`). `malformed_frame_message` must give one valid UTF-8 line for any
-// bytes, since it goes into the JSONL trace.
+// the decoded size of `audio` or `delta`). `malformed_frame_message` must give one valid UTF-8 line
+// for any bytes, since it goes into the JSONL trace.
 
 #include <pacer/core/base64.hpp>
 #include <pacer/protocol/event_scanner.hpp>
@@ -104,11 +104,22 @@ void check_frame(pacer::protocol::event_scanner& scanner, pacer::protocol::frame
         if (scanner.seq() != seq)
             fail("scanner and parser disagree on sglang.seq",
                  scanner.seq() ? std::to_string(*scanner.seq()) : "scanner: none");
-        const auto* audio = event.if_contains("audio");
-        if (scanner.audio_decoded_size() !=
-            (audio && audio->is_string() ? pacer::base64_decoded_size(audio->get_string()) : 0))
-            fail("scanner and parser disagree on the audio size",
-                 std::to_string(scanner.audio_decoded_size()));
+        // The scanner sizes whichever of `audio` and `delta` came last in the text. The DOM
+        // keeps a repeated key at its first place, so it cannot tell that order when both keys
+        // are present: then either size is right.
+        const auto decoded_size = [&](const char* key) -> std::optional<std::size_t> {
+            const auto* v = event.if_contains(key);
+            if (!v)
+                return std::nullopt;
+            return v->is_string() ? pacer::base64_decoded_size(v->get_string()) : 0;
+        };
+        const auto audio = decoded_size("audio");
+        const auto delta = decoded_size("delta");
+        const std::size_t size = scanner.audio_decoded_size();
+        const bool agrees = audio && delta ? size == *audio || size == *delta
+                                           : size == audio.value_or(delta.value_or(0));
+        if (!agrees)
+            fail("scanner and parser disagree on the audio size", std::to_string(size));
         check_message(frame, "expected a JSON object");
     }
 }
