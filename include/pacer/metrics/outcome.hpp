@@ -1,7 +1,7 @@
 #pragma once
 // What `pacer run` and `pacer serve` say about the server once a run is over: an unreachable
 // server named as such, errors grouped by kind, the most frequent error. Pure functions of the
-// sessions' error messages, unit-tested in tests/unit/test_outcome.cpp.
+// sessions' error messages, unit-tested in tests/unit/metrics/test_outcome.cpp.
 
 #include <cstddef>
 #include <optional>

@@ -1,7 +1,7 @@
 #pragma once
 // The capacity search of `pacer serve --find-capacity`: which level to probe next given what
 // the levels probed so far showed, as a pure function of their outcomes (the probing itself is
-// a callback), unit-tested in tests/unit/test_sweep_rules.cpp without a network.
+// a callback), unit-tested in tests/unit/sweep/test_capacity.cpp without a network.
 //
 // A capacity claim rests on more than one run (docs/serving.md, "How pacer finds a capacity you
 // can publish"): a level that misses is tried again before the search acts on it (a GPU server's

@@ -1,7 +1,7 @@
 #pragma once
 // Whether a level of `pacer serve` measured the server: the client-timing rules (docs/protocol.md
 // §5) and the record of every check that decides a level's validity and its sessions' status.
-// Pure functions, unit-tested in tests/unit/test_sweep_rules.cpp.
+// Pure functions, unit-tested in tests/unit/sweep/test_capacity.cpp.
 
 #include <pacer/metrics/level.hpp>
 #include <pacer/metrics/realtime_level.hpp>

@@ -7,7 +7,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scratch_folder.hpp"
+#include "unit/scratch_folder.hpp"
 #include <filesystem>
 #include <map>
 #include <random>

@@ -14,7 +14,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "scratch_folder.hpp"
+#include "unit/scratch_folder.hpp"
 #include <cmath>
 #include <filesystem>
 #include <fstream>

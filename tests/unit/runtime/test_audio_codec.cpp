@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "scratch_folder.hpp"
+#include "unit/scratch_folder.hpp"
 #include <algorithm>
 #include <cmath>
 #include <cstdint>

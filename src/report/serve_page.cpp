@@ -1,0 +1,306 @@
+// The page of a `pacer serve` sweep: every level's figures against concurrency with the SLO
+// bounds, the level table and the capacity line. Declared in html_parts.hpp.
+#include <pacer/core/json_pointer.hpp>
+#include <pacer/core/stats.hpp>
+#include <pacer/metrics/outcome.hpp>
+#include <pacer/metrics/serving.hpp>
+#include <pacer/metrics/slo.hpp>
+#include <pacer/report/html_report.hpp>
+#include <pacer/report/svg.hpp>
+
+#include <boost/json/serialize.hpp>
+
+#include <fmt/format.h>
+
+#include "html_parts.hpp"
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+namespace pacer::report::detail {
+
+namespace json = boost::json;
+
+namespace {
+
+// ----------------------------------------------------------------------------- serve plots
+
+// The SLO bounds given to the sweep (name → bound), from the first level that checked them.
+std::map<std::string, double> slo_bounds(const json::object& s) {
+    std::map<std::string, double> out;
+    if (const auto* levels = s.if_contains("levels"); levels && levels->is_array())
+        for (const auto& l : levels->as_array())
+            if (const auto* checks =
+                    l.is_object() ? lookup(l.as_object(), {"slo", "checks"}) : nullptr;
+                checks && checks->is_array()) {
+                for (const auto& c : checks->as_array())
+                    if (const auto* o = c.if_object()) {
+                        const auto* n = o->if_contains("name");
+                        const auto b = number_at(*o, {"bound"});
+                        if (n && n->is_string() && b)
+                            out[std::string(n->as_string())] = *b;
+                    }
+                break;
+            }
+    return out;
+}
+
+std::optional<double> slo_value(const json::object* aggregate, const std::string& name) {
+    if (!aggregate)
+        return std::nullopt;
+    return metrics::slo_figure(metrics::slo_check{name, 0, false}, *aggregate);
+}
+
+std::string verdict_text(const level_point& p) {
+    return std::string(p.valid ? "valid" : "NOT VALID (the client missed its schedule)") +
+           (p.slo_met ? ", SLO met" : ", SLO missed");
+}
+
+struct level_metric {
+    const char* slo; ///< the SLO name whose figure this is
+    const char* label;
+};
+
+std::string level_plot(const std::string& id, const std::string& title, const std::string& ylabel,
+                       std::initializer_list<level_metric> metrics_, double scale,
+                       const std::vector<const result_folder*>& folders,
+                       const std::vector<std::string>& names) {
+    xy_plot p;
+    p.id = id;
+    p.title = title;
+    double cmin = 1e18, cmax = 0, hi = 0;
+    std::vector<double> slos;
+    std::size_t colour = 0;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        const auto pts = level_points(folders[i]->summary);
+        for (const auto& m : metrics_) {
+            series s;
+            s.name = names[i] + m.label;
+            s.colour = colour++;
+            for (const auto& lp : pts) {
+                const auto v = slo_value(lp.aggregate, m.slo);
+                if (!v)
+                    continue;
+                s.points.emplace_back(lp.concurrency, *v * scale);
+                hi = std::max(hi, *v * scale);
+                cmin = std::min(cmin, lp.concurrency);
+                cmax = std::max(cmax, lp.concurrency);
+                p.markers.push_back({lp.concurrency, *v * scale, lp.valid && lp.slo_met,
+                                     fmt::format("{}{} at {} sessions{}: {}{} ({})", names[i],
+                                                 m.label, format_number(lp.concurrency),
+                                                 lp.try_label, format_number(*v * scale),
+                                                 scale == 1e3 ? " ms" : "", verdict_text(lp))});
+            }
+            p.lines.push_back(std::move(s));
+        }
+        const auto bounds = slo_bounds(folders[i]->summary);
+        for (const auto& m : metrics_)
+            if (const auto b = bounds.find(m.slo); b != bounds.end()) {
+                p.refs.push_back({b->second * scale,
+                                  fmt::format("{}SLO {} ≤ {}", names[i], m.slo,
+                                              format_number(b->second * scale)),
+                                  false, true});
+                slos.push_back(b->second * scale);
+            }
+        if (const auto cap = number_at(folders[i]->summary, {"capacity", "sessions"}))
+            p.refs.push_back(
+                {*cap, fmt::format("{}capacity {}", names[i], format_number(*cap)), true, false});
+    }
+    if (cmax <= 0)
+        return no_data(id, title, "no level has this figure");
+    // The data set the scale: an SLO line far above the data (more than twice its largest
+    // value) would flatten it, so it is named "above the scale" instead of drawn.
+    for (const double slo : slos)
+        if (hi <= 0 || slo <= 2 * hi)
+            hi = std::max(hi, slo);
+    p.x = cmax / std::max(cmin, 1.0) >= 8
+              ? log_axis("concurrent sessions (log)", std::max(cmin, 1.0), cmax)
+              : linear_axis("concurrent sessions", 0, cmax);
+    p.x.powers_of_two = p.x.log;
+    p.y = linear_axis(ylabel, 0, hi > 0 ? hi : (scale == 1e3 ? 1.0 : 0.01));
+    return render(p);
+}
+
+std::string level_table(const json::object& s, const std::string& prefix) {
+    std::string h = "<table class=\"levels\"><tr><th>level</th><th>client timing</th><th>SLO</th>"
+                    "<th>attempted</th><th>successful</th><th>rejected</th><th>TTFA p50</th>"
+                    "<th>TTFA p95</th><th>underrun ratio</th><th>unit miss rate</th>"
+                    "<th>gap excess p99</th><th>loop lag p99</th></tr>\n";
+    for (const auto& lp : level_points(s)) {
+        const std::string i = fmt::format("[{}]", lp.entry);
+        std::string missed;
+        if (const auto* checks = lookup(s, {"levels", i, "slo", "checks"});
+            checks && checks->is_array())
+            for (const auto& c : checks->as_array())
+                if (const auto* o = c.if_object();
+                    o && o->contains("met") && o->at("met").is_bool() && !o->at("met").as_bool())
+                    missed +=
+                        (missed.empty() ? "" : ", ") +
+                        std::string(o->at("name").is_string() ? o->at("name").as_string() : "");
+        if (lp.unreachable) {
+            h += fmt::format("<tr><td class=\"num\">{}{}</td><td class=\"verdict bad\" "
+                             "colspan=\"11\">server unreachable: nothing measured</td></tr>\n",
+                             format_number(lp.concurrency), lp.try_label);
+            continue;
+        }
+        h += fmt::format(
+            "<tr><td class=\"num\">{}{}</td><td class=\"verdict {}\">{}</td><td>{}</td>",
+            format_number(lp.concurrency), lp.try_label, lp.valid ? "good" : "bad",
+            lp.valid ? "valid" : "NOT VALID",
+            lookup(s, {"levels", i, "slo"}) ? (lp.slo_met ? "met" : escape("missed: " + missed))
+                                            : "–");
+        const std::vector<std::string> a = {"levels", i, "aggregate"};
+        auto with = [&](std::initializer_list<const char*> more) {
+            auto p = a;
+            for (const char* m : more)
+                p.emplace_back(m);
+            return p;
+        };
+        h += figure_cell(s, with({"attempted_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"successful_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"rejected_sessions"}), unit::count, prefix);
+        h += figure_cell(s, with({"ttfa_s", "p50"}), unit::seconds, prefix);
+        h += figure_cell(s, with({"ttfa_s", "p95"}), unit::seconds, prefix);
+        h += figure_cell(s, with({"underrun_ratio"}), unit::ratio, prefix);
+        h += figure_cell(s, with({"units", "unit_miss_rate"}), unit::ratio, prefix);
+        h += figure_cell(s, with({"output_gap_excess_s", "p99"}), unit::seconds, prefix);
+        h += figure_cell(s, {"levels", i, "loop_lag_p99_s"}, unit::seconds, prefix);
+        h += "</tr>\n";
+    }
+    return h + "</table>\n";
+}
+
+std::string capacity_line(const json::object& s) {
+    const auto* cap = s.if_contains("capacity");
+    if (!cap || !cap->is_object())
+        return {};
+    const auto& c = cap->as_object();
+    const auto* lim = c.if_contains("limited_by");
+    const std::string why = lim && lim->is_string() ? std::string(lim->as_string()) : "";
+    std::string h = "<table class=\"figures\"><tr><th>figure</th><th>value</th></tr>\n";
+    h += "<tr><th>capacity (sessions)</th>" +
+         figure_cell(s, {"capacity", "sessions"}, unit::count) + "</tr>\n";
+    h += "<tr><th>limited by</th>" + figure_cell(s, {"capacity", "limited_by"}, unit::text) +
+         "</tr>\n";
+    h += "<tr><th>first failing level</th>" +
+         figure_cell(s, {"capacity", "first_failing_level"}, unit::count) + "</tr>\n";
+    h += "<tr><th>SLO</th>" + figure_cell(s, {"capacity", "slo"}, unit::text) + "</tr>\n";
+    h += "</table>\n";
+    if (why == "client")
+        h += "<p class=\"verdict bad\">The client could not keep its schedule beyond this level: "
+             "the capacity is only a lower bound.</p>\n";
+    else if (why == "max-level")
+        h += "<p class=\"note\">Every probed level met the SLOs: the capacity is at least the "
+             "largest level probed.</p>\n";
+    return h;
+}
+
+} // namespace
+
+// The sweep's runs (warm-ups apart) that reached no server: level → why ("cannot connect to
+// URL: connection refused"), as each run's summary says.
+std::map<double, std::string> unreachable_levels(const json::object& s) {
+    std::map<double, std::string> out;
+    const auto* runs = s.if_contains("runs");
+    if (!runs || !runs->is_array())
+        return out;
+    for (const auto& r : runs->as_array()) {
+        const auto* o = r.if_object();
+        const auto* why = o ? o->if_contains("unreachable") : nullptr;
+        const auto* warmup = o ? o->if_contains("warmup") : nullptr;
+        const auto c = o ? number_at(*o, {"concurrency"}) : std::nullopt;
+        if (why && why->is_string() && c && !(warmup && warmup->is_bool() && warmup->as_bool()))
+            out.emplace(*c, std::string(why->as_string()));
+    }
+    return out;
+}
+
+std::vector<level_point> level_points(const json::object& s) {
+    std::vector<level_point> out;
+    const auto* levels = s.if_contains("levels");
+    if (!levels || !levels->is_array())
+        return out;
+    const auto unreachable = unreachable_levels(s);
+    for (std::size_t i = 0; i < levels->as_array().size(); ++i) {
+        const auto* l = levels->as_array()[i].if_object();
+        if (!l)
+            continue;
+        level_point p;
+        p.entry = i;
+        p.concurrency = number_at(*l, {"concurrency"}).value_or(0);
+        if (const auto* v = l->if_contains("client_timing_valid"); v && v->is_bool())
+            p.valid = v->as_bool();
+        if (const auto* v = lookup(*l, {"slo", "met"}); v && v->is_bool())
+            p.slo_met = v->as_bool();
+        if (const auto* v = l->if_contains("second_try"); v && v->is_bool())
+            p.second_try = v->as_bool();
+        const auto* kind = l->if_contains("try");
+        const auto attempt = number_at(*l, {"attempt"});
+        if (kind && kind->is_string() && kind->as_string() != "search")
+            p.try_label = fmt::format(" ({} {})", std::string_view(kind->as_string()),
+                                      format_number(attempt.value_or(1)));
+        else if (p.second_try)
+            p.try_label = " (again)";
+        if (const auto* a = l->if_contains("aggregate"))
+            p.aggregate = a->if_object();
+        if (unreachable.count(p.concurrency)) {
+            p.unreachable = true;
+            p.aggregate = nullptr;
+        }
+        out.push_back(p);
+    }
+    std::stable_sort(out.begin(), out.end(), [](const level_point& a, const level_point& b) {
+        return a.concurrency < b.concurrency;
+    });
+    return out;
+}
+
+std::string serve_sections(const std::vector<const result_folder*>& folders,
+                           const std::vector<std::string>& names) {
+    std::string out;
+    std::string tables;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        if (!names[i].empty())
+            tables += "<h3>" + escape(names[i]) + "</h3>\n";
+        tables += capacity_line(folders[i]->summary);
+        tables +=
+            level_table(folders[i]->summary, folders.size() > 1 ? names[i].substr(0, 1) + ":" : "");
+    }
+    out += "<section id=\"levels\"><h2>Levels</h2>\n<p>Per level (repeats pooled): whether the "
+           "client kept its schedule (a level that is not valid measures pacer, not the server), "
+           "the SLO verdict and the serving figures.</p>\n" +
+           tables + "</section>\n";
+    const std::string table_note =
+        "<p class=\"note\">The numbers are those of the Levels table above.</p>";
+    out += section("ttfa", "Time to first audio against concurrency",
+                   "TTFA p50 and p95 over every attempted session of a level; dashed red: the "
+                   "SLO bounds; dashed grey: the capacity found. Green dots: valid level meeting "
+                   "its SLOs; red: not valid or SLO missed.",
+                   level_plot("plot-ttfa", "TTFA against concurrency", "TTFA (ms)",
+                              {{"ttfa-p50", "TTFA p50"}, {"ttfa-p95", "TTFA p95"}}, 1e3, folders,
+                              names),
+                   table_note);
+    out +=
+        section("underrun", "Underrun ratio against concurrency",
+                "Playback underrun time / input time over every attempted session.",
+                level_plot("plot-underrun", "Underrun ratio against concurrency", "underrun ratio",
+                           {{"underrun-ratio", "underrun ratio"}}, 1, folders, names),
+                table_note);
+    out +=
+        section("unit-miss", "Unit miss rate against concurrency",
+                "Missed / expected output units (per-unit profiles; 0 when every unit came).",
+                level_plot("plot-unit-miss", "Unit miss rate against concurrency", "unit miss rate",
+                           {{"unit-miss-rate", "unit miss rate"}}, 1, folders, names),
+                table_note);
+    out += section("gaps", "Output gaps against concurrency",
+                   "p99 of the output gap beyond the previous audio packet's duration.",
+                   level_plot("plot-gap-excess", "Output gap excess against concurrency",
+                              "gap excess p99 (ms)", {{"gap-excess-p99", "gap excess p99"}}, 1e3,
+                              folders, names),
+                   table_note);
+    return out;
+}
+
+} // namespace pacer::report::detail
