@@ -16,7 +16,7 @@ set(PACER_MODULE_DEPS_metrics core schedule trace runtime protocol)
 set(PACER_MODULE_DEPS_server core runtime protocol transport)
 set(PACER_MODULE_DEPS_telemetry core runtime transport)
 set(PACER_MODULE_DEPS_report core schedule trace runtime metrics)
-set(PACER_MODULE_DEPS_record core runtime protocol trace metrics)
+set(PACER_MODULE_DEPS_record core runtime protocol transport trace session metrics)
 set(PACER_MODULE_DEPS_sweep core trace runtime protocol transport session metrics telemetry)
 set(PACER_MODULE_DEPS_run core schedule trace runtime protocol transport session metrics
     telemetry)
