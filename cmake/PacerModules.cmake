@@ -4,7 +4,7 @@
 # check_module_includes.cmake fails the build when a file includes a module its module does
 # not list. docs/architecture.md draws the same graph.
 set(PACER_MODULES core schedule trace runtime protocol transport session metrics server telemetry
-    report record sweep run cli)
+    report record sweep run http cli)
 set(PACER_MODULE_DEPS_core "")
 set(PACER_MODULE_DEPS_schedule core runtime)
 set(PACER_MODULE_DEPS_trace core runtime)
@@ -20,5 +20,6 @@ set(PACER_MODULE_DEPS_record core runtime protocol transport trace session metri
 set(PACER_MODULE_DEPS_sweep core trace runtime protocol transport session metrics telemetry)
 set(PACER_MODULE_DEPS_run core schedule trace runtime protocol transport session metrics
     telemetry)
+set(PACER_MODULE_DEPS_http core schedule runtime transport session metrics telemetry run)
 set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
-    telemetry report record sweep run)
+    telemetry report record sweep run http)

@@ -2,7 +2,7 @@
 // Module `record` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns datasets,
 // `run.json`, the per-variant post-processing and the execution of `pacer record` (record_job.hpp).
 // It may include core, trace, runtime, protocol, transport, session, metrics; it may not include
-// schedule, server, telemetry, report, sweep, run, cli (the build fails if it does): the
+// schedule, server, telemetry, report, sweep, run, http, cli (the build fails if it does): the
 // command starts any built-in mock and shows the progress line (record_observer).
 //
 // Datasets of the recorder (`pacer dataset`, `pacer record`): a JSONL manifest of samples, each
