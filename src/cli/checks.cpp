@@ -152,4 +152,20 @@ std::string unknown_option_line(const CLI::App& command, int argc, char** argv) 
     return {};
 }
 
+std::string repeated_option_line(const CLI::App& command, std::string_view what) {
+    const auto colon = what.find(": At Most 1 required but received ");
+    if (colon == std::string_view::npos)
+        return {};
+    const std::string name(what.substr(0, colon));
+    const auto* option = command.get_option_no_throw(name);
+    if (option == nullptr)
+        return {};
+    std::string names;
+    for (const auto& l : option->get_lnames())
+        if ("--" + l != name)
+            names += fmt::format("{}--{}", names.empty() ? "" : ", ", l);
+    return fmt::format("{}{} is given more than once: give it once", name,
+                       names.empty() ? "" : fmt::format(" (also {})", names));
+}
+
 } // namespace pacer::cli

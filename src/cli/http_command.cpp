@@ -328,7 +328,8 @@ void add_schedule_options(CLI::App& sub, http_settings& s) {
         ->check(whole_number(0, UINT64_MAX))
         ->capture_default_str()
         ->group("Schedule");
-    sub.add_option("-n,--requests", s.requests, "How many requests arrive")
+    sub.add_option("-n,--requests,--count", s.requests,
+                   "How many requests arrive (--count is the same, as in run and schedule)")
         ->check(whole_number(1, schedule::max_arrivals))
         ->group("Schedule");
     sub.add_option("-d,--duration", s.duration,

@@ -69,6 +69,13 @@ int main(int argc, char** argv) {
                 line = unknown_option_line(*c.app, argc, argv);
         fmt::print(stderr, "pacer: {}\n", line.empty() ? std::string(e.what()) : line);
         return runtime::exit_usage;
+    } catch (const CLI::ArgumentMismatch& e) {
+        std::string line;
+        for (const auto& c : commands)
+            if (line.empty() && c.app->parsed())
+                line = repeated_option_line(*c.app, e.what());
+        fmt::print(stderr, "pacer: {}\n", line.empty() ? std::string(e.what()) : line);
+        return runtime::exit_usage;
     } catch (const CLI::ParseError& e) {
         // One clear line, never a usage dump: the user asked for something specific.
         fmt::print(stderr, "pacer: {}\n", e.what());

@@ -497,7 +497,9 @@ command add_run_command(CLI::App& app) {
                     "comma-separated, e.g. 30s:10/s,2m:10-50/s,30s:50/s; --sessions, if given, "
                     "ends the schedule early (docs/open-loop.md)")
         ->group("Open loop");
-    sub->add_option("--sessions", s->sessions, "Open loop: how many sessions arrive")
+    sub->add_option("--sessions,--count", s->sessions,
+                    "Open loop: how many sessions arrive (--count is the same, the name that "
+                    "schedule and http take too)")
         ->check(whole_number(1, max_sessions))
         ->group("Open loop");
     sub->add_option("--burstiness", s->burstiness,

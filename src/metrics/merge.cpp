@@ -4,6 +4,7 @@
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/metrics/samples_stream.hpp>
 #include <pacer/metrics/summary_file.hpp>
+#include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/constants.hpp>
 #include <pacer/schedule/open_loop.hpp>
 
@@ -363,6 +364,10 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
     }
     auto out = schedule::open_loop_summary(pooled, thresholds);
     out["cap"].as_object()["pooled"] = "max_concurrency and peak_in_flight summed over the parts";
+    // A staged schedule's rows, as `pacer run --stages` writes them, over every part's arrivals
+    // (every part's offsets are the one schedule's, so its stages place them).
+    if (const auto stages = string_at(first, "/open_loop/schedule/stages"); !stages.empty())
+        out["stages"] = schedule::stage_rows(pooled, schedule::parse_stages(stages));
     json::object schedule;
     if (const auto* sch = find_pointer(first, "/open_loop/schedule"); sch && sch->is_object())
         schedule = sch->as_object();

@@ -178,6 +178,29 @@ TEST(CliGrammar, EveryCommandsHelpGivesItsExitStatusesAndTheStaggerDefaultsSayWh
             << command;
 }
 
+// Issue 33 item 13: the number of arrivals is --count in every command that draws a schedule
+// (beside run's --sessions and http's --requests).
+TEST(CliGrammar, EveryScheduleTakesCountForItsArrivals) {
+    const std::pair<std::vector<std::string>, std::string> cases[] = {
+        {{"run", "--rate", "2", "--count", "3"}, "open loop  3 arrivals"},
+        {{"http", "--base-url", "http://127.0.0.1:9", "--model", "m", "--rate", "2", "--count",
+          "3"},
+         "schedule   3 arrivals"},
+        {{"schedule", "--rate", "2", "--count", "3"}, "arrivals   3"},
+    };
+    for (const auto& [args, plan] : cases) {
+        scratch_dir cwd;
+        auto dry = args;
+        dry.push_back("--dry-run");
+        const auto r = run_cli(dry, in_dir(cwd.path()));
+        EXPECT_EQ(r.exit_code, 0) << args.front() << ":\n" << r.out << r.err;
+        EXPECT_NE(r.out.find(plan), std::string::npos) << r.out;
+    }
+    expect_refused({"run", "--rate", "2", "--count", "3", "--sessions", "4"},
+                   "--sessions (also --count) is given more than once: give it once");
+    expect_refused({"run", "-c", "3", "-c", "4"}, "--concurrency is given more than once");
+}
+
 TEST(CliDryRun, PrintsThePlanAndCreatesNothing) {
     scratch_dir cwd;
     struct expectation {

@@ -311,6 +311,34 @@ TEST(HttpE2e, ResultFilesWritePlainDecimals) {
     EXPECT_NE(slurp(r->dir / "run" / "capacity.json").find("\"rate\":10.0"), std::string::npos);
 }
 
+// Issue 33, open-loop stages in `pacer http` run end to end: the arrivals follow the stages and
+// summary.json has one row per stage counting what the stage offered and what completed.
+TEST(HttpE2e, StagesGiveOneRowPerStageCountingItsArrivals) {
+    auto r =
+        run_http({"--ttft-ms", "1", "--itl-ms", "1"},
+                 {"--arrival", "constant", "--stages", "1.25s:2/s,1s:2-6/s", "--output-len", "1"});
+    ASSERT_TRUE(finished(r->run.exit_code)) << r->run.out;
+    expect_verdict_matches(*r);
+    EXPECT_EQ(at(r->summary, {"schedule", "stages"}).as_string(), "1s250ms:2/s,1s:2-6/s")
+        << "the stages' canonical text";
+    EXPECT_TRUE(at(r->summary, {"schedule", "rate"}).is_null());
+    // 2/s for 1.25 s places arrivals at 0.5 s and 1 s; the ramp adds 4 more (its mean rate, 4/s,
+    // for 1 s) at 1.5 to 2.1 s. No arrival falls on the boundary.
+    ASSERT_EQ(r->requests.size(), 6u);
+    std::uint64_t first_stage = 0;
+    for (const auto& q : r->requests)
+        first_stage += at(q, {"scheduled_s"}).to_number<double>() < 1.25;
+    EXPECT_EQ(first_stage, 2u);
+    const auto& rows = at(r->summary, {"open_loop", "stages"}).as_array();
+    ASSERT_EQ(rows.size(), 2u) << boost::json::serialize(r->summary);
+    EXPECT_EQ(count(rows[0], {"offered"}), first_stage);
+    EXPECT_EQ(count(rows[1], {"offered"}), 6u - first_stage);
+    EXPECT_EQ(at(rows[1], {"target_from_per_s"}).to_number<double>(), 2.0);
+    EXPECT_EQ(at(rows[1], {"target_to_per_s"}).to_number<double>(), 6.0);
+    for (const auto& row : rows) // every request of this healthy mock completes
+        EXPECT_EQ(count(row, {"completed"}), count(row, {"offered"})) << row;
+}
+
 // Every probe misses the SLO (no request completes within 1 ms), so the search halves the rate
 // until --duration holds no arrival: it stops there with no capacity (it used to fail with
 // "shard 0/1 gets no arrival").

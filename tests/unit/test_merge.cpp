@@ -288,6 +288,33 @@ TEST(merge, open_loop_shards_pool_dispatch_lag_and_latency) {
     EXPECT_TRUE(merge_parts({a, c}).at("open_loop").at("schedule_kept").as_bool());
 }
 
+TEST(merge, open_loop_shards_pool_the_rows_of_a_staged_schedule) {
+    // Arrivals every 100 ms: 0-3 fall in the first 0.35 s stage, 4-7 in the second; shard 0/2
+    // takes the even ones, shard 1/2 the odd ones, whose arrival 5 failed.
+    auto a = open_loop_part("w0", 0, 2, {0.001, 0.001, 0.001, 0.001}, 8);
+    auto b = open_loop_part("w1", 1, 2, {0.002, 0.002, 0.002, 0.002}, 8);
+    (*b.arrivals)[2].failed = true;
+    for (auto* p : {&a, &b})
+        p->summary["open_loop"].as_object()["schedule"].as_object()["stages"] =
+            "350ms:10/s,450ms:10/s";
+    const auto m = merge_parts({a, b});
+    const auto& rows = m.at("open_loop").at("stages").as_array();
+    ASSERT_EQ(rows.size(), 2u) << json::serialize(m);
+    EXPECT_EQ(rows[0].at("offered").as_uint64(), 4u);
+    EXPECT_EQ(rows[0].at("completed").as_uint64(), 4u);
+    EXPECT_EQ(rows[1].at("offered").as_uint64(), 4u);
+    EXPECT_EQ(rows[1].at("completed").as_uint64(), 3u);
+    EXPECT_EQ(rows[1].at("failed").as_uint64(), 1u);
+    EXPECT_EQ(rows[1].at("latency_s").at("n").as_uint64(), 3u);
+    EXPECT_NEAR(rows[1].at("from_s").as_double(), 0.35, 1e-9);
+    // A schedule without stages has no rows, in a part or pooled.
+    EXPECT_FALSE(merge_parts({open_loop_part("w0", 0, 2, {0.001}, 2),
+                              open_loop_part("w1", 1, 2, {0.001}, 2)})
+                     .at("open_loop")
+                     .as_object()
+                     .contains("stages"));
+}
+
 TEST(merge, open_loop_parts_must_share_one_schedule) {
     const auto a = open_loop_part("w0", 0, 2, {0.001}, 2, "abc123");
     EXPECT_NO_THROW(check_compatible({a, open_loop_part("w1", 1, 2, {0.001}, 2, "abc123")}));

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <string_view>
 
 namespace pacer::cli {
 
@@ -56,5 +57,10 @@ std::string nearest_option(const CLI::App& command, const std::string& typed);
 /// '--concurency' for 'run'; did you mean '--concurrency'? (pacer run --help)`), or empty
 /// when every option is known.
 std::string unknown_option_line(const CLI::App& command, int argc, char** argv);
+
+/// The line for a value option given more than once (CLI11's "At Most 1 required but received
+/// 2"), naming every name of the option, since `--count` and `--sessions` are one; empty when
+/// `what` is another mismatch.
+std::string repeated_option_line(const CLI::App& command, std::string_view what);
 
 } // namespace pacer::cli
