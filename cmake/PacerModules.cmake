@@ -4,7 +4,7 @@
 # check_module_includes.cmake fails the build when a file includes a module its module does
 # not list. docs/architecture.md draws the same graph.
 set(PACER_MODULES core schedule trace runtime protocol transport session metrics server telemetry
-    report record sweep run cli)
+    report record sweep run http cli)
 set(PACER_MODULE_DEPS_core "")
 set(PACER_MODULE_DEPS_schedule core runtime)
 set(PACER_MODULE_DEPS_trace core runtime)
@@ -16,9 +16,10 @@ set(PACER_MODULE_DEPS_metrics core schedule trace runtime protocol)
 set(PACER_MODULE_DEPS_server core runtime protocol transport)
 set(PACER_MODULE_DEPS_telemetry core runtime transport)
 set(PACER_MODULE_DEPS_report core schedule trace runtime metrics)
-set(PACER_MODULE_DEPS_record core runtime protocol trace metrics)
+set(PACER_MODULE_DEPS_record core runtime protocol transport trace session metrics)
 set(PACER_MODULE_DEPS_sweep core trace runtime protocol transport session metrics telemetry)
 set(PACER_MODULE_DEPS_run core schedule trace runtime protocol transport session metrics
     telemetry)
+set(PACER_MODULE_DEPS_http core schedule runtime transport session metrics telemetry run)
 set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
-    telemetry report record sweep run)
+    telemetry report record sweep run http)

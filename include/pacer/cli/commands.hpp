@@ -1,9 +1,9 @@
 #pragma once
 // Module `cli` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns option
 // declarations and validation, each subcommand's wiring of the modules, output folders, the
-// built-in mocks of `run` and `serve`, bad input (usage_error). It is the top: it may include
-// every other module, and no module may include it (the build fails if one does). The progress
-// line and `pacer run`'s execution are module `run`'s; the exit statuses are module `runtime`'s.
+// built-in mocks of `run`, `serve` and `record`, bad input (usage_error). It is the top: it may
+// include every other module, and no module may include it (the build fails if one does). Jobs
+// run in their modules (`run`, `sweep`, `record`, `http`); the progress line is `run`'s.
 //
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //

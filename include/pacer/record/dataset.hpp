@@ -1,8 +1,9 @@
 #pragma once
 // Module `record` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns datasets,
-// `run.json` and the per-variant post-processing of `pacer record`. It may include core, trace,
-// runtime, protocol, metrics; it may not include schedule, transport, session, server, telemetry,
-// report, sweep, run, cli (the build fails if it does).
+// `run.json`, the per-variant post-processing and the execution of `pacer record` (record_job.hpp).
+// It may include core, trace, runtime, protocol, transport, session, metrics; it may not include
+// schedule, server, telemetry, report, sweep, run, http, cli (the build fails if it does): the
+// command starts any built-in mock and shows the progress line (record_observer).
 //
 // Datasets of the recorder (`pacer dataset`, `pacer record`): a JSONL manifest of samples, each
 // with named variants (WAV files), their normalization to the protocol's input format (16 kHz

@@ -5,9 +5,9 @@
 // started by runtime::worker_pool, their parts pooled), the run's summary.json, samples.json and
 // table, the live progress line and the workers' live files, the client's connection settings as
 // given, and pacer's exit statuses. It may include core, schedule, trace, runtime, protocol,
-// transport, session, metrics, telemetry; it may not include server, report, record, sweep, cli
-// (the build fails if it does): the command starts any built-in mock (`local_server`) and writes
-// report.html and the tables (`end_writers`).
+// transport, session, metrics, telemetry; it may not include server, report, record, sweep, http,
+// cli (the build fails if it does): the command starts any built-in mock (`local_server`) and
+// writes report.html and the tables (`end_writers`).
 //
 // The command (src/cli/run_command.cpp) declares and validates the options, creates the output
 // folder, fills a run_job and calls execute_run.

@@ -2,7 +2,7 @@
 // Module `runtime` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the loop
 // monitor, CPU, memory and descriptor limits, WAV input, shards and launchers, reading a whole
 // file. It may include core; it may not include schedule, trace, protocol, transport, session,
-// metrics, server, telemetry, report, record, sweep, run, cli (the build fails if it does).
+// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
 //
 // CPU, memory and descriptor facts of this process.
 

@@ -3,7 +3,7 @@
 // duplex session coroutine, the N-session runner and its session contexts, the open-loop driver,
 // the start gate, live counters, LLM prompts. It may include core, schedule, trace, runtime,
 // protocol, transport; it may not include metrics, server, telemetry, report, record, sweep, run,
-// cli (the build fails if it does).
+// http, cli (the build fails if it does).
 //
 // Runs N duplex sessions at once: T single-threaded session contexts (one thread each, no
 // strand, no lock), a loop monitor on each, and the trace writer on its own context thread.

@@ -3,8 +3,8 @@
 // concurrency sweep of `pacer serve`: running a level and its repeats, judging it (client timing
 // validity, the server's failures, SLOs), the capacity search, and the level's and the sweep's
 // summary.json. It may include core, trace, runtime, protocol, transport, session, metrics,
-// telemetry; it may not include schedule, server, report, record, run, cli (the build fails if it
-// does): the command starts any mock and passes its URL, and prints what the observer hears.
+// telemetry; it may not include schedule, server, report, record, run, http, cli (the build fails
+// if it does): the command starts any mock and passes its URL, and prints what the observer hears.
 //
 // The command (src/cli/serve_command.cpp) declares and checks the options, fills a
 // sweep_options, calls run_sweep, and writes summary_json.

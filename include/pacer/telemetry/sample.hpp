@@ -1,11 +1,11 @@
 #pragma once
-// Module `telemetry` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns
-// what the server spent while pacer loaded it: GPUs read through NVML (loaded at run time, no
-// build dependency), a server's Prometheus metrics endpoint scraped over HTTP, the sampling
-// threads that read both, `telemetry.jsonl`, the energy and power of a time window, the
-// Prometheus text format (parsed and written) and the `--metrics-listen` endpoint. It may
-// include core, runtime, transport; it may not include schedule, trace, protocol, session,
-// metrics, server, report, record, sweep, run, cli (the build fails if it does). docs/telemetry.md.
+// Module `telemetry` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns what
+// the server spent while pacer loaded it: GPUs read through NVML (loaded at run time, no build
+// dependency), a server's Prometheus metrics endpoint scraped over HTTP, the sampling threads that
+// read both, `telemetry.jsonl`, the energy and power of a time window, the Prometheus text format
+// (parsed and written) and the `--metrics-listen` endpoint. It may include core, runtime,
+// transport; it may not include schedule, trace, protocol, session, metrics, server, report,
+// record, sweep, run, http, cli (the build fails if it does). docs/telemetry.md.
 //
 // One reading of one source at one instant, on pacer's clock (CLOCK_MONOTONIC) and the wall
 // clock, as `telemetry.jsonl` holds it (one line each).

@@ -2,7 +2,7 @@
 // Module `transport` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
 // WebSocket client (TLS, headers, admission handshake), HTTP client, SSE parser, OpenAI stream
 // chunks. It may include core; it may not include schedule, trace, runtime, protocol, session,
-// metrics, server, telemetry, report, record, sweep, run, cli (the build fails if it does).
+// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
 //
 // A WebSocket client connection with the handshake the reference harness uses: no
 // compression, no keepalive pings, no subprotocol, text frames, 8 MiB inbound limit.

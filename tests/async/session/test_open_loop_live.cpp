@@ -1,9 +1,9 @@
 // The live totals an open-loop run keeps for `pacer http`'s progress line: the dispatcher's
 // (session::open_loop_live) against the run's own records, and a request's end counted by
-// observe_request (cli::http_live). All arrivals are already due: nothing waits on a timer and
+// observe_request (http::http_live). All arrivals are already due: nothing waits on a timer and
 // nothing asserts on timing; `run_for` is a liveness guard only.
 
-#include <pacer/cli/http_progress.hpp>
+#include <pacer/http/progress.hpp>
 #include <pacer/session/open_loop.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -103,11 +103,11 @@ TEST(OpenLoopLive, ObservedRequestsCountTheirEndByKind) {
     constexpr std::size_t n = 6;
     asio::io_context ctx;
     std::vector<pacer::metrics::llm_request> records(n);
-    pacer::cli::http_live live;
+    pacer::http::http_live live;
     session::open_loop_options o;
     o.start = pacer::clock::now();
     const auto request = [&](std::size_t i, pacer::time_point at) -> pacer::awaitable<void> {
-        return pacer::cli::observe_request(fake_request(records[i], i, at), records[i], at, &live);
+        return pacer::http::observe_request(fake_request(records[i], i, at), records[i], at, &live);
     };
     const auto r =
         run(ctx, session::run_open_loop(std::vector<std::chrono::nanoseconds>(n, 0ns), o, request));

@@ -4,6 +4,7 @@
 #include <pacer/core/base64.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/record/postprocess.hpp>
+#include <pacer/record/record_job.hpp>
 #include <pacer/record/run_state.hpp>
 
 #include <boost/json/parse.hpp>
@@ -307,6 +308,86 @@ TEST(RecordWorker, AnswersEveryJobLineAndReportsAnUnreadableFolderAsAnError) {
               std::string::npos);
     EXPECT_TRUE(a.at("cpu_s").is_number());
     EXPECT_EQ(json::parse(second).at("status").as_string(), "error");
+}
+
+// A recording resumed from run.json takes back the settings run.json's config recorded; a
+// run.json that lacks one is refused, naming it.
+TEST(RecordJob, ConfigGivesTheSettingsBackOnResume) {
+    record_options o;
+    o.url = "ws://127.0.0.1:9/v1/realtime";
+    o.dataset = "/data/set";
+    o.concurrency = 3;
+    o.per_subset = 2;
+    o.profile = "minicpmo";
+    o.timeout_s = 42;
+    o.stagger_ms = 7;
+    o.startup_reserve_ms = 120;
+    o.threads = 2;
+    o.postprocess = "inline";
+    o.postprocess_command = "true";
+    const auto config = config_json(o, 0);
+    EXPECT_EQ(config.at("workers").to_number<std::size_t>(), 0u);
+    EXPECT_EQ(config.at("admission").as_string(), "batches");
+
+    record_options back;
+    back.workers = 0; // not given: run.json's
+    apply_config(back, config);
+    EXPECT_EQ(back.url, o.url);
+    EXPECT_EQ(back.dataset, "/data/set");
+    EXPECT_EQ(back.concurrency, 3u);
+    EXPECT_EQ(back.per_subset, 2u);
+    EXPECT_EQ(back.profile, "minicpmo");
+    EXPECT_EQ(back.timeout_s, 42);
+    EXPECT_EQ(back.stagger_ms, 7);
+    EXPECT_EQ(back.startup_reserve_ms, 120);
+    EXPECT_EQ(back.threads, 2u);
+    EXPECT_EQ(back.postprocess, "inline");
+    EXPECT_EQ(back.postprocess_command, "true");
+
+    // A --url given on resume wins over the recorded one.
+    record_options given;
+    given.url = "ws://elsewhere:1/v1/realtime";
+    apply_config(given, config);
+    EXPECT_EQ(given.url, "ws://elsewhere:1/v1/realtime");
+
+    auto partial = config;
+    partial.erase("timeout_s");
+    try {
+        apply_config(back, partial);
+        ADD_FAILURE() << "a config without timeout_s was taken";
+    } catch (const std::invalid_argument& e) {
+        EXPECT_STREQ(e.what(), "--resume: run.json config has no timeout_s");
+    }
+}
+
+// One record per variant, in the manifest's order; on resume, what an earlier attempt finished
+// keeps its status and detail, and the rest is pending.
+TEST(RecordJob, VariantRecordsKeepWhatAnEarlierAttemptFinished) {
+    const auto samples = parse_manifest(
+        R"({"id":"a","subset":"s1","text":"hi","variants":{"clean":"a.wav","noisy":"n.wav"}})"
+        "\n"
+        R"({"id":"b","variants":{"clean":"b.wav"}})"
+        "\n");
+    const auto fresh = variant_records(samples, nullptr);
+    ASSERT_EQ(fresh.size(), 3u);
+    EXPECT_EQ(fresh[0].directory, "samples/a/clean");
+    EXPECT_EQ(fresh[1].directory, "samples/a/noisy");
+    EXPECT_EQ(fresh[1].source, "n.wav");
+    EXPECT_EQ(fresh[2].subset, "default");
+    for (const auto& r : fresh)
+        EXPECT_EQ(r.status, "pending");
+
+    resume_state earlier;
+    variant_record done;
+    done.status = "pass";
+    done.detail["note"] = 1;
+    earlier.finished["a/noisy"] = done;
+    const auto resumed = variant_records(samples, &earlier);
+    ASSERT_EQ(resumed.size(), 3u);
+    EXPECT_EQ(resumed[0].status, "pending");
+    EXPECT_EQ(resumed[1].status, "pass");
+    EXPECT_EQ(resumed[1].detail.at("note").to_number<std::int64_t>(), 1);
+    EXPECT_EQ(resumed[2].status, "pending");
 }
 
 } // namespace

@@ -1,12 +1,12 @@
-#include <pacer/cli/http_progress.hpp>
 #include <pacer/core/awaitable.hpp>
+#include <pacer/http/progress.hpp>
 #include <pacer/telemetry/exposition.hpp>
 
 #include <fmt/format.h>
 
 #include <algorithm>
 
-namespace pacer::cli {
+namespace pacer::http {
 
 namespace {
 
@@ -196,4 +196,4 @@ void http_progress_reporter::begin(std::string label,
     lines_.begin(std::move(label), expected_s);
 }
 
-} // namespace pacer::cli
+} // namespace pacer::http

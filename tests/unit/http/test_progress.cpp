@@ -3,8 +3,8 @@
 // header values. No clock of its own: every instant is given.
 
 #include <pacer/cli/command_line.hpp>
-#include <pacer/cli/http_progress.hpp>
 #include <pacer/core/live_histogram.hpp>
+#include <pacer/http/progress.hpp>
 #include <pacer/telemetry/exposition.hpp>
 
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <string>
 #include <vector>
 
-namespace pacer::cli {
+namespace pacer::http {
 namespace {
 
 using namespace std::chrono_literals;
@@ -152,13 +152,13 @@ TEST(CommandLine, HeaderValuesAreRedactedInEveryForm) {
                                         "-Hx-u: s3cret",
                                         "--model",
                                         "m"};
-    const auto r = redact_headers(args, {"-H", "--header"});
+    const auto r = cli::redact_headers(args, {"-H", "--header"});
     EXPECT_EQ(r,
               (std::vector<std::string>{"pacer", "http", "-H", "x-api-key: <redacted>", "--header",
                                         "Authorization: <redacted>", "--header=x-t: <redacted>",
                                         "-Hx-u: <redacted>", "--model", "m"}));
-    EXPECT_FALSE(recorded_command_line({"-H"}).empty()); // this test's own command line
+    EXPECT_FALSE(cli::recorded_command_line({"-H"}).empty()); // this test's own command line
 }
 
 } // namespace
-} // namespace pacer::cli
+} // namespace pacer::http

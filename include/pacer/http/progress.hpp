@@ -25,7 +25,7 @@
 #include <string>
 #include <vector>
 
-namespace pacer::cli {
+namespace pacer::http {
 
 /// Failure kinds on the line: metrics::llm_error_kinds, then "other" (a request that threw or
 /// an unknown kind).
@@ -119,4 +119,4 @@ private:
     run::progress_reporter lines_; // last: its thread stops before the phase is destroyed
 };
 
-} // namespace pacer::cli
+} // namespace pacer::http
