@@ -215,6 +215,11 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
                     100 * span + sources[1].at("energy_j").to_number<double>(), 1e-9);
         const auto c = run.at("concurrency").to_number<std::uint64_t>();
         EXPECT_DOUBLE_EQ(t.at("input_audio_s").to_number<double>(), static_cast<double>(c));
+        // J per second of output audio: the seconds of audio the admitted sessions received.
+        const double output_s = t.at("output_audio_s").to_number<double>();
+        EXPECT_GT(output_s, 0);
+        EXPECT_DOUBLE_EQ(t.at("j_per_output_audio_s").to_number<double>(),
+                         t.at("energy_j").to_number<double>() / output_s);
         if (c == capacity && run.at("slo").at("met").as_bool()) {
             sum += t.at("j_per_input_audio_s").to_number<double>();
             ++met_at_capacity;
