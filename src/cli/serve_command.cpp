@@ -387,7 +387,7 @@ void print_serve_plan(const serve_settings& s, const sweep::sweep_options& w,
 // energy per session-second of input at the capacity level (the mean over its runs that met
 // their SLOs, each a window of its own).
 void add_sweep_telemetry(json::object& summary, const sweep::sweep_result& result,
-                         const telemetry::recorder& recorder, double end_s) {
+                         telemetry::recorder& recorder, double end_s) {
     std::optional<double> start_s;
     double input_s = 0, output_s = 0;
     for (const auto& l : result.levels)

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 #include <thread>
 
 namespace pacer::telemetry {
@@ -104,8 +105,27 @@ void recorder::measure_idle_baseline() {
     idle_baseline_ = measure_idle(sampler_->samples(), t0, t1);
 }
 
-boost::json::object recorder::window(double t0, double t1, const window_denominators& d) const {
-    const auto samples = sampler_ ? sampler_->samples() : std::vector<sample>{};
+namespace {
+
+// Whether every source of `samples` has one at or after t1.
+bool has_sample_after(const std::vector<sample>& samples, double t1) {
+    std::map<std::string, double> last;
+    for (const auto& s : samples) {
+        auto [it, added] = last.emplace(s.source, s.monotonic_s);
+        if (!added)
+            it->second = std::max(it->second, s.monotonic_s);
+    }
+    return std::all_of(last.begin(), last.end(), [&](const auto& l) { return l.second >= t1; });
+}
+
+} // namespace
+
+boost::json::object recorder::window(double t0, double t1, const window_denominators& d) {
+    auto samples = sampler_ ? sampler_->samples() : std::vector<sample>{};
+    if (sampler_ && sampler_->running() && !has_sample_after(samples, t1)) {
+        sampler_->read_now();
+        samples = sampler_->samples();
+    }
     auto o = window_json(samples, t0, t1, d, idle_baseline_ ? &*idle_baseline_ : nullptr);
     o["interval_s"] = to_seconds(std::chrono::duration_cast<duration>(options_.interval));
     o["samples"] = samples.size();

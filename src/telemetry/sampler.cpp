@@ -25,7 +25,7 @@ double thread_cpu_now() {
 sampler::sampler(std::vector<std::unique_ptr<sample_source>> sources,
                  std::chrono::nanoseconds interval, const std::filesystem::path& jsonl)
     : sources_(std::move(sources)), interval_(interval), jsonl_path_(jsonl),
-      source_mutexes_(sources_.size()) {
+      source_mutexes_(sources_.size()), requested_(sources_.size()), kept_(sources_.size()) {
     if (interval_.count() <= 0)
         throw std::invalid_argument("sampler: the interval must be positive");
     if (!jsonl.empty()) {
@@ -55,6 +55,7 @@ sampler::~sampler() {
 }
 
 void sampler::start() {
+    std::lock_guard lock(mutex_);
     if (started_)
         return;
     started_ = true;
@@ -85,14 +86,41 @@ void sampler::stop() {
 }
 
 void sampler::read_now() {
-    for (std::size_t i = 0; i < sources_.size(); ++i) {
-        std::vector<sample> taken;
-        {
-            std::lock_guard source_lock(source_mutexes_[i]);
-            sources_[i]->read(taken);
+    {
+        std::unique_lock lock(mutex_);
+        if (started_ && !stopping_) {
+            // The threads are running: each source's own thread takes this reading (at once)
+            // and keeps it before any later one, so the lines of a source in telemetry.jsonl
+            // are in the order of their stamps. Reading it here instead, on the caller's thread,
+            // raced the thread's tick: the two readings could be appended in the opposite
+            // order of their stamps (issue 31's microsecond discrepancy).
+            std::vector<std::uint64_t> wanted(sources_.size());
+            for (std::size_t i = 0; i < sources_.size(); ++i)
+                wanted[i] = ++requested_[i];
+            wake_.notify_all();
+            // Stopping instead: `stop` reads every source once more after the threads end.
+            wake_.wait(lock, [&] {
+                if (stopping_)
+                    return true;
+                for (std::size_t i = 0; i < sources_.size(); ++i)
+                    if (kept_[i] < wanted[i])
+                        return false;
+                return true;
+            });
+            return;
         }
-        keep(taken);
     }
+    for (std::size_t i = 0; i < sources_.size(); ++i)
+        read_and_keep(i);
+}
+
+void sampler::read_and_keep(std::size_t source) {
+    // Read and kept under the source's lock: no other reading of it is taken in between, so a
+    // reading stamped later is never appended before one stamped earlier.
+    std::lock_guard source_lock(source_mutexes_[source]);
+    std::vector<sample> taken;
+    sources_[source]->read(taken);
+    keep(taken);
 }
 
 void sampler::keep(std::vector<sample>& taken) {
@@ -109,33 +137,48 @@ void sampler::keep(std::vector<sample>& taken) {
 }
 
 void sampler::run(std::size_t source) {
-    // Absolute deadlines: tick k is at start + k × interval whatever a read took.
+    // Absolute deadlines: tick k is at start + k × interval whatever a read took; the first at
+    // once. A reading asked for by `read_now` is taken at once too, between the ticks.
     const auto start = clock::now();
     std::uint64_t tick = 0;
-    std::vector<sample> taken;
+    auto next = start;
     for (;;) {
-        taken.clear();
+        std::uint64_t asked = 0;
         {
-            std::lock_guard source_lock(source_mutexes_[source]);
-            sources_[source]->read(taken);
+            std::unique_lock lock(mutex_);
+            wake_.wait_until(lock, next,
+                             [&] { return stopping_ || requested_[source] > kept_[source]; });
+            if (stopping_)
+                break;
+            asked = requested_[source];
         }
-        keep(taken);
+        read_and_keep(source);
+        {
+            std::lock_guard lock(mutex_);
+            kept_[source] = asked;
+        }
+        wake_.notify_all();
         const auto now = clock::now();
-        auto next = start + (tick + 1) * interval_;
+        if (now < next)
+            continue; // an asked-for reading before the tick: the tick is still due
+        next = start + (tick + 1) * interval_;
         std::uint64_t skipped = 0;
         if (next <= now) { // the read overran: skip to the next tick still ahead
             skipped = static_cast<std::uint64_t>((now - next) / interval_) + 1;
             next += skipped * interval_;
         }
         tick += 1 + skipped;
-        std::unique_lock lock(mutex_);
+        std::lock_guard lock(mutex_);
         missed_ += skipped;
-        if (wake_.wait_until(lock, next, [this] { return stopping_; }))
-            break;
     }
     const double cpu = thread_cpu_now();
     std::lock_guard lock(mutex_);
     thread_cpu_s_ += cpu;
+}
+
+bool sampler::running() const {
+    std::lock_guard lock(mutex_);
+    return started_ && !stopping_;
 }
 
 std::vector<sample> sampler::samples() const {

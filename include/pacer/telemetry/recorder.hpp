@@ -61,7 +61,10 @@ public:
     void measure_idle_baseline();
     /// summary.json's `telemetry` for [t0, t1] (pacer's clock, seconds): `window_json` plus
     /// the sampling's settings and counts. Callable while sampling (a level) or after `stop`.
-    boost::json::object window(double t0, double t1, const window_denominators& d) const;
+    /// While sampling, a source with no sample at or after t1 yet is read first (a serve
+    /// level's window ends between two ticks): the window's end is then interpolated between
+    /// two samples of telemetry.jsonl, as a reader of the file does, not held at the last one.
+    boost::json::object window(double t0, double t1, const window_denominators& d);
     /// Stops the threads (a last read of every source first). Idempotent.
     void stop();
 

@@ -7,6 +7,7 @@
 
 #include <chrono>
 #include <condition_variable>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <memory>
@@ -37,9 +38,14 @@ public:
     /// Stops and joins the threads, then reads every source once more, so that a window that
     /// ends now has a sample after its end. Idempotent.
     void stop();
-    /// Reads every source once, on the caller's thread (tests; `stop`).
+    /// Reads every source once and returns when the readings are kept. While the threads run,
+    /// each source's own thread takes the reading (at once, between its ticks): a source is
+    /// read by one thread at a time and its samples are kept, and written, in the order of
+    /// their stamps. Before `start` and from `stop`, the caller's thread reads.
     void read_now();
 
+    /// Whether the threads run (started, not stopped).
+    bool running() const;
     /// Every sample so far, in the order taken.
     std::vector<sample> samples() const;
     std::size_t missed_ticks() const;
@@ -50,6 +56,7 @@ public:
 
 private:
     void run(std::size_t source);
+    void read_and_keep(std::size_t source);
     void keep(std::vector<sample>& taken);
 
     std::vector<std::unique_ptr<sample_source>> sources_;
@@ -62,6 +69,9 @@ private:
     bool started_ = false;
     std::vector<sample> samples_;
     std::vector<std::mutex> source_mutexes_; // one reader per source at a time
+    // read_now's requests to each source's thread, and how many of them it has kept.
+    std::vector<std::uint64_t> requested_;
+    std::vector<std::uint64_t> kept_;
     std::size_t missed_ = 0;
     double thread_cpu_s_ = 0;
     std::vector<std::thread> threads_;

@@ -3,9 +3,11 @@
 // the scraper reading it over loopback. Nothing here depends on timing: windows are cut at
 // the samples' own times, and the threads are waited for with a bounded poll.
 
+#include <pacer/core/clock.hpp>
 #include <pacer/telemetry/energy.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/nvml.hpp>
+#include <pacer/telemetry/recorder.hpp>
 #include <pacer/telemetry/sampler.hpp>
 #include <pacer/telemetry/server_metrics.hpp>
 
@@ -19,6 +21,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <mutex>
 #include <netinet/in.h>
 #include <sys/socket.h>
 #include <thread>
@@ -197,6 +200,135 @@ TEST(TelemetrySampler, ItsThreadKeepsEverySampleAndWritesOneLineEach) {
     // (No bound on the rate: a stall between a stamp and its read on a loaded host shifts it.)
     EXPECT_GT(*w.energy_j, 0);
     EXPECT_GE(smp.thread_cpu_s(), 0.0);
+}
+
+// A source on a manual clock: reading n is stamped n seconds and its counter reads
+// 250'000 × n + n % 3 mJ (250 W, each reading a little off the straight line, as a real
+// reading is off its stamp by the time the read takes). It notes which thread took each one.
+class manual_source : public sample_source {
+public:
+    void read(std::vector<sample>& out) override {
+        std::lock_guard lock(m_);
+        const auto n = readers_.size() + 1;
+        sample s;
+        s.source = "manual";
+        s.monotonic_s = static_cast<double>(n);
+        s.realtime_s = 1.7e9 + static_cast<double>(n);
+        s.energy_mj = 250'000 * n + n % 3;
+        readers_.push_back(std::this_thread::get_id());
+        out.push_back(std::move(s));
+    }
+    std::string describe() const override { return "manual"; }
+    std::vector<std::thread::id> readers() const {
+        std::lock_guard lock(m_);
+        return readers_;
+    }
+
+private:
+    mutable std::mutex m_;
+    std::vector<std::thread::id> readers_;
+};
+
+// (monotonic_s, energy_mj) of each line of a telemetry.jsonl, in the file's order.
+std::vector<std::pair<double, double>> counter_lines(const std::filesystem::path& jsonl) {
+    std::vector<std::pair<double, double>> out;
+    std::ifstream in(jsonl);
+    for (std::string line; std::getline(in, line);) {
+        const auto v = boost::json::parse(line).as_object();
+        out.emplace_back(v.at("monotonic_s").to_number<double>(),
+                         v.at("energy_mj").to_number<double>());
+    }
+    return out;
+}
+
+// Issue 31's microsecond discrepancy. `read_now` (the idle baseline's last reading, which
+// falls on the sampling thread's tick when the baseline is a whole number of intervals) read
+// the source on the caller's thread, racing the thread's own reading: each was read under the
+// source's lock, but kept after it, so the reading stamped later could be appended first.
+// Recomputed from telemetry.jsonl in its order, a window edge after the pair was then
+// interpolated from the wrong neighbour (off by the reading's own deviation: 1-2 us of a
+// 250 W counter). Now a running source is read only by its own thread, which keeps each
+// reading before taking the next, so the file is in the order of the stamps.
+TEST(TelemetrySampler, WhileItRunsASourceIsReadOnlyByItsOwnThreadInTheOrderOfItsStamps) {
+    scratch_folder dir("pacer-sampler-order");
+    auto owned = std::make_unique<manual_source>();
+    const auto* source = owned.get();
+    std::vector<std::unique_ptr<sample_source>> sources;
+    sources.push_back(std::move(owned));
+    const auto jsonl = dir.path / "telemetry.jsonl";
+    // An hour's interval: the thread's only tick is its first, at once.
+    sampler smp(std::move(sources), std::chrono::hours(1), jsonl);
+    smp.read_now(); // before start: this thread reads
+    smp.start();
+    smp.read_now(); // while the thread runs: the thread reads, at once, and keeps it first
+    smp.read_now();
+    smp.stop(); // the thread has ended: this thread reads once more
+    const auto me = std::this_thread::get_id();
+    const auto readers = source->readers();
+    // The direct reading, the thread's first tick (which may serve the first request too), the
+    // two requests, the last reading.
+    ASSERT_GE(readers.size(), 4u);
+    ASSERT_LE(readers.size(), 5u);
+    EXPECT_EQ(readers.front(), me);
+    EXPECT_EQ(readers.back(), me);
+    for (std::size_t i = 1; i + 1 < readers.size(); ++i)
+        EXPECT_NE(readers[i], me) << "reading " << i + 1 << " was taken on the caller's thread";
+    // The file has every reading, in the order of its stamps, and a window recomputed from it
+    // in its order (the last line at or before each edge and the next one) is the summary's.
+    const auto lines = counter_lines(jsonl);
+    const auto kept = smp.samples();
+    ASSERT_EQ(lines.size(), readers.size());
+    ASSERT_EQ(kept.size(), readers.size());
+    for (std::size_t i = 0; i < lines.size(); ++i) {
+        EXPECT_EQ(lines[i].first, static_cast<double>(i + 1));
+        EXPECT_EQ(lines[i].first, kept[i].monotonic_s);
+    }
+    const auto at = [&](double t) {
+        for (std::size_t i = 1; i < lines.size(); ++i)
+            if (lines[i].first >= t) {
+                const auto [ta, ea] = lines[i - 1];
+                const auto [tb, eb] = lines[i];
+                return ea + (eb - ea) * (t - ta) / (tb - ta);
+            }
+        return lines.back().second;
+    };
+    const double t0 = 1.25, t1 = 3.5;
+    EXPECT_DOUBLE_EQ(*summarize_window(kept, t0, t1).energy_j, (at(t1) - at(t0)) / 1e3);
+}
+
+// A serve level's window is cut while the sampler runs, and ends between two ticks: the
+// recorder reads every source once more first, so the window's end is interpolated between
+// two samples of telemetry.jsonl (as a reader of the file does), not held at the last one.
+TEST(TelemetryRecorder, AWindowCutWhileSamplingHasASampleAfterItsEnd) {
+    fake_nvml_script script("devices 1\nenergy_mj 0 linear 5000 250000\n");
+    scratch_folder dir("pacer-recorder-window");
+    options o;
+    o.gpu = "nvml";
+    o.nvml_library = lib();
+    o.interval = std::chrono::hours(1); // the thread's only tick is its first, at once
+    o.idle_baseline = std::chrono::nanoseconds(0);
+    auto rec = recorder::open(o, {});
+    ASSERT_TRUE(rec);
+    rec->start(dir.path / "telemetry.jsonl");
+    // The reading `start` takes and the thread's first tick.
+    ASSERT_TRUE(poll_until([&] { return rec->sampling()->samples().size() >= 2; }));
+    const auto before = rec->sampling()->samples();
+    const double t0 = before.front().monotonic_s;
+    const double t1 = to_seconds(clock::now()); // after every sample so far
+    ASSERT_LT(before.back().monotonic_s, t1);
+    const auto w = rec->window(t0, t1, {});
+    const auto after = rec->sampling()->samples();
+    ASSERT_EQ(after.size(), before.size() + 1);
+    EXPECT_GE(after.back().monotonic_s, t1);
+    // The counter's difference interpolated at t1 between the last two samples: what a reader
+    // of the file computes, now that the file has a sample after t1.
+    const auto& a = after[after.size() - 2];
+    const auto& b = after.back();
+    const double ea = static_cast<double>(*a.energy_mj), eb = static_cast<double>(*b.energy_mj);
+    const double at_t1 = ea + (eb - ea) * (t1 - a.monotonic_s) / (b.monotonic_s - a.monotonic_s);
+    const double expected = (at_t1 - static_cast<double>(*before.front().energy_mj)) / 1e3;
+    EXPECT_NEAR(w.at("energy_j").to_number<double>(), expected, 1e-6);
+    rec->stop();
 }
 
 // One HTTP GET over loopback with a raw socket: the status line and the body.

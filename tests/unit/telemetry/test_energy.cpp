@@ -114,6 +114,8 @@ TEST(TelemetryEnergy, TheSummaryTotalsTheGpusSubtractsTheIdleAndDividesByTheAudi
     EXPECT_DOUBLE_EQ(idle.power_w[0].second, 100);
     window_denominators d;
     d.input_audio_s = 80;
+    d.output_audio_s = 40;
+    d.requests = 16;
     const auto o = window_json(s, 2, 10, d, &idle);
     EXPECT_EQ(o.at("energy_from").as_string(), "nvml");
     EXPECT_EQ(o.at("gpus").as_uint64(), 2u);
@@ -121,8 +123,10 @@ TEST(TelemetryEnergy, TheSummaryTotalsTheGpusSubtractsTheIdleAndDividesByTheAudi
     EXPECT_DOUBLE_EQ(o.at("mean_power_w").as_double(), 400);
     EXPECT_DOUBLE_EQ(o.at("peak_power_w").as_double(), 400);
     EXPECT_DOUBLE_EQ(o.at("j_per_input_audio_s").as_double(), 8 * 400.0 / 80);
-    EXPECT_TRUE(o.at("j_per_output_audio_s").is_null());
-    EXPECT_TRUE(o.at("j_per_request").is_null());
+    EXPECT_DOUBLE_EQ(o.at("j_per_output_audio_s").as_double(), 8 * 400.0 / 40);
+    EXPECT_DOUBLE_EQ(o.at("j_per_request").as_double(), 8 * 400.0 / 16);
+    EXPECT_DOUBLE_EQ(o.at("output_audio_s").as_double(), 40);
+    EXPECT_DOUBLE_EQ(o.at("requests").as_double(), 16);
     EXPECT_DOUBLE_EQ(o.at("idle_baseline").at("power_w").as_double(), 400);
     EXPECT_DOUBLE_EQ(o.at("energy_above_idle_j").as_double(), 0);
     EXPECT_EQ(o.at("sources").as_array().size(), 3u);
@@ -136,6 +140,8 @@ TEST(TelemetryEnergy, TheSummaryTotalsTheGpusSubtractsTheIdleAndDividesByTheAudi
     EXPECT_DOUBLE_EQ(so.at("energy_j").as_double(), 9990);
     EXPECT_TRUE(so.at("idle_baseline").is_null());
     EXPECT_TRUE(so.at("j_per_input_audio_s").is_null());
+    EXPECT_TRUE(so.at("j_per_output_audio_s").is_null());
+    EXPECT_TRUE(so.at("j_per_request").is_null());
 }
 
 } // namespace
