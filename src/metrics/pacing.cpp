@@ -55,20 +55,6 @@ trace::receipt_statistics fold_appends(std::vector<trace::session_result>& sessi
     return stats;
 }
 
-namespace {
-// The key errors are counted under. A timeout that names its stalled send carries that
-// session's own figure ("... (a send was pending for 4.31 s: ...)"); without the figure, N
-// sessions stuck on one server make one line, not N (the figures are in `send_stalls`).
-std::string error_key(const std::string& message) {
-    constexpr std::string_view pending = " (a send was pending for ";
-    const auto at = message.find(pending);
-    const auto figure_end = at == std::string::npos ? at : message.find(" s:", at);
-    if (figure_end == std::string::npos)
-        return message;
-    return message.substr(0, at) + " (a send was pending" + message.substr(figure_end + 2);
-}
-} // namespace
-
 trace_channel_waits sum_trace_waits(const std::vector<trace::session_result>& sessions) {
     trace_channel_waits t;
     for (const auto& s : sessions) {
@@ -124,10 +110,12 @@ pacing_figures summarize_pacing(const std::vector<trace::session_result>& sessio
             updated_from_scheduled.push_back(*s.updated_s - *s.scheduled_s);
         if (s.scheduled_s && s.first_audio_s)
             audio_from_scheduled.push_back(*s.first_audio_s - *s.scheduled_s);
-        // Each distinct message once per session: the count is of sessions, not of lines.
+        // Each distinct message once per session: the count is of sessions, not of lines. A
+        // timeout that names its stalled send is counted without the session's own figure: N
+        // sessions stuck on one server make one line, not N (the figures are in `send_stalls`).
         std::set<std::string> mine;
-        for (const auto& e : s.errors)
-            mine.insert(error_key(e));
+        for (const auto& f : s.failures)
+            mine.insert(reference_text(without_figure(f)));
         if (!s.trace_error.empty())
             mine.insert(s.trace_error);
         for (const auto& e : mine)

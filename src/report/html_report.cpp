@@ -3,9 +3,9 @@
 // serve_page.cpp, recording_page.cpp, http_report.cpp); and the comparison of two folders.
 #include <pacer/core/json_pointer.hpp>
 #include <pacer/core/stats.hpp>
-#include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/metrics/slo.hpp>
+#include <pacer/report/error_kind.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/svg.hpp>
 
@@ -101,7 +101,7 @@ struct error_group {
     std::string example; ///< its most frequent message
 };
 
-// The errors by kind (metrics::error_kind), most frequent first, each with one example. A
+// The errors by kind (report::error_kind), most frequent first, each with one example. A
 // run's `server.errors_by_kind` (sessions counted once per kind, with rejections and
 // incomplete sessions) gives the counts where it exists.
 std::vector<error_group> error_groups(const result_folder& f) {
@@ -114,7 +114,7 @@ std::vector<error_group> error_groups(const result_folder& f) {
     };
     const auto messages = error_messages(f);
     for (const auto& [m, n] : messages) {
-        auto& g = group(metrics::error_kind(m));
+        auto& g = group(error_kind(m));
         g.sessions += n;
         if (g.example.empty())
             g.example = m;

@@ -49,7 +49,7 @@ namespace pacer::run {
 
 namespace fs = std::filesystem;
 using metrics::connect_outcome;
-using metrics::count_errors;
+using metrics::count_kinds;
 using metrics::unreachable_reason;
 using runtime::write_new_file;
 using trace::trace_bytes_per_session_second;
@@ -220,17 +220,17 @@ void print_telemetry(const boost::json::object& summary) {
 
 } // namespace
 
-std::vector<std::vector<std::string>>
+std::vector<std::vector<failure>>
 session_errors(const std::vector<session::session_result>& sessions) {
-    std::vector<std::vector<std::string>> out;
+    std::vector<std::vector<failure>> out;
     for (const auto& r : sessions) {
-        auto& e = out.emplace_back(r.errors);
+        auto& e = out.emplace_back(r.failures);
         if (r.rejected)
-            e.emplace_back("admission rejected: HTTP 503, retries exhausted");
+            e.push_back(session::make_failure(session::session_errc::admission_rejected));
         if (!r.trace_error.empty())
-            e.push_back("trace: " + r.trace_error);
+            e.push_back(session::make_failure(session::session_errc::trace_failed, r.trace_error));
         if (!r.complete && e.empty() && r.dispatched)
-            e.emplace_back("incomplete: no drain or no close from the server");
+            e.push_back(session::make_failure(session::session_errc::incomplete));
     }
     return out;
 }
@@ -244,13 +244,13 @@ boost::json::object server_json(const metrics::pacing_figures& f,
         "grid's origin)";
     const auto errors = session_errors(sessions);
     boost::json::array kinds;
-    for (const auto& k : count_errors(errors, true))
+    for (const auto& k : count_kinds(errors))
         kinds.push_back({{"kind", k.what}, {"sessions", k.sessions}});
     o["errors_by_kind"] = std::move(kinds);
     std::vector<connect_outcome> attempts;
     for (std::size_t i = 0; i < sessions.size(); ++i)
         if (sessions[i].dispatched)
-            attempts.push_back({sessions[i].admitted, sessions[i].rejected, sessions[i].errors});
+            attempts.push_back({sessions[i].admitted, sessions[i].rejected, sessions[i].failures});
     const auto reason = unreachable_reason(attempts);
     o["unreachable"] = reason ? boost::json::value(*reason) : boost::json::value(nullptr);
     return o;
@@ -872,8 +872,8 @@ int execute_run(run_job job) {
     for (const auto& r : outcome.sessions) {
         if (r.complete || r.interrupted || !r.dispatched)
             continue;
-        const bool internal = std::any_of(r.errors.begin(), r.errors.end(), [](const auto& e) {
-            return e.rfind("internal error", 0) == 0;
+        const bool internal = std::any_of(r.failures.begin(), r.failures.end(), [](const auto& f) {
+            return f.code == session::session_errc::internal_error;
         });
         v.client_failed = v.client_failed || internal || !r.trace_error.empty();
         v.server_failed = v.server_failed || r.rejected || r.trace_error.empty();

@@ -10,6 +10,7 @@
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/error.hpp>
 #include <pacer/session/turn_timeline.hpp>
 #include <pacer/trace/sink.hpp>
 
@@ -28,8 +29,6 @@
 #include <atomic>
 #include <cmath>
 #include <cstring>
-#include <fstream>
-#include <sstream>
 #include <stdexcept>
 
 namespace pacer::session {
@@ -198,8 +197,9 @@ struct session_state {
             options.live->bump(field);
     }
 
-    awaitable<void> record_error(std::string message) {
-        result.errors.push_back(message);
+    awaitable<void> record_error(failure f) {
+        const auto message = result.errors.emplace_back(reference_text(f));
+        result.failures.push_back(std::move(f));
         count(&live_counters::errors);
         co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
                             error_event(message));
@@ -210,11 +210,11 @@ struct session_state {
     // It is stopped before the error line is queued, so no `send` line follows the error. A
     // failure while the session is already stopping (deadline, interrupt, the other task's
     // failure) is the consequence of that stop: not recorded.
-    awaitable<void> fail(std::string message) {
+    awaitable<void> fail(failure f) {
         if (stopping)
             co_return;
         stop_all();
-        co_await record_error(std::move(message));
+        co_await record_error(std::move(f));
     }
 
     // Sends one frame: the trace line first (its time is the send start), then the write.
@@ -239,7 +239,7 @@ struct session_state {
             machine.send_failed();
             if (rt)
                 rt->send_failed();
-            co_await fail(ws->describe(ec));
+            co_await fail(ws->failure_of(ec));
             co_return false;
         }
         co_return true;
@@ -307,10 +307,10 @@ awaitable<void> receive_loop(session_state& c) {
                 co_return; // stopped (the other task, the deadline, our close): nothing to report
             if (c.machine.has_seen(server_event::session_closed))
                 co_return; // the server closed after session.closed, as it should
-            std::string message = c.ws->describe(ec);
-            if (message.starts_with("ConnectionClosedOK"))
-                message = "RuntimeError: Connection closed without session.closed";
-            co_await c.fail(std::move(message));
+            auto f = c.ws->failure_of(ec);
+            if (f.code == transport::transport_errc::closed_normally)
+                f = make_failure(session_errc::closed_before_session_closed);
+            co_await c.fail(std::move(f));
             co_return;
         }
         ++r.frames_received;
@@ -318,12 +318,12 @@ awaitable<void> receive_loop(session_state& c) {
         if (c.ws->last_was_binary()) {
             // The reference decodes a binary frame as text; the protocol forbids it, so pacer
             // refuses it (the reason is pacer's own words).
-            co_await c.fail(protocol::malformed_frame_message(
+            co_await c.fail(malformed_frame(
                 frame, "ValueError: binary frame (the protocol's frames are text)"));
             co_return;
         }
         if (const char* reason = scanner.scan(frame)) {
-            co_await c.fail(protocol::malformed_frame_message(
+            co_await c.fail(malformed_frame(
                 frame, protocol::reference_decode_error(frame, reason, scanner.error_offset())));
             co_return;
         }
@@ -344,7 +344,7 @@ awaitable<void> receive_loop(session_state& c) {
                                            : boost::json::serialize(boost::json::parse(frame));
                     co_await c.trace.emit(trace::direction::receive, now_s, line);
                 }
-                co_await c.fail(std::move(*wrong));
+                co_await c.fail(make_failure(session_errc::wrong_protocol, *wrong));
                 co_return;
             }
         }
@@ -363,7 +363,7 @@ awaitable<void> receive_loop(session_state& c) {
             if (e == protocol::realtime_event::session_updated && !r.updated_s)
                 r.updated_s = now_s;
             if (e == protocol::realtime_event::error)
-                co_await c.record_error(fmt::format("server error: {}", frame));
+                co_await c.record_error(make_failure(session_errc::server_error, frame));
             c.notify();
             continue;
         }
@@ -672,7 +672,9 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
-        c.result.errors.push_back(fmt::format("internal error: {}", e.what()));
+        auto f = make_failure(session_errc::internal_error, e.what());
+        c.result.errors.push_back(reference_text(f));
+        c.result.failures.push_back(std::move(f));
     }
     if (which == task::receiver) {
         c.machine.on_receiver_ended();
@@ -761,7 +763,7 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         if (c.stopping)
             break;
         if (hs.http_status != 503) {
-            co_await c.record_error(hs.message);
+            co_await c.record_error(hs.error);
             break;
         }
         ++r.admission_denials;
@@ -789,22 +791,20 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         auto both = std::move(receiver) && std::move(driver);
         co_await c.stoppable(std::move(both));
         if (c.completion.driver_stalled() && !c.timed_out)
-            co_await c.record_error("driver stalled after the receive loop"); // no type prefix
+            co_await c.record_error(make_failure(session_errc::driver_stalled));
     }
     c.interrupt = {};
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
     if (c.timed_out) {
-        // docs/protocol.md §1.5 step 5 wording, the seconds as the reference prints its float
-        // (`90.0`, `4.5`); a send stalled at the deadline is named after it.
-        auto message = fmt::format("Session timeout after {}s",
-                                   python_float_repr(to_seconds(c.options.timeout)));
+        // The seconds as the reference prints its float (`90.0`, `4.5`); a stalled send named.
+        auto f =
+            make_failure(session_errc::timeout, python_float_repr(to_seconds(c.options.timeout)));
         if (r.pending_write_s && *r.pending_write_s > to_seconds(send_stall_threshold))
-            message += fmt::format(" (a send was pending for {:.2f} s: the server stopped reading)",
-                                   *r.pending_write_s);
-        co_await c.record_error(std::move(message));
+            f = {session_errc::timeout_send_pending, f.detail, {}, r.pending_write_s};
+        co_await c.record_error(std::move(f));
     } else if (r.interrupted)
-        co_await c.record_error("Interrupted: the run was stopped by a signal");
+        co_await c.record_error(make_failure(session_errc::interrupted));
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(protocol::close_timeout);
 

@@ -149,6 +149,15 @@ json::object server_view(const json::value& aggregate, const json::object& serve
     return v;
 }
 
+// Why no session reached the server, from the sessions' failures (their codes; the errors a
+// level counts are the messages its metrics read from the traces).
+std::optional<std::string> unreachable(const std::vector<session::session_result>& sessions) {
+    std::vector<metrics::connect_outcome> attempts;
+    for (const auto& x : sessions)
+        attempts.push_back({x.admitted, x.rejected, x.failures});
+    return metrics::unreachable_reason(attempts);
+}
+
 level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
                     std::size_t concurrency, std::size_t repeat, bool warmup) {
     create_level_dir(dir);
@@ -242,11 +251,9 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     const auto problems = validity_problems(s.limits, lag_p99, run.sessions);
     run.valid = problems.empty() && !outcome.interrupted;
     // What the server did: failures, rejections, the errors, and whether it could be reached.
-    std::vector<metrics::connect_outcome> attempts;
     std::vector<std::vector<std::string>> session_errors;
     bool any_admitted = false;
     for (const auto& x : run.sessions) {
-        attempts.push_back({x.admitted.admitted, x.admitted.rejected, x.errors});
         session_errors.push_back(x.errors);
         any_admitted = any_admitted || x.admitted.admitted;
         run.failed += x.status == metrics::session_status::failed;
@@ -254,8 +261,8 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     }
     run.client_fell_behind = any_admitted && !problems.empty();
     run.server_failed = run.failed + run.rejected > 0;
-    run.errors = metrics::count_errors(session_errors, false);
-    if (const auto reason = metrics::unreachable_reason(attempts))
+    run.errors = metrics::count_messages(session_errors);
+    if (const auto reason = unreachable(outcome.sessions))
         run.unreachable = fmt::format("cannot connect to {}: {}", s.url, *reason);
 
     auto& o = run.summary;

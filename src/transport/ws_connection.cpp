@@ -2,6 +2,7 @@
 #include <pacer/core/clock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
+#include <pacer/transport/error.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -214,7 +215,7 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
                 prepare_tls(copy);
             } catch (const std::invalid_argument& e) {
                 result.ec = asio::error::invalid_argument;
-                result.message = fmt::format("OSError: TLS: {}", e.what());
+                result.error = {transport_errc::tls_setup_failed, e.what()};
                 co_return result;
             }
             impl_->tls = copy.client.tls_context;
@@ -226,15 +227,15 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
     auto [rec, endpoints] = co_await resolver.async_resolve(ep.host, ep.port, use_tuple);
     if (rec) {
         result.ec = rec;
-        result.message = fmt::format("OSError: cannot resolve {}: {}", ep.host, rec.message());
+        result.error = {transport_errc::resolve_failed, ep.host, rec};
         co_return result;
     }
     auto phase_start = clock::now();
     auto [cec, endpoint] = co_await asio::async_connect(socket, endpoints, use_tuple);
     if (cec) {
         result.ec = cec;
-        result.message =
-            fmt::format("OSError: connect to {}:{}: {}", ep.host, ep.port, cec.message());
+        result.error = {transport_errc::connect_failed, fmt::format("{}:{}", ep.host, ep.port),
+                        cec};
         co_return result;
     }
     socket.set_option(tcp::no_delay(true));
@@ -245,7 +246,7 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
         auto& tls = *ws.next_layer().tls();
         if (auto why = detail::prepare_client_handshake(tls, *impl_->tls, ep.host); !why.empty()) {
             result.ec = asio::error::invalid_argument;
-            result.message = "OSError: " + why;
+            result.error = {transport_errc::tls_handshake_failed, std::move(why)};
             co_return result;
         }
         detail::socket_deadline deadline(socket, std::chrono::seconds(30));
@@ -255,8 +256,9 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
             tec = asio::error::timed_out;
         if (tec) {
             result.ec = tec;
-            result.message = "OSError: " + detail::describe_handshake_failure(tls, *impl_->tls, tec,
-                                                                              ep.host, ep.port);
+            result.error = {
+                transport_errc::tls_handshake_failed,
+                detail::describe_handshake_failure(tls, *impl_->tls, tec, ep.host, ep.port), tec};
             co_return result;
         }
         impl_->times.tls_s = to_seconds(clock::now() - phase_start);
@@ -287,10 +289,9 @@ awaitable<handshake_result> ws_connection::connect(const ws_endpoint& ep) {
         result.ec = hec;
         if (hec == websocket::error::upgrade_declined) {
             result.http_status = response.result_int();
-            result.message = fmt::format(
-                "InvalidStatus: server rejected WebSocket connection: HTTP {}", result.http_status);
+            result.error = {transport_errc::upgrade_declined, std::to_string(result.http_status)};
         } else {
-            result.message = fmt::format("OSError: handshake: {}", hec.message());
+            result.error = {transport_errc::upgrade_failed, "", hec};
         }
         co_return result;
     }
@@ -415,30 +416,25 @@ std::string close_frame_text(unsigned code, std::string_view reason) {
 
 } // namespace
 
-std::string ws_connection::describe(boost::system::error_code ec) const {
+failure ws_connection::failure_of(boost::system::error_code ec) const {
     if (ec == websocket::error::closed) {
         // The server closed first and Beast echoed its close frame, as `websockets` does:
         // "received X; then sent X" (ConnectionClosedOK for 1000, ConnectionClosedError else).
         const auto& reason = impl_->ws.reason();
         const auto code = static_cast<unsigned>(reason.code);
-        const auto frame = close_frame_text(code, reason.reason.c_str());
-        return fmt::format("{}: received {}; then sent {}",
-                           code == websocket::close_code::normal ? "ConnectionClosedOK"
-                                                                 : "ConnectionClosedError",
-                           frame, frame);
+        return {code == websocket::close_code::normal ? transport_errc::closed_normally
+                                                      : transport_errc::closed_with_error,
+                close_frame_text(code, reason.reason.c_str()), ec};
     }
     // Over TLS a peer that drops the connection without a close_notify reads as a truncated
     // stream: the same abrupt end as EOF on plain TCP.
     if (ec == beast::http::error::end_of_stream || ec == asio::error::eof ||
         ec == asio::error::connection_reset || ec == asio::error::broken_pipe ||
         ec == asio::ssl::error::stream_truncated)
-        return fmt::format("ConnectionClosedError: no close frame received or sent ({})",
-                           ec.message());
+        return {transport_errc::closed_without_frame, "", ec};
     if (ec == websocket::error::message_too_big || ec == asio::error::no_buffer_space)
-        return fmt::format(
-            "ConnectionClosedError: sent 1009 (message too big); frame exceeds {} bytes",
-            max_message_bytes);
-    return fmt::format("OSError: {}", ec.message());
+        return {transport_errc::message_too_big, std::to_string(max_message_bytes), ec};
+    return {transport_errc::io_failed, "", ec};
 }
 
 } // namespace pacer::transport

@@ -23,6 +23,7 @@
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/scenario.hpp>
 #include <pacer/schedule/schedule_file.hpp>
+#include <pacer/session/error.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/runner.hpp>
 #include <pacer/transport/ws_connection.hpp>
@@ -166,10 +167,10 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
                                      int index, const std::filesystem::path& schedule_file,
                                      const std::filesystem::path& live_file);
 
-/// The errors of each session as summary.json's `server` counts them: its trace's error
-/// messages, a 503 rejection, the writer's failure, and an incomplete session that recorded no
-/// error (a session never dispatched has none).
-std::vector<std::vector<std::string>>
+/// The failures of each session as summary.json's `server` counts them: its own (those its
+/// trace's error lines wrote), a 503 rejection, the writer's failure, and an incomplete session
+/// that recorded no error (a session never dispatched has none).
+std::vector<std::vector<failure>>
 session_errors(const std::vector<session::session_result>& sessions);
 
 /// summary.json's `server`: the time to first audio of `f`, the sessions' errors by kind, and

@@ -4,6 +4,8 @@
 // `session_result` and streams its receipts to the writer; the runner reads them back through
 // `read_receipts`, and metrics, replay, reports and the recorder through `parse_receipts`.
 
+#include <pacer/core/failure.hpp>
+
 #include <array>
 #include <cmath>
 #include <cstdint>
@@ -114,8 +116,13 @@ struct session_result {
     /// offline tools and tests): a running session streams them to the writer and keeps none,
     /// and a run never reads them back, so its memory does not grow with its length.
     std::vector<append_receipt> appends;
-    std::vector<std::string> errors; ///< the trace `error` messages, in order
-    std::string trace_error;         ///< the writer's failure for this session
+    /// The session's failures, in order: what went wrong as codes (session_errc,
+    /// transport_errc) with their data. Compare the codes, never the text.
+    std::vector<failure> failures;
+    /// The same failures as the trace `error` lines wrote them (reference_text), for the
+    /// artifacts that quote them.
+    std::vector<std::string> errors;
+    std::string trace_error; ///< the writer's failure for this session
     std::uint64_t frames_received = 0;
     std::uint64_t bytes_received = 0;
     std::uint64_t trace_waits = 0;

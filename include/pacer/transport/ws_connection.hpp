@@ -9,6 +9,7 @@
 // Beast stays inside the .cpp so sessions compile in seconds.
 
 #include <pacer/core/awaitable.hpp>
+#include <pacer/transport/error.hpp>
 
 #include <boost/system/error_code.hpp>
 
@@ -120,7 +121,7 @@ inline constexpr std::size_t max_message_bytes = 8 * 1024 * 1024;
 struct handshake_result {
     boost::system::error_code ec; ///< empty on success
     unsigned http_status = 0;     ///< the status when the server declined the upgrade
-    std::string message;          ///< the trace text of a failure (`OSError: …`)
+    failure error;                ///< what failed (a transport_errc), its code empty on success
 };
 
 /// One client WebSocket. Not thread-safe: use it from one executor (a session's context).
@@ -158,9 +159,9 @@ public:
     /// Whether the WebSocket is open (upgraded and not closed).
     bool is_open() const;
 
-    /// The trace text for a read or write failure, in the reference's words:
-    /// `ConnectionClosedError: …`, `ConnectionClosedOK: …` or `OSError: …`.
-    std::string describe(boost::system::error_code ec) const;
+    /// What a read or write failure means (a transport_errc: the close the server started,
+    /// an end without a close frame, a frame too big, another socket error), with its data.
+    failure failure_of(boost::system::error_code ec) const;
 
     /// Whether `ec` is a close that the peer started with a close frame.
     bool closed_by_peer(boost::system::error_code ec) const;

@@ -9,6 +9,7 @@
 #include <pacer/protocol/constants.hpp>
 #include <pacer/server/native_mock.hpp>
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/error.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <boost/asio/co_spawn.hpp>
@@ -210,6 +211,13 @@ TEST_F(session_inprocess, receive_failure_is_the_one_error_and_stops_the_driver)
                                                 ? "ValueError: malformed server frame "
                                                 : "ConnectionClosedError: received 1011"))
             << r.errors[0];
+        // The same failure as a code, with the data its text quotes.
+        ASSERT_EQ(r.failures.size(), 1u);
+        if (fault == peer_fault::malformed_json)
+            EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::malformed_frame);
+        else
+            EXPECT_EQ(r.failures[0].code, pacer::transport::transport_errc::closed_with_error);
+        EXPECT_EQ(pacer::reference_text(r.failures[0]), r.errors[0]);
         bool after_error = false;
         for (const auto& l : trace_of(0)) {
             if (l.find("\"direction\":\"error\"") != std::string::npos) {
@@ -229,6 +237,8 @@ TEST_F(session_inprocess, driver_still_waiting_after_the_receive_loop_is_stalled
     mock_thread mock(mock_options(peer_fault::close_without_update));
     const auto r = run(mock.endpoint(), 1).at(0);
     EXPECT_EQ(r.errors, std::vector<std::string>{"driver stalled after the receive loop"});
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::driver_stalled);
     EXPECT_EQ(r.appends_sent, 0u);
 }
 
@@ -246,6 +256,9 @@ TEST_F(session_inprocess, the_deadline_stops_a_silent_server) {
     const auto r =
         run(mock.endpoint(), 1, {}, [](session_options& o) { o.timeout = 1500ms; }).at(0);
     EXPECT_EQ(r.errors, std::vector<std::string>{"Session timeout after 1.5s"});
+    ASSERT_EQ(r.failures.size(), 1u);
+    EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::timeout);
+    EXPECT_EQ(r.failures[0].detail, "1.5");
     EXPECT_FALSE(r.complete);
 }
 
@@ -289,6 +302,8 @@ TEST_F(session_inprocess, interrupt_stops_the_running_session_and_the_next_does_
     EXPECT_TRUE(results[0].interrupted);
     EXPECT_EQ(results[0].errors,
               std::vector<std::string>{"Interrupted: the run was stopped by a signal"});
+    ASSERT_EQ(results[0].failures.size(), 1u);
+    EXPECT_EQ(results[0].failures[0].code, pacer::session::session_errc::interrupted);
     EXPECT_EQ(results[0].appends_sent, 1u); // nothing more after packet 0
     EXPECT_TRUE(results[1].interrupted);
     EXPECT_FALSE(results[1].admitted);

@@ -8,8 +8,13 @@
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
+#include <pacer/report/error_kind.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/session/error.hpp>
 #include <pacer/trace/disk_estimate.hpp>
+#include <pacer/transport/error.hpp>
+
+#include <boost/asio/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -22,7 +27,11 @@ namespace {
 
 using namespace pacer::cli;
 using namespace pacer::metrics;
+using pacer::failure;
 using pacer::format_bytes;
+using pacer::session::session_errc;
+using pacer::transport::transport_errc;
+namespace asio_error = boost::asio::error;
 
 TEST(exit_status, interrupted_then_client_behind_then_pacer_failure_then_server) {
     EXPECT_EQ(pacer::runtime::exit_status({}), pacer::runtime::exit_ok);
@@ -47,45 +56,114 @@ TEST(exit_status, an_unreachable_server_gives_no_client_verdict) {
     EXPECT_NE(pacer::runtime::exit_server_failed, pacer::runtime::exit_usage);
 }
 
+// Failures as the connection and the session raise them (transport/error.hpp,
+// session/error.hpp): grouped by their codes' conditions, never by their text.
+failure refused(std::string where) {
+    return {transport_errc::connect_failed, std::move(where), asio_error::connection_refused};
+}
+
 TEST(connect_failure, names_the_real_reason) {
-    EXPECT_EQ(connect_failure("OSError: connect to 127.0.0.1:4567: Connection refused"),
-              "connection refused");
-    EXPECT_EQ(connect_failure("OSError: connect to ::1:4567: Connection refused"),
-              "connection refused");
-    EXPECT_EQ(connect_failure("OSError: cannot resolve nohost.invalid: Host not found "
-                              "(authoritative)"),
+    EXPECT_EQ(connect_failure(refused("127.0.0.1:4567")), "connection refused");
+    EXPECT_EQ(connect_failure(refused("::1:4567")), "connection refused");
+    EXPECT_EQ(connect_failure(
+                  {transport_errc::resolve_failed, "nohost.invalid", asio_error::host_not_found}),
               "cannot resolve nohost.invalid: host not found (authoritative)");
-    EXPECT_EQ(connect_failure("InvalidStatus: server rejected WebSocket connection: HTTP 404"),
+    EXPECT_EQ(connect_failure({transport_errc::upgrade_declined, "404"}),
               "the server declined the WebSocket upgrade: HTTP 404");
-    EXPECT_EQ(connect_failure("OSError: handshake: End of file"),
+    EXPECT_EQ(connect_failure({transport_errc::upgrade_failed, "", asio_error::eof}),
               "WebSocket handshake failed: end of file");
-    EXPECT_EQ(connect_failure("Session timeout after 2s"),
+    EXPECT_EQ(connect_failure({session_errc::timeout, "2"}),
               "no connection within the 2s session timeout");
-    EXPECT_EQ(connect_failure("ConnectionClosedError: received 1011"), std::nullopt);
+    EXPECT_EQ(connect_failure({session_errc::timeout_send_pending, "2.5", {}, 1.0}),
+              "no connection within the 2.5s session timeout");
+    // Not about reaching the server: closes, a TLS context, the session's own failures.
+    EXPECT_EQ(connect_failure({transport_errc::closed_with_error, "1011 (internal error)"}),
+              std::nullopt);
+    EXPECT_EQ(connect_failure({transport_errc::tls_setup_failed, "bad CA file"}), std::nullopt);
+    EXPECT_EQ(connect_failure({transport_errc::io_failed, "", asio_error::connection_refused}),
+              std::nullopt)
+        << "a read's error is not a connect failure, whatever its cause";
+    EXPECT_EQ(connect_failure({session_errc::driver_stalled}), std::nullopt);
+    EXPECT_EQ(connect_failure({asio_error::connection_refused}), std::nullopt)
+        << "a bare socket code is no phase of connecting";
 }
 
 TEST(unreachable_reason, only_when_no_session_reached_the_server) {
-    const std::vector<std::string> refused{"OSError: connect to 127.0.0.1:1: Connection refused"};
-    const std::vector<std::string> closed{"ConnectionClosedError: sent 1000"};
-    const std::vector<std::string> none;
-    EXPECT_EQ(unreachable_reason(
-                  std::vector<connect_outcome>{{false, false, refused}, {false, false, refused}}),
+    const std::vector<failure> refused_1{refused("127.0.0.1:1")};
+    const std::vector<failure> closed{{transport_errc::closed_normally, "1000 (OK)"}};
+    const std::vector<failure> none;
+    EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{{false, false, refused_1},
+                                                              {false, false, refused_1}}),
               "connection refused");
     // One admitted session: the server was there.
     EXPECT_EQ(unreachable_reason(
-                  std::vector<connect_outcome>{{false, false, refused}, {true, false, closed}}),
+                  std::vector<connect_outcome>{{false, false, refused_1}, {true, false, closed}}),
               std::nullopt);
     // A 503 is an answer: the server was reached and rejected the session.
     EXPECT_EQ(unreachable_reason(
-                  std::vector<connect_outcome>{{false, false, refused}, {false, true, none}}),
+                  std::vector<connect_outcome>{{false, false, refused_1}, {false, true, none}}),
               std::nullopt);
     // A session that failed for another reason.
     EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{{false, false, closed}}),
               std::nullopt);
     EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{}), std::nullopt);
+    // The most frequent reason of several.
+    const std::vector<failure> timed_out{{session_errc::timeout, "2"}};
+    EXPECT_EQ(unreachable_reason(std::vector<connect_outcome>{
+                  {false, false, timed_out}, {false, false, refused_1}, {false, false, timed_out}}),
+              "no connection within the 2s session timeout");
 }
 
-TEST(error_kind, the_exception_type_or_a_named_kind) {
+TEST(count_kinds, one_count_per_session_per_kind_of_code) {
+    const failure malformed{session_errc::malformed_frame, "ValueError: malformed server frame"};
+    const std::vector<std::vector<failure>> sessions{
+        {malformed, malformed},
+        // Two codes of one kind (OSError) count once for the session.
+        {refused("h:1"), {transport_errc::io_failed, "", asio_error::broken_pipe}},
+        {{transport_errc::resolve_failed, "h", asio_error::host_not_found}},
+        {{session_errc::timeout, "2"}, {session_errc::timeout_send_pending, "2", {}, 1.5}},
+        {{session_errc::admission_rejected}},
+        {},
+    };
+    const auto kinds = count_kinds(sessions);
+    ASSERT_EQ(kinds.size(), 4u);
+    EXPECT_EQ(kinds[0].what, "OSError");
+    EXPECT_EQ(kinds[0].sessions, 2u);
+    // Ties in the order of the kinds' names, as summary.json has always listed them.
+    EXPECT_EQ(kinds[1].what, "Timeout");
+    EXPECT_EQ(kinds[2].what, "ValueError");
+    EXPECT_EQ(kinds[2].sessions, 1u) << "one session with two ValueErrors counts once";
+    EXPECT_EQ(kinds[3].what, "admission rejected");
+    EXPECT_EQ(kinds[3].sessions, 1u);
+}
+
+TEST(count_kinds, a_code_no_failure_category_knows_is_other) {
+    const std::vector<std::vector<failure>> sessions{{{asio_error::operation_aborted}},
+                                                     {{session_errc::server_error, "{}"}}};
+    const auto kinds = count_kinds(sessions);
+    ASSERT_EQ(kinds.size(), 1u);
+    EXPECT_EQ(kinds[0].what, "other");
+    EXPECT_EQ(kinds[0].sessions, 2u);
+}
+
+TEST(count_messages, one_count_per_session_most_frequent_first) {
+    const std::vector<std::vector<std::string>> sessions{
+        {"ValueError: a", "ValueError: b"},
+        {"OSError: x"},
+        {"OSError: x", "OSError: x"},
+        {},
+    };
+    const auto by_message = count_messages(sessions);
+    ASSERT_EQ(by_message.size(), 3u);
+    EXPECT_EQ(by_message[0].what, "OSError: x");
+    EXPECT_EQ(by_message[0].sessions, 2u);
+    EXPECT_EQ(by_message[1].what, "ValueError: a");
+    EXPECT_EQ(by_message[2].what, "ValueError: b");
+}
+
+// A report has only its artifacts' text: it reads the kind off the reference wording.
+TEST(report_error_kind, the_exception_type_or_a_named_kind) {
+    using pacer::report::error_kind;
     EXPECT_EQ(error_kind("ConnectionClosedError: received 1011 (internal error) x; then sent 1011 "
                          "(internal error) x"),
               "ConnectionClosedError");
@@ -96,25 +174,6 @@ TEST(error_kind, the_exception_type_or_a_named_kind) {
     EXPECT_EQ(error_kind("Session timeout after 2s (a send was pending for 1.00 s: x)"), "Timeout");
     EXPECT_EQ(error_kind("admission rejected: HTTP 503, retries exhausted"), "admission rejected");
     EXPECT_EQ(error_kind("appends sent 3 != expected 13"), "other");
-}
-
-TEST(count_errors, one_count_per_session_most_frequent_first) {
-    const std::vector<std::vector<std::string>> sessions{
-        {"ValueError: a", "ValueError: b"},
-        {"OSError: x"},
-        {"OSError: x", "OSError: x"},
-        {},
-    };
-    const auto by_message = count_errors(sessions, false);
-    ASSERT_EQ(by_message.size(), 3u);
-    EXPECT_EQ(by_message[0].what, "OSError: x");
-    EXPECT_EQ(by_message[0].sessions, 2u);
-    const auto by_kind = count_errors(sessions, true);
-    ASSERT_EQ(by_kind.size(), 2u);
-    EXPECT_EQ(by_kind[0].what, "OSError");
-    EXPECT_EQ(by_kind[0].sessions, 2u);
-    EXPECT_EQ(by_kind[1].what, "ValueError");
-    EXPECT_EQ(by_kind[1].sessions, 1u) << "one session with two ValueErrors counts once";
 }
 
 // What one second of a protocol's session puts in its trace, at least: 12.5 appends of its

@@ -4,6 +4,9 @@
 
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/transport/error.hpp>
+
+#include <boost/asio/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -63,13 +66,16 @@ TEST(pacing, a_run_within_the_period_qualifies_and_one_that_sent_nothing_does_no
 }
 
 TEST(pacing, an_error_counts_once_per_session_that_had_it) {
+    const failure canceled{transport::transport_errc::io_failed, "",
+                           boost::asio::error::operation_aborted};
     auto twice = sent_off_grid(0, {0.0});
-    twice.errors = {"OSError: Operation canceled", "OSError: Operation canceled"};
+    twice.failures = {canceled, canceled};
     auto once = sent_off_grid(1, {0.0});
-    once.errors = {"OSError: Operation canceled"};
+    once.failures = {canceled};
     const auto f = metrics::summarize_pacing({twice, once}, {});
     const auto& errors = f.json.at("errors").as_array();
     ASSERT_EQ(errors.size(), 1u);
+    EXPECT_EQ(errors[0].at("message").as_string(), "OSError: Operation canceled");
     EXPECT_EQ(errors[0].at("sessions").as_uint64(), 2u);
 }
 

@@ -5,6 +5,7 @@
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/session/duplex_session.hpp>
+#include <pacer/session/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,26 +14,23 @@ namespace {
 using namespace pacer;
 
 session::session_result stalled(std::uint32_t index, std::uint64_t stalls, double longest,
-                                std::optional<double> pending, std::string error) {
+                                std::optional<double> pending, failure error) {
     session::session_result r;
     r.index = index;
     r.admitted = true;
     r.stalled_sends = stalls;
     r.longest_write_s = longest;
     r.pending_write_s = pending;
-    r.errors.push_back(std::move(error));
+    r.errors.push_back(reference_text(error));
+    r.failures.push_back(std::move(error));
     return r;
 }
 
 TEST(send_stalls, counted_per_session_with_the_longest_write_and_pending_send) {
     std::vector<session::session_result> sessions{
-        stalled(0, 3, 2.5, 2.5,
-                "Session timeout after 4s (a send was pending for 2.50 s: the server stopped "
-                "reading)"),
-        stalled(1, 2, 1.75, 1.75,
-                "Session timeout after 4s (a send was pending for 1.75 s: the server stopped "
-                "reading)"),
-        stalled(2, 0, 0.001, 0.001, "Session timeout after 4s"), // in flight, not stalled
+        stalled(0, 3, 2.5, 2.5, {session::session_errc::timeout_send_pending, "4", {}, 2.5}),
+        stalled(1, 2, 1.75, 1.75, {session::session_errc::timeout_send_pending, "4", {}, 1.75}),
+        stalled(2, 0, 0.001, 0.001, {session::session_errc::timeout, "4"}), // not stalled
     };
     const auto f = metrics::summarize_pacing(sessions, {});
     const auto& st = f.json.at("send_stalls").as_object();
@@ -64,7 +62,7 @@ TEST(send_stalls, missing_figures_are_null_not_zero) {
 TEST(send_stalls, merged_parts_add_counts_and_keep_the_longest) {
     auto part = [](double longest) {
         std::vector<session::session_result> s{
-            stalled(0, 1, longest, longest, "Session timeout after 4s")};
+            stalled(0, 1, longest, longest, {session::session_errc::timeout, "4"})};
         metrics::run_part p;
         p.summary["pacing"] = metrics::summarize_pacing(s, {}).json;
         return p;

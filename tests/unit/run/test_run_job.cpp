@@ -9,6 +9,9 @@
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/trace/writer.hpp>
+#include <pacer/transport/error.hpp>
+
+#include <boost/asio/error.hpp>
 
 #include <gtest/gtest.h>
 
@@ -228,10 +231,18 @@ TEST(WorkerArgs, HeaderValuesGoByTheEnvironmentNeverOnTheCommandLine) {
     ::unsetenv("PACER_WORKER_HEADERS");
 }
 
-session::session_result dispatched(std::vector<std::string> errors = {}) {
+session::session_result dispatched(std::vector<failure> failures = {}) {
     session::session_result r;
-    r.errors = std::move(errors);
+    r.failures = std::move(failures);
     return r;
+}
+
+// The text each failure would have in summary.json.
+std::vector<std::string> texts(const std::vector<failure>& failures) {
+    std::vector<std::string> out;
+    for (const auto& f : failures)
+        out.push_back(reference_text(f));
+    return out;
 }
 
 TEST(SessionErrors, EachSessionsErrorsAsTheServerRowCountsThem) {
@@ -239,15 +250,21 @@ TEST(SessionErrors, EachSessionsErrorsAsTheServerRowCountsThem) {
     s[0].complete = true; // nothing to say
     s[1].rejected = true;
     s[2].trace_error = "disk full";
-    s[2].errors = {"Session timeout after 60s"};
+    s[2].failures = {{session::session_errc::timeout, "60"}};
     // s[3]: dispatched, incomplete, and it recorded nothing.
     s[4].dispatched = false; // dropped by the open loop's cap: never ran
     const auto e = run::session_errors(s);
     ASSERT_EQ(e.size(), 5u);
     EXPECT_TRUE(e[0].empty());
-    EXPECT_EQ(e[1], (std::vector<std::string>{"admission rejected: HTTP 503, retries exhausted"}));
-    EXPECT_EQ(e[2], (std::vector<std::string>{"Session timeout after 60s", "trace: disk full"}));
-    EXPECT_EQ(e[3], (std::vector<std::string>{"incomplete: no drain or no close from the server"}));
+    EXPECT_EQ(texts(e[1]),
+              (std::vector<std::string>{"admission rejected: HTTP 503, retries exhausted"}));
+    EXPECT_EQ(e[1][0].code, session::session_errc::admission_rejected);
+    EXPECT_EQ(texts(e[2]),
+              (std::vector<std::string>{"Session timeout after 60s", "trace: disk full"}));
+    EXPECT_EQ(e[2][1].code, session::session_errc::trace_failed);
+    EXPECT_EQ(texts(e[3]),
+              (std::vector<std::string>{"incomplete: no drain or no close from the server"}));
+    EXPECT_EQ(e[3][0].code, session::session_errc::incomplete);
     EXPECT_TRUE(e[4].empty());
 }
 
@@ -256,9 +273,9 @@ TEST(ServerJson, ErrorsByKindAndTheTimeToFirstAudioOfTheFigures) {
     f.json["time_to_first_audio_s"] = boost::json::object{{"n", 2}, {"p50", 0.25}};
     std::vector<session::session_result> s(3);
     s[0].admitted = true;
-    s[0].errors = {"Session timeout after 60s"};
+    s[0].failures = {{session::session_errc::timeout, "60"}};
     s[1].admitted = true;
-    s[1].errors = {"Session timeout after 61s"};
+    s[1].failures = {{session::session_errc::timeout_send_pending, "61", {}, 2.0}};
     s[2].rejected = true;
     const auto o = run::server_json(f, s);
     EXPECT_EQ(o.at("time_to_first_audio_s"), f.json.at("time_to_first_audio_s"));
@@ -275,9 +292,10 @@ TEST(ServerJson, ErrorsByKindAndTheTimeToFirstAudioOfTheFigures) {
 TEST(ServerJson, UnreachableWhenNoDispatchedSessionConnected) {
     metrics::pacing_figures f;
     f.json["time_to_first_audio_s"] = boost::json::object{{"n", 0}};
-    std::vector<session::session_result> s{
-        dispatched({"OSError: connect to 127.0.0.1:9: Connection refused"}),
-        dispatched({"OSError: connect to 127.0.0.1:9: Connection refused"}), dispatched()};
+    const failure refused{transport::transport_errc::connect_failed, "127.0.0.1:9",
+                          boost::asio::error::connection_refused};
+    std::vector<session::session_result> s{dispatched({refused}), dispatched({refused}),
+                                           dispatched()};
     // A session the cap dropped never tried to connect: it does not stop the verdict.
     s[2].dispatched = false;
     const auto o = run::server_json(f, s);
