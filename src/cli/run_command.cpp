@@ -494,7 +494,8 @@ command add_run_command(CLI::App& app) {
                     "multi-turn (the input three times with 0.6-1 s pauses), barge-in (the "
                     "input, then again 0.5 s into the assistant's reply), or a scenario JSON "
                     "file of turns (audio, pause, interrupt_after); summary.json gets per-turn "
-                    "figures")
+                    "figures (`turns`) and turns.jsonl a line per session and turn. Works in the "
+                    "open loop (each arrival plays it); needs --processes 1")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "

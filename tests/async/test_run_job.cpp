@@ -144,8 +144,9 @@ TEST_F(RunJob, OpenLoopArrivalsEachPlayTheConversation) {
         const auto row = boost::json::parse(line).as_object();
         seen.insert({row.at("session").to_number<std::uint64_t>(),
                      row.at("turn").to_number<std::uint64_t>()});
-        if (row.at("turn").to_number<int>() == 0)
+        if (row.at("turn").to_number<int>() == 0) {
             EXPECT_FALSE(row.at("barge_in").as_bool()); // the first turn interrupts nothing
+        }
     }
     EXPECT_EQ(seen, (std::set<std::pair<std::uint64_t, std::uint64_t>>{
                         {0, 0}, {0, 1}, {1, 0}, {1, 1}}));

@@ -224,6 +224,18 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeBargeInScenarioGivesTheLevelTurnsAndTheirS
                                                     at(c, {"value"}).to_number<double>() <= 30.0);
         EXPECT_TRUE(at(*row, {"slo", "met"}).is_bool());
     }
+    // turns.jsonl: each session's turns, a line each, with the figure beside its reference.
+    int rows = 0;
+    for (const auto& row : read_jsonl(dir / "c2" / "turns.jsonl")) {
+        ++rows;
+        const auto& ttfa = at(row, {"ttfa_from_speech_end_s"});
+        if (ttfa.is_number()) {
+            EXPECT_DOUBLE_EQ(ttfa.to_number<double>(),
+                             at(row, {"first_audio_s"}).to_number<double>() -
+                                 at(row, {"speech_end_s"}).to_number<double>());
+        }
+    }
+    EXPECT_EQ(rows, 4);
     // The table's row for the level names the turns.
     EXPECT_NE(r.out.find("first audio from turn end"), std::string::npos) << r.out;
 }
