@@ -556,8 +556,8 @@ int serve(const serve_settings& s) {
         throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
                           "of several turns streams on the 80 ms grid (--pacing realtime)");
     try {
-        w.slos = metrics::parse_slos(s.slo, {static_cast<bool>(w.conversation),
-                                             w.conversation.barge_in()});
+        w.slos = metrics::parse_slos(
+            s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }

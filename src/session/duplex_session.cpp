@@ -716,10 +716,10 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         if (t.pcm.empty() || t.pcm.size() % 2 != 0)
             throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
         if (options.realtime && !t.wire_pcm)
-            t.wire_pcm = *options.realtime == protocol::realtime_protocol::openai
-                             ? t.pcm.at_rate(protocol::input_sample_rate,
-                                             protocol::openai_sample_rate)
-                             : t.pcm;
+            t.wire_pcm =
+                *options.realtime == protocol::realtime_protocol::openai
+                    ? t.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+                    : t.pcm;
     }
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
     auto& c = *ctx;

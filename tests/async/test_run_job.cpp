@@ -148,8 +148,8 @@ TEST_F(RunJob, OpenLoopArrivalsEachPlayTheConversation) {
             EXPECT_FALSE(row.at("barge_in").as_bool()); // the first turn interrupts nothing
         }
     }
-    EXPECT_EQ(seen, (std::set<std::pair<std::uint64_t, std::uint64_t>>{
-                        {0, 0}, {0, 1}, {1, 0}, {1, 1}}));
+    EXPECT_EQ(seen,
+              (std::set<std::pair<std::uint64_t, std::uint64_t>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
 }
 
 } // namespace

@@ -191,11 +191,26 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeBargeInScenarioGivesTheLevelTurnsAndTheirS
                                R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
     mock_process mock({"--protocol", "openai-realtime", "--reply-ms", "640"}, "native-mock");
     const auto dir = out / "sweep";
-    const auto r = run_pacer(
-        {"serve", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(), "-c",
-         "2", "-d", "0.5s", "--scenario", scenario.string(), "--slo",
-         "turn-ttfa-p95=30s,interrupt-latency-p95=30s", "--timeout", "20s", "--no-report", "-o",
-         dir.string()});
+    const auto r = run_pacer({"serve",
+                              "--protocol",
+                              "openai-realtime",
+                              "--turns",
+                              "manual",
+                              "--url",
+                              mock.url(),
+                              "-c",
+                              "2",
+                              "-d",
+                              "0.5s",
+                              "--scenario",
+                              scenario.string(),
+                              "--slo",
+                              "turn-ttfa-p95=30s,interrupt-latency-p95=30s",
+                              "--timeout",
+                              "20s",
+                              "--no-report",
+                              "-o",
+                              dir.string()});
     EXPECT_EQ(mock.stop(), 0);
     ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto summary = read_json(dir / "summary.json");
@@ -220,8 +235,8 @@ TEST(ServeProtocolsE2E, OpenAiRealtimeBargeInScenarioGivesTheLevelTurnsAndTheirS
         EXPECT_EQ(at(checks[1], {"name"}).as_string(), "interrupt-latency-p95");
         EXPECT_EQ(at(checks[1], {"value"}).is_number(), interrupted > 0);
         for (const auto& c : checks)
-            EXPECT_EQ(at(c, {"met"}).as_bool(), at(c, {"value"}).is_number() &&
-                                                    at(c, {"value"}).to_number<double>() <= 30.0);
+            EXPECT_EQ(at(c, {"met"}).as_bool(),
+                      at(c, {"value"}).is_number() && at(c, {"value"}).to_number<double>() <= 30.0);
         EXPECT_TRUE(at(*row, {"slo", "met"}).is_bool());
     }
     // turns.jsonl: each session's turns, a line each, with the figure beside its reference.
@@ -251,8 +266,8 @@ TEST(ServeProtocolsE2E, TurnSlosWithoutTheirScenarioAreBadInput) {
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     EXPECT_NE(r.out.find("turn-ttfa-p95 judges per-turn figures"), std::string::npos) << r.out;
     r = run_pacer({"serve", "--protocol", "openai-realtime", "--url",
-                   "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "--scenario", "multi-turn",
-                   "--slo", "interrupt-latency-p95=1s", "-o", dir.string()});
+                   "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "--scenario", "multi-turn", "--slo",
+                   "interrupt-latency-p95=1s", "-o", dir.string()});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.out.find("interrupt-latency-p95 judges barge-ins"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(dir));

@@ -37,7 +37,7 @@ TEST(ConversationPlan, WithoutAScenarioIsTheInputAlone) {
     EXPECT_FALSE(none);
     EXPECT_EQ(none.name(), "single");
     EXPECT_FALSE(none.barge_in());
-    EXPECT_EQ(none.length(16000), 500ms);           // 0.5 s of input
+    EXPECT_EQ(none.length(16000), 500ms);             // 0.5 s of input
     EXPECT_EQ(none.streamed_bytes(16000, 7), 16000u); // what it is, whatever the count
 }
 
