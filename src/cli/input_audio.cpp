@@ -2,9 +2,12 @@
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/runtime/files.hpp>
+#include <pacer/schedule/scenario.hpp>
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <stdexcept>
 
 namespace pacer::cli {
@@ -64,6 +67,58 @@ boost::json::object silence_conversion(std::size_t wire_rate) {
         {"converter", "none"},
         {"wire_rate", wire_rate},
         {"wire_converter", wire_rate == 16000 ? "none" : "libsamplerate SRC_SINC_BEST_QUALITY"}};
+}
+
+session::conversation_plan load_scenario(const std::string& name, std::size_t wire_rate,
+                                         bool native) {
+    session::conversation_plan plan;
+    if (name == "single")
+        return plan;
+    auto sc = schedule::builtin_scenario(name);
+    if (!sc) {
+        std::optional<std::string> text;
+        try {
+            text = runtime::read_file_if_exists(name);
+        } catch (const std::exception& e) {
+            throw usage_error(fmt::format("--scenario: {}", e.what()));
+        }
+        if (!text)
+            throw usage_error(fmt::format("--scenario '{}' is neither single, multi-turn, "
+                                          "barge-in nor a file",
+                                          name));
+        try {
+            sc = schedule::parse_scenario(*text, name,
+                                          std::filesystem::path(name).parent_path().string());
+        } catch (const schedule::scenario_error& e) {
+            throw usage_error(e.what());
+        }
+    }
+    if (!sc->pause_packets && native)
+        throw usage_error(fmt::format("scenario {}: pause_audio none needs --protocol "
+                                      "openai-realtime or vllm-realtime: the native protocol "
+                                      "streams one continuous input (silence between turns)",
+                                      sc->name));
+    if (sc->turns.size() == 1 && !sc->single())
+        throw usage_error(fmt::format("scenario {}: one turn is what --audio FILE (or "
+                                      "--duration D of silence) streams: use that",
+                                      sc->name));
+    if (sc->single())
+        return plan; // a file of one `input` turn: today's session
+    for (const auto& t : sc->turns) {
+        session::session_turn turn;
+        turn.interrupt_after = t.interrupt_after;
+        if (t.what == schedule::turn_spec::source::silence) {
+            turn.pcm = protocol::pcm_input::silence(silence_bytes(t.silence));
+        } else if (t.what == schedule::turn_spec::source::file) {
+            auto audio = load_input_audio(t.file, wire_rate);
+            if (audio.wire)
+                turn.wire_pcm = protocol::pcm_input(std::move(*audio.wire));
+            turn.pcm = protocol::pcm_input(std::move(audio.pcm));
+        } // else each session's own input (no pcm)
+        plan.turns.push_back(std::move(turn));
+    }
+    plan.scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
+    return plan;
 }
 
 } // namespace pacer::cli

@@ -295,70 +295,11 @@ int run(const run_settings& s) {
     }
     // --scenario: a built-in, or a file checked whole before anything starts; the turns' own
     // audio loaded like --audio (docs/scenarios.md).
-    std::shared_ptr<const schedule::scenario> scenario;
-    std::vector<session::session_turn> conversation;
-    auto input_length = schedule::input_duration(pcm.size());
-    if (s.scenario != "single") {
-        auto sc = schedule::builtin_scenario(s.scenario);
-        if (!sc) {
-            std::optional<std::string> text;
-            try {
-                text = runtime::read_file_if_exists(s.scenario);
-            } catch (const std::exception& e) {
-                throw usage_error(fmt::format("--scenario: {}", e.what()));
-            }
-            if (!text)
-                throw usage_error(fmt::format("--scenario '{}' is neither single, multi-turn, "
-                                              "barge-in nor a file",
-                                              s.scenario));
-            try {
-                sc = schedule::parse_scenario(*text, s.scenario,
-                                              fs::path(s.scenario).parent_path().string());
-            } catch (const schedule::scenario_error& e) {
-                throw usage_error(e.what());
-            }
-        }
-        if (!sc->pause_packets && !realtime)
-            throw usage_error(fmt::format(
-                "scenario {}: pause_audio none needs --protocol openai-realtime or "
-                "vllm-realtime: the native protocol streams one continuous input (silence "
-                "between turns)",
-                sc->name));
-        if (sc->turns.size() == 1 && !sc->single())
-            throw usage_error(fmt::format("scenario {}: one turn is what --audio FILE (or "
-                                          "--duration D of silence) streams: use that",
-                                          sc->name));
-        if (s.processes > 1)
-            throw usage_error("--scenario with several turns needs --processes 1 (the per-turn "
-                              "figures are one process's)");
-        duration length{};
-        for (const auto& t : sc->turns) {
-            session::session_turn turn;
-            turn.interrupt_after = t.interrupt_after;
-            if (t.what == schedule::turn_spec::source::silence) {
-                turn.pcm =
-                    std::make_shared<const std::vector<std::uint8_t>>(runtime::silence(t.silence));
-            } else if (t.what == schedule::turn_spec::source::file) {
-                auto audio = load_input_audio(t.file, wire_rate);
-                if (audio.wire)
-                    turn.wire_pcm =
-                        std::make_shared<const std::vector<std::uint8_t>>(std::move(*audio.wire));
-                turn.pcm = std::make_shared<const std::vector<std::uint8_t>>(std::move(audio.pcm));
-            } // else the run's input (filled in by the runner's options)
-            const std::size_t bytes = turn.pcm ? turn.pcm->size() : pcm.size();
-            // Each turn on whole 80 ms slots, then its longest pause.
-            length +=
-                schedule::packet_period * static_cast<std::int64_t>(schedule::packet_count(bytes)) +
-                t.pause.max;
-            conversation.push_back(std::move(turn));
-        }
-        if (!sc->single()) {
-            input_length = length;
-            scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
-        } else {
-            conversation.clear();
-        }
-    }
+    auto conversation = load_scenario(s.scenario, wire_rate, !realtime);
+    if (conversation && s.processes > 1)
+        throw usage_error("--scenario with several turns needs --processes 1 (the per-turn "
+                          "figures are one process's)");
+    const auto input_length = conversation.length(pcm.size());
     if (!timeout)
         timeout = std::chrono::duration_cast<std::chrono::nanoseconds>(input_length) +
                   default_timeout_margin;
@@ -445,7 +386,6 @@ int run(const run_settings& s) {
     job.realtime = realtime;
     job.policy = *policy;
     job.turns = turns;
-    job.scenario = std::move(scenario);
     job.conversation = std::move(conversation);
     job.endpoint = endpoint;
     job.mock = std::move(mock);
@@ -556,7 +496,8 @@ command add_run_command(CLI::App& app) {
                     "multi-turn (the input three times with 0.6-1 s pauses), barge-in (the "
                     "input, then again 0.5 s into the assistant's reply), or a scenario JSON "
                     "file of turns (audio, pause, interrupt_after); summary.json gets per-turn "
-                    "figures")
+                    "figures (`turns`) and turns.jsonl a line per session and turn. Works in the "
+                    "open loop (each arrival plays it); needs --processes 1")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "

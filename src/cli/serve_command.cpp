@@ -59,6 +59,7 @@ struct serve_settings {
     std::string profile = "nemotron";
     std::string protocol = "native"; ///< native, openai-realtime or vllm-realtime
     std::string turns = "server-vad";
+    std::string scenario = "single"; ///< `--scenario` (docs/scenarios.md)
     std::string model;
     std::string concurrencies = "1,2,4,8";
     std::size_t concurrency = 0;
@@ -179,6 +180,21 @@ void print_row(const sweep::level_run& r, bool color) {
                        return v && v->is_number() ? fmt::format("{:.2f}", v->to_number<double>())
                                                   : std::string("-");
                    }());
+    }
+    if (const auto* t = path(a, {"turns", "all"}); t && t->is_object()) {
+        const auto& f = t->get_object();
+        auto pair = [&](std::string_view key) {
+            return fmt::format("{}/{}", cell_ms(path(f, {key, "p50"})),
+                               cell_ms(path(f, {key, "p95"})));
+        };
+        const auto n = [&](std::string_view key) {
+            const auto* v = f.if_contains(key);
+            return v && v->is_number() ? v->to_number<std::uint64_t>() : std::uint64_t{0};
+        };
+        fmt::print("{:>10} turns p50/p95 ms: first audio from turn end {}, interrupt latency {} "
+                   "({} of {} turns answered, {} interrupted)\n",
+                   "", pair("ttfa_from_speech_end_s"), pair("interrupt_latency_s"), n("answered"),
+                   n("turns"), n("interrupted"));
     }
     if (const auto* view = r.summary.if_contains("server_view"); view && view->is_object()) {
         const auto& v = view->get_object();
@@ -364,6 +380,9 @@ void print_serve_plan(const serve_settings& s, const sweep::sweep_options& w,
     if (w.server_metrics)
         fmt::print("  server     its stats from {} before and after each run\n",
                    w.server_metrics_url);
+    if (w.conversation)
+        fmt::print("  scenario   {}: {} turns{} (docs/scenarios.md)\n", w.conversation.name(),
+                   w.conversation.turns.size(), w.conversation.barge_in() ? ", barge-in" : "");
     std::string inputs;
     for (std::size_t i = 0; i < w.inputs.size(); ++i)
         inputs += fmt::format("{}{} ({:.2f} s)", i ? ", " : "",
@@ -531,8 +550,14 @@ int serve(const serve_settings& s) {
         }
         w.server_metrics_url = s.server_metrics;
     }
+    // --scenario: what every session of every run says, checked and loaded as `run` does.
+    w.conversation = load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
+    if (w.conversation && s.pacing == "lockstep")
+        throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
+                          "of several turns streams on the 80 ms grid (--pacing realtime)");
     try {
-        w.slos = metrics::parse_slos(s.slo);
+        w.slos = metrics::parse_slos(
+            s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
@@ -554,14 +579,13 @@ int serve(const serve_settings& s) {
         direct_wire.push_back(std::move(in.wire));
     }
     if (s.timeout.empty()) {
-        std::size_t longest = 0;
+        duration longest{};
         for (const auto& in : w.inputs)
-            longest = std::max(longest, in.size());
-        w.timeout = schedule::input_duration(longest) +
-                    std::chrono::duration_cast<duration>(default_timeout_margin);
+            longest = std::max(longest, w.conversation.length(in.size()));
+        w.timeout = longest + std::chrono::duration_cast<duration>(default_timeout_margin);
     }
     for (const auto& in : w.inputs) {
-        const double d = to_seconds(schedule::input_duration(in.size()));
+        const double d = to_seconds(w.conversation.length(in.size()));
         if (to_seconds(w.timeout) <= d)
             throw usage_error(
                 fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout, d));
@@ -853,6 +877,16 @@ command add_serve_command(CLI::App& app) {
     sub->add_option("--turns", s->turns,
                     "openai-realtime turn handling: server-vad (stream, the server finds the "
                     "turns) or manual (commit + response.create at the input's end)")
+        ->capture_default_str();
+    sub->add_option("--scenario", s->scenario,
+                    "What every session of every level (warm-ups too) says, as in `pacer run` "
+                    "(docs/scenarios.md): single (the input once), multi-turn (the input three "
+                    "times with 0.6-1 s pauses), barge-in (the input, then again 0.5 s into the "
+                    "assistant's reply), or a scenario JSON file of turns (audio, pause, "
+                    "interrupt_after); a turn of `input` streams the session's --audio file. "
+                    "Each run's and level's aggregate gets per-turn figures (`turns`), each run's "
+                    "folder a turns.jsonl, and --slo may judge turn-ttfa-p95 and "
+                    "interrupt-latency-p95")
         ->capture_default_str();
     sub->add_option("--model", s->model,
                     "vllm-realtime: the served model, named in session.update (required); "

@@ -1,5 +1,7 @@
+#include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/realtime.hpp>
+#include <pacer/runtime/files.hpp>
 
 #include <boost/json/array.hpp>
 
@@ -46,7 +48,28 @@ boost::json::object realtime_latency_json(const std::vector<trace::session_resul
             {"final_transcript_from_utterance_end_s", figure(std::move(final_eou))}};
 }
 
-boost::json::object turn_metrics_json(const std::vector<trace::session_result>& sessions) {
+turn_figures figures_of(const trace::turn_result& t) {
+    const auto diff = [](std::optional<double> a, std::optional<double> b) {
+        return a && b ? std::optional<double>(*a - *b) : std::nullopt;
+    };
+    turn_figures f;
+    f.ttfa_from_speech_end_s = diff(t.first_audio_s, t.speech_end_s);
+    f.ttfa_from_speech_stopped_s = diff(t.first_audio_s, t.speech_stopped_s);
+    f.ttfa_from_commit_s = diff(t.first_audio_s, t.commit_s);
+    f.response_duration_s = diff(t.last_audio_s, t.first_audio_s);
+    if (t.first_audio_s)
+        f.player_gap_s = t.gap_s;
+    if (t.interrupted_s) {
+        f.interrupt_latency_s = t.last_audio_s && *t.last_audio_s > *t.interrupted_s
+                                    ? *t.last_audio_s - *t.interrupted_s
+                                    : 0.0;
+        f.audio_after_interrupt_s = t.audio_after_interrupt_s;
+        f.played_at_interrupt_s = t.played_s.value_or(0);
+    }
+    return f;
+}
+
+boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_result>> sessions) {
     struct figures {
         std::vector<double> speech_end, speech_stopped, commit, duration, latency, after, played,
             gap;
@@ -54,29 +77,24 @@ boost::json::object turn_metrics_json(const std::vector<trace::session_result>& 
         std::uint64_t underruns = 0;
 
         void add(const trace::turn_result& t) {
-            const auto diff = [](std::vector<double>& to, std::optional<double> a,
-                                 std::optional<double> b) {
-                if (a && b)
-                    to.push_back(*a - *b);
+            const auto f = figures_of(t);
+            const auto put = [](std::vector<double>& to, std::optional<double> v) {
+                if (v)
+                    to.push_back(*v);
             };
             ++turns;
             answered += t.first_audio_s.has_value();
-            diff(speech_end, t.first_audio_s, t.speech_end_s);
-            diff(speech_stopped, t.first_audio_s, t.speech_stopped_s);
-            diff(commit, t.first_audio_s, t.commit_s);
-            diff(duration, t.last_audio_s, t.first_audio_s);
-            if (t.first_audio_s) {
-                gap.push_back(t.gap_s);
+            interrupted += t.interrupted_s.has_value();
+            if (t.first_audio_s)
                 underruns += t.underruns;
-            }
-            if (t.interrupted_s) {
-                ++interrupted;
-                latency.push_back(t.last_audio_s && *t.last_audio_s > *t.interrupted_s
-                                      ? *t.last_audio_s - *t.interrupted_s
-                                      : 0.0);
-                after.push_back(t.audio_after_interrupt_s);
-                played.push_back(t.played_s.value_or(0));
-            }
+            put(speech_end, f.ttfa_from_speech_end_s);
+            put(speech_stopped, f.ttfa_from_speech_stopped_s);
+            put(commit, f.ttfa_from_commit_s);
+            put(duration, f.response_duration_s);
+            put(gap, f.player_gap_s);
+            put(latency, f.interrupt_latency_s);
+            put(after, f.audio_after_interrupt_s);
+            put(played, f.played_at_interrupt_s);
         }
         boost::json::object json() const {
             return {{"turns", turns},
@@ -96,16 +114,70 @@ boost::json::object turn_metrics_json(const std::vector<trace::session_result>& 
     std::vector<figures> by_turn;
     figures all;
     for (const auto& s : sessions)
-        for (std::size_t j = 0; j < s.turns.size(); ++j) {
+        for (std::size_t j = 0; j < s.size(); ++j) {
             if (by_turn.size() <= j)
                 by_turn.resize(j + 1);
-            by_turn[j].add(s.turns[j]);
-            all.add(s.turns[j]);
+            by_turn[j].add(s[j]);
+            all.add(s[j]);
         }
     boost::json::array turns;
     for (const auto& f : by_turn)
         turns.push_back(f.json());
     return {{"by_turn", std::move(turns)}, {"all", all.json()}};
+}
+
+boost::json::object turn_metrics_json(const std::vector<trace::session_result>& sessions) {
+    std::vector<std::vector<trace::turn_result>> turns;
+    turns.reserve(sessions.size());
+    for (const auto& s : sessions)
+        turns.push_back(s.turns);
+    return turn_metrics_json(turns);
+}
+
+void append_turn_rows(std::string& out, std::uint32_t session,
+                      std::span<const trace::turn_result> turns) {
+    const auto value = [](std::optional<double> v) {
+        return v ? boost::json::value(*v) : boost::json::value(nullptr);
+    };
+    for (std::size_t j = 0; j < turns.size(); ++j) {
+        const auto& t = turns[j];
+        const auto f = figures_of(t);
+        const boost::json::object row{
+            {"session", session},
+            {"turn", j},
+            {"barge_in", t.barge_in},
+            {"start_s", value(t.start_s)},
+            {"speech_end_s", value(t.speech_end_s)},
+            {"commit_s", value(t.commit_s)},
+            {"speech_stopped_s", value(t.speech_stopped_s)},
+            {"first_audio_s", value(t.first_audio_s)},
+            {"last_audio_s", value(t.last_audio_s)},
+            {"audio_s", t.audio_s},
+            {"underruns", t.underruns},
+            {"interrupted_s", value(t.interrupted_s)},
+            {"ttfa_from_speech_end_s", value(f.ttfa_from_speech_end_s)},
+            {"ttfa_from_speech_stopped_s", value(f.ttfa_from_speech_stopped_s)},
+            {"ttfa_from_commit_s", value(f.ttfa_from_commit_s)},
+            {"response_duration_s", value(f.response_duration_s)},
+            {"interrupt_latency_s", value(f.interrupt_latency_s)},
+            {"audio_after_interrupt_s", value(f.audio_after_interrupt_s)},
+            {"played_at_interrupt_s", value(f.played_at_interrupt_s)},
+            {"player_gap_s", value(f.player_gap_s)}};
+        append_json_text(out, row); // plain decimals, as summary.json's
+        out += '\n';
+    }
+}
+
+void write_turn_rows(const std::filesystem::path& file,
+                     const std::vector<trace::session_result>& sessions) {
+    runtime::new_file rows(file);
+    std::string text;
+    for (const auto& s : sessions) {
+        text.clear();
+        append_turn_rows(text, s.index, s.turns);
+        rows.write(text);
+    }
+    rows.close();
 }
 
 boost::json::object update_ack_json(const std::vector<trace::session_result>& sessions) {

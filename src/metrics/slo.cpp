@@ -19,6 +19,9 @@ namespace {
 
 enum class kind { rate, time };
 
+// What an SLO's figure needs the sessions to have (slo_scope).
+enum class needs { nothing, turns, interruptions };
+
 // The known SLOs: where their figure lives in a level aggregate.
 struct slo_definition {
     std::string_view name;
@@ -26,6 +29,7 @@ struct slo_definition {
     bool at_least;
     std::initializer_list<std::string_view> path; // empty: computed (success-rate)
     std::string_view meaning;
+    needs scope = needs::nothing;
 };
 
 const slo_definition definitions[] = {
@@ -65,6 +69,20 @@ const slo_definition definitions[] = {
      false,
      {"realtime", "real_time_factor", "p95"},
      "realtime protocols: (last output event - schedule anchor) / input length, p95"},
+    {"turn-ttfa-p95",
+     kind::time,
+     false,
+     {"turns", "all", "ttfa_from_speech_end_s", "p95"},
+     "--scenario with several turns: first reply audio after the end of the user's turn, p95 "
+     "over the level's turns",
+     needs::turns},
+    {"interrupt-latency-p95",
+     kind::time,
+     false,
+     {"turns", "all", "interrupt_latency_s", "p95"},
+     "--scenario with a barge-in: the interrupted reply's last audio after the barge-in's first "
+     "packet, p95 over the level's interrupted turns",
+     needs::interruptions},
 };
 
 const slo_definition* find(std::string_view name) {
@@ -87,7 +105,7 @@ std::optional<double> number(const json::value* v) {
 
 } // namespace
 
-std::vector<slo_check> parse_slos(std::string_view text) {
+std::vector<slo_check> parse_slos(std::string_view text, slo_scope scope) {
     std::vector<slo_check> out;
     while (!text.empty()) {
         const auto comma = text.find(',');
@@ -115,6 +133,16 @@ std::vector<slo_check> parse_slos(std::string_view text) {
                 fmt::format("--slo '{}': {} takes {}", item, def->name,
                             def->unit == kind::time ? "a duration such as 1.5s or 200ms"
                                                     : "a fraction between 0 and 1 such as 0.01"));
+        if (def->scope == needs::turns && !scope.turns)
+            throw std::invalid_argument(
+                fmt::format("--slo '{}': {} judges per-turn figures: it needs --scenario with "
+                            "several turns (multi-turn, barge-in or a file)",
+                            item, def->name));
+        if (def->scope == needs::interruptions && !scope.interruptions)
+            throw std::invalid_argument(
+                fmt::format("--slo '{}': {} judges barge-ins: it needs a --scenario with one "
+                            "(barge-in, or a file with interrupt_after)",
+                            item, def->name));
         for (const auto& c : out)
             if (c.name == def->name)
                 throw std::invalid_argument(fmt::format("--slo: {} given twice", def->name));

@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 #include <stdexcept>
+#include <utility>
 
 namespace pacer::protocol {
 
@@ -79,12 +80,28 @@ std::string item_truncate(std::string_view event_id, std::string_view item_id,
     return boost::json::serialize(o);
 }
 
+namespace {
+
+// Where packet `seq` of `count` lies in `bytes` at `rate` Hz: [first, second).
+std::pair<std::size_t, std::size_t> packet_range(std::size_t bytes, std::size_t rate,
+                                                 std::size_t seq, std::size_t count) {
+    const std::size_t size = rate * 2 * 80 / 1000;
+    const std::size_t begin = std::min(seq * size, bytes);
+    return {begin, seq + 1 >= count ? bytes : std::min(begin + size, bytes)};
+}
+
+} // namespace
+
 std::span<const std::uint8_t> rate_packet(std::span<const std::uint8_t> pcm, std::size_t rate,
                                           std::size_t seq, std::size_t count) {
-    const std::size_t size = rate * 2 * 80 / 1000;
-    const std::size_t begin = std::min(seq * size, pcm.size());
-    const std::size_t end = seq + 1 >= count ? pcm.size() : std::min(begin + size, pcm.size());
+    const auto [begin, end] = packet_range(pcm.size(), rate, seq, count);
     return pcm.subspan(begin, end - begin);
+}
+
+std::span<const std::uint8_t> pcm_input::rate_packet(std::size_t rate, std::size_t seq,
+                                                     std::size_t count) const {
+    const auto [begin, end] = packet_range(size_, rate, seq, count);
+    return bytes(begin, end - begin);
 }
 
 std::span<const std::uint8_t> pcm_input::bytes(std::size_t offset, std::size_t n) const {

@@ -285,23 +285,8 @@ session::run_options runner_options(run_job& job) {
             *realtime == protocol::realtime_protocol::openai
                 ? ro.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
                 : ro.pcm;
-    if (job.scenario) {
-        ro.scenario = job.scenario;
-        ro.conversation = job.conversation;
-        // A turn of "input" streams the run's input; a multi-turn scenario holds its turns'
-        // audio (silence too: its turns are short).
-        const auto hold =
-            [](const protocol::pcm_input& p) -> std::shared_ptr<const std::vector<std::uint8_t>> {
-            if (!p || p.held())
-                return p.held(); // null when there is none
-            return std::make_shared<const std::vector<std::uint8_t>>(p.size(), 0);
-        };
-        for (auto& t : ro.conversation)
-            if (!t.pcm) { // the run's input
-                t.pcm = hold(ro.pcm);
-                t.wire_pcm = hold(ro.wire_pcm);
-            }
-    }
+    // A turn of "input" streams the session's input (held once, silence never held).
+    ro.conversation = job.conversation;
     ro.stagger = from_seconds(s.stagger_ms / 1e3);
     ro.stagger_slots = s.stagger_slots;
     if (job.start_monotonic) // workers and shards share the stagger's origin: their phases agree
@@ -703,8 +688,8 @@ int execute_run(run_job job) {
         summary["server"].as_object()["realtime"] =
             metrics::realtime_latency_json(outcome.sessions);
     }
-    if (job.scenario) { // multi-turn: the scenario and its per-turn figures
-        summary["config"].as_object()["scenario"] = job.scenario->name;
+    if (job.conversation) { // multi-turn: the scenario and its per-turn figures
+        summary["config"].as_object()["scenario"] = job.conversation.name();
         summary["turns"] = metrics::turn_metrics_json(outcome.sessions);
     }
     summary["disk"] = {
@@ -811,6 +796,8 @@ int execute_run(run_job job) {
         for (const auto& e : unreadable)
             errors.push_back({{"message", e}, {"sessions", 1}});
     }
+    if (job.conversation) // every session's turns, one line each (docs/scenarios.md)
+        metrics::write_turn_rows(out / "turns.jsonl", outcome.sessions);
     write_new_file(out / "summary.json", json_text(summary) + "\n");
     std::optional<fs::path> report;
     if (!s.no_report && end.report)

@@ -7,7 +7,6 @@
 #include <pacer/protocol/native_session.hpp>
 #include <pacer/protocol/opening.hpp>
 #include <pacer/protocol/realtime_events.hpp>
-#include <pacer/runtime/audio_codec.hpp>
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/session/error.hpp>
@@ -56,8 +55,8 @@ std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
         const auto& t = o.conversation[j];
         const std::size_t bytes =
             j + 1 < o.conversation.size()
-                ? schedule::packet_count(t.pcm->size()) * protocol::packet_bytes
-                : t.pcm->size();
+                ? schedule::packet_count(t.pcm.size()) * protocol::packet_bytes
+                : t.pcm.size();
         plan.push_back({bytes, t.pause, t.interrupt_after});
     }
     return plan;
@@ -436,9 +435,8 @@ struct native_wire {
             a.silence ? std::span<const std::uint8_t>(silence)
             : turns.empty()
                 ? pcm.bytes(k * protocol::packet_bytes, schedule::packet_size(pcm.size(), k))
-                : std::span<const std::uint8_t>(
-                      turns[a.turn].pcm->data() + k * protocol::packet_bytes,
-                      schedule::packet_size(turns[a.turn].pcm->size(), k));
+                : turns[a.turn].pcm.bytes(k * protocol::packet_bytes,
+                                          schedule::packet_size(turns[a.turn].pcm.size(), k));
         if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
             // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
             padded.assign(protocol::packet_bytes, 0);
@@ -501,8 +499,8 @@ struct realtime_wire {
         else if (turns.empty())
             packet = pcm.bytes(a.seq * size, a.seq + 1 >= packets ? pcm.size() : size);
         else
-            packet = protocol::rate_packet(*turns[a.turn].wire_pcm, rate, a.packet,
-                                           schedule::packet_count(turns[a.turn].pcm->size()));
+            packet = turns[a.turn].wire_pcm.rate_packet(
+                rate, a.packet, schedule::packet_count(turns[a.turn].pcm.size()));
         if (!a.silence && !turns.empty() && a.turn + 1 < turns.size() &&
             packet.size() < silence.size()) {
             // A turn's short last packet, padded to the grid (see turn_plan).
@@ -713,14 +711,17 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
                 ? options.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
                 : options.pcm;
     for (auto& t : options.conversation) {
-        if (!t.pcm || t.pcm->empty() || t.pcm->size() % 2 != 0)
+        if (!t.pcm) { // the session's own input (shared: nothing is copied, silence is not held)
+            t.pcm = options.pcm;
+            t.wire_pcm = options.wire_pcm;
+        }
+        if (t.pcm.empty() || t.pcm.size() % 2 != 0)
             throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
         if (options.realtime && !t.wire_pcm)
-            t.wire_pcm = std::make_shared<const std::vector<std::uint8_t>>(
+            t.wire_pcm =
                 *options.realtime == protocol::realtime_protocol::openai
-                    ? runtime::resample_pcm16(*t.pcm, protocol::input_sample_rate,
-                                              protocol::openai_sample_rate)
-                    : *t.pcm);
+                    ? t.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+                    : t.pcm;
     }
     auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
     auto& c = *ctx;

@@ -29,6 +29,30 @@ namespace pacer::session {
 
 namespace asio = boost::asio;
 
+std::string_view conversation_plan::name() const {
+    return scenario ? std::string_view(scenario->name) : std::string_view("single");
+}
+
+duration conversation_plan::length(std::size_t input_bytes) const {
+    if (!scenario)
+        return schedule::input_duration(input_bytes);
+    duration d{};
+    for (std::size_t j = 0; j < turns.size() && j < scenario->turns.size(); ++j) {
+        const std::size_t bytes = turns[j].pcm ? turns[j].pcm.size() : input_bytes;
+        d += schedule::packet_period * static_cast<std::int64_t>(schedule::packet_count(bytes)) +
+             scenario->turns[j].pause.max;
+    }
+    return d;
+}
+
+std::size_t conversation_plan::streamed_bytes(std::size_t input_bytes, std::size_t appends) const {
+    if (!scenario || turns.empty() || appends == 0)
+        return input_bytes;
+    const std::size_t last = turns.back().pcm ? turns.back().pcm.size() : input_bytes;
+    return (appends - 1) * schedule::packet_bytes +
+           schedule::packet_size(last, schedule::packet_count(last) - 1);
+}
+
 namespace {
 
 // One session context: its io_context, its loop monitor, and how many of its sessions are
@@ -172,12 +196,12 @@ run_outcome run_duplex(const run_options& options) {
         so.wire_pcm = options.wire_inputs.empty()
                           ? options.wire_pcm
                           : options.wire_inputs[i % options.wire_inputs.size()];
-        if (options.scenario) {
-            const auto pauses = schedule::draw_pauses(*options.scenario, i);
-            so.conversation = options.conversation;
+        if (const auto& plan = options.conversation) {
+            const auto pauses = schedule::draw_pauses(*plan.scenario, i);
+            so.conversation = plan.turns; // a turn without audio streams so.pcm
             for (std::size_t j = 0; j < so.conversation.size(); ++j)
                 so.conversation[j].pause = pauses[j];
-            so.pause_packets = options.scenario->pause_packets;
+            so.pause_packets = plan.scenario->pause_packets;
         }
         so.on_streaming = [&c] { c.on_streaming(); };
         so.interrupt = &c.interrupt;

@@ -5,6 +5,7 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/pacing.hpp>
+#include <pacer/metrics/realtime.hpp>
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/constants.hpp>
 #include <pacer/runtime/files.hpp>
@@ -183,6 +184,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     ro.realtime = s.realtime;
     ro.turns = s.turns;
     ro.model = s.model;
+    ro.conversation = s.conversation;
     if (s.realtime) {
         ro.wire_inputs = s.wire_inputs;
         if (first_input_only)
@@ -218,6 +220,16 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     for (std::size_t i = 0; i < concurrency; ++i) {
         const auto folder = dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
         context.input_duration_s = s.input_duration_s[i % ro.inputs.size()];
+        if (s.conversation && i < outcome.sessions.size()) {
+            // A conversation's input is what the session's grid carried: its own pause draws
+            // and barge-ins decided how many appends that was.
+            const auto& r = outcome.sessions[i];
+            context.input_duration_s =
+                static_cast<double>(s.conversation.streamed_bytes(
+                    ro.inputs[i % ro.inputs.size()].size(), r.expected_appends)) /
+                static_cast<double>(protocol::input_bytes_per_second);
+            run.turns.push_back(r.turns);
+        }
         input_max = std::max(input_max, *context.input_duration_s);
         std::optional<std::string> trace, receipts;
         std::vector<std::string> extra;
@@ -270,8 +282,12 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     o["repeat"] = repeat;
     o["warmup"] = warmup;
     o["input_duration_s"] = input_max;
-    if (ro.inputs.size() == 1) // `pacer replay` of a session folder reads this
+    // `pacer replay` of a session folder reads this (a conversation's sessions each have their
+    // own length: replay counts what each trace carried).
+    if (ro.inputs.size() == 1 && !s.conversation)
         o["config"] = json::object{{"input_duration_s", input_max}};
+    if (s.conversation)
+        o["scenario"] = s.conversation.name();
     o["common_start_s"] =
         outcome.common_start_s ? json::value(*outcome.common_start_s) : json::value(nullptr);
     o["configured_sessions"] = outcome.ready_sessions;
@@ -309,6 +325,8 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     o["sessions"] = std::move(sessions);
     o["aggregate"] = s.realtime ? metrics::aggregate_realtime_level(run.realtime_sessions)
                                 : metrics::aggregate_level(run.sessions, *s.profile);
+    if (s.conversation) // per-turn figures, as `pacer run`'s summary.json `turns`
+        o["aggregate"].as_object()["turns"] = metrics::turn_metrics_json(run.turns);
     if (!s.slos.empty())
         o["slo"] = metrics::evaluate_slos(s.slos, o.at("aggregate").as_object());
     if (s.telemetry && outcome.common_start_s) {
@@ -339,6 +357,8 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                      {"trace_bytes", outcome.writer.bytes},
                      {"trace_channel_waits", waits.waits},
                      {"trace_channel_wait_s", waits.wait_s}};
+    if (s.conversation) // every session's turns, one line each (docs/scenarios.md)
+        metrics::write_turn_rows(dir / "turns.jsonl", outcome.sessions);
     runtime::write_new_file(dir / "summary.json", json_text(o) + "\n");
     if (s.drop_traces) {
         // Last: every file of the level that reads the traces is written. Receipts and the
@@ -382,6 +402,7 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
         lr.folder = fmt::format("{}-{}", run_folder_name(t), n);
     std::vector<metrics::level_session> pooled;
     std::vector<metrics::realtime_level_session> pooled_realtime;
+    std::vector<std::vector<trace::turn_result>> pooled_turns;
     double lag_p99_max = 0;
     for (std::size_t r = 1; r <= s.repeats; ++r) {
         if (before_run()) {
@@ -403,6 +424,7 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
         pooled.insert(pooled.end(), run.sessions.begin(), run.sessions.end());
         pooled_realtime.insert(pooled_realtime.end(), run.realtime_sessions.begin(),
                                run.realtime_sessions.end());
+        pooled_turns.insert(pooled_turns.end(), run.turns.begin(), run.turns.end());
         lr.interrupted = run.interrupted;
         lr.runs.push_back(std::move(run));
         if (lr.interrupted || lr.unreachable)
@@ -420,6 +442,8 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     lr.entry["loop_lag_p99_s"] = lag_p99_max;
     auto aggregate = s.realtime ? metrics::aggregate_realtime_level(pooled_realtime)
                                 : metrics::aggregate_level(pooled, *s.profile);
+    if (s.conversation)
+        aggregate["turns"] = metrics::turn_metrics_json(pooled_turns);
     if (!s.slos.empty()) {
         auto slo = metrics::evaluate_slos(s.slos, aggregate);
         lr.slo_met = slo.at("met").as_bool();
@@ -540,6 +564,8 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
                    {"drop_traces", s.drop_traces}};
     if (s.audio.empty())
         c["silence"] = s.silence;
+    if (s.conversation)
+        c["scenario"] = s.conversation.name();
     if (s.realtime)
         add_realtime_config(c, s);
     c["input_conversion"] = s.conversions;

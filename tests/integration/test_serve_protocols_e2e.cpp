@@ -8,6 +8,8 @@
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <algorithm>
+#include <fstream>
 #include <optional>
 #include <string>
 #include <vector>
@@ -174,6 +176,100 @@ TEST(ServeProtocolsE2E, RealtimeProtocolMistakesAreBadInput) {
     r = run_pacer({"serve", "--protocol", "grpc", "-d", "1s", "-o", dir.string()});
     EXPECT_EQ(r.exit_code, 2);
     EXPECT_NE(r.out.find("--protocol 'grpc' is not known"), std::string::npos) << r.out;
+    EXPECT_FALSE(fs::exists(dir));
+}
+
+// A conversation in every session of a level (docs/scenarios.md): two turns of 0.5 s, the
+// second barging in 0.1 s into the reply to the first, manual turns. The level's row and its
+// run's summary carry the per-turn figures (`turns`, the shape of `pacer run`'s) and the SLO
+// verdicts on them; never a speed. (One level of 2 sessions: about 2 s.)
+TEST(ServeProtocolsE2E, OpenAiRealtimeBargeInScenarioGivesTheLevelTurnsAndTheirSloVerdicts) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    const auto scenario = out / "talk.json";
+    std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"0.8s",)"
+                               R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
+    mock_process mock({"--protocol", "openai-realtime", "--reply-ms", "640"}, "native-mock");
+    const auto dir = out / "sweep";
+    const auto r = run_pacer({"serve",
+                              "--protocol",
+                              "openai-realtime",
+                              "--turns",
+                              "manual",
+                              "--url",
+                              mock.url(),
+                              "-c",
+                              "2",
+                              "-d",
+                              "0.5s",
+                              "--scenario",
+                              scenario.string(),
+                              "--slo",
+                              "turn-ttfa-p95=30s,interrupt-latency-p95=30s",
+                              "--timeout",
+                              "20s",
+                              "--no-report",
+                              "-o",
+                              dir.string()});
+    EXPECT_EQ(mock.stop(), 0);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out;
+    const auto summary = read_json(dir / "summary.json");
+    EXPECT_EQ(at(summary, {"config", "scenario"}).as_string(), scenario.string());
+    const auto& levels = at(summary, {"levels"}).as_array();
+    ASSERT_EQ(levels.size(), 1u);
+    const auto run = read_json(dir / "c2" / "summary.json");
+    EXPECT_EQ(at(run, {"scenario"}).as_string(), scenario.string());
+    EXPECT_EQ(at(run, {"aggregate", "successful_sessions"}).to_number<int>(), 2) << r.out;
+    for (const auto* row : {&levels[0], &run}) {
+        const auto& turns = at(*row, {"aggregate", "turns"});
+        EXPECT_EQ(at(turns, {"by_turn"}).as_array().size(), 2u);
+        const auto& all = at(turns, {"all"});
+        EXPECT_EQ(at(all, {"turns"}).to_number<int>(), 4);
+        const int interrupted = at(all, {"interrupted"}).to_number<int>();
+        // The verdicts judge those figures: present where the level has them, missed where not.
+        const auto& checks = at(*row, {"slo", "checks"}).as_array();
+        ASSERT_EQ(checks.size(), 2u);
+        EXPECT_EQ(at(checks[0], {"name"}).as_string(), "turn-ttfa-p95");
+        EXPECT_EQ(at(checks[0], {"value"}), at(all, {"ttfa_from_speech_end_s", "p95"}));
+        EXPECT_TRUE(at(checks[0], {"value"}).is_number()); // every turn of the mock is answered
+        EXPECT_EQ(at(checks[1], {"name"}).as_string(), "interrupt-latency-p95");
+        EXPECT_EQ(at(checks[1], {"value"}).is_number(), interrupted > 0);
+        for (const auto& c : checks)
+            EXPECT_EQ(at(c, {"met"}).as_bool(),
+                      at(c, {"value"}).is_number() && at(c, {"value"}).to_number<double>() <= 30.0);
+        EXPECT_TRUE(at(*row, {"slo", "met"}).is_bool());
+    }
+    // turns.jsonl: each session's turns, a line each, with the figure beside its reference.
+    int rows = 0;
+    for (const auto& row : read_jsonl(dir / "c2" / "turns.jsonl")) {
+        ++rows;
+        const auto& ttfa = at(row, {"ttfa_from_speech_end_s"});
+        if (ttfa.is_number()) {
+            EXPECT_DOUBLE_EQ(ttfa.to_number<double>(),
+                             at(row, {"first_audio_s"}).to_number<double>() -
+                                 at(row, {"speech_end_s"}).to_number<double>());
+        }
+    }
+    EXPECT_EQ(rows, 4);
+    // The table's row for the level names the turns.
+    EXPECT_NE(r.out.find("first audio from turn end"), std::string::npos) << r.out;
+}
+
+// An SLO on turns or barge-ins needs a scenario that has them: refused before anything starts.
+TEST(ServeProtocolsE2E, TurnSlosWithoutTheirScenarioAreBadInput) {
+    temp_dir out;
+    const auto dir = out / "sweep";
+    auto r = run_pacer({"serve", "--protocol", "openai-realtime", "--url",
+                        "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "--slo", "turn-ttfa-p95=1s",
+                        "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+    EXPECT_NE(r.out.find("turn-ttfa-p95 judges per-turn figures"), std::string::npos) << r.out;
+    r = run_pacer({"serve", "--protocol", "openai-realtime", "--url",
+                   "ws://127.0.0.1:9/v1/realtime", "-d", "1s", "--scenario", "multi-turn", "--slo",
+                   "interrupt-latency-p95=1s", "-o", dir.string()});
+    EXPECT_EQ(r.exit_code, 2);
+    EXPECT_NE(r.out.find("interrupt-latency-p95 judges barge-ins"), std::string::npos) << r.out;
     EXPECT_FALSE(fs::exists(dir));
 }
 

@@ -2,9 +2,11 @@
 // `--audio FILE` for `run` and `serve`: any WAV file, mixed down to mono and converted to the
 // rates the sessions need (16 kHz for pacer's packet grid and the native and vllm-realtime
 // protocols; the protocol's own rate, e.g. openai-realtime's 24 kHz, straight from the file),
-// and the record of the conversion for summary.json.
+// and the record of the conversion for summary.json. And `--scenario` (docs/scenarios.md): the
+// conversation every session of `run` and `serve` plays, its turns' audio loaded the same way.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/session/runner.hpp>
 
 #include <boost/json/object.hpp>
 
@@ -43,5 +45,14 @@ std::size_t silence_bytes(duration length);
 
 /// The conversion record of generated silence (16 kHz mono, nothing converted) at `wire_rate`.
 boost::json::object silence_conversion(std::size_t wire_rate);
+
+/// `--scenario NAME` of `run` and `serve`: `single` (an empty plan: today's session), a
+/// built-in (`multi-turn`, `barge-in`), or a scenario JSON file checked whole, its turns' own
+/// audio loaded as `--audio` is for sessions whose wire rate is `wire_rate` (silence turns held
+/// nowhere; a turn of `input` streams each session's own input). `native`: the native protocol,
+/// which streams one continuous input (`pause_audio none` is refused). Every mistake is a usage
+/// error, one line naming the scenario and the field.
+session::conversation_plan load_scenario(const std::string& name, std::size_t wire_rate,
+                                         bool native);
 
 } // namespace pacer::cli

@@ -8,6 +8,11 @@
 
 #include <boost/json/object.hpp>
 
+#include <cstdint>
+#include <filesystem>
+#include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 namespace pacer::metrics {
@@ -28,6 +33,38 @@ boost::json::object realtime_latency_json(const std::vector<trace::session_resul
 /// - `player_gap_s`: the player's silent gaps between two deltas of the reply (underruns);
 /// plus the counts `turns`, `answered` (turns with a reply), `interrupted` and `underruns`.
 boost::json::object turn_metrics_json(const std::vector<trace::session_result>& sessions);
+/// The same over each session's turns (one vector a session, in turn order).
+boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_result>> sessions);
+
+/// One turn's figures (see turn_metrics_json), each nullopt when the turn has none: the
+/// time-to-first-audio figures need a reply and their reference point, `response_duration_s`
+/// a reply, `player_gap_s` a reply, the interruption figures a barge-in on the turn.
+struct turn_figures {
+    std::optional<double> ttfa_from_speech_end_s;
+    std::optional<double> ttfa_from_speech_stopped_s;
+    std::optional<double> ttfa_from_commit_s;
+    std::optional<double> response_duration_s;
+    std::optional<double> interrupt_latency_s;
+    std::optional<double> audio_after_interrupt_s;
+    std::optional<double> played_at_interrupt_s;
+    std::optional<double> player_gap_s;
+};
+turn_figures figures_of(const trace::turn_result& turn);
+
+/// turns.jsonl (docs/scenarios.md): one JSON line per turn of session `session`, appended to
+/// `out`: `session`, `turn`, `barge_in`, the turn's instants (CLOCK_MONOTONIC seconds, null
+/// when absent: `start_s`, `speech_end_s`, `commit_s`, `speech_stopped_s`, `first_audio_s`,
+/// `last_audio_s`, `interrupted_s`), `audio_s`, `underruns`, and its figures under
+/// summary.json's names (null when the turn has none), each the difference of two of those
+/// instants.
+void append_turn_rows(std::string& out, std::uint32_t session,
+                      std::span<const trace::turn_result> turns);
+
+/// Writes `file` (new: never overwritten), the turns.jsonl of a run or a serving run: every
+/// session's turn rows (append_turn_rows), in session order. Throws std::runtime_error when it
+/// cannot be written.
+void write_turn_rows(const std::filesystem::path& file,
+                     const std::vector<trace::session_result>& sessions);
 
 /// How long each session's `session.update` took to be acknowledged (`session.updated`
 /// received - the update's send start), over the sessions that got an ack: `{n, p50, ...}`.

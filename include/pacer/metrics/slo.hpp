@@ -17,10 +17,18 @@ struct slo_check {
     bool at_least = false; ///< the figure must be >= bound (success-rate); else <= bound
 };
 
+/// What the sessions judged will have (docs/scenarios.md): per-turn figures (a multi-turn
+/// `--scenario`) and interruptions (one with a barge-in, `interrupt_after`).
+struct slo_scope {
+    bool turns = false;
+    bool interruptions = false;
+};
+
 /// Parses `name=value,...` such as `unit-miss-rate=0.01,underrun-ratio=0.02,ttfa-p95=1.5s`.
 /// Times take a unit (`1.5s`, `200ms`; a bare number is seconds). Empty text: no SLO. Throws
-/// std::invalid_argument with one line naming the bad item and the known names.
-std::vector<slo_check> parse_slos(std::string_view text);
+/// std::invalid_argument with one line naming the bad item and the known names, or an SLO on
+/// turns (`turn-ttfa-p95`) or interruptions (`interrupt-latency-p95`) that `scope` lacks.
+std::vector<slo_check> parse_slos(std::string_view text, slo_scope scope = {});
 
 /// `success-rate=1`: every attempted session succeeded (rejections count as failures).
 slo_check default_success_slo();

@@ -53,6 +53,11 @@ public:
     /// Bytes [offset, offset + n) clipped to the input; for silence, n ≤ max_packet_bytes.
     std::span<const std::uint8_t> bytes(std::size_t offset, std::size_t n) const;
 
+    /// Packet `seq` of `count` 80 ms packets of this input at `rate` Hz (as
+    /// `protocol::rate_packet`, realtime_events.hpp: the last takes whatever remains).
+    std::span<const std::uint8_t> rate_packet(std::size_t rate, std::size_t seq,
+                                              std::size_t count) const;
+
     /// This input at `to` Hz, from `from` Hz: held bytes are resampled (libsamplerate, as
     /// `runtime::resample_pcm16`); silence stays silence, of the length the rate gives.
     pcm_input at_rate(std::size_t from, std::size_t to) const;

@@ -21,7 +21,6 @@
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/local_server.hpp>
 #include <pacer/runtime/shard.hpp>
-#include <pacer/schedule/scenario.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/error.hpp>
 #include <pacer/session/open_loop.hpp>
@@ -128,10 +127,9 @@ struct run_job {
     std::optional<protocol::realtime_protocol> realtime;
     session::cap_policy policy{};
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad; ///< `--turns`
-    /// A multi-turn `--scenario` (null: `single`) and its turns' audio, a turn with no `pcm`
+    /// A multi-turn `--scenario` (none: `single`) and its turns' audio, a turn with no `pcm`
     /// being the run's input; each session draws its own pauses.
-    std::shared_ptr<const schedule::scenario> scenario;
-    std::vector<session::session_turn> conversation;
+    session::conversation_plan conversation;
     /// The client settings applied, to `--url` or to the built-in mock's address.
     transport::ws_endpoint endpoint;
     /// The built-in mock when no `--url` was given (stopped by the run when its sessions end).

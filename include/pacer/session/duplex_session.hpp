@@ -95,10 +95,11 @@ private:
 
 /// One user turn of a multi-turn scenario (docs/scenarios.md), as a session streams it.
 struct session_turn {
-    /// 16 kHz mono PCM16 (non-empty whole samples), shared read-only.
-    std::shared_ptr<const std::vector<std::uint8_t>> pcm;
-    /// At the protocol's rate; null: the session resamples `pcm` itself.
-    std::shared_ptr<const std::vector<std::uint8_t>> wire_pcm;
+    /// 16 kHz mono PCM16 (non-empty whole samples), shared read-only, or silence (held
+    /// nowhere). None: the session's own input (`session_options::pcm` and `wire_pcm`).
+    protocol::pcm_input pcm;
+    /// At the protocol's rate; none: the session resamples `pcm` itself.
+    protocol::pcm_input wire_pcm;
     duration pause{}; ///< after the turn's audio (this session's draw)
     std::optional<duration> interrupt_after;
 };
@@ -155,8 +156,9 @@ struct session_options {
     /// Optional: the statistics every receipt is folded into as it is produced (the session
     /// context's: touched only on its thread); must outlive the session.
     trace::receipt_statistics* receipt_stats = nullptr;
-    /// A multi-turn scenario: its turns (at least two) on the one grid, and whether the
-    /// pauses carry silence packets; empty: one turn of `pcm` (today's session, unchanged).
+    /// A multi-turn scenario: its turns (at least two) on the one grid, a turn without `pcm`
+    /// streaming `pcm` (and `wire_pcm`), and whether the pauses carry silence packets; empty:
+    /// one turn of `pcm` (today's session, unchanged).
     /// The session's result then has one `turns` entry each.
     std::vector<session_turn> conversation;
     bool pause_packets = true;

@@ -19,12 +19,41 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pacer::session {
 
 /// Session `i` of `sessions`: its start offset within `stagger` (see run_options::stagger_slots).
 duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots);
+
+/// A multi-turn scenario as every session of a run (or of a serving level) plays it
+/// (docs/scenarios.md): the scenario, and each turn's audio. `pacer run` and `pacer serve`
+/// fill it once from `--scenario` and hand it to the runner, which gives each session its
+/// own pause draws.
+struct conversation_plan {
+    /// Null: `single`, one turn of the input (today's session, unchanged).
+    std::shared_ptr<const schedule::scenario> scenario;
+    /// Each turn's audio, in order; a turn without `pcm` streams the session's own input.
+    std::vector<session_turn> turns;
+
+    explicit operator bool() const { return scenario != nullptr; }
+    /// The scenario's name (`multi-turn`, `barge-in`, a file's path), `single` without one.
+    std::string_view name() const;
+    /// Whether some turn barges in (`interrupt_after`).
+    bool barge_in() const { return scenario && scenario->barge_in(); }
+    /// The longest a session's turns take with an input of `input_bytes` (16 kHz PCM16): each
+    /// turn on whole 80 ms slots, then its longest pause (the input's length without a
+    /// scenario). A barge-in's turn may start later than its pause's end: the session's
+    /// timeout has room for that (the default adds 60 s).
+    duration length(std::size_t input_bytes) const;
+    /// The 16 kHz bytes a session's `appends` appends carried with an input of `input_bytes`:
+    /// 80 ms each (pauses' silence packets, the turns' audio padded to the grid), the last
+    /// one the last turn's last packet. How long a conversation's input was, for the
+    /// evaluation of its files (`appends` is the session's own count: its pause draws and
+    /// barge-ins decide it).
+    std::size_t streamed_bytes(std::size_t input_bytes, std::size_t appends) const;
+};
 
 struct run_options {
     std::size_t sessions = 1;
@@ -87,10 +116,10 @@ struct run_options {
     /// With several `inputs`: each at the protocol's rate, in the same order (session i
     /// streams wire_inputs[i mod n]); empty: `wire_pcm` for every session.
     std::vector<protocol::pcm_input> wire_inputs;
-    /// A multi-turn scenario (docs/scenarios.md; null: one turn of the input): its turns'
-    /// audio and barge-ins; session i draws its pauses with `draw_pauses(*scenario, i)`.
-    std::shared_ptr<const schedule::scenario> scenario;
-    std::vector<session_turn> conversation;
+    /// A multi-turn scenario (docs/scenarios.md; none: one turn of the input): its turns'
+    /// audio and barge-ins; session i draws its pauses with `draw_pauses(*scenario, i)`, and
+    /// its turns without audio of their own stream its input.
+    conversation_plan conversation;
     /// Optional: live totals for a progress line (see live_counters); the sessions and the
     /// loop monitors update it while the run goes. Must outlive `run_duplex`.
     live_counters* live = nullptr;

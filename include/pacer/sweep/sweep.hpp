@@ -18,6 +18,7 @@
 #include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/session/live_counters.hpp>
+#include <pacer/session/runner.hpp>
 #include <pacer/sweep/capacity.hpp>
 #include <pacer/sweep/validity.hpp>
 #include <pacer/telemetry/stability.hpp>
@@ -66,7 +67,13 @@ struct sweep_options {
     std::vector<protocol::pcm_input> inputs;
     /// The inputs at the protocol's rate (realtime protocols), in order.
     std::vector<protocol::pcm_input> wire_inputs;
-    std::vector<double> input_duration_s; ///< per input
+    /// Per input: its length, or with a `conversation` the longest a session's turns take.
+    std::vector<double> input_duration_s;
+    /// `--scenario` (docs/scenarios.md): the conversation every session of every run (warm-ups
+    /// too) plays, a turn of `input` streaming the session's input (none: one utterance). Each
+    /// run's and level's aggregate then has `turns` (summary.json's `turns` in `pacer run`),
+    /// and each run's folder a turns.jsonl.
+    session::conversation_plan conversation;
     /// How each input was read and converted (config.input_conversion), in order.
     boost::json::array conversions;
     duration timeout{}; ///< per session
@@ -118,6 +125,8 @@ struct level_run {
     /// Realtime protocols: the sessions with their protocol's figures (`sessions` holds the
     /// same sessions' status, admission and send lateness).
     std::vector<metrics::realtime_level_session> realtime_sessions;
+    /// A conversation: each session's turns as it recorded them (by session index).
+    std::vector<std::vector<trace::turn_result>> turns;
     double loop_lag_p99_s = 0;
     bool valid = false;
     bool interrupted = false;

@@ -3,11 +3,14 @@
 // workers are the real pacer binary (worker_program), pooled into one folder.
 
 #include <pacer/cli/client_options.hpp>
+#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/run/live_file.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
+#include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/schedule/schedule_file.hpp>
 #include <pacer/server/probe_mock.hpp>
 
 #include <boost/json/parse.hpp>
@@ -17,7 +20,9 @@
 #include "async/built_in_mock.hpp"
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
+#include <string>
 #include <unistd.h>
 
 namespace {
@@ -100,6 +105,51 @@ TEST_F(RunJob, ProcessesRunTheWorkerProgramAndPoolTheirParts) {
         EXPECT_EQ(live->totals.done + live->totals.failed, 1u);
         EXPECT_EQ(live->totals.packets_sent, 5u);
     }
+}
+
+// The open loop with a conversation (`pacer run --scenario F --rate R --sessions N`): each
+// arrival plays the scenario on its own grid from its own start, the barge-in included, and
+// every session's turns reach summary.json's `turns` and turns.jsonl. Two arrivals 0.1 s apart,
+// turns of 0.24 s, a pause of 0.4 s cut 0.1 s into the reply: about 1 s.
+TEST_F(RunJob, OpenLoopArrivalsEachPlayTheConversation) {
+    const auto scenario = root_ / "talk.json";
+    std::ofstream(scenario) << R"({"turns":[{"audio":"input","pause":"0.4s",)"
+                               R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
+    auto j = job(2, "open-loop");
+    j.pcm = runtime::silence(std::chrono::milliseconds(240));
+    j.conversation = cli::load_scenario(scenario.string(), 16000, true); // as the command does
+    ASSERT_TRUE(j.conversation);
+    j.input_length = j.conversation.length(j.pcm.size());
+    schedule::schedule_spec spec;
+    spec.process = schedule::arrival_process::constant;
+    spec.rate = 10;
+    spec.count = 2;
+    const auto offsets = schedule::make_schedule(spec);
+    j.open_loop = schedule::schedule_document{spec, offsets, schedule::schedule_sha256(offsets)};
+    j.arrivals = offsets;
+    j.options.rate = spec.rate;
+    j.options.sessions = 2;
+    const int code = run::execute_run(std::move(j));
+    EXPECT_TRUE(code == 0 || code == 3) << code;
+    const auto s = read_json(root_ / "open-loop" / "summary.json");
+    EXPECT_EQ(count(s, {"open_loop", "requests", "scheduled"}), 2u);
+    EXPECT_EQ(count(s, {"pacing", "sessions", "complete"}), 2u);
+    EXPECT_EQ(s.at("config").at("scenario").as_string(), scenario.string());
+    EXPECT_EQ(s.at("turns").at("by_turn").as_array().size(), 2u);
+    EXPECT_EQ(count(s, {"turns", "all", "turns"}), 4u);
+    // turns.jsonl: a line per session and turn, numbered as the sessions are.
+    std::ifstream rows(root_ / "open-loop" / "turns.jsonl");
+    std::set<std::pair<std::uint64_t, std::uint64_t>> seen;
+    for (std::string line; std::getline(rows, line);) {
+        const auto row = boost::json::parse(line).as_object();
+        seen.insert({row.at("session").to_number<std::uint64_t>(),
+                     row.at("turn").to_number<std::uint64_t>()});
+        if (row.at("turn").to_number<int>() == 0) {
+            EXPECT_FALSE(row.at("barge_in").as_bool()); // the first turn interrupts nothing
+        }
+    }
+    EXPECT_EQ(seen,
+              (std::set<std::pair<std::uint64_t, std::uint64_t>>{{0, 0}, {0, 1}, {1, 0}, {1, 1}}));
 }
 
 } // namespace
