@@ -68,6 +68,17 @@ void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_
         ->check(CLI::IsMember({"csv", "jsonl"}));
 }
 
+void add_progress_option(CLI::App& sub, std::string& progress, const std::string& shows,
+                         const std::string& ends, const std::string& more) {
+    sub.add_option("--progress", progress,
+                   "Live progress on stderr: " + shows +
+                       ". auto: on when stderr is a terminal (one line refreshed 4 times a "
+                       "second); always: also into a pipe or file (a line every 10 s and one at " +
+                       ends + "); never" + more)
+        ->check(CLI::IsMember({"auto", "always", "never"}))
+        ->capture_default_str();
+}
+
 namespace {
 
 // Levenshtein distance where swapping two neighbouring letters is one edit (optimal string

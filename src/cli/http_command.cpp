@@ -435,14 +435,10 @@ command add_http_command(CLI::App& app) {
         ->check(whole_number(0, 20))
         ->capture_default_str()
         ->group("Capacity");
-    sub->add_option("--progress", s->progress,
-                    "Live progress on stderr: elapsed and ETA, requests due/dispatched/in "
-                    "flight/done/failed (by kind), dispatch lag p99 and TTFT p50 so far, the cap. "
-                    "auto: on when stderr is a terminal (one line refreshed 4 times a second); "
-                    "always: also into a pipe or file (a line every 10 s and one at the end); "
-                    "never")
-        ->check(CLI::IsMember({"auto", "always", "never"}))
-        ->capture_default_str();
+    add_progress_option(*sub, s->progress,
+                        "elapsed and ETA, requests due/dispatched/in flight/done/failed (by kind), "
+                        "dispatch lag p99 and TTFT p50 so far, the cap",
+                        "the end");
     add_end_output_options(*sub, s->no_report, s->export_format);
     add_telemetry_options(*sub, s->telemetry, s->metrics_listen);
     add_dry_run_flag(*sub, s->dry_run);

@@ -5,6 +5,7 @@
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/scenario.hpp>
 
+#include <CLI/App.hpp>
 #include <fmt/format.h>
 
 #include <filesystem>
@@ -119,6 +120,19 @@ session::conversation_plan load_scenario(const std::string& name, std::size_t wi
     }
     plan.scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
     return plan;
+}
+
+void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
+                         const std::string& results) {
+    command
+        .add_option("--scenario", scenario,
+                    "What " + where +
+                        " says (docs/scenarios.md): single (the input once), multi-turn (the "
+                        "input three times with 0.6-1 s pauses), barge-in (the input, then again "
+                        "0.5 s into the assistant's reply), or a scenario JSON file of turns "
+                        "(audio, pause, interrupt_after); " +
+                        results)
+        ->capture_default_str();
 }
 
 } // namespace pacer::cli

@@ -286,13 +286,10 @@ command add_record_command(CLI::App& app) {
     sub->add_option("-t,--threads", s->threads, "Session contexts (one thread each)")
         ->check(whole_number(1, max_threads))
         ->capture_default_str();
-    sub->add_option("--progress", s->progress,
-                    "Live progress of each batch on stderr: elapsed and ETA, sessions "
-                    "active/done/failed, packets sent and late, loop lag max and errors. auto: on "
-                    "when stderr is a terminal; always: also into a pipe or file (a line every "
-                    "10 s and one at the end of each batch); never")
-        ->check(CLI::IsMember({"auto", "always", "never"}))
-        ->capture_default_str();
+    add_progress_option(*sub, s->progress,
+                        "each batch: elapsed and ETA, sessions active/done/failed, packets sent "
+                        "and late, loop lag max and errors",
+                        "the end of each batch");
     add_end_output_options(*sub, s->no_report, s->export_format);
     sub->add_flag("--worker", s->worker, "(internal) post-process variant folders read from stdin")
         ->group("");

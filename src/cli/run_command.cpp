@@ -491,14 +491,10 @@ command add_run_command(CLI::App& app) {
     sub->add_option("--model", s->model,
                     "vllm-realtime: the served model, named in session.update (required); "
                     "openai-realtime: added to --url's query as model=");
-    sub->add_option("--scenario", s->scenario,
-                    "What each session says (docs/scenarios.md): single (the input once), "
-                    "multi-turn (the input three times with 0.6-1 s pauses), barge-in (the "
-                    "input, then again 0.5 s into the assistant's reply), or a scenario JSON "
-                    "file of turns (audio, pause, interrupt_after); summary.json gets per-turn "
-                    "figures (`turns`) and turns.jsonl a line per session and turn. Works in the "
-                    "open loop (each arrival plays it); needs --processes 1")
-        ->capture_default_str();
+    add_scenario_option(*sub, s->scenario, "each session",
+                        "summary.json gets per-turn figures (`turns`) and turns.jsonl a line per "
+                        "session and turn. Works in the open loop (each arrival plays it); needs "
+                        "--processes 1");
     sub->add_option("--profile", s->profile,
                     "Server profile the sessions negotiate (the output modalities of "
                     "session.update): nemotron (VoiceChat, audio) or minicpmo (MiniCPM-o, audio "
@@ -568,14 +564,11 @@ command add_run_command(CLI::App& app) {
                     "Per-session deadline: admission, exchange and close, e.g. 90s or 2m30s. "
                     "Default: the input's length + 60 s; a timeout not longer than the input is "
                     "refused");
-    sub->add_option("--progress", s->progress,
-                    "Live progress on stderr: elapsed and ETA, sessions active/done/failed, "
-                    "packets sent and late, loop lag max and errors so far. auto: on when stderr "
-                    "is a terminal (one line refreshed 4 times a second); always: also into a "
-                    "pipe or file (a line every 10 s and one at the end); never. With --processes, "
-                    "the parent shows one line pooling its workers' totals")
-        ->check(CLI::IsMember({"auto", "always", "never"}))
-        ->capture_default_str();
+    add_progress_option(
+        *sub, s->progress,
+        "elapsed and ETA, sessions active/done/failed, packets sent and late, loop lag max and "
+        "errors so far",
+        "the end", ". With --processes, the parent shows one line pooling its workers' totals");
     add_end_output_options(*sub, s->no_report, s->export_format);
     add_telemetry_options(*sub, s->telemetry, s->metrics_listen);
     add_dry_run_flag(*sub, s->dry_run);

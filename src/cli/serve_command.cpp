@@ -443,6 +443,21 @@ void add_sweep_telemetry(json::object& summary, const sweep::sweep_result& resul
         n ? json::value(sum / static_cast<double>(n)) : json::value(nullptr);
 }
 
+// --scenario (what every session of every run says, checked and loaded as `run` does) and
+// --slo, whose turn SLOs need a scenario with turns or barge-ins.
+void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
+    w.conversation = load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
+    if (w.conversation && s.pacing == "lockstep")
+        throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
+                          "of several turns streams on the 80 ms grid (--pacing realtime)");
+    try {
+        w.slos = metrics::parse_slos(
+            s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+}
+
 int serve(const serve_settings& s) {
     // Validate everything before anything is created.
     const auto* profile = protocol::find_profile(s.profile);
@@ -550,17 +565,7 @@ int serve(const serve_settings& s) {
         }
         w.server_metrics_url = s.server_metrics;
     }
-    // --scenario: what every session of every run says, checked and loaded as `run` does.
-    w.conversation = load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
-    if (w.conversation && s.pacing == "lockstep")
-        throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
-                          "of several turns streams on the 80 ms grid (--pacing realtime)");
-    try {
-        w.slos = metrics::parse_slos(
-            s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    take_scenario_and_slos(s, w);
     if (s.find_capacity &&
         !std::any_of(w.slos.begin(), w.slos.end(),
                      [](const metrics::slo_check& c) { return c.name == "success-rate"; }))
@@ -878,16 +883,11 @@ command add_serve_command(CLI::App& app) {
                     "openai-realtime turn handling: server-vad (stream, the server finds the "
                     "turns) or manual (commit + response.create at the input's end)")
         ->capture_default_str();
-    sub->add_option("--scenario", s->scenario,
-                    "What every session of every level (warm-ups too) says, as in `pacer run` "
-                    "(docs/scenarios.md): single (the input once), multi-turn (the input three "
-                    "times with 0.6-1 s pauses), barge-in (the input, then again 0.5 s into the "
-                    "assistant's reply), or a scenario JSON file of turns (audio, pause, "
-                    "interrupt_after); a turn of `input` streams the session's --audio file. "
-                    "Each run's and level's aggregate gets per-turn figures (`turns`), each run's "
-                    "folder a turns.jsonl, and --slo may judge turn-ttfa-p95 and "
-                    "interrupt-latency-p95")
-        ->capture_default_str();
+    add_scenario_option(*sub, s->scenario, "every session of every level (warm-ups too)",
+                        "a turn of `input` streams the session's --audio file. Each run's and "
+                        "level's aggregate gets per-turn figures (`turns`), each run's folder a "
+                        "turns.jsonl, and --slo may judge turn-ttfa-p95 and "
+                        "interrupt-latency-p95");
     sub->add_option("--model", s->model,
                     "vllm-realtime: the served model, named in session.update (required); "
                     "openai-realtime: added to --url's query as model=");
@@ -998,14 +998,10 @@ command add_serve_command(CLI::App& app) {
                     "on above it; summary.json says whether the boundary held")
         ->check(whole_number(0, 100))
         ->group("Capacity search");
-    sub->add_option("--progress", s->progress,
-                    "Live progress on stderr: the level, elapsed and ETA, sessions "
-                    "active/done/failed, packets sent and late, loop lag max and errors so far. "
-                    "auto: on when stderr is a terminal (one line refreshed 4 times a second); "
-                    "always: also into a pipe or file (a line every 10 s and one at each level's "
-                    "end); never")
-        ->check(CLI::IsMember({"auto", "always", "never"}))
-        ->capture_default_str();
+    add_progress_option(*sub, s->progress,
+                        "the level, elapsed and ETA, sessions active/done/failed, packets sent and "
+                        "late, loop lag max and errors so far",
+                        "each level's end");
     add_end_output_options(*sub, s->no_report, s->export_format);
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] { return serve(*s); }};

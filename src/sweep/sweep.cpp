@@ -159,12 +159,11 @@ std::optional<std::string> unreachable(const std::vector<session::session_result
     return metrics::unreachable_reason(attempts);
 }
 
-level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
-                    std::size_t concurrency, std::size_t repeat, bool warmup) {
-    create_level_dir(dir);
-    if (s.server_metrics) // the window starts now: what the server did before is not this run's
-        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
-                            server_metrics_timeout);
+// What the session runner is given for one run of a level (or a warm-up), its progress line
+// started.
+session::run_options level_runner_options(const sweep_options& s, sweep_observer& observer,
+                                          const fs::path& dir, std::size_t concurrency,
+                                          std::size_t repeat, bool warmup) {
     session::run_options ro;
     ro.sessions = concurrency;
     ro.threads = s.threads;
@@ -201,6 +200,16 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                             : fmt::format("level c{}", concurrency),
             longest + 0.2 + to_seconds(ro.stagger));
     }
+    return ro;
+}
+
+level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
+                    std::size_t concurrency, std::size_t repeat, bool warmup) {
+    create_level_dir(dir);
+    if (s.server_metrics) // the window starts now: what the server did before is not this run's
+        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
+                            server_metrics_timeout);
+    auto ro = level_runner_options(s, observer, dir, concurrency, repeat, warmup);
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
     const double ended_s = to_seconds(clock::now()); // the last session's end: run_duplex joined it

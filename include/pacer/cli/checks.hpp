@@ -46,6 +46,11 @@ void add_dry_run_flag(CLI::App& sub, bool& dry_run);
 /// and `--export csv|jsonl` (the flat tables of `pacer export`).
 void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_format);
 
+/// `--progress auto|always|never`, as every job command takes it: `shows` is what the line
+/// says, `ends` when a pipe or file gets its last lines, `more` anything the command adds.
+void add_progress_option(CLI::App& sub, std::string& progress, const std::string& shows,
+                         const std::string& ends, const std::string& more = "");
+
 /// The nearest subcommand name to a mistyped one, or "" when none is close.
 std::string nearest_command(const CLI::App& app, const std::string& typed);
 

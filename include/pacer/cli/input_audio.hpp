@@ -17,6 +17,10 @@
 #include <string>
 #include <vector>
 
+namespace CLI {
+class App;
+}
+
 namespace pacer::cli {
 
 struct loaded_input {
@@ -54,5 +58,10 @@ boost::json::object silence_conversion(std::size_t wire_rate);
 /// error, one line naming the scenario and the field.
 session::conversation_plan load_scenario(const std::string& name, std::size_t wire_rate,
                                          bool native);
+
+/// Declares `--scenario` on `command` (run and serve take one grammar): the built-in names or
+/// a file, with `where` saying what plays it and `results` what it adds to the result folder.
+void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
+                         const std::string& results);
 
 } // namespace pacer::cli
