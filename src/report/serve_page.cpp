@@ -187,7 +187,24 @@ std::string capacity_line(const json::object& s) {
     h += "<tr><th>first failing level</th>" +
          figure_cell(s, {"capacity", "first_failing_level"}, unit::count) + "</tr>\n";
     h += "<tr><th>SLO</th>" + figure_cell(s, {"capacity", "slo"}, unit::text) + "</tr>\n";
+    if (c.contains("boundary_held"))
+        h += "<tr><th>boundary held on verification</th>" +
+             figure_cell(s, {"capacity", "boundary_held"}, unit::flag) + "</tr>\n";
     h += "</table>\n";
+    const auto* held = c.if_contains("boundary_held");
+    if (held && held->is_bool() && !held->as_bool())
+        h += "<p class=\"verdict bad\">The boundary did not hold when it was run again: the "
+             "capacity level or the first failing level gave another answer on verification "
+             "(a noisy server or host), so publish it with that caveat.</p>\n";
+    // What the search itself says (verification moved the answer, a level was re-run, …).
+    if (const auto* notes = c.if_contains("notes"); notes && notes->is_array()) {
+        std::string items;
+        for (const auto& n : notes->as_array())
+            if (n.is_string())
+                items += "<li>" + escape(std::string(n.as_string())) + "</li>\n";
+        if (!items.empty())
+            h += "<ul class=\"capacity-notes\">\n" + items + "</ul>\n";
+    }
     if (why == "client")
         h += "<p class=\"verdict bad\">The client could not keep its schedule beyond this level: "
              "the capacity is only a lower bound.</p>\n";

@@ -414,6 +414,33 @@ TEST(report, serve_page_shows_levels_against_their_slos) {
     EXPECT_NE(html.find("<td class=\"verdict bad\">NOT VALID</td>"), std::string::npos);
 }
 
+TEST(report, a_capacity_whose_boundary_did_not_hold_says_so_with_the_searchs_notes) {
+    temp_folder t;
+    auto summary = serve_summary();
+    auto& cap = summary["capacity"].as_object();
+    cap["boundary_held"] = false;
+    cap["notes"] = json::array{"level 2 met its SLOs on verification <try 2>"};
+    write(t.path() / "summary.json", json::serialize(summary));
+    write_sessions(t.path() / "c1", {{0.0001, 0.0002, 0.0003}});
+    write_sessions(t.path() / "c2", {{0.0001, 0.0002, 0.0003}, {0.001, 0.002, 0.003}});
+    const auto html = render_report(read_result_folder(t.path()));
+    EXPECT_EQ(*data_value(html, "capacity.boundary_held"), "false");
+    EXPECT_NE(html.find("The boundary did not hold when it was run again"), std::string::npos);
+    EXPECT_NE(html.find("<li>level 2 met its SLOs on verification &lt;try 2&gt;</li>"),
+              std::string::npos)
+        << "the note, escaped";
+    // A boundary that held gets no warning; a summary without the field (an older search), no row.
+    cap["boundary_held"] = true;
+    write(t.path() / "summary.json", json::serialize(summary));
+    const auto held = render_report(read_result_folder(t.path()));
+    EXPECT_EQ(*data_value(held, "capacity.boundary_held"), "true");
+    EXPECT_EQ(held.find("did not hold"), std::string::npos);
+    temp_folder old;
+    make_serve(old.path());
+    EXPECT_FALSE(
+        data_value(render_report(read_result_folder(old.path())), "capacity.boundary_held"));
+}
+
 TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     temp_folder t;
     // The parts were recorded at paths that no longer exist; they sit in the folder now.
