@@ -239,6 +239,68 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
 // `pacer http`: the window runs from the schedule's origin to the last request's end, and the
 // energy is divided by the requests that completed without error. One GPU without a counter
 // at a constant 100 W: the energy is exactly 100 W x the window.
+// `pacer http --find-capacity` with telemetry: one telemetry.jsonl for the search, and each
+// probe's summary.json the energy of its own window (100 W constant: 100 J a second), the
+// windows one after another.
+TEST(TelemetryE2E, HttpCapacitySearchGivesEachProbeTheEnergyOfItsWindow) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\n";
+    // One slot and a 30 ms first token: a rate far above 30/s gets 503s, so the search stops.
+    mock_process mock({"--ttft-ms", "30", "--itl-ms", "1", "--max-concurrency", "1"}, "llm-mock");
+    const auto out = dir.path() / "search";
+    cli_options o;
+    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+    const auto r = run_cli({"http",
+                            "--base-url",
+                            mock.http_url(),
+                            "--model",
+                            "m",
+                            "--rate",
+                            "10",
+                            "--duration",
+                            "0.5s",
+                            "--output-len",
+                            "2",
+                            "--goodput",
+                            "e2el:5000",
+                            "--find-capacity",
+                            "--capacity-steps",
+                            "1",
+                            "--progress",
+                            "never",
+                            "--no-report",
+                            "--gpu-telemetry",
+                            "nvml",
+                            "--nvml-library",
+                            fake_nvml_library().string(),
+                            "--telemetry-interval",
+                            "20ms",
+                            "--idle-baseline",
+                            "100ms",
+                            "-o",
+                            out.string()},
+                           o);
+    ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
+    EXPECT_TRUE(fs::exists(out / "telemetry.jsonl"));
+    const auto doc = read_json(out / "capacity.json");
+    const auto& probes = doc.at("probes").as_array();
+    ASSERT_GE(probes.size(), 2u) << r.out;
+    double previous_end = 0;
+    for (const auto& p : probes) {
+        const auto folder = out / std::string(p.at("folder").as_string());
+        const auto summary = read_json(folder / "summary.json");
+        const auto& t = summary.at("telemetry").as_object();
+        const auto& w = t.at("window").as_object();
+        const double start = w.at("start_s").to_number<double>();
+        const double span = w.at("duration_s").to_number<double>();
+        ASSERT_GT(span, 0) << folder;
+        EXPECT_NEAR(t.at("energy_j").to_number<double>(), 100 * span, 1e-6) << folder;
+        EXPECT_GE(start, previous_end) << folder << ": its window starts before the last ended";
+        previous_end = w.at("end_s").to_number<double>();
+    }
+}
+
 TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
     scratch_dir dir;
     const auto script = dir.path() / "nvml-script";
