@@ -431,6 +431,25 @@ std::string dist_table(const json::object& s, const std::vector<std::string>& ba
     return figure_table(s, figs);
 }
 
+std::string cap_figures(const json::object& s) {
+    const auto* binding = lookup(s, {"open_loop", "cap", "binding"});
+    return std::string("<p><span class=\"verdict ") +
+           (binding && binding->is_bool() && binding->as_bool() ? "bad\">the cap bound"
+                                                                : "good\">the cap never bound") +
+           "</span></p>\n" +
+           figure_table(
+               s,
+               {{"max concurrency (0: none)", {"open_loop", "cap", "max_concurrency"}, unit::count},
+                {"policy", {"open_loop", "cap", "policy"}, unit::text},
+                {"binding", {"open_loop", "cap", "binding"}, unit::flag},
+                {"delayed arrivals", {"open_loop", "cap", "delayed"}, unit::count},
+                {"cap delay p50", {"open_loop", "cap", "delay_s", "p50"}, unit::seconds},
+                {"cap delay p99", {"open_loop", "cap", "delay_s", "p99"}, unit::seconds},
+                {"cap delay max", {"open_loop", "cap", "delay_s", "max"}, unit::seconds},
+                {"dropped arrivals", {"open_loop", "cap", "dropped"}, unit::count},
+                {"peak in flight", {"open_loop", "cap", "peak_in_flight"}, unit::count}});
+}
+
 void stage_ends(const json::object& summary, xy_plot& p, double shift) {
     const auto* v = lookup(summary, {"open_loop", "stages"});
     if (!v || !v->is_array())

@@ -94,6 +94,10 @@ log_histogram abs_deviations(const result_folder& f,
 std::string dist_table(const boost::json::object& s, const std::vector<std::string>& base,
                        std::initializer_list<const char*> keys, const std::string& label);
 
+/// The open loop's concurrency cap (summary.json's `open_loop.cap`): whether it bound, in a
+/// verdict, then its figures; for run and http pages alike.
+std::string cap_figures(const boost::json::object& s);
+
 /// The figures of a run's summary table (its pacing, sessions, transport and open loop).
 std::vector<figure> run_figures(const boost::json::object& s);
 

@@ -389,26 +389,10 @@ std::string goodput_section(const result_folder& f) {
 }
 
 std::string cap_section(const json::object& s) {
-    const auto* binding = lookup(s, {"open_loop", "cap", "binding"});
-    std::string h =
-        std::string("<p><span class=\"verdict ") +
-        (binding && binding->is_bool() && binding->as_bool() ? "bad\">the cap bound"
-                                                             : "good\">the cap never bound") +
-        "</span></p>\n";
-    h += figure_table(
-        s, {{"max concurrency (0: none)", {"open_loop", "cap", "max_concurrency"}, unit::count},
-            {"policy", {"open_loop", "cap", "policy"}, unit::text},
-            {"binding", {"open_loop", "cap", "binding"}, unit::flag},
-            {"delayed arrivals", {"open_loop", "cap", "delayed"}, unit::count},
-            {"cap delay p50", {"open_loop", "cap", "delay_s", "p50"}, unit::seconds},
-            {"cap delay p99", {"open_loop", "cap", "delay_s", "p99"}, unit::seconds},
-            {"cap delay max", {"open_loop", "cap", "delay_s", "max"}, unit::seconds},
-            {"dropped arrivals", {"open_loop", "cap", "dropped"}, unit::count},
-            {"peak in flight", {"open_loop", "cap", "peak_in_flight"}, unit::count}});
     return "<section id=\"cap\"><h2>Concurrency cap</h2>\n<p>--max-concurrency gates dispatch "
            "but never moves the schedule; when it binds, its delay counts in the latency (from "
            "the schedule), not in the dispatch lag.</p>\n" +
-           h + "</section>\n";
+           cap_figures(s) + "</section>\n";
 }
 
 std::string errors_section(const result_folder& f) {

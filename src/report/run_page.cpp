@@ -278,24 +278,9 @@ std::string cap_section(const std::vector<const result_folder*>& folders,
     std::string table;
     for (std::size_t i = 0; i < folders.size(); ++i) {
         const auto& s = folders[i]->summary;
-        const auto* binding = lookup(s, {"open_loop", "cap", "binding"});
         if (!names[i].empty())
             table += "<p>" + escape(names[i]) + "</p>";
-        table +=
-            std::string("<p><span class=\"verdict ") +
-            (binding && binding->is_bool() && binding->as_bool() ? "bad\">the cap bound"
-                                                                 : "good\">the cap never bound") +
-            "</span></p>\n";
-        table += figure_table(
-            s, {{"max concurrency (0: none)", {"open_loop", "cap", "max_concurrency"}, unit::count},
-                {"policy", {"open_loop", "cap", "policy"}, unit::text},
-                {"binding", {"open_loop", "cap", "binding"}, unit::flag},
-                {"delayed arrivals", {"open_loop", "cap", "delayed"}, unit::count},
-                {"cap delay p50", {"open_loop", "cap", "delay_s", "p50"}, unit::seconds},
-                {"cap delay p99", {"open_loop", "cap", "delay_s", "p99"}, unit::seconds},
-                {"cap delay max", {"open_loop", "cap", "delay_s", "max"}, unit::seconds},
-                {"dropped arrivals", {"open_loop", "cap", "dropped"}, unit::count},
-                {"peak in flight", {"open_loop", "cap", "peak_in_flight"}, unit::count}});
+        table += cap_figures(s);
     }
     return "<section id=\"cap\"><h2>Concurrency cap</h2>\n<p>A cap gates dispatch but never "
            "moves the schedule; when it binds, its delay is counted here (and in the latency), "
