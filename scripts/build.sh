@@ -11,7 +11,10 @@ shift || true
 # hashed relative to the source tree, so every clone of this repository shares one cache.
 launcher=()
 if command -v ccache >/dev/null 2>&1; then
+    # The test executables precompile <gtest/gtest.h>: ccache caches their objects only with
+    # these sloppiness settings (its manual, "Precompiled headers").
     export CCACHE_BASEDIR="$(pwd)" CCACHE_NOHASHDIR=1
+    export CCACHE_SLOPPINESS=pch_defines,time_macros,include_file_mtime,include_file_ctime
     launcher=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
 fi
 cmake -S . -B "$build_dir" -G Ninja "${launcher[@]}" \

@@ -1,12 +1,11 @@
-// The live progress line of run and serve: its text (terminal and plain forms), when a line is
-// due, and the reporter's last plain line, all without a clock of their own.
+// The live progress line of run and serve: its text (terminal and plain forms) and when a line is
+// due, without a clock of their own. The reporter and its thread: tests/async/run/
+// test_progress_reporter.cpp.
 
 #include <pacer/run/progress.hpp>
 
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <cstdio>
 #include <string>
 
 namespace pacer::run {
@@ -143,60 +142,6 @@ TEST(ProgressPolicy, PlainEveryTenSecondsAndOffNever) {
     EXPECT_TRUE(progress_due(progress_mode::plain, 10.0, 20.0));
     EXPECT_FALSE(progress_due(progress_mode::off, std::nullopt, 100.0));
     EXPECT_FALSE(progress_due(progress_mode::off, 0.0, 100.0));
-}
-
-std::string contents(std::FILE* f) {
-    std::fflush(f);
-    std::rewind(f);
-    std::string s;
-    for (int c; (c = std::fgetc(f)) != EOF;)
-        s += static_cast<char>(c);
-    return s;
-}
-
-// A phase shorter than the 10 s period still leaves its last plain line, with the totals.
-TEST(ProgressReporter, PlainModePrintsALastLineWhenThePhaseEnds) {
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    {
-        progress_reporter r(progress_mode::plain, f);
-        r.begin("level c2", std::nullopt);
-        r.counters().bump(&session::live_counters::started);
-        r.counters().bump(&session::live_counters::packets_sent);
-        r.end();
-    }
-    const auto text = contents(f);
-    std::fclose(f);
-    EXPECT_EQ(text.rfind("progress level c2  0s  sessions 1 active, 0 done, 0 failed  packets 1 "
-                         "sent",
-                         0),
-              0u)
-        << text;
-    EXPECT_EQ(std::count(text.begin(), text.end(), '\n'), 1) << text;
-}
-
-TEST(ProgressReporter, TerminalModeLeavesACleanLineAndOffPrintsNothing) {
-    std::FILE* f = std::tmpfile();
-    ASSERT_NE(f, nullptr);
-    {
-        progress_reporter r(progress_mode::terminal, f);
-        r.begin("", 1.0);
-        r.end();
-    }
-    const auto text = contents(f);
-    // Whether the thread drew a line before the end is timing; the end leaves none on screen.
-    EXPECT_TRUE(text.empty() || text.ends_with("\r\033[K")) << text;
-    EXPECT_EQ(text.find('\n'), std::string::npos);
-    std::rewind(f);
-    std::FILE* g = std::tmpfile();
-    {
-        progress_reporter r(progress_mode::off, g);
-        r.begin("", 1.0);
-        r.end();
-    }
-    EXPECT_EQ(contents(g), "");
-    std::fclose(f);
-    std::fclose(g);
 }
 
 } // namespace

@@ -1,6 +1,7 @@
 // The native mock's compute model with a manual clock: the shared worker's queue arithmetic
 // (`service_queue`) and the cold start of a new high-water mark of open sessions (`cold_start`).
-// Times are plain time points the test chooses; nothing waits.
+// Times are plain time points the test chooses; nothing waits. Its use from many threads at once
+// is tested in tests/async/server/test_compute_model_threads.cpp (run under TSan too).
 
 #include <pacer/server/detail/compute_model.hpp>
 
@@ -9,7 +10,6 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <thread>
 #include <vector>
 
 namespace pacer::server::detail {
@@ -110,29 +110,6 @@ TEST(ServiceQueue, NoServiceTimeIsNoWorker) {
     EXPECT_EQ(q.backlog(at(0ms)), 0ms);
 }
 
-TEST(ServiceQueue, UnitsFromManyThreadsShareOneQueueWithoutOverlap) {
-    // Sessions on 4 threads complete 500 units each at the same instant: the worker serves
-    // all 2,000 back to back, each in its own 1 ms slot, whatever order the threads ran in.
-    constexpr int threads = 4, per_thread = 500;
-    service_queue q(1ms);
-    std::vector<std::vector<time_point>> starts(threads);
-    std::vector<std::thread> pool;
-    for (int t = 0; t < threads; ++t)
-        pool.emplace_back([&, t] {
-            for (int u = 0; u < per_thread; ++u)
-                starts[t].push_back(q.admit(at(0ms)).start);
-        });
-    for (auto& th : pool)
-        th.join();
-    std::vector<time_point> all;
-    for (const auto& s : starts)
-        all.insert(all.end(), s.begin(), s.end());
-    std::sort(all.begin(), all.end());
-    for (std::size_t i = 0; i < all.size(); ++i)
-        ASSERT_EQ(all[i], at(ms(i))) << i;
-    EXPECT_EQ(q.backlog(at(0ms)), ms(threads * per_thread));
-}
-
 TEST(ColdStart, OnlyANewHighWaterMarkPays) {
     cold_start c(30ms, 2s);
     // Before any session: no cold window.
@@ -181,23 +158,6 @@ TEST(ColdStart, ARaiseAfterTheWindowIsANewColdStart) {
     EXPECT_TRUE(c.opened(2, at(1500ms)));
     EXPECT_EQ(c.count(), 2u);
     EXPECT_EQ(c.extra(at(2400ms)), 30ms);
-}
-
-TEST(ColdStart, SessionsOpeningOnManyThreadsRaiseTheMarkOnce) {
-    // Eight sessions open at once on four threads, each seeing some count of open sessions:
-    // the mark ends at the highest count seen, and it is one cold start.
-    cold_start c(30ms, 2s);
-    std::vector<std::thread> pool;
-    for (std::size_t t = 0; t < 4; ++t)
-        pool.emplace_back([&, t] {
-            c.opened(t + 1, at(0ms));
-            c.opened(t + 5, at(0ms));
-        });
-    for (auto& th : pool)
-        th.join();
-    EXPECT_EQ(c.high_water(), 8u);
-    EXPECT_EQ(c.count(), 1u);
-    EXPECT_EQ(c.extra(at(1ms)), 30ms);
 }
 
 TEST(ColdStart, ZeroExtraIsOffButKeepsTheMark) {
