@@ -306,6 +306,13 @@ TEST(FaultsE2E, ServerKilledMidRun) {
     EXPECT_EQ(with_error, 2);
 }
 
+// Whether a session of a running `pacer run --keep-traces` streams: its first trace batch is on
+// disk.
+bool streams(const fs::path& session_dir) {
+    std::error_code ec;
+    return fs::file_size(session_dir / "trace.jsonl", ec) > 0 && !ec;
+}
+
 // SIGINT to `pacer run`: sessions stop cleanly, every recorded line reaches disk, a partial
 // summary marked `interrupted` is written, and the exit status is 130.
 TEST(FaultsE2E, SigintStopsTheRunCleanly) {
@@ -314,10 +321,7 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
     child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "4", "-d", "60s", "-o",
                out.path().string(), "--keep-traces"});
     // Wait until streaming has begun (the first trace batch is on disk), then interrupt.
-    ASSERT_TRUE(poll_until([&] {
-        std::error_code ec;
-        return fs::file_size(out / "session-000" / "trace.jsonl", ec) > 0 && !ec;
-    }));
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-000"); }));
     run.signal(SIGINT);
     const std::string printed = run.read_all();
     EXPECT_EQ(run.wait(), 130) << printed;
@@ -382,10 +386,7 @@ TEST(FaultsE2E, SigintIsHonouredUnderFullCpuLoad) {
     temp_dir out;
     child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "2", "-d", "60s", "-o",
                out.path().string(), "--keep-traces"});
-    ASSERT_TRUE(poll_until([&] {
-        std::error_code ec;
-        return fs::file_size(out / "session-001" / "trace.jsonl", ec) > 0 && !ec;
-    }));
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-001"); }));
     std::optional<int> status;
     {
         cpu_burners burners;
@@ -456,10 +457,7 @@ TEST(FaultsE2E, FullTraceDiskStillLeavesTheSummaryAndRemovesTheTemporaryTraces) 
     const auto out = dir / "run";
     child run(
         {PACER_BINARY, "run", "--url", mock.url(), "-c", "2", "-d", "2s", "-o", out.string()});
-    ASSERT_TRUE(poll_until([&] {
-        std::error_code ec;
-        return fs::file_size(out / "session-000" / "trace.jsonl", ec) > 0 && !ec;
-    }));
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-000"); }));
     {
         std::ofstream filler(dir / "filler", std::ios::binary);
         const std::string chunk(4 * 1024, 'x');

@@ -10,10 +10,9 @@
 #include <gtest/gtest.h>
 
 #include "async/mock_thread.hpp"
+#include "async/threads.hpp"
 #include "unit/scratch_folder.hpp"
 #include <csignal>
-#include <filesystem>
-#include <fstream>
 #include <optional>
 #include <sched.h>
 #include <string>
@@ -23,29 +22,9 @@
 
 namespace {
 
-namespace fs = std::filesystem;
-
+using pacer::testing::blocks_signal;
 using pacer::testing::mock_thread;
-
-// The id of this process's thread named `name`, if there is one (from /proc/self/task).
-std::optional<pid_t> thread_named(const std::string& name) {
-    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
-        std::ifstream comm(task.path() / "comm");
-        std::string line;
-        if (std::getline(comm, line) && line == name)
-            return static_cast<pid_t>(std::stol(task.path().filename().string()));
-    }
-    return std::nullopt;
-}
-
-// Whether thread `tid` of this process blocks `signal` (its SigBlk mask in /proc).
-bool blocks(pid_t tid, int signal) {
-    std::ifstream status("/proc/self/task/" + std::to_string(tid) + "/status");
-    for (std::string line; std::getline(status, line);)
-        if (line.rfind("SigBlk:", 0) == 0)
-            return (std::stoull(line.substr(7), nullptr, 16) >> (signal - 1)) & 1;
-    return false;
-}
+using pacer::testing::thread_named;
 
 // Once the sessions stream, the signals' thread is up at the caller's (normal) policy and the
 // writer's blocks SIGINT and SIGTERM; a SIGINT to the process then ends the run as an interrupted
@@ -73,7 +52,7 @@ TEST(RunnerSignals, SigintIsTakenOnANormalPolicyThreadAndInterruptsEverySession)
             signals_nice = ::getpriority(PRIO_PROCESS, static_cast<id_t>(*signals));
         }
         if (writer)
-            writer_blocks = blocks(*writer, SIGINT) && blocks(*writer, SIGTERM);
+            writer_blocks = blocks_signal(*writer, SIGINT) && blocks_signal(*writer, SIGTERM);
         if (signals) // no signal without its handler: it would end the test process
             ::kill(::getpid(), SIGINT);
     });
