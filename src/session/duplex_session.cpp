@@ -461,9 +461,7 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
-        auto f = make_failure(session_errc::internal_error, e.what());
-        c.result.errors.push_back(reference_text(f));
-        c.result.failures.push_back(std::move(f));
+        c.result.failures.push_back(make_failure(session_errc::internal_error, e.what()));
     }
     if (which == task::receiver) {
         c.machine.on_receiver_ended();
@@ -604,10 +602,10 @@ void settle_result(session_state& c) {
         r.first_audio_s = seconds(c.rt->first_audio_at());
         r.first_transcript_s = seconds(c.rt->first_transcript_at());
         r.final_transcript_s = seconds(c.rt->final_transcript_at());
-        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+        r.complete = r.admitted && r.failures.empty() && r.appends_sent == r.expected_appends &&
                      c.rt->finished();
     } else
-        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+        r.complete = r.admitted && r.failures.empty() && r.appends_sent == r.expected_appends &&
                      c.machine.has_seen(server_event::input_drained) &&
                      c.machine.has_seen(server_event::session_closed);
     if (c.timeline)

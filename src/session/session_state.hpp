@@ -143,7 +143,7 @@ struct session_state {
     }
 
     awaitable<void> record_error(failure f) {
-        const auto message = result.errors.emplace_back(reference_text(f));
+        const auto message = reference_text(f); // the text exists for the trace line only
         result.failures.push_back(std::move(f));
         count(&live_counters::errors);
         co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
