@@ -1,6 +1,8 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/scenario.hpp>
@@ -120,6 +122,31 @@ session::conversation_plan load_scenario(const std::string& name, std::size_t wi
     }
     plan.scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
     return plan;
+}
+
+void load_run_input(run::run_job& job) {
+    const run::run_options& s = job.options;
+    const std::size_t wire_rate = job.realtime == protocol::realtime_protocol::openai
+                                      ? protocol::openai_sample_rate
+                                      : protocol::input_sample_rate;
+    std::optional<loaded_input> loaded;
+    if (!s.audio.empty()) {
+        loaded = load_input_audio(s.audio, wire_rate);
+        job.pcm = std::move(loaded->pcm);
+    } else {
+        job.pcm = protocol::pcm_input::silence(silence_bytes(silence_duration(s.duration, "30s")));
+    }
+    job.conversation = load_scenario(s.scenario, wire_rate, !job.realtime);
+    if (job.conversation && s.processes > 1)
+        throw usage_error("--scenario with several turns needs --processes 1 (the per-turn "
+                          "figures are one process's)");
+    job.input_length = job.conversation.length(job.pcm.size());
+    if (loaded) {
+        job.wire_pcm = std::move(loaded->wire);
+        job.input_conversion = std::move(loaded->conversion);
+    } else {
+        job.input_conversion = silence_conversion(wire_rate);
+    }
 }
 
 void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,

@@ -666,4 +666,27 @@ runtime::run_verdict execute_recording(const record_job& job) {
     return r.run();
 }
 
+void print_plan(const record_job& job, std::size_t samples, std::size_t to_record) {
+    const record_options& s = job.options;
+    fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
+    fmt::print("  target     {}\n",
+               s.url.empty() ? "the built-in native mock (in this process)" : s.url);
+    fmt::print("  profile    {}\n", job.profile->name);
+    fmt::print("  dataset    {} ({} sample(s), {} variant(s) selected, {} to record)\n",
+               job.dataset.string(), samples, job.records.size(), to_record);
+    fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
+               s.concurrency);
+    if (s.postprocess == "inline")
+        fmt::print("  postprocess inline: in the recording process, on the session's thread "
+                   "(a diagnostic: it delays the other sessions)\n");
+    else
+        fmt::print("  workers    {} post-processing process(es) at nice 10\n", job.workers);
+    if (!s.postprocess_command.empty())
+        fmt::print("  command    /bin/sh -c '{}' per recorded variant (its folder is $1)\n",
+                   s.postprocess_command);
+    fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
+    fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", job.out.string(),
+               job.resumed ? " resumed" : "");
+}
+
 } // namespace pacer::record

@@ -3,7 +3,8 @@
 // rates the sessions need (16 kHz for pacer's packet grid and the native and vllm-realtime
 // protocols; the protocol's own rate, e.g. openai-realtime's 24 kHz, straight from the file),
 // and the record of the conversion for summary.json. And `--scenario` (docs/scenarios.md): the
-// conversation every session of `run` and `serve` plays, its turns' audio loaded the same way.
+// conversation every session of `run` and `serve` plays, its turns' audio loaded the same way;
+// `pacer run`'s input, both together.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/session/runner.hpp>
@@ -19,6 +20,10 @@
 
 namespace CLI {
 class App;
+}
+
+namespace pacer::run {
+struct run_job; // run/run_job.hpp
 }
 
 namespace pacer::cli {
@@ -58,6 +63,12 @@ boost::json::object silence_conversion(std::size_t wire_rate);
 /// error, one line naming the scenario and the field.
 session::conversation_plan load_scenario(const std::string& name, std::size_t wire_rate,
                                          bool native);
+
+/// The input of `pacer run` into `job` (its options, protocol and processes set): --audio, or
+/// --duration of silence, with its conversion record (config.input_conversion), and --scenario
+/// with its turns' audio at the protocol's rate; `input_length` is what one session streams.
+/// A usage error for anything wrong, such as a multi-turn scenario with --processes.
+void load_run_input(run::run_job& job);
 
 /// Declares `--scenario` on `command` (run and serve take one grammar): the built-in names or
 /// a file, with `where` saying what plays it and `results` what it adds to the result folder.
