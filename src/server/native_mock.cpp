@@ -3,6 +3,7 @@
 // native_realtime.cpp.
 
 #include <pacer/core/stats.hpp>
+#include <pacer/server/mock_process.hpp>
 
 #include <boost/asio/co_spawn.hpp>
 #include <boost/json/parse.hpp>
@@ -102,6 +103,48 @@ std::string granted_capabilities(const native_mock_options& o) {
         R"("cleanup_timeout_s":30}}}})",
         protocol::output_modalities_json(*o.profile), o.output_sample_rate, o.profile->unit_ms,
         o.profile->unit_ms);
+}
+
+void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
+                            const std::string& stats_output, std::string_view fault_sessions) {
+    const std::string_view fault = fault_names[static_cast<std::size_t>(o.fault)];
+    server::print_mock_process_plan("native-mock", o, stats_output);
+    fmt::print("  protocol   {}\n", !o.realtime ? "native"
+                                    : *o.realtime == protocol::realtime_protocol::openai
+                                        ? "openai-realtime"
+                                        : "vllm-realtime");
+    fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
+               o.output_sample_rate == 0 ? std::string("at the profile's rate")
+                                         : fmt::format("{} Hz", o.output_sample_rate),
+               o.burst_units,
+               o.profile->continuous
+                   ? std::string()
+                   : fmt::format(", a question every {} unit(s)", o.question_every));
+    fmt::print("  threads    {}\n", threads);
+    fmt::print("  capacity   unit latency {:g} ms + {:g} ms per other open session\n",
+               o.unit_latency.count(), o.per_session_cost.count());
+    fmt::print("  worker     {}\n",
+               o.service_time.count() > 0
+                   ? fmt::format("{:g} ms of one shared worker per unit, first in first out",
+                                 o.service_time.count())
+                   : std::string("none (no --service-ms)"));
+    fmt::print("  cold start {}\n",
+               o.cold_start_extra.count() > 0
+                   ? fmt::format("+{:g} ms per unit for {:g} s after each new high-water mark of "
+                                 "open sessions",
+                                 o.cold_start_extra.count(), o.cold_start_window.count())
+                   : std::string("none (no --cold-start-ms)"));
+    if (o.realtime == protocol::realtime_protocol::openai)
+        fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "
+                   "at >= {:g} dBFS RMS per 80 ms, stopped after {:g} ms below; replies of {:g} "
+                   "ms of audio; cancels take {:g} ms\n",
+                   o.vad_threshold_dbfs, o.vad_silence.count(), o.reply.count(),
+                   o.cancel_reaction.count());
+    fmt::print("  fault      {}{}\n", fault,
+               fault == "none"
+                   ? std::string()
+                   : " in sessions " + (fault_sessions.empty() ? std::string("all")
+                                                               : std::string(fault_sessions)));
 }
 
 namespace {
