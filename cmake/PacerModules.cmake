@@ -20,6 +20,6 @@ set(PACER_MODULE_DEPS_record core runtime protocol transport trace session metri
 set(PACER_MODULE_DEPS_sweep core trace runtime protocol transport session metrics telemetry)
 set(PACER_MODULE_DEPS_run core schedule trace runtime protocol transport session metrics
     telemetry)
-set(PACER_MODULE_DEPS_http core schedule runtime transport session metrics telemetry run)
+set(PACER_MODULE_DEPS_http core schedule runtime transport session metrics telemetry run sweep)
 set(PACER_MODULE_DEPS_cli core schedule trace runtime protocol transport session metrics server
     telemetry report record sweep run http)

@@ -1,6 +1,6 @@
-// `pacer http`: the options, their checks (an http::http_plan) and the `--dry-run` plan; the
-// open-loop streaming requests themselves are http::execute (src/http/http_job.cpp,
-// docs/http.md).
+// `pacer http`: the options and which of them go together; the http module reads their values
+// into an http::http_plan and prints the `--dry-run` plan (src/http/plan.cpp), and the open-loop
+// streaming requests themselves are http::execute (src/http/http_job.cpp, docs/http.md).
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
@@ -10,6 +10,7 @@
 #include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/http_job.hpp>
+#include <pacer/http/plan.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -18,8 +19,6 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include <cctype>
-#include <cstdlib>
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -36,182 +35,49 @@ struct http_settings : http::http_options {
     bool dry_run = false;
 };
 
-bool valid_header_name(std::string_view name) {
-    if (name.empty())
-        return false;
-    for (char c : name)
-        if (!(std::isalnum(static_cast<unsigned char>(c)) ||
-              std::string_view("!#$%&'*+-.^_`|~").find(c) != std::string_view::npos))
-            return false;
-    return true;
-}
-
-// The server, its TLS trust and the request's fields.
-void check_server(const http_settings& s, http_plan& p) {
-    try {
-        p.endpoint = transport::parse_http_url(s.base_url);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
-    // TLS: the trust settings of `pacer run`'s wss:// (docs/tls.md), one context per run.
-    if (!p.endpoint.tls && (!s.ca_file.empty() || s.insecure))
-        throw usage_error(fmt::format("{} is for https:// base URLs; this one is http://",
-                                      s.insecure ? "--insecure" : "--ca-file"));
-    if (s.insecure && !s.ca_file.empty())
-        throw usage_error("--insecure verifies nothing, so --ca-file means nothing with it: "
-                          "give one");
-    if (p.endpoint.tls) {
-        try {
-            p.endpoint.tls_context = transport::make_tls_client_context(s.ca_file, s.insecure);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
-    if (s.endpoint != "/v1/completions" && s.endpoint != "/v1/chat/completions")
-        throw usage_error(fmt::format(
-            "--endpoint must be /v1/completions or /v1/chat/completions (got '{}')", s.endpoint));
-    if (s.model.empty())
-        throw usage_error("--model must not be empty");
-    p.target = p.endpoint.base_path + s.endpoint;
-    p.request.model = s.model;
-    p.request.chat = s.endpoint == "/v1/chat/completions";
-    p.request.ignore_eos = s.ignore_eos;
-    p.request.temperature = s.temperature;
-}
-
-// The schedule: a saved one, or (process, rate, burstiness, seed, requests/duration); the
-// plan's own arrivals of it; the cap's policy.
-void check_schedule(const http_settings& s, http_plan& p) {
+// Which options give the schedule: a saved one, --stages, or --rate with --requests and/or
+// --duration (their values are http::resolve_schedule's to check).
+void check_schedule_options(const http_settings& s) {
     const bool asked = s.rate > 0 || !s.arrival.empty() || s.requests > 0 || !s.duration.empty() ||
                        s.burstiness || !s.stages.empty();
     if (!s.schedule_file.empty()) {
         if (asked)
             throw usage_error("--schedule replays a saved schedule: drop "
                               "--arrival/--rate/--stages/--burstiness/--requests/--duration");
-        try {
-            p.schedule = schedule::read_schedule_file(s.schedule_file);
-        } catch (const std::exception& e) {
-            throw usage_error(e.what());
-        }
-    } else {
-        schedule::schedule_spec spec;
-        const auto process =
-            schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
-        if (!process)
-            throw usage_error(
-                fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-        if (!s.stages.empty()) {
-            // The stages give the rate and the length; --requests may end them early.
-            if (s.rate > 0 || !s.duration.empty())
-                throw usage_error("--stages sets the rate and the length of the schedule: drop "
-                                  "--rate and --duration");
-            if (s.find_capacity)
-                throw usage_error("--find-capacity searches for one --rate: not with --stages");
-            try {
-                spec.stages = schedule::parse_stages(s.stages);
-            } catch (const std::invalid_argument& e) {
-                throw usage_error(e.what());
-            }
-        } else if (s.rate <= 0) {
-            throw usage_error("pacer http needs --rate R (requests per second), --stages or "
-                              "--schedule FILE");
-        } else if (s.requests == 0 && s.duration.empty()) {
-            throw usage_error("pacer http needs --requests N or --duration D (or both)");
-        }
-        if (s.burstiness && *process != schedule::arrival_process::gamma)
-            throw usage_error(
-                fmt::format("--burstiness applies only to --arrival gamma (got --arrival {})",
-                            to_string(*process)));
-        spec.process = *process;
-        spec.rate = s.rate;
-        spec.burstiness = s.burstiness.value_or(1);
-        spec.seed = s.seed;
-        if (s.requests > 0)
-            spec.count = s.requests;
-        if (!s.duration.empty()) {
-            const auto d = parse_duration(s.duration);
-            if (!d || d->count() <= 0)
-                throw usage_error(fmt::format(
-                    "--duration '{}' is not a positive duration such as 30s or 2m", s.duration));
-            spec.duration = *d;
-        }
-        try {
-            schedule::validate(spec);
-            p.schedule = {spec, schedule::make_schedule(spec), {}};
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-        p.schedule.sha256 = schedule::schedule_sha256(p.schedule.offsets);
+    } else if (!s.stages.empty()) {
+        // The stages give the rate and the length; --requests may end them early.
+        if (s.rate > 0 || !s.duration.empty())
+            throw usage_error("--stages sets the rate and the length of the schedule: drop "
+                              "--rate and --duration");
+        if (s.find_capacity)
+            throw usage_error("--find-capacity searches for one --rate: not with --stages");
+    } else if (s.rate <= 0) {
+        throw usage_error("pacer http needs --rate R (requests per second), --stages or "
+                          "--schedule FILE");
+    } else if (s.requests == 0 && s.duration.empty()) {
+        throw usage_error("pacer http needs --requests N or --duration D (or both)");
     }
-    if (p.schedule.offsets.empty())
-        throw usage_error("the schedule has no arrivals");
-    if (!s.shard.empty()) {
-        p.shard = runtime::parse_shard(s.shard);
-        if (!p.shard)
-            throw usage_error(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
-    }
-    try {
-        http::take_arrivals(p);
-    } catch (const http::invalid_schedule& e) {
-        throw usage_error(e.what());
-    }
-    const auto policy = session::parse_cap_policy(s.cap_policy);
-    if (!policy)
-        throw usage_error(
-            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
-    p.policy = *policy;
 }
 
-// The prompts and the request headers.
-void check_prompts(const http_settings& s, http_plan& p) {
-    p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.seed};
-    if (!s.prompts_file.empty()) {
-        std::optional<std::string> text;
-        try {
-            text = runtime::read_file_if_exists(s.prompts_file);
-        } catch (const std::exception& e) {
-            throw usage_error(e.what());
-        }
-        if (!text)
-            throw usage_error(fmt::format("--prompts {} does not exist", s.prompts_file));
-        try {
-            p.prompt_file = session::parse_prompt_jsonl(*text, s.prompts_file);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
-
-    // Headers: the API key comes from the environment and is never printed nor written.
-    for (const auto& h : s.headers) {
-        const auto colon = h.find(':');
-        const std::string name = h.substr(0, colon);
-        if (colon == std::string::npos || !valid_header_name(name))
-            throw usage_error(fmt::format("--header '{}' must be 'Name: value'", name));
-        std::string value = h.substr(colon + 1);
-        value.erase(0, value.find_first_not_of(" \t"));
-        if (value.find_first_of("\r\n") != std::string::npos)
-            throw usage_error(fmt::format("--header {} must be on one line", name));
-        p.headers.emplace_back(name, value);
-        p.header_names.push_back(name);
-    }
-    if (!s.api_key_env.empty()) {
-        const char* key = std::getenv(s.api_key_env.c_str());
-        if (!key || !*key)
-            throw usage_error(
-                fmt::format("--api-key-env {}: the variable is not set or empty", s.api_key_env));
-        if (std::string_view(key).find_first_of("\r\n") != std::string_view::npos)
-            throw usage_error(
-                fmt::format("--api-key-env {}: the key must be on one line", s.api_key_env));
-        p.headers.emplace_back("Authorization", std::string("Bearer ") + key);
-        p.header_names.push_back("Authorization");
+// The server, the schedule, the prompts and the headers: the values read and checked by the
+// http module (one line each when bad).
+void resolve(const http_settings& s, http_plan& p) {
+    try {
+        http::resolve_server(s, p);
+        check_schedule_options(s);
+        http::resolve_schedule(s, p);
+        p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.seed};
+        if (!s.prompts_file.empty())
+            p.prompt_file = http::read_prompts(s.prompts_file);
+        http::add_headers(s.headers, s.api_key_env, p);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
     }
 }
 
 http_plan check(const http_settings& s) {
     http_plan p;
-    check_server(s, p);
-    check_schedule(s, p);
-    check_prompts(s, p);
+    resolve(s, p);
     const auto timeout = parse_duration(s.timeout);
     if (!timeout || timeout->count() <= 0)
         throw usage_error(
@@ -227,6 +93,9 @@ http_plan check(const http_settings& s) {
     if (s.find_capacity && p.slo.empty())
         throw usage_error("--find-capacity searches for the highest rate meeting --goodput: give "
                           "--goodput ttft:...,tpot:...,e2el:...");
+    if (!s.find_capacity && (s.confirm > 0 || s.verify_repeats > 0))
+        throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
+                          "--find-capacity");
     if (s.find_capacity && !s.schedule_file.empty())
         throw usage_error("--find-capacity varies the rate: it takes --rate and --requests or "
                           "--duration, not --schedule");
@@ -237,59 +106,13 @@ http_plan check(const http_settings& s) {
     return p;
 }
 
-void print_plan(const http_settings& s, const http_plan& p) {
-    const auto& spec = p.schedule.spec;
-    fmt::print("pacer http --dry-run: checked; nothing sent, nothing written\n");
-    fmt::print("  server     POST {}{} (model {}), streaming, timeout {:g} s\n", p.endpoint.url(),
-               s.endpoint, s.model, std::chrono::duration<double>(p.timeout).count());
-    if (p.endpoint.tls)
-        fmt::print("  tls        {}\n", http::tls_words(s));
-    fmt::print("  schedule   {} arrivals ({} at {}, seed {}), sha256 {}\n",
-               p.schedule.offsets.size(), to_string(spec.process), schedule::rate_text(spec),
-               spec.seed, p.schedule.sha256);
-    if (p.shard)
-        fmt::print("  shard      {}/{}: {} arrivals\n", p.shard->index, p.shard->count,
-                   p.offsets.size());
-    fmt::print("  cap        {}\n",
-               s.max_concurrency == 0
-                   ? std::string("none")
-                   : fmt::format("{} in flight, policy {}", s.max_concurrency, s.cap_policy));
-    if (p.prompt_file)
-        fmt::print("  prompts    {} ({} lines), output {} tokens unless a line says\n",
-                   s.prompts_file, p.prompt_file->size(), s.output_len);
-    else
-        fmt::print("  prompts    synthetic, input {} and output {} tokens (range ratio {:g}, "
-                   "seed {}; 1 word = 1 token)\n",
-                   s.input_len, s.output_len, s.range_ratio, s.seed);
-    std::string names;
-    for (const auto& n : p.header_names)
-        names += (names.empty() ? "" : ", ") + n;
-    fmt::print("  headers    {}{}\n", names.empty() ? std::string("none") : names,
-               s.api_key_env.empty() ? std::string()
-                                     : fmt::format(" (Authorization from ${})", s.api_key_env));
-    if (!p.slo.empty())
-        fmt::print("  goodput    {}\n", s.goodput);
-    fmt::print("  output     {}/ (requests.jsonl, summary.json, schedule.json{}{})\n",
-               p.output.string(), s.no_report ? "" : ", report.html",
-               s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
-}
-
 int run_http(const http_settings& s) {
     http::http_job job;
     job.plan = check(s);
     auto opened = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
-        const auto descriptors = http::check_descriptors(s, job.plan); // as the run checks them
-        print_plan(s, job.plan);
-        for (const auto& line : opened.plan)
-            fmt::print("  telemetry  {}\n", line);
-        fmt::print("  descriptors about {} needed (one per request in flight, and 64)\n",
-                   descriptors);
-        if (s.find_capacity)
-            fmt::print("  capacity   search from {:g}/s: double (or halve) then {} bisection(s); a "
-                       "probe passes when it keeps its schedule and {:g} of its requests meet "
-                       "--goodput; one folder per probe and capacity.json\n",
-                       job.plan.schedule.spec.rate, s.capacity_steps, s.goodput_fraction);
+        // The descriptors as the run checks them.
+        http::print_dry_run(s, job.plan, opened.plan, http::check_descriptors(s, job.plan));
         return runtime::exit_ok;
     }
     job.options = s;
@@ -423,7 +246,8 @@ command add_http_command(CLI::App& app) {
     sub->add_flag("--find-capacity", s->find_capacity,
                   "Search the highest rate that keeps its schedule and meets --goodput for "
                   "--goodput-fraction of its requests: from --rate, double (or halve), then "
-                  "bisect; one result folder per probe and capacity.json")
+                  "bisect (the capacity search of pacer serve, over rates); one result folder "
+                  "per probe and capacity.json")
         ->group("Capacity");
     sub->add_option("--goodput-fraction", s->goodput_fraction,
                     "--find-capacity: the share of requests that must meet --goodput")
@@ -433,6 +257,19 @@ command add_http_command(CLI::App& app) {
     sub->add_option("--capacity-steps", s->capacity_steps,
                     "--find-capacity: bisection steps after the bracket is found")
         ->check(whole_number(0, 20))
+        ->capture_default_str()
+        ->group("Capacity");
+    sub->add_option("--confirm", s->confirm,
+                    "--find-capacity: extra tries of a probe that fails; its rate fails only if "
+                    "every try fails (as pacer serve's --confirm; 0: none)")
+        ->check(whole_number(0, 100))
+        ->capture_default_str()
+        ->group("Capacity");
+    sub->add_option("--verify-repeats", s->verify_repeats,
+                    "--find-capacity: at the end, run the capacity and the first failing rate "
+                    "this many times each; a capacity that fails one counts as failing (and the "
+                    "other way round), and capacity.json says whether the boundary held (0: none)")
+        ->check(whole_number(0, 100))
         ->capture_default_str()
         ->group("Capacity");
     add_progress_option(*sub, s->progress,

@@ -1,6 +1,8 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/protocol/realtime_events.hpp>
+#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/audio_file.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/scenario.hpp>
@@ -12,63 +14,6 @@
 #include <stdexcept>
 
 namespace pacer::cli {
-
-duration silence_duration(const std::string& text, std::string_view example) {
-    const auto d = parse_duration(text);
-    if (!d || d->count() == 0)
-        throw usage_error(
-            fmt::format("--duration '{}' is not a positive duration such as {}", text, example));
-    if (*d > max_input_duration)
-        throw usage_error(fmt::format("--duration {} is longer than the longest input pacer "
-                                      "generates, {}h (for longer, use --rate or several runs)",
-                                      text, max_input_duration.count()));
-    return std::chrono::duration_cast<duration>(*d);
-}
-
-std::size_t silence_bytes(duration length) {
-    const auto samples = std::max<std::int64_t>(
-        1, std::chrono::duration_cast<std::chrono::microseconds>(length).count() * 16 / 1000);
-    return static_cast<std::size_t>(samples) * 2;
-}
-
-loaded_input load_input_audio(const std::string& file, std::size_t wire_rate) {
-    loaded_input in;
-    try {
-        auto grid = runtime::read_input_audio(file, 16000);
-        in.pcm = std::move(grid.pcm);
-        const auto& c = grid.conversion;
-        in.conversion = {{"file", file},
-                         {"source_rate", c.source_rate},
-                         {"source_channels", c.source_channels},
-                         {"source_encoding", c.source_encoding},
-                         {"mixed_down", c.mixed_down()},
-                         {"rate", c.rate},
-                         {"converter", c.converter},
-                         {"wire_rate", wire_rate},
-                         {"wire_converter", c.converter}};
-        if (wire_rate != 16000) {
-            auto wire = runtime::read_input_audio(file, static_cast<int>(wire_rate));
-            in.conversion["wire_converter"] = wire.conversion.converter;
-            in.wire = std::move(wire.pcm);
-        }
-    } catch (const std::runtime_error& e) {
-        throw usage_error(e.what());
-    }
-    return in;
-}
-
-boost::json::object silence_conversion(std::size_t wire_rate) {
-    return {
-        {"file", nullptr},
-        {"source_rate", 16000},
-        {"source_channels", 1},
-        {"source_encoding", "silence"},
-        {"mixed_down", false},
-        {"rate", 16000},
-        {"converter", "none"},
-        {"wire_rate", wire_rate},
-        {"wire_converter", wire_rate == 16000 ? "none" : "libsamplerate SRC_SINC_BEST_QUALITY"}};
-}
 
 session::conversation_plan load_scenario(const std::string& name, std::size_t wire_rate,
                                          bool native) {
@@ -120,6 +65,31 @@ session::conversation_plan load_scenario(const std::string& name, std::size_t wi
     }
     plan.scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
     return plan;
+}
+
+void load_run_input(run::run_job& job) {
+    const run::run_options& s = job.options;
+    const std::size_t wire_rate = job.realtime == protocol::realtime_protocol::openai
+                                      ? protocol::openai_sample_rate
+                                      : protocol::input_sample_rate;
+    std::optional<loaded_input> loaded;
+    if (!s.audio.empty()) {
+        loaded = load_input_audio(s.audio, wire_rate);
+        job.pcm = std::move(loaded->pcm);
+    } else {
+        job.pcm = protocol::pcm_input::silence(silence_bytes(silence_duration(s.duration, "30s")));
+    }
+    job.conversation = load_scenario(s.scenario, wire_rate, !job.realtime);
+    if (job.conversation && s.processes > 1)
+        throw usage_error("--scenario with several turns needs --processes 1 (the per-turn "
+                          "figures are one process's)");
+    job.input_length = job.conversation.length(job.pcm.size());
+    if (loaded) {
+        job.wire_pcm = std::move(loaded->wire);
+        job.input_conversion = std::move(loaded->conversion);
+    } else {
+        job.input_conversion = silence_conversion(wire_rate);
+    }
 }
 
 void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,

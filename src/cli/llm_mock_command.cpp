@@ -2,25 +2,12 @@
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
-#include <pacer/core/json_text.hpp>
 #include <pacer/runtime/exit_status.hpp>
-#include <pacer/runtime/files.hpp>
-#include <pacer/runtime/resources.hpp>
 #include <pacer/server/llm_mock.hpp>
-
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/detached.hpp>
-#include <boost/asio/signal_set.hpp>
-#include <boost/json/serialize.hpp>
-#include <boost/system/system_error.hpp>
+#include <pacer/server/mock_process.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
-
-#include <cstdio>
-#include <filesystem>
-#include <optional>
 
 namespace pacer::cli {
 
@@ -65,17 +52,8 @@ int run_llm_mock(llm_mock_settings& s) {
                             s.fault_requests));
         }
     }
-    if (!s.stats_output.empty() && std::filesystem::exists(s.stats_output))
-        throw usage_error(
-            fmt::format("--stats-output {} already exists; choose a new file", s.stats_output));
     boost::asio::io_context io{1};
-    std::optional<server::llm_mock> mock;
-    try {
-        mock.emplace(io, o); // loads the TLS certificate and key, binds nothing
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
-    runtime::ensure_descriptors(64); // what the real run checks, the dry run checks
+    const auto mock = server::check_llm_mock_process(io, o, s.stats_output);
     if (s.dry_run) {
         fmt::print("pacer llm-mock --dry-run: checked; nothing started, nothing written\n");
         fmt::print("  listen     {} (not bound by a dry run)\n",
@@ -103,34 +81,7 @@ int run_llm_mock(llm_mock_settings& s) {
                                             : s.stats_output + " on SIGINT/SIGTERM");
         return runtime::exit_ok;
     }
-    try {
-        mock->listen();
-    } catch (const boost::system::system_error& e) {
-        // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
-        // /usr/include/boost/...]".
-        throw usage_error(
-            fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.code().message()));
-    } catch (const std::exception& e) {
-        throw usage_error(fmt::format("cannot listen on {}:{}: {}", o.host, o.port, e.what()));
-    }
-    boost::asio::signal_set signals(io, SIGINT, SIGTERM);
-    signals.async_wait([&](boost::system::error_code ec, int) {
-        if (ec)
-            return;
-        mock->stop();
-        io.stop(); // open connections end with the process
-    });
-    boost::asio::co_spawn(io, mock->serve(), boost::asio::detached);
-    // Scripts and tests take the port after the last ':'; the scheme says whether it is TLS.
-    if (mock->tls())
-        fmt::print("listening on https://{}:{}\n", o.host, mock->port());
-    else
-        fmt::print("listening on {}:{}\n", o.host, mock->port());
-    std::fflush(stdout);
-    io.run();
-    if (!s.stats_output.empty())
-        runtime::write_new_file(s.stats_output, json_text(mock->stats()) + "\n");
-    return runtime::exit_ok;
+    return server::run_llm_mock_process(io, *mock, o, s.stats_output);
 }
 
 } // namespace

@@ -1,5 +1,6 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
+#include <pacer/run/run_plan.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 
@@ -87,6 +88,9 @@ int main(int argc, char** argv) {
             if (c.app->parsed())
                 return c.run();
     } catch (const usage_error& e) {
+        fmt::print(stderr, "pacer: {}\n", e.what());
+        return runtime::exit_usage;
+    } catch (const run::invalid_options& e) { // `run`'s options, checked in its module
         fmt::print(stderr, "pacer: {}\n", e.what());
         return runtime::exit_usage;
     } catch (const runtime::descriptor_limit_error& e) {

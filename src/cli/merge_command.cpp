@@ -82,50 +82,14 @@ int run_merge(const merge_settings& s) {
     }
     create_output_dir(s.output);
     runtime::write_new_file(fs::path(s.output) / "summary.json", json_text(merged) + "\n");
-    const auto& p = merged.at("pacing").as_object();
-    const auto& dev = p.at("pacing_abs_deviation_s").as_object();
-    auto ms = [](const boost::json::value& v) {
-        return v.is_null() ? std::string("-")
-                           : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
-    };
-    fmt::print("pacer merge: {} part{}\n", parts.size(), parts.size() == 1 ? "" : "s");
-    fmt::print("  sessions   {} complete of {}\n", p.at("sessions").at("complete").as_uint64(),
-               p.at("sessions").at("requested").as_uint64());
-    fmt::print("  packets    {} sent, {} late (> 80 ms) -> {}\n",
-               p.at("packets").at("sent").as_uint64(),
-               p.at("packets").at("late").to_number<std::uint64_t>(),
-               merged.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
-    fmt::print("  |dev|      p50 {}  p99 {}  p99.9 {}  max {}  (pooled)\n", ms(dev.at("p50")),
-               ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
-    fmt::print("  overlap    {} input streams at once at the peak\n",
-               p.at("peak_overlapping_input_streams").to_number<std::uint64_t>());
-    bool schedule_kept = true;
-    if (const auto* olv = merged.if_contains("open_loop")) {
-        const auto& ol = olv->as_object();
-        schedule_kept = ol.at("schedule_kept").as_bool();
-        fmt::print("  open loop  {} of {} arrivals{}; latency p50 {} p99 {}; dispatch lag p99 {} "
-                   "max {} -> {} (pooled)\n",
-                   ol.at("requests").at("scheduled").as_uint64(),
-                   ol.at("schedule").at("arrivals").to_number<std::uint64_t>(),
-                   ol.at("schedule").at("covered").as_bool() ? "" : " (not every shard given)",
-                   ms(ol.at("latency_s").at("p50")), ms(ol.at("latency_s").at("p99")),
-                   ms(ol.at("dispatch_lag_s").at("p99")), ms(ol.at("dispatch_lag_s").at("max")),
-                   schedule_kept ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
-    }
-    fmt::print("  results    {}\n", (fs::path(s.output) / "summary.json").string());
-    const auto& incomplete = merged.at("incomplete_parts").as_array();
-    if (!incomplete.empty()) {
-        // One line naming every part that was interrupted or left sessions incomplete.
-        std::string which;
-        for (const auto& part : incomplete)
-            which += fmt::format("{}{} ({}{} of {} sessions incomplete)", which.empty() ? "" : ", ",
-                                 part.at("dir").as_string().c_str(),
-                                 part.at("interrupted").as_bool() ? "interrupted, " : "",
-                                 part.at("sessions_incomplete").as_uint64(),
-                                 part.at("sessions").as_uint64());
+    const auto summary = (fs::path(s.output) / "summary.json").string();
+    fmt::print("{}", metrics::merge_report_text(merged, parts.size(), summary));
+    if (const auto which = metrics::incomplete_parts_text(merged); !which.empty()) {
         fmt::print(stderr, "pacer merge: incomplete parts: {}\n", which);
         return runtime::exit_failed;
     }
+    const auto* ol = merged.if_contains("open_loop");
+    const bool schedule_kept = ol == nullptr || ol->at("schedule_kept").as_bool();
     return merged.at("pacing_qualified").as_bool() && schedule_kept ? runtime::exit_ok
                                                                     : runtime::exit_unqualified;
 }

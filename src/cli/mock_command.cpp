@@ -4,6 +4,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/server/mock_process.hpp>
 #include <pacer/server/probe_mock.hpp>
 
 #include <CLI/CLI.hpp>
@@ -23,7 +24,7 @@ struct mock_settings {
 
 // What `mock` would serve, as checked: `--dry-run` prints it instead of serving.
 void print_mock_plan(const mock_settings& s) {
-    print_mock_process_plan("mock", s.options, s.stats_output);
+    server::print_mock_process_plan("mock", s.options, s.stats_output);
     fmt::print("  threads    {}\n", s.threads);
     fmt::print("  replies    {} event(s) per append\n", s.options.replies_per_append);
     fmt::print("  fault      {}\n", s.fault == "none"
@@ -38,15 +39,16 @@ int run_mock(mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    const threaded_mock_factory make = [&](std::span<boost::asio::io_context* const> contexts) {
-        return std::make_unique<server::probe_mock>(contexts, s.options);
-    };
+    const server::threaded_mock_factory make =
+        [&](std::span<boost::asio::io_context* const> contexts) {
+            return std::make_unique<server::probe_mock>(contexts, s.options);
+        };
     if (s.dry_run) {
-        check_mock_process(s.options, s.stats_output, make);
+        server::check_mock_process(s.options, s.stats_output, make);
         print_mock_plan(s);
         return runtime::exit_ok;
     }
-    return run_mock_process(s.options, s.stats_output, s.threads, make);
+    return server::run_mock_process(s.options, s.stats_output, s.threads, make);
 }
 
 } // namespace

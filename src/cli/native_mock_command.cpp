@@ -6,6 +6,7 @@
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/server/mock_process.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
@@ -34,43 +35,6 @@ struct native_mock_settings {
     std::string stats_output;
     bool dry_run = false;
 };
-
-// What `native-mock` would serve, as checked: `--dry-run` prints it instead of serving.
-void print_native_mock_plan(const native_mock_settings& s) {
-    const auto& o = s.options;
-    print_mock_process_plan("native-mock", o, s.stats_output);
-    fmt::print("  protocol   {}\n", s.protocol);
-    fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
-               o.output_sample_rate == 0 ? std::string("at the profile's rate")
-                                         : fmt::format("{} Hz", o.output_sample_rate),
-               o.burst_units,
-               o.profile->continuous
-                   ? std::string()
-                   : fmt::format(", a question every {} unit(s)", o.question_every));
-    fmt::print("  threads    {}\n", s.threads);
-    fmt::print("  capacity   unit latency {:g} ms + {:g} ms per other open session\n",
-               s.unit_latency_ms, s.per_session_cost_ms);
-    fmt::print(
-        "  worker     {}\n",
-        s.service_ms > 0
-            ? fmt::format("{:g} ms of one shared worker per unit, first in first out", s.service_ms)
-            : std::string("none (no --service-ms)"));
-    fmt::print("  cold start {}\n",
-               s.cold_start_ms > 0
-                   ? fmt::format("+{:g} ms per unit for {:g} s after each new high-water mark of "
-                                 "open sessions",
-                                 s.cold_start_ms, s.cold_start_s)
-                   : std::string("none (no --cold-start-ms)"));
-    if (o.realtime == protocol::realtime_protocol::openai)
-        fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "
-                   "at >= {:g} dBFS RMS per 80 ms, stopped after {:g} ms below; replies of {:g} "
-                   "ms of audio; cancels take {:g} ms\n",
-                   s.vad_threshold_dbfs, s.vad_silence_ms, s.reply_ms, s.cancel_reaction_ms);
-    fmt::print("  fault      {}{}\n", s.fault,
-               s.fault == "none" ? std::string()
-                                 : " in sessions " + (s.fault_sessions.empty() ? std::string("all")
-                                                                               : s.fault_sessions));
-}
 
 int run_native_mock(native_mock_settings& s) {
     auto& o = s.options;
@@ -104,15 +68,16 @@ int run_native_mock(native_mock_settings& s) {
     } catch (const std::invalid_argument& e) {
         throw usage_error(e.what());
     }
-    const threaded_mock_factory make = [&](std::span<boost::asio::io_context* const> contexts) {
-        return std::make_unique<server::native_mock>(contexts, o);
-    };
+    const server::threaded_mock_factory make =
+        [&](std::span<boost::asio::io_context* const> contexts) {
+            return std::make_unique<server::native_mock>(contexts, o);
+        };
     if (s.dry_run) {
-        check_mock_process(o, s.stats_output, make);
-        print_native_mock_plan(s);
+        server::check_mock_process(o, s.stats_output, make);
+        server::print_native_mock_plan(o, s.threads, s.stats_output, s.fault_sessions);
         return runtime::exit_ok;
     }
-    return run_mock_process(o, s.stats_output, s.threads, make);
+    return server::run_mock_process(o, s.stats_output, s.threads, make);
 }
 
 } // namespace

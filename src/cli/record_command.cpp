@@ -1,6 +1,7 @@
-// `pacer record`: the options, their checks and the `--dry-run` plan; the built-in native mock
-// when no `--url` is given; the recording itself is record::execute_recording
-// (src/record/record_job.cpp, docs/recording.md).
+// `pacer record`: the options and their checks; the built-in native mock when no `--url` is
+// given; the `--dry-run` plan (record::print_plan) and the recording itself
+// (record::execute_recording) are module `record`'s (src/record/record_job.cpp,
+// docs/recording.md).
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
@@ -104,29 +105,6 @@ std::optional<record::resume_state> check_settings(record_settings& s, fs::path&
     return resumed;
 }
 
-void print_record_plan(const record_settings& s, const record::record_job& job, std::size_t samples,
-                       std::size_t to_record) {
-    fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
-    fmt::print("  target     {}\n",
-               s.url.empty() ? "the built-in native mock (in this process)" : s.url);
-    fmt::print("  profile    {}\n", job.profile->name);
-    fmt::print("  dataset    {} ({} sample(s), {} variant(s) selected, {} to record)\n",
-               job.dataset.string(), samples, job.records.size(), to_record);
-    fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
-               s.concurrency);
-    if (s.postprocess == "inline")
-        fmt::print("  postprocess inline: in the recording process, on the session's thread "
-                   "(a diagnostic: it delays the other sessions)\n");
-    else
-        fmt::print("  workers    {} post-processing process(es) at nice 10\n", job.workers);
-    if (!s.postprocess_command.empty())
-        fmt::print("  command    /bin/sh -c '{}' per recorded variant (its folder is $1)\n",
-                   s.postprocess_command);
-    fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
-    fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", job.out.string(),
-               job.resumed ? " resumed" : "");
-}
-
 int record(record_settings s) {
     if (s.worker)
         return record::run_postprocess_worker();
@@ -162,8 +140,9 @@ int record(record_settings s) {
                           "post-processes in the recording process and has no workers");
     job.workers = inline_postprocess ? 0 : s.workers ? s.workers : record::default_worker_count();
     runtime::ensure_descriptors(std::min(s.concurrency, to_record) * 3 + 64);
+    job.options = s;
     if (s.dry_run) {
-        print_record_plan(s, job, samples.size(), to_record);
+        record::print_plan(job, samples.size(), to_record);
         return runtime::exit_ok;
     }
     if (resumed && to_record == 0) {
@@ -190,7 +169,6 @@ int record(record_settings s) {
     const auto progress_mode = run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     batch_progress progress(*progress_mode);
     job.observer = &progress;
-    job.options = s;
     const auto verdict = record::execute_recording(job);
 
     std::optional<fs::path> report;

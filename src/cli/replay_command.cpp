@@ -1,19 +1,17 @@
 // `pacer replay DIR`: offline, from the kept artifacts of `pacer run --keep-traces`, recompute
 // the serving metrics (docs/protocol.md §4) and check every session against the native protocol
-// oracle (docs/protocol.md §4.5). Writes `report.json`; never touches the network.
+// oracle (docs/protocol.md §4.5). Writes `report.json`; never touches the network. The options,
+// the session folders and the profile are checked here; metrics::execute_replay replays them.
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
-#include <pacer/metrics/oracle.hpp>
-#include <pacer/metrics/serving.hpp>
+#include <pacer/metrics/replay.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
-#include <pacer/trace/receipts.hpp>
 
-#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
@@ -21,15 +19,10 @@
 #include <fmt/core.h>
 
 #include <algorithm>
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <span>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -47,17 +40,6 @@ struct replay_settings {
     std::string output;
     bool dry_run = false;
 };
-
-// The whole file, or usage_error naming it (missing or unreadable input is bad input).
-std::string read_file(const fs::path& path) {
-    try {
-        if (auto text = runtime::read_file_if_exists(path))
-            return std::move(*text);
-    } catch (const std::runtime_error& e) {
-        throw usage_error(e.what());
-    }
-    throw usage_error(fmt::format("cannot read {}: no such file", path.string()));
-}
 
 bool is_session_folder(const fs::path& dir) {
     std::error_code ec;
@@ -97,101 +79,6 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
         throw usage_error(fmt::format("{} records the profile {}, which replay does not check",
                                       summary.path.string(), json::serialize(*name)));
     return p;
-}
-
-// The reference export checks of docs/protocol.md §3.2 between the receipts and the traced appends.
-std::vector<std::string> receipt_errors(const std::vector<metrics::trace_line>& trace,
-                                        const trace::send_receipts& receipts) {
-    std::vector<std::string> errors;
-    std::vector<const metrics::trace_line*> appends;
-    for (const auto& l : trace) {
-        const auto* t = l.event.if_contains("type");
-        if (l.direction == "send" && t && t->is_string() &&
-            t->get_string() == "input_audio_buffer.append")
-            appends.push_back(&l);
-    }
-    if (appends.size() != receipts.appends.size()) {
-        errors.push_back(fmt::format("receipts list {} appends, the trace {}",
-                                     receipts.appends.size(), appends.size()));
-        return errors;
-    }
-    double previous_completion = 0;
-    for (std::size_t i = 0; i < appends.size(); ++i) {
-        const auto& r = receipts.appends[i];
-        const auto* id = appends[i]->event.if_contains("event_id");
-        if (!id || !id->is_string() || id->get_string() != r.id())
-            errors.push_back(fmt::format("receipt {}: event_id differs from the trace", i));
-        if (r.seq != i)
-            errors.push_back(fmt::format("receipt {}: seq is {}", i, r.seq));
-        if (r.start_s != appends[i]->time_s)
-            errors.push_back(fmt::format("receipt {}: start_s differs from the trace time", i));
-        if (r.completed_s < r.start_s || (i > 0 && r.completed_s < previous_completion))
-            errors.push_back(
-                fmt::format("receipt {}: completed_s is before its start or decreases", i));
-        previous_completion = r.completed_s;
-    }
-    return errors;
-}
-
-json::array strings(const std::vector<std::string>& v) {
-    json::array a;
-    for (const auto& s : v)
-        a.emplace_back(s);
-    return a;
-}
-
-struct case_outcome {
-    json::object json;
-    metrics::session_metrics serving;
-    std::string status;
-};
-
-case_outcome replay_session(const fs::path& dir, const std::string& id,
-                            const protocol::profile& profile,
-                            const metrics::session_params& context) {
-    const fs::path trace_path = dir / "trace.jsonl";
-    const fs::path receipts_path = dir / "input-send-receipts.json";
-    const std::string trace_text = read_file(trace_path);
-    const std::string receipts_text = read_file(receipts_path);
-    trace::send_receipts receipts;
-    try {
-        receipts = trace::parse_receipts(receipts_text, trace::receipt_rules::any_client);
-    } catch (const std::runtime_error& e) {
-        throw usage_error(fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
-    }
-    auto parsed = metrics::parse_trace(trace_text);
-    std::vector<std::string> errors = parsed.errors;
-    for (auto& e : receipt_errors(parsed.lines, receipts))
-        errors.push_back(std::move(e));
-    const auto pacing = metrics::pacing_deviation(parsed.lines);
-    if (pacing.error)
-        errors.push_back(*pacing.error);
-
-    const auto oracle = metrics::evaluate_trace(parsed.lines, profile);
-    case_outcome out;
-    out.serving = metrics::compute_session_metrics(parsed.lines, receipts, profile, context);
-    out.status = errors.empty() ? oracle.verdict : "fail";
-
-    json::object c;
-    c["id"] = id;
-    c["directory"] = dir.string();
-    c["status"] = out.status;
-    c["violations"] = strings(oracle.violations);
-    c["errors"] = strings(errors);
-    c["coverage"] = json::object{{"input_output_overlap", oracle.input_output_overlap}};
-    c["metrics"] = oracle.metrics_json();
-    json::object timing;
-    timing["appends"] = pacing.deviations_s.size();
-    timing["max_abs_deviation_s"] = pacing.max_abs_deviation_s;
-    timing["within_tolerance"] = pacing.within_tolerance;
-    timing["pacing_tolerance_s"] = metrics::pacing_tolerance_s;
-    c["input_timing"] = std::move(timing);
-    c["serving"] = out.serving.to_json();
-    if (!profile.continuous)
-        c["units"] =
-            metrics::compute_unit_metrics(parsed.lines, receipts, profile, context).to_json();
-    out.json = std::move(c);
-    return out;
 }
 
 // What `replay` would do, as checked: `--dry-run` prints it instead of reading the traces.
@@ -269,54 +156,22 @@ int run(const replay_settings& s) {
         print_replay_plan(s, *profile, sessions, input_duration, output);
         return runtime::exit_ok;
     }
-    metrics::session_params context;
-    context.input_duration_s = input_duration;
-    context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
-
-    json::array cases;
-    std::vector<metrics::session_metrics> serving;
-    std::size_t passed = 0, failed = 0, not_exercised = 0;
-    std::vector<std::pair<std::string, std::string>> rows;
-    for (const auto& [id, path] : sessions) {
-        auto c = replay_session(path, id, *profile, context);
-        passed += c.status == "pass";
-        failed += c.status == "fail";
-        not_exercised += c.status == "not_exercised";
-        rows.emplace_back(id, fmt::format("{:<14} {:>3} violations", c.status,
-                                          c.json["violations"].as_array().size()));
-        serving.push_back(std::move(c.serving));
-        cases.emplace_back(std::move(c.json));
+    metrics::replay_job job;
+    job.sessions = std::move(sessions);
+    job.profile = profile;
+    job.profile_source = profile_source;
+    job.profile_origin = recorded            ? "recorded in " + (run_dir / "summary.json").string()
+                         : s.profile.empty() ? std::string("the default: no profile recorded")
+                                             : std::string("--profile");
+    job.source = dir;
+    job.context.input_duration_s = input_duration;
+    job.context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
+    job.output = output;
+    try {
+        return metrics::execute_replay(job);
+    } catch (const metrics::unreadable_session& e) {
+        throw usage_error(e.what());
     }
-
-    json::object report;
-    report["schema_version"] = 1;
-    report["command"] = "replay";
-    report["profile"] = profile->name;
-    report["profile_source"] = profile_source;
-    report["source"] = dir.string();
-    report["config"] = {
-        {"startup_reserve_s", context.startup_reserve_s},
-        {"input_duration_s", input_duration ? json::value(*input_duration) : json::value(nullptr)},
-        {"late_send_threshold_s", metrics::late_send_threshold_s},
-        {"pacing_tolerance_s", metrics::pacing_tolerance_s},
-        {"max_admission_attempts", metrics::max_admission_attempts}};
-    report["cases"] = std::move(cases);
-    report["aggregate"] = metrics::aggregate_sessions(serving);
-    report["summary"] = {{"selected", sessions.size()},
-                         {"passed", passed},
-                         {"failed", failed},
-                         {"not_exercised", not_exercised}};
-    runtime::write_new_file(output, json::serialize(report) + "\n");
-
-    fmt::print("profile {} ({})\n", profile->name,
-               recorded            ? "recorded in " + (run_dir / "summary.json").string()
-               : s.profile.empty() ? std::string("the default: no profile recorded")
-                                   : std::string("--profile"));
-    for (const auto& [id, row] : rows)
-        fmt::print("{:<12} {}\n", id, row);
-    fmt::print("{} of {} cases passed ({} failed, {} not exercised); report: {}\n", passed,
-               sessions.size(), failed, not_exercised, output.string());
-    return passed == sessions.size() ? runtime::exit_ok : runtime::exit_failed;
 }
 
 } // namespace

@@ -10,6 +10,7 @@
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/arrival.hpp>
+#include <pacer/sweep/capacity.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/recorder.hpp>
 
@@ -33,6 +34,9 @@ namespace {
 
 namespace asio = boost::asio;
 namespace json = boost::json;
+
+// The doublings (or halvings) of the capacity search before it gives up finding a bracket.
+constexpr std::size_t max_rate_moves = 10;
 
 } // namespace
 
@@ -403,82 +407,134 @@ run_outcome run_once(const http_job& job, const http_plan& plan, const std::file
     return o;
 }
 
+// What the probes of a capacity search showed beyond the search's own judgement, as
+// capacity.json says it.
+struct rate_search_log {
+    json::array probes;
+    bool client_limited = false, interrupted = false, unreachable = false;
+    bool last_passed = false; // the last probe's own verdict
+};
+
+// One probe of the search: a whole run of its own folder at the try's rate.
+sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const sweep::capacity_try& t,
+                                http_telemetry& telemetry, http_watch& watch,
+                                rate_search_log& log) {
+    const auto& s = job.options;
+    const double rate = t.value;
+    const auto n = log.probes.size() + 1;
+    auto spec = plan.schedule.spec;
+    spec.rate = rate;
+    try {
+        schedule::validate(spec);
+        plan.schedule = {spec, schedule::make_schedule(spec), {}};
+    } catch (const std::invalid_argument& e) {
+        throw invalid_schedule(e.what());
+    }
+    // Halving has gone below one request per run: the search cannot go lower.
+    if (plan.schedule.offsets.empty()) {
+        fmt::print("probe {}: {:g} requests/s gives no arrival: the search stops here\n", n, rate);
+        return {.nothing_to_run = true};
+    }
+    plan.schedule.sha256 = schedule::schedule_sha256(plan.schedule.offsets);
+    take_arrivals(plan);
+    const auto dir = plan.output / fmt::format("probe-{:02}-rate-{:g}", n, rate);
+    fmt::print("probe {}: {:g} requests/s{}\n", n, rate,
+               t.kind == sweep::try_kind::search
+                   ? std::string()
+                   : fmt::format(" ({} {})", sweep::to_string(t.kind), t.attempt));
+    const run_outcome o = run_once(job, plan, dir, telemetry, watch);
+    const double fraction =
+        o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
+    log.last_passed = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
+    log.client_limited = log.client_limited || (!o.kept && !o.unreachable);
+    log.unreachable = log.unreachable || o.unreachable;
+    log.interrupted = log.interrupted || o.interrupted;
+    json::object p{
+        {"rate", rate},       {"schedule_kept", o.kept},   {"goodput_fraction", fraction},
+        {"failed", o.failed}, {"passed", log.last_passed}, {"folder", dir.filename().string()}};
+    if (s.confirm > 0 || s.verify_repeats > 0) {
+        p["kind"] = sweep::to_string(t.kind);
+        p["attempt"] = t.attempt;
+    }
+    log.probes.push_back(std::move(p));
+    return {.interrupted = o.interrupted,
+            .unreachable = o.unreachable,
+            .valid = o.kept,
+            .slo_met = fraction >= s.goodput_fraction};
+}
+
+json::value rate_check_json(const std::optional<sweep::value_verification>& v) {
+    if (!v)
+        return nullptr;
+    return json::object{{"rate", v->value},
+                        {"runs", v->runs},
+                        {"met", v->met},
+                        {"client_not_valid", v->invalid},
+                        {"held", v->held}};
+}
+
+// capacity.json: the answer, the criterion, how the search ended and every probe; with
+// --confirm or --verify-repeats also the verification, whether the boundary held and the notes.
+json::object capacity_doc(const http_job& job, const sweep::capacity_search_result& r,
+                          rate_search_log& log, std::optional<double> pass,
+                          std::optional<double> fail) {
+    const auto& s = job.options;
+    json::object doc;
+    doc["capacity_rps"] = pass ? json::value(*pass) : json::value(nullptr);
+    doc["first_failing_rps"] = fail ? json::value(*fail) : json::value(nullptr);
+    doc["criterion"] = json::object{
+        {"goodput", s.goodput}, {"goodput_fraction", s.goodput_fraction}, {"schedule_kept", true}};
+    doc["client_limited"] = log.client_limited;
+    doc["interrupted"] = log.interrupted;
+    doc["unreachable"] = log.unreachable;
+    doc["probes"] = std::move(log.probes);
+    if (s.confirm > 0 || s.verify_repeats > 0) {
+        doc["verification"] =
+            json::object{{"capacity_rate", rate_check_json(r.capacity_check)},
+                         {"first_failing_rate", rate_check_json(r.failing_check)}};
+        doc["boundary_held"] =
+            r.boundary_held ? json::value(*r.boundary_held) : json::value(nullptr);
+        json::array notes;
+        for (const auto& n : r.notes)
+            notes.emplace_back(n);
+        doc["notes"] = std::move(notes);
+    }
+    doc["command"] = "http";
+    doc["command_line"] = job.command_line;
+    return doc;
+}
+
 // --find-capacity: the highest rate whose run keeps its schedule and meets the SLOs for
-// `goodput_fraction` of its requests. From --rate, double while probes pass (or halve while they
-// fail), then bisect `capacity_steps` times. Each probe is a whole run of its own folder.
+// `goodput_fraction` of its requests: sweep's capacity search over rates (from --rate, double
+// while probes pass or halve while they fail, at most 10 times, then `capacity_steps`
+// bisections; --confirm and --verify-repeats as serve's). Each probe is a whole run of its own
+// folder.
 runtime::run_verdict find_capacity(const http_job& job, http_telemetry& telemetry,
                                    http_watch& watch) {
     const auto& s = job.options;
     http_plan plan = job.plan;
     job.create_folder(plan.output);
     telemetry.start(plan.output); // one baseline and one telemetry.jsonl for every probe
-    json::array probes;
-    std::optional<double> pass, fail;
-    bool client_limited = false, interrupted = false, unreachable_server = false;
-    // A probe's verdict, or nullopt when the rate gives no arrival in --duration (halving has
-    // gone below one request per run): the search cannot go lower.
-    const auto probe = [&](double rate) -> std::optional<bool> {
-        auto spec = plan.schedule.spec;
-        spec.rate = rate;
-        try {
-            schedule::validate(spec);
-            plan.schedule = {spec, schedule::make_schedule(spec), {}};
-        } catch (const std::invalid_argument& e) {
-            throw invalid_schedule(e.what());
-        }
-        if (plan.schedule.offsets.empty()) {
-            fmt::print("probe {}: {:g} requests/s gives no arrival: the search stops here\n",
-                       probes.size() + 1, rate);
-            return std::nullopt;
-        }
-        plan.schedule.sha256 = schedule::schedule_sha256(plan.schedule.offsets);
-        take_arrivals(plan);
-        const auto dir =
-            plan.output / fmt::format("probe-{:02}-rate-{:g}", probes.size() + 1, rate);
-        fmt::print("probe {}: {:g} requests/s\n", probes.size() + 1, rate);
-        const run_outcome o = run_once(job, plan, dir, telemetry, watch);
-        const double fraction =
-            o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
-        const bool ok = o.kept && !o.interrupted && fraction >= s.goodput_fraction;
-        client_limited = client_limited || (!o.kept && !o.unreachable);
-        unreachable_server = unreachable_server || o.unreachable;
-        interrupted = interrupted || o.interrupted;
-        probes.push_back(json::object{{"rate", rate},
-                                      {"schedule_kept", o.kept},
-                                      {"goodput_fraction", fraction},
-                                      {"failed", o.failed},
-                                      {"passed", ok},
-                                      {"folder", dir.filename().string()}});
-        if (ok)
-            pass = pass ? std::max(*pass, rate) : rate;
+    rate_search_log log;
+    const auto r = sweep::search_capacity(
+        sweep::rate_space(schedule::max_rate, max_rate_moves, s.capacity_steps),
+        plan.schedule.spec.rate,
+        {s.confirm, s.verify_repeats, sweep::client_policy::counts_as_miss},
+        [&](const sweep::capacity_try& t) {
+            return probe_rate(job, plan, t, telemetry, watch, log);
+        });
+    // A search probe that stopped the search (a signal, no server reached) is not judged by it;
+    // its own verdict still bounds the answer, as it always has in capacity.json.
+    std::optional<double> pass = r.good, fail = r.bad;
+    if ((r.limited_by == "interrupted" || r.limited_by == "unreachable") && !r.probes.empty() &&
+        r.probes.back().run.kind != sweep::try_kind::verify) {
+        const double rate = r.probes.back().run.value;
+        if (log.last_passed)
+            pass = std::max(pass.value_or(rate), rate);
         else
-            fail = fail ? std::min(*fail, rate) : rate;
-        return ok;
-    };
-    double rate = plan.schedule.spec.rate;
-    const bool first = probe(rate).value_or(false);
-    for (int i = 0; i < 10 && !interrupted && !unreachable_server; ++i) {
-        if ((first && fail) || (!first && pass))
-            break;
-        rate = first ? rate * 2 : rate / 2;
-        if (rate > schedule::max_rate || !probe(rate))
-            break;
+            fail = std::min(fail.value_or(rate), rate);
     }
-    for (std::size_t i = 0;
-         i < s.capacity_steps && pass && fail && !interrupted && !unreachable_server; ++i)
-        probe((*pass + *fail) / 2);
-
-    json::object doc;
-    doc["capacity_rps"] = pass ? json::value(*pass) : json::value(nullptr);
-    doc["first_failing_rps"] = fail ? json::value(*fail) : json::value(nullptr);
-    doc["criterion"] = json::object{
-        {"goodput", s.goodput}, {"goodput_fraction", s.goodput_fraction}, {"schedule_kept", true}};
-    doc["client_limited"] = client_limited;
-    doc["interrupted"] = interrupted;
-    doc["unreachable"] = unreachable_server;
-    doc["probes"] = std::move(probes);
-    doc["command"] = "http";
-    doc["command_line"] = job.command_line;
+    const json::object doc = capacity_doc(job, r, log, pass, fail);
     runtime::write_new_file(plan.output / "capacity.json", json_text(doc) + "\n");
     // The search's own page (the probes; each probe's folder has its own).
     if (!s.no_report && job.end.report)
@@ -487,19 +543,25 @@ runtime::run_verdict find_capacity(const http_job& job, http_telemetry& telemetr
     if (!s.export_format.empty() && job.end.tables)
         if (const auto tables = job.end.tables(plan.output, s.export_format))
             fmt::print("  tables   {}\n", tables->string());
+    for (const auto& note : r.notes)
+        fmt::print("  note     {}\n", note);
+    if (r.boundary_held)
+        fmt::print("  boundary {}\n",
+                   *r.boundary_held ? "held on verification" : "did NOT hold on verification");
     fmt::print("pacer http --find-capacity: {}{}\n",
                pass ? fmt::format("{:g} requests/s meet the SLOs", *pass)
                     : std::string("no probed rate meets the SLOs"),
-               client_limited ? "; a probe did not keep its schedule (the client fell behind, "
-                                "exit 3): its rate was not measurable"
-               : unreachable_server ? "; no request reached the server: the search stopped (exit 4)"
-                                    : "");
-    if (interrupted)
+               log.client_limited
+                   ? "; a probe did not keep its schedule (the client fell behind, exit 3): its "
+                     "rate was not measurable"
+               : log.unreachable ? "; no request reached the server: the search stopped (exit 4)"
+                                 : "");
+    if (log.interrupted)
         fmt::print("INTERRUPTED by a signal: the search stopped at the probe it was running\n");
     runtime::run_verdict v;
-    v.interrupted = interrupted;
-    v.client_fell_behind = client_limited;
-    v.unreachable = unreachable_server; // the search stopped there
+    v.interrupted = log.interrupted;
+    v.client_fell_behind = log.client_limited;
+    v.unreachable = log.unreachable; // the search stopped there
     return v;
 }
 

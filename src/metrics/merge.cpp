@@ -378,7 +378,10 @@ std::optional<json::object> pool_open_loop(const std::vector<run_part>& parts) {
     return out;
 }
 
-json::object merge_parts(const std::vector<run_part>& parts) {
+namespace {
+
+// What merge_parts pools as it reads the parts in turn.
+struct pooled_parts {
     std::vector<double> deviation, abs_deviation;
     log_histogram folded; // parts read folded (read_run_part_folded)
     bool any_folded = false;
@@ -394,158 +397,214 @@ json::object merge_parts(const std::vector<run_part>& parts) {
     json::array part_list, incomplete_parts;
     std::vector<double> connect, tls, upgrade, update_ack; // every admitted session's
     bool any_tls = false;
-    for (const auto& p : parts) {
-        const auto& s = p.summary;
-        const auto part_requested = count_at(s, "/pacing/sessions/requested");
-        const auto part_complete = count_at(s, "/pacing/sessions/complete");
-        requested += part_requested;
-        admitted += count_at(s, "/pacing/sessions/admitted");
-        rejected += count_at(s, "/pacing/sessions/rejected");
-        complete += part_complete;
-        expected += count_at(s, "/pacing/packets/expected");
-        sent += count_at(s, "/pacing/packets/sent");
-        late_after_send_stall += count_at(s, "/pacing/packets/late_after_send_stall");
-        lag_p99_worst = std::max(lag_p99_worst, number_at(s, "/pacing/loop_lag_s/p99"));
-        lag_max = std::max(lag_max, number_at(s, "/pacing/loop_lag_s/max"));
-        lag_over += count_at(s, "/pacing/loop_lag_s/over_80ms");
-        waits += count_at(s, "/pacing/trace_channel/waits");
-        stalled_sessions += count_at(s, "/pacing/send_stalls/sessions");
-        stalled_sends += count_at(s, "/pacing/send_stalls/stalled_sends");
-        ended_pending += count_at(s, "/pacing/send_stalls/sessions_ended_with_send_pending");
-        if (const double w = number_at(s, "/pacing/send_stalls/longest_write_s", -1); w >= 0)
-            longest_write = std::max(longest_write.value_or(0), w);
-        if (const double w = number_at(s, "/pacing/send_stalls/longest_pending_s", -1); w >= 0)
-            longest_pending = std::max(longest_pending.value_or(0), w);
-        // Monotonic seconds of this part -> wall-clock seconds.
-        const double to_wall =
-            number_at(s, "/clock/realtime_s") - number_at(s, "/clock/monotonic_s");
-        std::uint64_t part_late = 0;
-        if (p.folded) {
-            folded.merge(p.folded->deviation_s);
-            any_folded = true;
-            part_late += p.folded->late;
-            sessions_late += p.folded->sessions_late;
-            for (const auto& [first, last] : p.folded->streams) {
-                edges.emplace_back(first + to_wall, +1);
-                edges.emplace_back(last + to_wall, -1);
-            }
+};
+
+// The counts a part's summary.json gives: summed, or the worst of the parts.
+void pool_counts(pooled_parts& r, const json::object& s) {
+    r.requested += count_at(s, "/pacing/sessions/requested");
+    r.admitted += count_at(s, "/pacing/sessions/admitted");
+    r.rejected += count_at(s, "/pacing/sessions/rejected");
+    r.complete += count_at(s, "/pacing/sessions/complete");
+    r.expected += count_at(s, "/pacing/packets/expected");
+    r.sent += count_at(s, "/pacing/packets/sent");
+    r.late_after_send_stall += count_at(s, "/pacing/packets/late_after_send_stall");
+    r.lag_p99_worst = std::max(r.lag_p99_worst, number_at(s, "/pacing/loop_lag_s/p99"));
+    r.lag_max = std::max(r.lag_max, number_at(s, "/pacing/loop_lag_s/max"));
+    r.lag_over += count_at(s, "/pacing/loop_lag_s/over_80ms");
+    r.waits += count_at(s, "/pacing/trace_channel/waits");
+    r.stalled_sessions += count_at(s, "/pacing/send_stalls/sessions");
+    r.stalled_sends += count_at(s, "/pacing/send_stalls/stalled_sends");
+    r.ended_pending += count_at(s, "/pacing/send_stalls/sessions_ended_with_send_pending");
+    if (const double w = number_at(s, "/pacing/send_stalls/longest_write_s", -1); w >= 0)
+        r.longest_write = std::max(r.longest_write.value_or(0), w);
+    if (const double w = number_at(s, "/pacing/send_stalls/longest_pending_s", -1); w >= 0)
+        r.longest_pending = std::max(r.longest_pending.value_or(0), w);
+}
+
+// A part's packets (folded or per session) and input streams; returns its late packets.
+std::uint64_t pool_packets(pooled_parts& r, const run_part& p) {
+    const auto& s = p.summary;
+    // Monotonic seconds of this part -> wall-clock seconds.
+    const double to_wall = number_at(s, "/clock/realtime_s") - number_at(s, "/clock/monotonic_s");
+    std::uint64_t part_late = 0;
+    if (p.folded) {
+        r.folded.merge(p.folded->deviation_s);
+        r.any_folded = true;
+        part_late += p.folded->late;
+        r.sessions_late += p.folded->sessions_late;
+        for (const auto& [first, last] : p.folded->streams) {
+            r.edges.emplace_back(first + to_wall, +1);
+            r.edges.emplace_back(last + to_wall, -1);
         }
-        for (const auto& ss : p.sessions) {
-            bool session_late = false;
-            for (double d : ss.deviation_s) {
-                deviation.push_back(d);
-                abs_deviation.push_back(std::abs(d));
-                if (std::abs(d) > late_threshold_s) {
-                    ++part_late;
-                    session_late = true;
-                }
-            }
-            sessions_late += session_late;
-            if (const auto st = stream_of(ss)) {
-                edges.emplace_back(st->first + to_wall, +1);
-                edges.emplace_back(st->second + to_wall, -1);
-            }
-        }
-        late += part_late;
-        for (const auto& h : p.handshakes) {
-            connect.push_back(h.connect_s);
-            tls.push_back(h.tls_s);
-            upgrade.push_back(h.upgrade_s);
-            any_tls = any_tls || h.tls_s > 0;
-            if (h.update_ack_s)
-                update_ack.push_back(*h.update_ack_s);
-        }
-        // A part that was interrupted or left sessions incomplete makes the whole incomplete.
-        const bool part_interrupted =
-            flag_at(s, "/interrupted") || flag_at(s, "/open_loop/interrupted");
-        const std::uint64_t part_incomplete =
-            part_complete < part_requested ? part_requested - part_complete : 0;
-        interrupted = interrupted || part_interrupted;
-        json::object entry{{"dir", p.dir.string()},
-                           {"sessions", part_requested},
-                           {"late_packets", part_late},
-                           {"client_cpu_cores", number_at(s, "/resources/client_cpu_cores")},
-                           {"peak_rss_bytes", count_at(s, "/resources/peak_rss_bytes")},
-                           {"loop_lag_p99_s", number_at(s, "/pacing/loop_lag_s/p99")},
-                           {"interrupted", part_interrupted},
-                           {"sessions_incomplete", part_incomplete}};
-        if (const auto* id = s.if_contains("run_id"))
-            entry["run_id"] = *id;
-        if (const auto* c = s.if_contains("clock"))
-            entry["clock"] = *c;
-        if (const auto* h = s.if_contains("host"))
-            entry["host"] = *h;
-        if (const auto* sh = s.if_contains("shard"))
-            entry["shard"] = *sh;
-        if (part_interrupted || part_incomplete > 0)
-            incomplete_parts.push_back(json::object{{"dir", p.dir.string()},
-                                                    {"interrupted", part_interrupted},
-                                                    {"sessions_incomplete", part_incomplete},
-                                                    {"sessions", part_requested}});
-        part_list.push_back(std::move(entry));
     }
+    for (const auto& ss : p.sessions) {
+        bool session_late = false;
+        for (double d : ss.deviation_s) {
+            r.deviation.push_back(d);
+            r.abs_deviation.push_back(std::abs(d));
+            if (std::abs(d) > late_threshold_s) {
+                ++part_late;
+                session_late = true;
+            }
+        }
+        r.sessions_late += session_late;
+        if (const auto st = stream_of(ss)) {
+            r.edges.emplace_back(st->first + to_wall, +1);
+            r.edges.emplace_back(st->second + to_wall, -1);
+        }
+    }
+    r.late += part_late;
+    return part_late;
+}
+
+void pool_handshakes(pooled_parts& r, const run_part& p) {
+    for (const auto& h : p.handshakes) {
+        r.connect.push_back(h.connect_s);
+        r.tls.push_back(h.tls_s);
+        r.upgrade.push_back(h.upgrade_s);
+        r.any_tls = r.any_tls || h.tls_s > 0;
+        if (h.update_ack_s)
+            r.update_ack.push_back(*h.update_ack_s);
+    }
+}
+
+// The part's entry in `parts`, and in `incomplete_parts` when it was interrupted or left
+// sessions incomplete (which makes the whole incomplete).
+void list_part(pooled_parts& r, const run_part& p, std::uint64_t part_late) {
+    const auto& s = p.summary;
+    const auto part_requested = count_at(s, "/pacing/sessions/requested");
+    const auto part_complete = count_at(s, "/pacing/sessions/complete");
+    const bool part_interrupted =
+        flag_at(s, "/interrupted") || flag_at(s, "/open_loop/interrupted");
+    const std::uint64_t part_incomplete =
+        part_complete < part_requested ? part_requested - part_complete : 0;
+    r.interrupted = r.interrupted || part_interrupted;
+    json::object entry{{"dir", p.dir.string()},
+                       {"sessions", part_requested},
+                       {"late_packets", part_late},
+                       {"client_cpu_cores", number_at(s, "/resources/client_cpu_cores")},
+                       {"peak_rss_bytes", count_at(s, "/resources/peak_rss_bytes")},
+                       {"loop_lag_p99_s", number_at(s, "/pacing/loop_lag_s/p99")},
+                       {"interrupted", part_interrupted},
+                       {"sessions_incomplete", part_incomplete}};
+    if (const auto* id = s.if_contains("run_id"))
+        entry["run_id"] = *id;
+    if (const auto* c = s.if_contains("clock"))
+        entry["clock"] = *c;
+    if (const auto* h = s.if_contains("host"))
+        entry["host"] = *h;
+    if (const auto* sh = s.if_contains("shard"))
+        entry["shard"] = *sh;
+    if (part_interrupted || part_incomplete > 0)
+        r.incomplete_parts.push_back(json::object{{"dir", p.dir.string()},
+                                                  {"interrupted", part_interrupted},
+                                                  {"sessions_incomplete", part_incomplete},
+                                                  {"sessions", part_requested}});
+    r.part_list.push_back(std::move(entry));
+}
+
+// The most input streams open at one wall-clock instant.
+std::uint64_t peak_overlap(std::vector<std::pair<double, int>> edges) {
     std::sort(edges.begin(), edges.end());
     std::uint64_t open = 0, peak = 0;
     for (const auto& [t, d] : edges) {
         open = d > 0 ? open + 1 : open - 1;
         peak = std::max(peak, open);
     }
-    const bool qualified = late == 0 && sent > 0;
-    json::object pacing;
-    pacing["sessions"] = json::object{{"requested", requested},
-                                      {"admitted", admitted},
-                                      {"rejected", rejected},
-                                      {"complete", complete},
-                                      {"incomplete", requested - std::min(requested, complete)},
-                                      {"with_late_packet", sessions_late}};
-    pacing["packets"] = json::object{
-        {"expected", expected},
-        {"sent", sent},
-        {"late", late},
-        {"late_after_send_stall", late_after_send_stall},
-        {"late_from_client", late - std::min<std::uint64_t>(late, late_after_send_stall)},
-        {"late_threshold_s", late_threshold_s}};
-    pacing["pacing_qualified"] = qualified;
-    if (any_folded) {
+    return peak;
+}
+
+// The pooled deviations into `pacing`: exact percentiles, or one histogram when a part came
+// folded.
+void pool_deviation(pooled_parts& r, json::object& pacing) {
+    if (r.any_folded) {
         // Some part came folded: every packet goes into the one histogram, whose quantiles are
         // within its stated precision of the exact ones (n, max and mean stay exact).
-        for (double d : deviation)
-            folded.record(d);
-        pacing["pacing_deviation_s"] = to_json(folded.summarize(pacing_fractions));
-        pacing["pacing_abs_deviation_s"] = to_json(folded.absolute().summarize(pacing_fractions));
+        for (double d : r.deviation)
+            r.folded.record(d);
+        pacing["pacing_deviation_s"] = to_json(r.folded.summarize(pacing_fractions));
+        pacing["pacing_abs_deviation_s"] = to_json(r.folded.absolute().summarize(pacing_fractions));
         pacing["quantile_precision"] = json::object{
             {"keys", json::array{"pacing_deviation_s", "pacing_abs_deviation_s"}},
             {"relative", log_histogram::relative_precision},
             {"note", "quantiles from log-linear histograms (1,024 buckets per power of two, 1 ns "
                      "below 2,048 ns); n, max and mean are exact"}};
     } else {
-        pacing["pacing_deviation_s"] = to_json(summarize(deviation, pacing_fractions));
-        pacing["pacing_abs_deviation_s"] = to_json(summarize(abs_deviation, pacing_fractions));
+        pacing["pacing_deviation_s"] = to_json(summarize(r.deviation, pacing_fractions));
+        pacing["pacing_abs_deviation_s"] = to_json(summarize(r.abs_deviation, pacing_fractions));
     }
-    pacing["loop_lag_s"] =
-        json::object{{"worst_part_p99", lag_p99_worst}, {"max", lag_max}, {"over_80ms", lag_over}};
-    pacing["trace_channel"] = json::object{{"waits", waits}};
+}
+
+// The merged summary's `pacing`.
+json::object pacing_section(pooled_parts& r, bool qualified) {
+    json::object pacing;
+    pacing["sessions"] =
+        json::object{{"requested", r.requested},
+                     {"admitted", r.admitted},
+                     {"rejected", r.rejected},
+                     {"complete", r.complete},
+                     {"incomplete", r.requested - std::min(r.requested, r.complete)},
+                     {"with_late_packet", r.sessions_late}};
+    pacing["packets"] = json::object{
+        {"expected", r.expected},
+        {"sent", r.sent},
+        {"late", r.late},
+        {"late_after_send_stall", r.late_after_send_stall},
+        {"late_from_client", r.late - std::min<std::uint64_t>(r.late, r.late_after_send_stall)},
+        {"late_threshold_s", late_threshold_s}};
+    pacing["pacing_qualified"] = qualified;
+    pool_deviation(r, pacing);
+    pacing["loop_lag_s"] = json::object{
+        {"worst_part_p99", r.lag_p99_worst}, {"max", r.lag_max}, {"over_80ms", r.lag_over}};
+    pacing["trace_channel"] = json::object{{"waits", r.waits}};
     auto opt = [](const std::optional<double>& v) {
         return v ? json::value(*v) : json::value(nullptr);
     };
     pacing["send_stalls"] =
         json::object{{"threshold_s", to_seconds(schedule::send_stall_threshold)},
-                     {"sessions", stalled_sessions},
-                     {"stalled_sends", stalled_sends},
-                     {"longest_write_s", opt(longest_write)},
-                     {"sessions_ended_with_send_pending", ended_pending},
-                     {"longest_pending_s", opt(longest_pending)}};
-    pacing["peak_overlapping_input_streams"] = peak;
+                     {"sessions", r.stalled_sessions},
+                     {"stalled_sends", r.stalled_sends},
+                     {"longest_write_s", opt(r.longest_write)},
+                     {"sessions_ended_with_send_pending", r.ended_pending},
+                     {"longest_pending_s", opt(r.longest_pending)}};
+    pacing["peak_overlapping_input_streams"] = peak_overlap(std::move(r.edges));
+    return pacing;
+}
+
+// Handshake phases pooled over every admitted session of every part (parts written before
+// pacer recorded them per session add none).
+json::object handshake_section(pooled_parts& r) {
+    json::object handshake;
+    handshake["connections"] = r.connect.size();
+    handshake["connect"] = to_json(summarize(r.connect, protocol_fractions));
+    if (r.any_tls)
+        handshake["tls"] = to_json(summarize(r.tls, protocol_fractions));
+    handshake["upgrade"] = to_json(summarize(r.upgrade, protocol_fractions));
+    handshake["session_update_ack"] = to_json(summarize(r.update_ack, protocol_fractions));
+    return handshake;
+}
+
+} // namespace
+
+json::object merge_parts(const std::vector<run_part>& parts) {
+    pooled_parts r;
+    for (const auto& p : parts) {
+        pool_counts(r, p.summary);
+        const std::uint64_t part_late = pool_packets(r, p);
+        pool_handshakes(r, p);
+        list_part(r, p, part_late);
+    }
+    const bool qualified = r.late == 0 && r.sent > 0;
     json::object out;
     out["schema_version"] = 1;
     out["command"] = "merge";
     out["protocol"] = parts.empty() ? std::string("native") : part_protocol(parts.front());
     out["pooling"] = "percentiles over every packet of every part (not averages of percentiles)";
-    out["pacing"] = std::move(pacing);
+    out["pacing"] = pacing_section(r, qualified);
     out["pacing_qualified"] = qualified;
-    out["complete"] = incomplete_parts.empty();
-    out["interrupted"] = interrupted;
-    out["incomplete_parts"] = std::move(incomplete_parts);
+    out["complete"] = r.incomplete_parts.empty();
+    out["interrupted"] = r.interrupted;
+    out["incomplete_parts"] = std::move(r.incomplete_parts);
     json::array warnings;
     const bool open_loop_parts =
         !parts.empty() && std::all_of(parts.begin(), parts.end(), is_open_loop);
@@ -556,19 +615,58 @@ json::object merge_parts(const std::vector<run_part>& parts) {
             warnings.push_back("open_loop not pooled: a part's samples.json has no per-arrival "
                                "records (written by an older pacer)");
     }
-    // Handshake phases pooled over every admitted session of every part (parts written before
-    // pacer recorded them per session add none).
-    json::object handshake;
-    handshake["connections"] = connect.size();
-    handshake["connect"] = to_json(summarize(connect, protocol_fractions));
-    if (any_tls)
-        handshake["tls"] = to_json(summarize(tls, protocol_fractions));
-    handshake["upgrade"] = to_json(summarize(upgrade, protocol_fractions));
-    handshake["session_update_ack"] = to_json(summarize(update_ack, protocol_fractions));
-    out["handshake_s"] = std::move(handshake);
+    out["handshake_s"] = handshake_section(r);
     out["warnings"] = std::move(warnings);
-    out["parts"] = std::move(part_list);
+    out["parts"] = std::move(r.part_list);
     return out;
+}
+
+std::string merge_report_text(const json::object& merged, std::size_t parts,
+                              const std::string& summary) {
+    const auto& p = merged.at("pacing").as_object();
+    const auto& dev = p.at("pacing_abs_deviation_s").as_object();
+    auto ms = [](const json::value& v) {
+        return v.is_null() ? std::string("-")
+                           : fmt::format("{:.2f} ms", v.to_number<double>() * 1e3);
+    };
+    std::string out = fmt::format("pacer merge: {} part{}\n", parts, parts == 1 ? "" : "s");
+    out +=
+        fmt::format("  sessions   {} complete of {}\n", p.at("sessions").at("complete").as_uint64(),
+                    p.at("sessions").at("requested").as_uint64());
+    out += fmt::format(
+        "  packets    {} sent, {} late (> 80 ms) -> {}\n", p.at("packets").at("sent").as_uint64(),
+        p.at("packets").at("late").to_number<std::uint64_t>(),
+        merged.at("pacing_qualified").as_bool() ? "PACING QUALIFIED" : "PACING UNQUALIFIED");
+    out +=
+        fmt::format("  |dev|      p50 {}  p99 {}  p99.9 {}  max {}  (pooled)\n", ms(dev.at("p50")),
+                    ms(dev.at("p99")), ms(dev.at("p99.9")), ms(dev.at("max")));
+    out += fmt::format("  overlap    {} input streams at once at the peak\n",
+                       p.at("peak_overlapping_input_streams").to_number<std::uint64_t>());
+    if (const auto* olv = merged.if_contains("open_loop")) {
+        const auto& ol = olv->as_object();
+        out += fmt::format(
+            "  open loop  {} of {} arrivals{}; latency p50 {} p99 {}; dispatch lag p99 {} "
+            "max {} -> {} (pooled)\n",
+            ol.at("requests").at("scheduled").as_uint64(),
+            ol.at("schedule").at("arrivals").to_number<std::uint64_t>(),
+            ol.at("schedule").at("covered").as_bool() ? "" : " (not every shard given)",
+            ms(ol.at("latency_s").at("p50")), ms(ol.at("latency_s").at("p99")),
+            ms(ol.at("dispatch_lag_s").at("p99")), ms(ol.at("dispatch_lag_s").at("max")),
+            ol.at("schedule_kept").as_bool() ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
+    }
+    out += fmt::format("  results    {}\n", summary);
+    return out;
+}
+
+std::string incomplete_parts_text(const json::object& merged) {
+    std::string which;
+    for (const auto& part : merged.at("incomplete_parts").as_array())
+        which += fmt::format("{}{} ({}{} of {} sessions incomplete)", which.empty() ? "" : ", ",
+                             part.at("dir").as_string().c_str(),
+                             part.at("interrupted").as_bool() ? "interrupted, " : "",
+                             part.at("sessions_incomplete").as_uint64(),
+                             part.at("sessions").as_uint64());
+    return which;
 }
 
 } // namespace pacer::metrics

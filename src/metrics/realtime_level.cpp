@@ -143,6 +143,144 @@ std::vector<std::string> realtime_protocol_checks(const realtime_context& c) {
     return checks;
 }
 
+namespace {
+
+// What one walk over a session's trace finds: the protocol's events, in order.
+struct realtime_walk {
+    bool created = false, updated = false, transcription_done = false;
+    bool response_done_after_input = false;
+    std::optional<double> commit_s, speech_stopped_s, first_audio_s, first_transcript_s,
+        final_transcript_s, last_output_s;
+    std::size_t transcript_deltas = 0;
+    std::vector<std::string> server_errors; // in trace order
+    std::vector<std::string> client_errors;
+};
+
+// The input's commit, from a sent line: vllm's first commit (final:false) starts generation;
+// the input's end is the final.
+bool is_input_commit(const trace_line& l, realtime_protocol protocol) {
+    if (string_field(l.event, "type") != "input_audio_buffer.commit")
+        return false;
+    const auto* fin = l.event.if_contains("final");
+    return protocol != realtime_protocol::vllm || (fin && fin->is_bool() && fin->get_bool());
+}
+
+// One received event into the walk.
+void walk_received(realtime_walk& w, const trace_line& l) {
+    switch (protocol::classify_realtime_event(string_field(l.event, "type"))) {
+    case realtime_event::session_created:
+        w.created = true;
+        break;
+    case realtime_event::session_updated:
+        w.updated = true;
+        break;
+    case realtime_event::speech_stopped:
+        if (!w.speech_stopped_s)
+            w.speech_stopped_s = l.time_s;
+        break;
+    case realtime_event::audio_delta:
+        if (!w.first_audio_s)
+            w.first_audio_s = l.time_s;
+        w.last_output_s = l.time_s;
+        break;
+    case realtime_event::transcript_delta:
+    case realtime_event::transcription_delta:
+        ++w.transcript_deltas;
+        if (!w.first_transcript_s)
+            w.first_transcript_s = l.time_s;
+        w.last_output_s = l.time_s;
+        break;
+    case realtime_event::response_done:
+        if (w.commit_s)
+            w.response_done_after_input = true;
+        w.last_output_s = l.time_s;
+        break;
+    case realtime_event::transcription_done:
+        w.transcription_done = true;
+        if (!w.final_transcript_s)
+            w.final_transcript_s = l.time_s;
+        w.last_output_s = l.time_s;
+        break;
+    case realtime_event::error: {
+        const auto* err = l.event.if_contains("error");
+        w.server_errors.push_back(err ? "server error: " + json::serialize(*err) : "server error");
+        break;
+    }
+    default:
+        break;
+    }
+}
+
+realtime_walk walk_realtime_trace(std::span<const trace_line> lines, realtime_protocol protocol) {
+    realtime_walk w;
+    for (const auto& l : lines) {
+        if (l.direction == "send") {
+            if (!w.commit_s && is_input_commit(l, protocol))
+                w.commit_s = l.time_s;
+            continue;
+        }
+        if (received_event(l, w.client_errors))
+            walk_received(w, l);
+    }
+    return w;
+}
+
+// What an admitted, readable session lacks, in the order the checks are listed.
+std::vector<std::string> missing_events(const realtime_walk& w, const session_metrics& m,
+                                        const send_receipts& receipts, const realtime_context& c) {
+    std::vector<std::string> errors;
+    if (!w.created)
+        errors.emplace_back("no session.created");
+    if (c.protocol == realtime_protocol::openai && !w.updated)
+        errors.emplace_back("no session.updated: the session.update was not acknowledged");
+    if (m.appends_sent != m.expected_appends)
+        errors.push_back(
+            fmt::format("sent {}/{} input frames", m.appends_sent, m.expected_appends));
+    if (!receipts.session_start_s)
+        errors.emplace_back("session did not start");
+    if (c.protocol == realtime_protocol::vllm && !w.transcription_done)
+        errors.emplace_back("no transcription.done after the final commit");
+    if (c.protocol == realtime_protocol::openai && c.turns == realtime_turns::manual &&
+        !w.response_done_after_input)
+        errors.emplace_back("no response.done after the input's commit");
+    return errors;
+}
+
+// The end of the input: its commit; with server VAD, where no event marks it, the later of
+// anchor + D and the last append's start plus its own length (docs/protocol.md §2.4).
+std::optional<double> input_end_s(const realtime_walk& w, const send_receipts& receipts,
+                                  std::optional<double> anchor_s, const realtime_context& c) {
+    if (w.commit_s || !anchor_s || receipts.appends.empty() ||
+        c.protocol != realtime_protocol::openai || c.turns != realtime_turns::server_vad)
+        return w.commit_s;
+    const std::size_t n = receipts.appends.size();
+    const double last = static_cast<double>(input_bytes(c.input_duration_s) -
+                                            std::min(input_bytes(c.input_duration_s),
+                                                     (n - 1) * input_packet_bytes)) /
+                        input_bytes_per_s;
+    return std::max(*anchor_s + c.input_duration_s, receipts.appends.back().start_s + last);
+}
+
+// The figures' latencies, from the walk and the receipts.
+void realtime_latencies(realtime_figures& f, const realtime_walk& w, const send_receipts& receipts,
+                        const realtime_context& c) {
+    f.anchor_s = receipts.session_start_s;
+    const std::optional<double> input_end = input_end_s(w, receipts, f.anchor_s, c);
+    f.utterance_end_s = c.protocol == realtime_protocol::openai &&
+                                c.turns == realtime_turns::server_vad && w.speech_stopped_s
+                            ? w.speech_stopped_s
+                            : input_end;
+    f.first_audio_from_utterance_end_s = minus(w.first_audio_s, f.utterance_end_s);
+    f.first_audio_from_anchor_s = minus(w.first_audio_s, f.anchor_s);
+    f.first_transcript_from_utterance_end_s = minus(w.first_transcript_s, f.utterance_end_s);
+    f.first_transcript_from_anchor_s = minus(w.first_transcript_s, f.anchor_s);
+    f.final_transcript_from_utterance_end_s = minus(w.final_transcript_s, f.utterance_end_s);
+    if (w.last_output_s && f.anchor_s && c.input_duration_s > 0)
+        f.real_time_factor = (*w.last_output_s - *f.anchor_s) / c.input_duration_s;
+}
+
+} // namespace
+
 realtime_level_session evaluate_realtime_session(std::uint32_t index,
                                                  std::optional<std::string_view> trace_jsonl,
                                                  std::optional<std::string_view> receipts_json,
@@ -172,118 +310,20 @@ realtime_level_session evaluate_realtime_session(std::uint32_t index,
     for (const auto& e : s.artifact_errors)
         add_error("unreadable session artifacts: " + e);
 
-    // One walk: the protocol's events, in order.
-    bool created = false, updated = false, transcription_done = false;
-    bool response_done_after_input = false;
-    std::optional<double> commit_s, speech_stopped_s, first_audio_s, first_transcript_s,
-        final_transcript_s, last_output_s;
-    std::vector<std::string> client_errors;
-    for (const auto& l : trace.lines) {
-        if (l.direction == "send") {
-            const auto type = string_field(l.event, "type");
-            if (type != "input_audio_buffer.commit" || commit_s)
-                continue;
-            // vllm's first commit (final:false) starts generation; the input's end is the final.
-            const auto* fin = l.event.if_contains("final");
-            if (c.protocol == realtime_protocol::vllm &&
-                !(fin && fin->is_bool() && fin->get_bool()))
-                continue;
-            commit_s = l.time_s;
-            continue;
-        }
-        if (!received_event(l, client_errors))
-            continue;
-        const auto e = protocol::classify_realtime_event(string_field(l.event, "type"));
-        switch (e) {
-        case realtime_event::session_created:
-            created = true;
-            break;
-        case realtime_event::session_updated:
-            updated = true;
-            break;
-        case realtime_event::speech_stopped:
-            if (!speech_stopped_s)
-                speech_stopped_s = l.time_s;
-            break;
-        case realtime_event::audio_delta:
-            if (!first_audio_s)
-                first_audio_s = l.time_s;
-            last_output_s = l.time_s;
-            break;
-        case realtime_event::transcript_delta:
-        case realtime_event::transcription_delta:
-            ++f.transcript_deltas;
-            if (!first_transcript_s)
-                first_transcript_s = l.time_s;
-            last_output_s = l.time_s;
-            break;
-        case realtime_event::response_done:
-            if (commit_s)
-                response_done_after_input = true;
-            last_output_s = l.time_s;
-            break;
-        case realtime_event::transcription_done:
-            transcription_done = true;
-            if (!final_transcript_s)
-                final_transcript_s = l.time_s;
-            last_output_s = l.time_s;
-            break;
-        case realtime_event::error: {
-            const auto* err = l.event.if_contains("error");
-            add_error(err ? "server error: " + json::serialize(*err) : "server error");
-            break;
-        }
-        default:
-            break;
-        }
-    }
-    for (auto& e : client_errors)
+    realtime_walk walk = walk_realtime_trace(trace.lines, c.protocol);
+    f.transcript_deltas = walk.transcript_deltas;
+    for (auto& e : walk.server_errors)
+        add_error(std::move(e));
+    for (auto& e : walk.client_errors)
         add_error(std::move(e));
     for (const auto& e : extra_errors)
         add_error(e);
     const bool readable = !s.admitted.rejected && s.artifact_errors.empty();
-    if (readable && s.admitted.admitted) {
-        if (!created)
-            add_error("no session.created");
-        if (c.protocol == realtime_protocol::openai && !updated)
-            add_error("no session.updated: the session.update was not acknowledged");
-        if (m.appends_sent != m.expected_appends)
-            add_error(fmt::format("sent {}/{} input frames", m.appends_sent, m.expected_appends));
-        if (!receipts.session_start_s)
-            add_error("session did not start");
-        if (c.protocol == realtime_protocol::vllm && !transcription_done)
-            add_error("no transcription.done after the final commit");
-        if (c.protocol == realtime_protocol::openai && c.turns == realtime_turns::manual &&
-            !response_done_after_input)
-            add_error("no response.done after the input's commit");
-    }
+    if (readable && s.admitted.admitted)
+        for (auto& e : missing_events(walk, m, receipts, c))
+            add_error(std::move(e));
 
-    // The figures.
-    f.anchor_s = receipts.session_start_s;
-    std::optional<double> input_end = commit_s;
-    if (!input_end && f.anchor_s && !receipts.appends.empty() &&
-        c.protocol == realtime_protocol::openai && c.turns == realtime_turns::server_vad) {
-        // No event marks the input's end: the later of anchor + D and the last append's start
-        // plus its own length (docs/protocol.md §2.4).
-        const std::size_t n = receipts.appends.size();
-        const double last = static_cast<double>(input_bytes(c.input_duration_s) -
-                                                std::min(input_bytes(c.input_duration_s),
-                                                         (n - 1) * input_packet_bytes)) /
-                            input_bytes_per_s;
-        input_end =
-            std::max(*f.anchor_s + c.input_duration_s, receipts.appends.back().start_s + last);
-    }
-    f.utterance_end_s = c.protocol == realtime_protocol::openai &&
-                                c.turns == realtime_turns::server_vad && speech_stopped_s
-                            ? speech_stopped_s
-                            : input_end;
-    f.first_audio_from_utterance_end_s = minus(first_audio_s, f.utterance_end_s);
-    f.first_audio_from_anchor_s = minus(first_audio_s, f.anchor_s);
-    f.first_transcript_from_utterance_end_s = minus(first_transcript_s, f.utterance_end_s);
-    f.first_transcript_from_anchor_s = minus(first_transcript_s, f.anchor_s);
-    f.final_transcript_from_utterance_end_s = minus(final_transcript_s, f.utterance_end_s);
-    if (last_output_s && f.anchor_s && c.input_duration_s > 0)
-        f.real_time_factor = (*last_output_s - *f.anchor_s) / c.input_duration_s;
+    realtime_latencies(f, walk, receipts, c);
     f.output = realtime_output_audio(trace.lines, c.output_sample_rate, c.startup_reserve_s);
     for (const auto& e : f.output.errors)
         add_error(e);

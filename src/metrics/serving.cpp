@@ -394,36 +394,39 @@ json::object aggregate_sessions(std::span<const session_metrics> sessions) {
     return o;
 }
 
-unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
-                                  const protocol::profile& profile, const session_params& context) {
-    unit_metrics m;
-    m.unit_s = profile.unit_ms / 1000.0;
-    const double D = resolve_input_duration(trace, context);
-    const std::size_t input_bytes = input_bytes_of(D);
-    m.expected_units = ceil_div(input_bytes, static_cast<std::size_t>(profile.unit_ms) * 32);
-    const double rate = profile.output_sample_rate;
+namespace {
 
+// What one walk over a unit profile's trace finds.
+struct unit_walk {
     struct response_state {
         std::size_t start_unit = 0;
         std::vector<audio_packet> packets;
     };
     std::map<std::string, response_state, std::less<>> responses;
-    std::vector<std::string> order;
-    std::vector<std::pair<double, bool>> done; // (receipt, spoke)
-    bool pending_audio = false, pending_text = false, drained = false, closed = false;
+    std::vector<std::string> order;            // the responses, as created
+    std::vector<std::pair<double, bool>> done; // each unit.done: (receipt, spoke)
+    bool drained = false, closed = false;
     std::optional<double> end_of_input_s; // the send start of sglang.input_audio.end
+};
+
+// Walks the trace: units, responses and their audio; the output duration and the errors the
+// events carry go into `m`.
+unit_walk walk_unit_trace(std::span<const trace_line> trace, double rate, unit_metrics& m) {
+    unit_walk w;
+    bool pending_audio = false, pending_text = false;
     for (const auto& l : trace) {
-        if (l.direction == "send" && !end_of_input_s &&
+        if (l.direction == "send" && !w.end_of_input_s &&
             string_field(l.event, "type") == "sglang.input_audio.end")
-            end_of_input_s = l.time_s;
+            w.end_of_input_s = l.time_s;
         if (!received_event(l, m.errors))
             continue;
         const auto type = string_field(l.event, "type");
         if (type == "response.created") {
             if (const auto* r = object_field(l.event, "response")) {
                 const std::string id(string_field(*r, "id"));
-                if (responses.try_emplace(id, response_state{done.size(), {}}).second)
-                    order.push_back(id);
+                if (w.responses.try_emplace(id, unit_walk::response_state{w.done.size(), {}})
+                        .second)
+                    w.order.push_back(id);
             }
         } else if (type == "response.output_audio.delta") {
             pending_audio = true;
@@ -433,15 +436,15 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
                 continue;
             }
             m.output_duration_s += static_cast<double>(*bytes) / (2.0 * rate);
-            auto it = responses.find(string_field(l.event, "response_id"));
-            if (it != responses.end())
+            auto it = w.responses.find(string_field(l.event, "response_id"));
+            if (it != w.responses.end())
                 it->second.packets.push_back(
                     {l.time_s, static_cast<double>(*bytes) / (2.0 * rate)});
         } else if (type == "response.output_audio_transcript.delta" ||
                    type == "response.output_text.delta") {
             pending_text = true;
         } else if (type == "sglang.unit.done") {
-            done.emplace_back(l.time_s, pending_audio || pending_text);
+            w.done.emplace_back(l.time_s, pending_audio || pending_text);
             pending_audio = pending_text = false;
         } else if (type == "response.done") {
             const auto* r = object_field(l.event, "response");
@@ -452,34 +455,29 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
             const auto* e = l.event.if_contains("error");
             m.errors.push_back(e ? "server error: " + json::serialize(*e) : "server error");
         } else if (type == "sglang.input_audio.drained") {
-            drained = true;
+            w.drained = true;
         } else if (type == "session.closed") {
-            closed = true;
+            w.closed = true;
         }
     }
-    m.completed_units = done.size();
-    const auto& appends = receipts.appends;
-    const std::size_t expected_appends = ceil_div(input_bytes, input_packet_bytes);
-    if (appends.size() != expected_appends)
-        m.errors.push_back(
-            fmt::format("sent {}/{} input frames", appends.size(), expected_appends));
-    if (!drained)
-        m.errors.emplace_back("input did not drain");
-    if (!closed)
-        m.errors.emplace_back("session did not close");
-    if (m.completed_units != m.expected_units)
-        m.errors.push_back(
-            fmt::format("completed {}/{} units", m.completed_units, m.expected_units));
+    return w;
+}
 
-    // The append holding the last sample of unit k: ceil((k+1) * unit_ms / 80) - 1, clamped.
-    auto ready = [&](std::size_t k) -> std::optional<double> {
-        if (appends.empty())
-            return std::nullopt;
-        const std::size_t idx =
-            std::min(ceil_div((k + 1) * static_cast<std::size_t>(profile.unit_ms), 80) - 1,
-                     appends.size() - 1);
-        return appends[idx].completed_s;
-    };
+// When unit k's input was all sent: the completion of the append holding its last sample,
+// ceil((k+1) * unit_ms / 80) - 1, clamped.
+std::optional<double> unit_ready(std::span<const trace::append_receipt> appends, int unit_ms,
+                                 std::size_t k) {
+    if (appends.empty())
+        return std::nullopt;
+    const std::size_t idx =
+        std::min(ceil_div((k + 1) * static_cast<std::size_t>(unit_ms), 80) - 1, appends.size() - 1);
+    return appends[idx].completed_s;
+}
+
+// Each completed unit's lag (speak or listen), the tail unit's, and the misses.
+void unit_lags(unit_metrics& m, const unit_walk& w, std::span<const trace::append_receipt> appends,
+               int unit_ms) {
+    const auto& done = w.done;
     // The tail unit (the input's last) is timed from the end of input when the server
     // completed it after pacer sent `sglang.input_audio.end`: a server may hold it until the
     // end of input is signalled (tail_policy "pad": it cannot know no more audio follows), and
@@ -490,10 +488,10 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     // (A unit past the tail, which a server may add for its padding, is timed the same way; it
     // is the count mismatch's error, not a second miss.)
     auto reference = [&](std::size_t k) -> std::optional<double> {
-        auto r = ready(k);
-        const bool after_end = end_of_input_s && done[k].first > *end_of_input_s;
+        auto r = unit_ready(appends, unit_ms, k);
+        const bool after_end = w.end_of_input_s && done[k].first > *w.end_of_input_s;
         if (r && k >= tail && after_end)
-            r = std::max(*r, *end_of_input_s);
+            r = std::max(*r, *w.end_of_input_s);
         if (r && k == tail)
             m.tail_unit_reference = after_end ? "end_of_input" : "grid";
         return r;
@@ -514,12 +512,42 @@ unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_
     if (m.expected_units > 0)
         m.unit_miss_rate =
             static_cast<double>(m.missed_units) / static_cast<double>(m.expected_units);
+}
+
+} // namespace
+
+unit_metrics compute_unit_metrics(std::span<const trace_line> trace, const send_receipts& receipts,
+                                  const protocol::profile& profile, const session_params& context) {
+    unit_metrics m;
+    m.unit_s = profile.unit_ms / 1000.0;
+    const double D = resolve_input_duration(trace, context);
+    const std::size_t input_bytes = input_bytes_of(D);
+    m.expected_units = ceil_div(input_bytes, static_cast<std::size_t>(profile.unit_ms) * 32);
+    const double rate = profile.output_sample_rate;
+
+    const unit_walk w = walk_unit_trace(trace, rate, m);
+    const auto& done = w.done;
+    m.completed_units = done.size();
+    const auto& appends = receipts.appends;
+    const std::size_t expected_appends = ceil_div(input_bytes, input_packet_bytes);
+    if (appends.size() != expected_appends)
+        m.errors.push_back(
+            fmt::format("sent {}/{} input frames", appends.size(), expected_appends));
+    if (!w.drained)
+        m.errors.emplace_back("input did not drain");
+    if (!w.closed)
+        m.errors.emplace_back("session did not close");
+    if (m.completed_units != m.expected_units)
+        m.errors.push_back(
+            fmt::format("completed {}/{} units", m.completed_units, m.expected_units));
+
+    unit_lags(m, w, appends, profile.unit_ms);
     underrun_tally underruns;
-    for (const auto& id : order) {
-        const auto& r = responses.at(id);
+    for (const auto& id : w.order) {
+        const auto& r = w.responses.at(id);
         if (r.packets.empty())
             continue;
-        if (const auto rd = ready(r.start_unit))
+        if (const auto rd = unit_ready(appends, profile.unit_ms, r.start_unit))
             m.reply_lag_s.push_back(r.packets.front().arrival_s - *rd);
         underruns.add(
             playback_underruns(r.packets, r.packets.back().arrival_s, context.startup_reserve_s));

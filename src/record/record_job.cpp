@@ -2,6 +2,7 @@
 // folders, post-processed in the pool (or inline), run.json checkpointed as it goes.
 
 #include <pacer/core/clock.hpp>
+#include <pacer/core/failure.hpp>
 #include <pacer/core/histogram.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/core/stats.hpp>
@@ -438,8 +439,8 @@ json::object recording::postprocess_inline(const std::vector<prepared>& batch,
         vj.profile = job_.profile;
         vj.input_duration_s = batch[i].duration_s;
         vj.startup_reserve_s = s_.startup_reserve_ms / 1e3;
-        for (const auto& e : x.errors)
-            vj.session_errors.push_back("session: " + e);
+        for (const auto& f : x.failures) // as the trace's `error` lines word them
+            vj.session_errors.push_back("session: " + reference_text(f));
         return postprocess_variant(vj, s_.postprocess_command);
     } catch (const std::exception& e) {
         return {{"status", "error"},
@@ -560,8 +561,8 @@ void recording::collect_variant(const prepared& p, const fs::path& from,
     fs::rename(from / "trace.jsonl", dir / "continuous.jsonl", ec1);
     fs::rename(from / "input-send-receipts.json", dir / "input-send-receipts.json", ec2);
     json::array errors;
-    for (const auto& e : x.errors)
-        errors.emplace_back(e);
+    for (const auto& f : x.failures) // as the trace's `error` lines word them
+        errors.emplace_back(reference_text(f));
     std::lock_guard lock(mutex_);
     r.detail["session"] = json::object{
         {"admitted", x.admitted},
@@ -579,8 +580,8 @@ void recording::collect_variant(const prepared& p, const fs::path& from,
         return;
     }
     json::array session_errors;
-    for (const auto& e : x.errors)
-        session_errors.emplace_back("session: " + e);
+    for (const auto& f : x.failures) // as the trace's `error` lines word them
+        session_errors.emplace_back("session: " + reference_text(f));
     r.status = "pending";
     if (inline_postprocess_) {
         if (auto it = inline_summaries.find(i); it != inline_summaries.end())
@@ -663,6 +664,29 @@ int run_postprocess_worker() {
 runtime::run_verdict execute_recording(const record_job& job) {
     recording r(job);
     return r.run();
+}
+
+void print_plan(const record_job& job, std::size_t samples, std::size_t to_record) {
+    const record_options& s = job.options;
+    fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
+    fmt::print("  target     {}\n",
+               s.url.empty() ? "the built-in native mock (in this process)" : s.url);
+    fmt::print("  profile    {}\n", job.profile->name);
+    fmt::print("  dataset    {} ({} sample(s), {} variant(s) selected, {} to record)\n",
+               job.dataset.string(), samples, job.records.size(), to_record);
+    fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
+               s.concurrency);
+    if (s.postprocess == "inline")
+        fmt::print("  postprocess inline: in the recording process, on the session's thread "
+                   "(a diagnostic: it delays the other sessions)\n");
+    else
+        fmt::print("  workers    {} post-processing process(es) at nice 10\n", job.workers);
+    if (!s.postprocess_command.empty())
+        fmt::print("  command    /bin/sh -c '{}' per recorded variant (its folder is $1)\n",
+                   s.postprocess_command);
+    fmt::print("  timeout    {:g} s per session\n", s.timeout_s);
+    fmt::print("  output     {} (run.json, samples/<sample>/<variant>/){}\n", job.out.string(),
+               job.resumed ? " resumed" : "");
 }
 
 } // namespace pacer::record

@@ -467,7 +467,8 @@ std::string http_page(const result_folder& f) {
 
 // --------------------------------------------------------------------- capacity search page
 
-std::string capacity_page(const result_folder& f) {
+// The capacity page's title, its verdict and the figures of capacity.json.
+std::string capacity_head(const result_folder& f) {
     const auto& s = f.summary;
     const auto cap = at(s, {"capacity_rps"});
     std::string body = fmt::format("<h1>pacer report: {}</h1>\n<p>{} · {} probes</p>\n",
@@ -479,15 +480,31 @@ std::string capacity_page(const result_folder& f) {
         cap ? fmt::format("CAPACITY {} requests/s{}", format_number(*cap),
                           client ? " (a lower bound: a probe did not keep its schedule)" : "")
             : std::string("no probed rate met the SLOs"));
-    body += "<section id=\"figures\"><h2>Capacity</h2>\n" +
-            figure_table(
-                s, {{"capacity (requests/s)", {"capacity_rps"}, unit::count},
-                    {"first failing rate (requests/s)", {"first_failing_rps"}, unit::count},
-                    {"SLOs (--goodput)", {"criterion", "goodput"}, unit::text},
-                    {"share that must meet them", {"criterion", "goodput_fraction"}, unit::ratio},
-                    {"client limited", {"client_limited"}, unit::flag},
-                    {"interrupted", {"interrupted"}, unit::flag}}) +
-            "</section>\n";
+    return body + "<section id=\"figures\"><h2>Capacity</h2>\n" +
+           figure_table(
+               s, {{"capacity (requests/s)", {"capacity_rps"}, unit::count},
+                   {"first failing rate (requests/s)", {"first_failing_rps"}, unit::count},
+                   {"SLOs (--goodput)", {"criterion", "goodput"}, unit::text},
+                   {"share that must meet them", {"criterion", "goodput_fraction"}, unit::ratio},
+                   {"client limited", {"client_limited"}, unit::flag},
+                   {"interrupted", {"interrupted"}, unit::flag}}) +
+           "</section>\n";
+}
+
+// The summary.json of probe `idx`'s folder (nullptr: none read).
+const json::object* probe_summary(const result_folder& f, const std::string& idx) {
+    const auto* folder = lookup(f.summary, {"probes", idx, "folder"});
+    const json::object* ps = nullptr;
+    for (const auto& part : f.parts)
+        if (folder && part.dir.filename() == text_of(*folder))
+            ps = &part.summary;
+    return ps;
+}
+
+std::string capacity_page(const result_folder& f) {
+    const auto& s = f.summary;
+    const auto cap = at(s, {"capacity_rps"});
+    std::string body = capacity_head(f);
 
     // One row per probe: capacity.json's verdict, the probe's own latencies.
     const auto* probes = s.if_contains("probes");
@@ -515,12 +532,9 @@ std::string capacity_page(const result_folder& f) {
         const auto frac = number_at(s, p("goodput_fraction"));
         const auto* passed = lookup(s, p("passed"));
         const bool ok = passed && passed->is_bool() && passed->as_bool();
-        const json::object* ps = nullptr;
         const auto* folder = lookup(s, p("folder"));
         const std::string folder_name = folder ? text_of(*folder) : "";
-        for (const auto& part : f.parts)
-            if (part.dir.filename() == folder_name)
-                ps = &part.summary;
+        const json::object* ps = probe_summary(f, idx);
         const auto ttft = ps ? number_at(*ps, {"p99_ttft_ms"}) : std::nullopt;
         const auto e2el = ps ? number_at(*ps, {"p99_e2el_ms"}) : std::nullopt;
         table += fmt::format("<tr><td class=\"num\">{}</td>{}{}{}{}{}{}{}<td>{}</td></tr>\n", i + 1,
@@ -556,11 +570,7 @@ std::string capacity_page(const result_folder& f) {
         const std::string idx = fmt::format("[{}]", i);
         if (const auto frac = number_at(s, {"probes", idx, "goodput_fraction"}))
             gline.points.emplace_back(rate, *frac);
-        const json::object* ps = nullptr;
-        const auto* folder = lookup(s, {"probes", idx, "folder"});
-        for (const auto& part : f.parts)
-            if (folder && part.dir.filename() == text_of(*folder))
-                ps = &part.summary;
+        const json::object* ps = probe_summary(f, idx);
         if (!ps)
             continue;
         if (const auto v = number_at(*ps, {"p99_ttft_ms"}))

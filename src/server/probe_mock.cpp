@@ -89,6 +89,9 @@ struct probe_sessions final : detail::mock_sessions {
 
     awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
     boost::json::object stats() const override;
+    awaitable<bool> inject_fault(fault inject, detail::ws_stream& ws, std::string& batch,
+                                 beast::flat_buffer& buffer, probe_shard& shard,
+                                 std::string_view client_id);
 
     mock_options options;
     detail::probe_replies replies; // encoded once: every append's replies are copied from it
@@ -103,6 +106,20 @@ struct probe_sessions final : detail::mock_sessions {
     std::string event_id(probe_shard& shard) { return fmt::format("server_{}", next_event(shard)); }
 };
 
+// Writes the batch of server frames and empties it; false when the write failed. Through TLS
+// when it is on: next_layer() is the TLS stream's owner.
+awaitable<bool> write_batch(detail::ws_stream& ws, std::string& batch) {
+    auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
+    batch.clear();
+    co_return !ec;
+}
+
+// Appends `text` as one frame to the batch and writes the batch.
+awaitable<bool> send_frame(detail::ws_stream& ws, std::string& batch, std::string_view text) {
+    detail::append_frame(batch, text);
+    co_return co_await write_batch(ws, batch);
+}
+
 awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
     auto& shard = shards[host->shard_of(ws.get_executor())];
     auto event_id = [&] { return probe_sessions::event_id(shard); };
@@ -115,17 +132,8 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
     // (FIN, text, unmasked). Only this coroutine writes, and it never writes while Beast does:
     // Beast only reads here, and the mock closes through Beast once it stops writing.
     std::string batch;
-    auto queue = [&](std::string_view text) { detail::append_frame(batch, text); };
-    auto flush = [&]() -> awaitable<bool> {
-        // Through TLS when it is on: next_layer() is the TLS stream's owner.
-        auto [ec, n] = co_await asio::async_write(ws.next_layer(), asio::buffer(batch), use_tuple);
-        batch.clear();
-        co_return !ec;
-    };
-    auto send = [&](std::string_view text) -> awaitable<bool> {
-        queue(text);
-        co_return co_await flush();
-    };
+    auto flush = [&] { return write_batch(ws, batch); };
+    auto send = [&](std::string_view text) { return send_frame(ws, batch, text); };
     const std::string session_id = fmt::format("sess_{}", index);
     if (inject == fault::no_created) {
         // Say nothing; read until the client gives up and closes.
@@ -177,66 +185,7 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
             ++shard.appends;
             ++session_appends;
             if (session_appends == fault_after_appends && inject != fault::none) {
-                bool sent = true; // a fault's frame that could not be sent ends the session
-                switch (inject) {
-                case fault::server_error:
-                    sent = co_await send(fmt::format(
-                        R"({{"type":"error","event_id":"{}","error":{{"type":"invalid_request_error","code":"injected","message":"injected nonfatal error","event_id":"{}","param":null}}}})",
-                        event_id(), client_id));
-                    break;
-                case fault::fatal_error:
-                    co_await send(fmt::format(
-                        R"({{"type":"error","event_id":"{}","sglang":{{"fatal":true}},"error":{{"type":"server_error","code":"injected","message":"injected fatal error","event_id":null,"param":null}}}})",
-                        event_id()));
-                    co_await send(fmt::format(
-                        R"({{"type":"session.closed","event_id":"{}","reason":"server_error","client_event_id":null}})",
-                        event_id()));
-                    co_await ws.async_close(websocket::close_code::internal_error, use_tuple);
-                    co_return;
-                case fault::malformed:
-                    sent = co_await send(R"({"type":"response.output_audio.delta","delta":)");
-                    break;
-                case fault::vanish: {
-                    boost::system::error_code ignored;
-                    beast::get_lowest_layer(ws).close(ignored);
-                    co_return;
-                }
-                case fault::stall: {
-                    // Keep reading (so the client's writes complete) but never answer again.
-                    for (;;) {
-                        buffer.consume(buffer.size());
-                        auto [sec, sn] = co_await ws.async_read(buffer, use_tuple);
-                        if (sec)
-                            co_return;
-                    }
-                }
-                case fault::stop_reading:
-                    // Never read again, never send again: the client's frames fill this
-                    // socket's small receive buffer, the window closes and the client's writes
-                    // block. Not reading, the session cannot see its peer leave either: it
-                    // holds the connection until the mock stops.
-                    co_await host->until_stopped();
-                    co_return;
-                case fault::nonfinite:
-                    sent = co_await send(
-                        R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
-                    break;
-                case fault::binary: {
-                    const std::string_view json =
-                        R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
-                    detail::append_frame(batch, json, true);
-                    sent = co_await flush();
-                    break;
-                }
-                case fault::huge_frame:
-                    sent = co_await send(R"({"type":"response.output_text.delta","delta":")" +
-                                         std::string(9 * 1024 * 1024, 'x') + R"("})");
-                    break;
-                case fault::no_created:
-                case fault::none:
-                    break;
-                }
-                if (!sent)
+                if (!co_await inject_fault(inject, ws, batch, buffer, shard, client_id))
                     co_return;
             }
             // Audio delta, transcript delta, unit.done in turn, straight into the batch.
@@ -265,6 +214,73 @@ awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t i
             co_return;
         }
     }
+}
+
+// What fault `inject` does at the session's fifth append: a frame sent (false when it could not
+// be), or the session's end (false).
+awaitable<bool> probe_sessions::inject_fault(fault inject, detail::ws_stream& ws,
+                                             std::string& batch, beast::flat_buffer& buffer,
+                                             probe_shard& shard, std::string_view client_id) {
+    auto event_id = [&] { return probe_sessions::event_id(shard); };
+    auto send = [&](std::string_view text) { return send_frame(ws, batch, text); };
+    bool sent = true; // a fault's frame that could not be sent ends the session
+    switch (inject) {
+    case fault::server_error:
+        sent = co_await send(fmt::format(
+            R"({{"type":"error","event_id":"{}","error":{{"type":"invalid_request_error","code":"injected","message":"injected nonfatal error","event_id":"{}","param":null}}}})",
+            event_id(), client_id));
+        break;
+    case fault::fatal_error:
+        co_await send(fmt::format(
+            R"({{"type":"error","event_id":"{}","sglang":{{"fatal":true}},"error":{{"type":"server_error","code":"injected","message":"injected fatal error","event_id":null,"param":null}}}})",
+            event_id()));
+        co_await send(fmt::format(
+            R"({{"type":"session.closed","event_id":"{}","reason":"server_error","client_event_id":null}})",
+            event_id()));
+        co_await ws.async_close(websocket::close_code::internal_error, use_tuple);
+        co_return false;
+    case fault::malformed:
+        sent = co_await send(R"({"type":"response.output_audio.delta","delta":)");
+        break;
+    case fault::vanish: {
+        boost::system::error_code ignored;
+        beast::get_lowest_layer(ws).close(ignored);
+        co_return false;
+    }
+    case fault::stall: {
+        // Keep reading (so the client's writes complete) but never answer again.
+        for (;;) {
+            buffer.consume(buffer.size());
+            auto [sec, sn] = co_await ws.async_read(buffer, use_tuple);
+            if (sec)
+                co_return false;
+        }
+    }
+    case fault::stop_reading:
+        // Never read again, never send again: the client's frames fill this
+        // socket's small receive buffer, the window closes and the client's writes
+        // block. Not reading, the session cannot see its peer leave either: it
+        // holds the connection until the mock stops.
+        co_await host->until_stopped();
+        co_return false;
+    case fault::nonfinite:
+        sent = co_await send(R"({"type":"response.output_audio.delta","delta":"AAAA","gain":NaN})");
+        break;
+    case fault::binary: {
+        const std::string_view json = R"({"type":"sglang.unit.done","unit_id":"unit_0"})";
+        detail::append_frame(batch, json, true);
+        sent = co_await write_batch(ws, batch);
+        break;
+    }
+    case fault::huge_frame:
+        sent = co_await send(R"({"type":"response.output_text.delta","delta":")" +
+                             std::string(9 * 1024 * 1024, 'x') + R"("})");
+        break;
+    case fault::no_created:
+    case fault::none:
+        break;
+    }
+    co_return sent;
 }
 
 boost::json::object probe_sessions::stats() const {

@@ -24,6 +24,7 @@
 
 #include <fmt/format.h>
 
+#include "session_state.hpp"
 #include <algorithm>
 #include <atomic>
 #include <cmath>
@@ -38,218 +39,8 @@ using task = protocol::task_completion::task;
 
 namespace {
 
-std::atomic<std::size_t> states_alive{0};
-
-std::string error_event(std::string_view message) {
-    boost::json::object o;
-    o["message"] = message;
-    return boost::json::serialize(o);
-}
-
-// The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
-// padded with silence to whole packets, so that the server's media time (the audio it has
-// received) stays on the grid from turn to turn; the wires send those padded packets.
-std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
-    std::vector<schedule::turn_layout> plan;
-    for (std::size_t j = 0; j < o.conversation.size(); ++j) {
-        const auto& t = o.conversation[j];
-        const std::size_t bytes =
-            j + 1 < o.conversation.size()
-                ? schedule::packet_count(t.pcm.size()) * protocol::packet_bytes
-                : t.pcm.size();
-        plan.push_back({bytes, t.pause, t.interrupt_after});
-    }
-    return plan;
-}
-
-protocol::native_session_options machine_options(const session_options& o) {
-    protocol::native_session_options m;
-    m.pcm_bytes = o.pcm.size();
-    m.origin = o.origin;
-    if (o.stagger_origin)
-        m.stagger_phase = *o.stagger_origin + o.start_delay;
-    m.start_delay = o.start_delay;
-    m.gate = o.gate != nullptr;
-    m.start_offset = o.start_offset;
-    m.lockstep_unit_bytes = o.lockstep_unit_bytes;
-    m.turn_plan = turn_plan(o);
-    m.pause_packets = o.pause_packets;
-    return m;
-}
-
-std::optional<protocol::realtime_session> realtime_machine(const session_options& o) {
-    if (!o.realtime)
-        return std::nullopt;
-    protocol::realtime_session_options m;
-    m.protocol = *o.realtime;
-    m.turns = o.turns;
-    m.pcm_bytes = o.pcm.size();
-    m.origin = o.origin;
-    if (o.stagger_origin)
-        m.stagger_phase = *o.stagger_origin + o.start_delay;
-    m.start_delay = o.start_delay;
-    m.quiet = o.quiet;
-    m.gate = o.gate != nullptr;
-    m.start_offset = o.start_offset;
-    m.turn_plan = turn_plan(o);
-    m.pause_packets = o.pause_packets;
-    return protocol::realtime_session(m);
-}
-
-// One session's state. The protocol's decisions live in the sans-io machines (`machine`: what
-// the driver does next; `completion`: §1.5 step 4); this holds the I/O objects they need and
-// moves the bytes. Both tasks run on one single-threaded executor: no lock. The only owner
-// is the session coroutine (callbacks hold weak references), so a finished session's socket,
-// timers and buffers go as soon as it returns.
-struct session_state {
-    session_state(executor ex, session_options opts, trace::channel& ch)
-        : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
-          wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
-          rt(realtime_machine(options)), completion(options.post_close) {
-        if (!options.conversation.empty())
-            timeline.emplace(options.conversation.size());
-        states_alive.fetch_add(1, std::memory_order_relaxed);
-    }
-    ~session_state() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
-    session_state(const session_state&) = delete;
-    session_state& operator=(const session_state&) = delete;
-
-    session_options options;
-    trace::sink trace;
-    std::unique_ptr<transport::ws_connection> ws;
-    steady_timer signal;   // the driver waits on it for server events (one waiter)
-    steady_timer wake;     // the first task to end waits on it for the other (one waiter)
-    steady_timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
-    steady_timer watchdog; // the session deadline
-    protocol::event_id_source ids;
-    protocol::native_session machine;
-    /// openai-realtime / vllm-realtime: their machine, which drives instead of `machine`.
-    std::optional<protocol::realtime_session> rt;
-    protocol::task_completion completion;
-    /// Multi-turn scenarios: what each turn saw; the commits sent so far (one per turn, in
-    /// order) and the assistant's item the next barge-in truncates.
-    std::optional<turn_timeline> timeline;
-    std::size_t commits = 0;
-    bool need_item = false;
-    bool cancel_sent = false;
-    std::string assistant_item;
-    interrupt_source::subscription interrupt;
-    // The deadline and the interrupt stop the session through Asio cancellation: what the
-    // session awaits at that moment (the connection, the backoff, the exchange) is bound to
-    // this signal's slot, and the operations under it (socket reads and writes, the timers)
-    // complete with operation_aborted.
-    asio::cancellation_signal stop_signal;
-    session_result result;
-
-    bool stopping = false; // the session is ending: nothing more goes out
-    bool timed_out = false;
-    bool gate_reported = false;
-    bool client_closed = false; // realtime: the driver closed the socket (the flow's end)
-    std::optional<time_point> write_started; // the socket write in flight, if any
-
-    void notify() { signal.cancel(); }
-    void notify_completion() { wake.cancel(); }
-
-    // Stops whatever is in flight: timers and socket operations complete at once. Both tasks
-    // see `stopping` when they wake and end.
-    void stop_all() {
-        if (write_started && !result.pending_write_s)
-            result.pending_write_s = to_seconds(clock::now() - *write_started);
-        stopping = true;
-        pace.cancel();
-        notify();
-        notify_completion();
-        if (ws)
-            ws->cancel();
-    }
-
-    // The deadline or the interrupt: the session stops from outside, with no grace. The
-    // bookkeeping of `stop_all` first (a write still pending is measured now), then a terminal
-    // cancellation of whatever is bound to `stop_signal`.
-    void stop_from_outside() {
-        if (write_started && !result.pending_write_s)
-            result.pending_write_s = to_seconds(clock::now() - *write_started);
-        stopping = true;
-        stop_signal.emit(asio::cancellation_type::terminal);
-    }
-
-    // Awaits `op` with `stop_signal`'s slot bound: a stop from outside cancels what it awaits.
-    // A cancelled operation reports operation_aborted through its result (never an exception:
-    // throw_if_cancelled is off), so the session still records its error line, closes the
-    // connection and writes its files after the stop.
-    template <class T>
-    awaitable<T> stoppable(awaitable<T> op) {
-        auto ex = co_await asio::this_coro::executor;
-        co_return co_await asio::co_spawn(
-            ex, unthrowing(std::move(op)),
-            asio::bind_cancellation_slot(stop_signal.slot(), use_awaitable));
-    }
-    template <class T>
-    static awaitable<T> unthrowing(awaitable<T> op) {
-        co_await asio::this_coro::throw_if_cancelled(false);
-        co_return co_await std::move(op);
-    }
-
-    // Adds one to a live total of the run, if it keeps them.
-    void count(std::atomic<std::uint64_t> live_counters::*field) {
-        if (options.live)
-            options.live->bump(field);
-    }
-
-    awaitable<void> record_error(failure f) {
-        const auto message = result.errors.emplace_back(reference_text(f));
-        result.failures.push_back(std::move(f));
-        count(&live_counters::errors);
-        co_await trace.emit(trace::direction::error, to_seconds(clock::now()),
-                            error_event(message));
-    }
-
-    // A task failed (the receive loop, or a send of the driver): its error is the session's
-    // only one, and the other task is stopped at once, with no grace (as the reference client).
-    // It is stopped before the error line is queued, so no `send` line follows the error. A
-    // failure while the session is already stopping (deadline, interrupt, the other task's
-    // failure) is the consequence of that stop: not recorded.
-    awaitable<void> fail(failure f) {
-        if (stopping)
-            co_return;
-        stop_all();
-        co_await record_error(std::move(f));
-    }
-
-    // Sends one frame: the trace line first (its time is the send start), then the write.
-    awaitable<bool> send(std::string frame, append_receipt* receipt = nullptr) {
-        if (stopping)
-            co_return false; // the session is ending: nothing more goes out
-        const auto start = clock::now();
-        const double start_s = to_seconds(start);
-        if (trace.lines())
-            co_await trace.emit(trace::direction::send, start_s, frame);
-        write_started = clock::now();
-        const auto ec = co_await ws->write(frame);
-        const auto took = clock::now() - *write_started;
-        write_started.reset();
-        result.stalled_sends += took > send_stall_threshold;
-        result.longest_write_s = std::max(result.longest_write_s.value_or(0), to_seconds(took));
-        if (receipt) {
-            receipt->start_s = start_s;
-            receipt->completed_s = to_seconds(clock::now());
-        }
-        if (ec) {
-            machine.send_failed();
-            if (rt)
-                rt->send_failed();
-            co_await fail(ws->failure_of(ec));
-            co_return false;
-        }
-        co_return true;
-    }
-
-    // Waits on `timer` until `at` (absolute), or until cancelled (a notification, a stop).
-    static awaitable<void> wait(steady_timer& timer, time_point at) {
-        timer.expires_at(at);
-        co_await timer.async_wait(use_tuple);
-    }
-};
+using detail::session_state;
+using detail::states_alive;
 
 // The duration of `bytes` of PCM16 mono at `rate` Hz.
 duration pcm_duration(std::size_t bytes, std::size_t rate) {
@@ -670,9 +461,7 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
             co_await drive(ctx, c.machine, std::move(wire));
         }
     } catch (const std::exception& e) {
-        auto f = make_failure(session_errc::internal_error, e.what());
-        c.result.errors.push_back(reference_text(f));
-        c.result.failures.push_back(std::move(f));
+        c.result.failures.push_back(make_failure(session_errc::internal_error, e.what()));
     }
     if (which == task::receiver) {
         c.machine.on_receiver_ended();
@@ -700,38 +489,13 @@ std::size_t session_states_alive() {
     return states_alive.load(std::memory_order_relaxed);
 }
 
-awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
-    using namespace asio::experimental::awaitable_operators;
-    auto ex = co_await asio::this_coro::executor;
-    if (options.pcm.empty() || options.pcm.size() % 2 != 0)
-        throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
-    if (options.realtime && !options.wire_pcm)
-        options.wire_pcm =
-            *options.realtime == protocol::realtime_protocol::openai
-                ? options.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
-                : options.pcm;
-    for (auto& t : options.conversation) {
-        if (!t.pcm) { // the session's own input (shared: nothing is copied, silence is not held)
-            t.pcm = options.pcm;
-            t.wire_pcm = options.wire_pcm;
-        }
-        if (t.pcm.empty() || t.pcm.size() % 2 != 0)
-            throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
-        if (options.realtime && !t.wire_pcm)
-            t.wire_pcm =
-                *options.realtime == protocol::realtime_protocol::openai
-                    ? t.pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
-                    : t.pcm;
-    }
-    auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
-    auto& c = *ctx;
-    auto& r = c.result;
-    r.index = c.options.index;
-    c.count(&live_counters::started);
-    r.expected_appends = c.rt ? c.rt->expected_appends() : c.machine.expected_appends();
+namespace {
 
-    // The watchdog and the interrupt stop the session from outside: no grace, nothing more
-    // sent. Neither keeps the session alive once it has returned.
+// Phase 1, before any I/O: the deadline (the watchdog) and the interrupt stop the session from
+// outside, with no grace and nothing more sent. Neither keeps the session alive once it has
+// returned.
+void arm_stops(const std::shared_ptr<session_state>& ctx) {
+    auto& c = *ctx;
     const std::weak_ptr<session_state> weak = ctx;
     c.watchdog.expires_at(clock::now() + c.options.timeout);
     c.watchdog.async_wait([weak](boost::system::error_code ec) {
@@ -741,7 +505,7 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         }
     });
     if (c.options.interrupt && c.options.interrupt->requested) {
-        r.interrupted = true; // started after the run was interrupted: do nothing
+        c.result.interrupted = true; // started after the run was interrupted: do nothing
         c.stopping = true;
     } else if (c.options.interrupt) {
         c.interrupt = c.options.interrupt->subscribe([&c] {
@@ -749,8 +513,13 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
             c.stop_from_outside();
         });
     }
+}
 
-    // Admission (docs/protocol.md §1.2): a 503 is a denial, retried `admission_retries` times.
+// Phase 2, admission (docs/protocol.md §1.2): connects; a 503 is a denial, retried
+// `admission_retries` times after a backoff. Ends admitted, rejected, failed or stopped.
+awaitable<void> admit(session_state& c) {
+    auto ex = co_await asio::this_coro::executor;
+    auto& r = c.result;
     r.connect_start_s = to_seconds(clock::now());
     for (int attempt = 1; !c.stopping; ++attempt) {
         c.ws = std::make_unique<transport::ws_connection>(ex);
@@ -759,13 +528,13 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
             r.admitted = true;
             const auto t = c.ws->times();
             r.handshake = trace::handshake_times{t.connect_s, t.tls_s, t.upgrade_s};
-            break;
+            co_return;
         }
         if (c.stopping)
-            break;
+            co_return;
         if (hs.http_status != 503) {
             co_await c.record_error(hs.error);
-            break;
+            co_return;
         }
         ++r.admission_denials;
         const bool exhausted = attempt > c.options.admission_retries;
@@ -777,23 +546,33 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
                               boost::json::serialize(event));
         if (exhausted) {
             r.rejected = true;
-            break;
+            co_return;
         }
         co_await c.stoppable(
             session_state::wait(c.pace, clock::now() + c.options.admission_backoff));
     }
+}
 
-    // The exchange: the receive loop and the driver as one structured unit; both have ended
-    // (and every wait of theirs has returned) when it completes.
-    if (r.admitted && !c.stopping) {
-        // (Locals first: GCC 12 mishandles temporaries inside co_await expressions.)
-        auto receiver = run_task(ctx, task::receiver);
-        auto driver = run_task(ctx, task::driver);
-        auto both = std::move(receiver) && std::move(driver);
-        co_await c.stoppable(std::move(both));
-        if (c.completion.driver_stalled() && !c.timed_out)
-            co_await c.record_error(make_failure(session_errc::driver_stalled));
-    }
+// Phase 3, the exchange (negotiation, streaming, end of input, drain): the receive loop and
+// the driver as one structured unit; both have ended (and every wait of theirs has returned)
+// when it completes.
+awaitable<void> exchange(std::shared_ptr<session_state> ctx) {
+    using namespace asio::experimental::awaitable_operators;
+    auto& c = *ctx;
+    // (Locals first: GCC 12 mishandles temporaries inside co_await expressions.)
+    auto receiver = run_task(ctx, task::receiver);
+    auto driver = run_task(ctx, task::driver);
+    auto both = std::move(receiver) && std::move(driver);
+    co_await c.stoppable(std::move(both));
+    if (c.completion.driver_stalled() && !c.timed_out)
+        co_await c.record_error(make_failure(session_errc::driver_stalled));
+}
+
+// Phase 4, closing: no stop from outside any more; the deadline's or the interrupt's error
+// line, then the connection's close.
+awaitable<void> close_session(std::shared_ptr<session_state> ctx) {
+    auto& c = *ctx;
+    auto& r = c.result;
     c.interrupt = {};
     report_to_gate(ctx, false); // ended without negotiating: the level need not wait for it
     c.watchdog.cancel();
@@ -808,7 +587,11 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         co_await c.record_error(make_failure(session_errc::interrupted));
     if (c.ws && c.ws->is_open())
         co_await c.ws->close(protocol::close_timeout);
+}
 
+// Phase 5, the result: what the machines saw, and whether the session is complete.
+void settle_result(session_state& c) {
+    auto& r = c.result;
     if (c.timeline) // a barge-in shortens a pause: the appends expected are final once streamed
         r.expected_appends = c.rt ? c.rt->expected_appends() : c.machine.expected_appends();
     if (c.rt) {
@@ -819,21 +602,45 @@ awaitable<session_result> run_duplex_session(session_options options, trace::cha
         r.first_audio_s = seconds(c.rt->first_audio_at());
         r.first_transcript_s = seconds(c.rt->first_transcript_at());
         r.final_transcript_s = seconds(c.rt->final_transcript_at());
-        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+        r.complete = r.admitted && r.failures.empty() && r.appends_sent == r.expected_appends &&
                      c.rt->finished();
     } else
-        r.complete = r.admitted && r.errors.empty() && r.appends_sent == r.expected_appends &&
+        r.complete = r.admitted && r.failures.empty() && r.appends_sent == r.expected_appends &&
                      c.machine.has_seen(server_event::input_drained) &&
                      c.machine.has_seen(server_event::session_closed);
     if (c.timeline)
         r.turns = c.timeline->results();
+}
+
+// Phase 6, the files: the receipts' tail to the writer, awaited until they are on disk.
+awaitable<void> finish_files(session_state& c) {
+    auto& r = c.result;
     r.trace_error = co_await c.trace.finish(receipts_tail(r));
     if (!r.trace_error.empty())
         r.complete = false;
     r.trace_waits = c.trace.waits();
     r.trace_wait_s = c.trace.wait_s();
     c.count(r.complete ? &live_counters::done : &live_counters::failed);
-    co_return std::move(r);
+}
+
+} // namespace
+
+awaitable<session_result> run_duplex_session(session_options options, trace::channel& traces) {
+    detail::prepare_inputs(options);
+    auto ex = co_await asio::this_coro::executor;
+    auto ctx = std::make_shared<session_state>(ex, std::move(options), traces);
+    auto& c = *ctx;
+    c.result.index = c.options.index;
+    c.count(&live_counters::started);
+    c.result.expected_appends = c.rt ? c.rt->expected_appends() : c.machine.expected_appends();
+    arm_stops(ctx);
+    co_await admit(c);
+    if (c.result.admitted && !c.stopping)
+        co_await exchange(ctx);
+    co_await close_session(ctx);
+    settle_result(c);
+    co_await finish_files(c);
+    co_return std::move(c.result);
 }
 
 } // namespace pacer::session

@@ -23,42 +23,96 @@ std::string_view to_string(try_kind kind) noexcept {
     return "search";
 }
 
+std::optional<double> level_space::above(double good, std::size_t) const {
+    const auto max = static_cast<double>(s_.max_level);
+    if (good >= max)
+        return std::nullopt;
+    return std::min(good * 2, max);
+}
+
+std::optional<double> level_space::below(double bad, std::size_t downs) const {
+    return between(0, bad, downs); // no good level known: 0 is the floor
+}
+
+std::optional<double> level_space::between(double good, double bad, std::size_t) const {
+    const auto g = static_cast<std::size_t>(good), b = static_cast<std::size_t>(bad);
+    const auto width =
+        std::max<std::size_t>(1, static_cast<std::size_t>(s_.resolution * static_cast<double>(g)));
+    const auto c = (g + b) / 2;
+    if (b - g <= width || c <= g || c >= b)
+        return std::nullopt;
+    return static_cast<double>(c);
+}
+
+std::string level_space::name(double value) const {
+    return fmt::format("level {}", static_cast<std::size_t>(value));
+}
+
+std::optional<double> rate_space::above(double good, std::size_t ups) const {
+    if (ups >= max_moves_ || good * 2 > max_rate_)
+        return std::nullopt;
+    return good * 2;
+}
+
+std::optional<double> rate_space::below(double bad, std::size_t downs) const {
+    if (downs >= max_moves_)
+        return std::nullopt;
+    return bad / 2;
+}
+
+std::optional<double> rate_space::between(double good, double bad, std::size_t splits) const {
+    if (splits >= steps_)
+        return std::nullopt;
+    return (good + bad) / 2;
+}
+
+std::string rate_space::name(double value) const {
+    return fmt::format("rate {:g} requests/s", value);
+}
+
 namespace {
 
-// How a level was judged after its tries.
+// How a value was judged after its tries.
 enum class judged { met, missed, client, stopped };
 
 // The closing verification stops after this many rounds that moved the answer.
 constexpr int max_verification_rounds = 4;
 
-// The search's state: the last good level, the first bad one, and every level's judgement.
+// The search's state: the last good value, the first bad one, and every value's judgement.
 class capacity_search {
 public:
-    capacity_search(const capacity_settings& s, const level_probe& probe, capacity_result& r)
-        : s_(s), probe_(probe), r_(r) {}
+    capacity_search(const capacity_space& space, const search_policy& policy,
+                    const capacity_probe_fn& probe, capacity_search_result& r)
+        : space_(space), s_(policy), probe_(probe), r_(r) {}
 
-    // Doubling, then bisection, from level c; false when the search must stop (a signal, an
-    // unreachable server, a client that cannot keep up).
-    bool search_from(std::size_t c) {
-        for (;;) {
-            if (done(c))
-                return true;
-            const auto v = judge(c);
+    // Up, down, then between, from value c (the first value; after it the space chooses);
+    // false when the search must stop (a signal, an unreachable server, nothing to run, a
+    // client that cannot keep up).
+    bool search_from(std::optional<double> c) {
+        for (; c; c = next()) {
+            const auto v = judge(*c);
             if (v == judged::stopped)
                 return false;
             if (v == judged::client) {
                 r_.limited_by = "client";
                 return false;
             }
-            judgement_[c] = v == judged::met;
-            if (v == judged::met) {
-                good_ = c;
-                c = bad_ ? (good_ + *bad_) / 2 : std::min(c * 2, s_.max_level);
-            } else {
-                bad_ = c;
-                c = (good_ + *bad_) / 2;
-            }
+            judgement_[*c] = v == judged::met;
+            if (v == judged::met)
+                r_.good = *c;
+            else
+                r_.bad = *c;
         }
+        return true;
+    }
+
+    // The next value the space gives for what is known, counted by the way it was chosen.
+    std::optional<double> next() {
+        if (r_.good && r_.bad)
+            return space_.between(*r_.good, *r_.bad, splits_++);
+        if (r_.good)
+            return space_.above(*r_.good, ups_++);
+        return space_.below(*r_.bad, downs_++);
     }
 
     // The verification rounds (see search_capacity); false when the search had to stop.
@@ -66,65 +120,66 @@ public:
         for (int round = 0; round < max_verification_rounds; ++round) {
             r_.capacity_check.reset();
             r_.failing_check.reset();
-            if (good_ > 0) {
-                const auto v = verify_level(good_);
+            if (r_.good) {
+                const double good = *r_.good;
+                const auto v = verify_value(good);
                 if (!v)
                     return false;
                 r_.capacity_check = v;
                 r_.capacity_check->held = v->runs > 0 && v->met == v->runs;
                 if (v->runs == 0) {
-                    r_.notes.push_back(fmt::format(
-                        "capacity level {}: no verification run had valid client timing, so "
-                        "the boundary is not verified",
-                        good_));
+                    r_.notes.push_back(
+                        fmt::format("capacity {}: no verification run had valid client timing, so "
+                                    "the boundary is not verified",
+                                    space_.name(good)));
                     return true;
                 }
                 if (!r_.capacity_check->held) {
                     r_.notes.push_back(fmt::format(
-                        "capacity level {} met its SLOs in {} of {} verification runs: it counts "
+                        "capacity {} met its SLOs in {} of {} verification runs: it counts "
                         "as failing, and the search goes on below it",
-                        good_, v->met, v->runs));
-                    judgement_[good_] = false;
-                    bad_ = good_;
-                    good_ = highest_good_below(*bad_);
-                    if (!search_from((good_ + *bad_) / 2))
+                        space_.name(good), v->met, v->runs));
+                    judgement_[good] = false;
+                    r_.bad = good;
+                    r_.good = highest_good_below(good);
+                    if (!search_again())
                         return false;
                     continue;
                 }
             }
-            if (bad_) {
-                const auto v = verify_level(*bad_);
+            if (r_.bad) {
+                const double bad = *r_.bad;
+                const auto v = verify_value(bad);
                 if (!v)
                     return false;
                 r_.failing_check = v;
                 r_.failing_check->held = v->runs > 0 && v->met == 0;
                 if (v->runs == 0) {
                     r_.notes.push_back(fmt::format(
-                        "first failing level {}: no verification run had valid client timing, "
+                        "first failing {}: no verification run had valid client timing, "
                         "so the boundary is not verified",
-                        *bad_));
+                        space_.name(bad)));
                     return true;
                 }
                 if (v->met == v->runs) {
-                    r_.notes.push_back(fmt::format(
-                        "first failing level {} met its SLOs in every one of {} verification "
-                        "runs: it counts as good, and the search goes on above it",
-                        *bad_, v->runs));
-                    judgement_[*bad_] = true;
-                    good_ = *bad_;
-                    bad_ = lowest_bad_above(good_);
+                    r_.notes.push_back(
+                        fmt::format("first failing {} met its SLOs in every one of {} verification "
+                                    "runs: it counts as good, and the search goes on above it",
+                                    space_.name(bad), v->runs));
+                    judgement_[bad] = true;
+                    r_.good = bad;
+                    r_.bad = lowest_bad_above(bad);
                     r_.capacity_check.reset();
                     r_.failing_check.reset();
-                    if (!search_from(bad_ ? (good_ + *bad_) / 2
-                                          : std::min(good_ * 2, s_.max_level)))
+                    if (!search_again())
                         return false;
                     continue;
                 }
                 if (v->met > 0)
                     r_.notes.push_back(
-                        fmt::format("first failing level {} met its SLOs in {} of {} "
+                        fmt::format("first failing {} met its SLOs in {} of {} "
                                     "verification runs: the boundary is not sharp there",
-                                    *bad_, v->met, v->runs));
+                                    space_.name(bad), v->met, v->runs));
             }
             return true;
         }
@@ -134,39 +189,34 @@ public:
         return true;
     }
 
-    std::size_t good() const { return good_; }
-    std::optional<std::size_t> bad() const { return bad_; }
-
 private:
-    // The search has its answer once the bracket is narrow enough, or the maximum level is good.
-    bool done(std::size_t c) const {
-        if (!bad_)
-            return good_ >= s_.max_level;
-        const auto width = std::max<std::size_t>(
-            1, static_cast<std::size_t>(s_.resolution * static_cast<double>(good_)));
-        return *bad_ - good_ <= width || c <= good_ || c >= *bad_;
+    // After a verification moved the answer, the space's step counts start again.
+    bool search_again() {
+        ups_ = downs_ = splits_ = 0;
+        return search_from(next());
     }
 
-    // Runs level c once; nullopt when the search must stop.
-    std::optional<level_outcome> run(std::size_t level, try_kind kind, std::size_t attempt) {
-        const level_try t{level, kind, attempt};
+    // Runs value c once; nullopt when the search must stop.
+    std::optional<level_outcome> run(double value, try_kind kind, std::size_t attempt) {
+        const capacity_try t{value, kind, attempt};
         const auto o = probe_(t);
-        r_.probed_levels.push_back(level);
         r_.probes.push_back({t, o});
-        if (o.interrupted) {
+        if (o.interrupted)
             r_.limited_by = "interrupted";
-            return std::nullopt;
-        }
-        if (o.unreachable) {
+        else if (o.unreachable)
             r_.limited_by = "unreachable";
-            return std::nullopt;
-        }
-        return o;
+        else if (o.nothing_to_run)
+            r_.limited_by = "nothing-to-run";
+        else
+            return o;
+        return std::nullopt;
     }
 
     // Up to 1 + confirm runs: met at the first run that meets; missed or client only when all
-    // fail. A level whose every run so far had invalid client timing gets at least two.
-    judged judge(std::size_t c) {
+    // fail. Under client_policy::ends_search a value whose every run so far had invalid client
+    // timing gets at least two.
+    judged judge(double c) {
+        const bool client_ends = s_.client == client_policy::ends_search;
         bool any_valid = false;
         for (std::size_t t = 1;; ++t) {
             const auto o = t == 1 ? run(c, try_kind::search, 1) : run(c, try_kind::confirm, t - 1);
@@ -175,12 +225,12 @@ private:
             if (o->met()) {
                 if (t > 1)
                     r_.notes.push_back(fmt::format(
-                        "level {} failed its first {} run(s) and met its SLOs on confirmation "
+                        "{} failed its first {} run(s) and met its SLOs on confirmation "
                         "try {}: it counts as good",
-                        c, t - 1, t - 1));
+                        space_.name(c), t - 1, t - 1));
                 return judged::met;
             }
-            any_valid = any_valid || o->valid;
+            any_valid = any_valid || o->valid || !client_ends;
             if (t >= 1 + s_.confirm && (any_valid || t >= 2))
                 return any_valid ? judged::missed : judged::client;
         }
@@ -188,10 +238,10 @@ private:
 
     // verify_repeats runs with valid client timing: a run whose client fell behind says nothing
     // about the server and is run again, up to verify_repeats extra runs in all.
-    std::optional<verification> verify_level(std::size_t level) {
-        verification v{level, 0, 0, 0, false};
+    std::optional<value_verification> verify_value(double value) {
+        value_verification v{value, 0, 0, 0, false};
         for (std::size_t i = 1; v.runs < s_.verify_repeats && i <= 2 * s_.verify_repeats; ++i) {
-            const auto o = run(level, try_kind::verify, i);
+            const auto o = run(value, try_kind::verify, i);
             if (!o)
                 return std::nullopt;
             if (!o->valid) {
@@ -204,28 +254,32 @@ private:
         return v;
     }
 
-    std::size_t highest_good_below(std::size_t level) const {
-        std::size_t best = 0;
+    std::optional<double> highest_good_below(double value) const {
+        std::optional<double> best;
         for (const auto& [c, good] : judgement_)
-            if (good && c < level)
+            if (good && c < value)
                 best = c;
         return best;
     }
 
-    std::optional<std::size_t> lowest_bad_above(std::size_t level) const {
+    std::optional<double> lowest_bad_above(double value) const {
         for (const auto& [c, good] : judgement_)
-            if (!good && c > level)
+            if (!good && c > value)
                 return c;
         return std::nullopt;
     }
 
-    const capacity_settings& s_;
-    const level_probe& probe_;
-    capacity_result& r_;
-    std::size_t good_ = 0;
-    std::optional<std::size_t> bad_;
-    std::map<std::size_t, bool> judgement_; // level -> good, as last judged
+    const capacity_space& space_;
+    const search_policy& s_;
+    const capacity_probe_fn& probe_;
+    capacity_search_result& r_;
+    std::size_t ups_ = 0, downs_ = 0, splits_ = 0;
+    std::map<double, bool> judgement_; // value -> good, as last judged
 };
+
+verification level_verification(const value_verification& v) {
+    return {static_cast<std::size_t>(v.value), v.runs, v.met, v.invalid, v.held};
+}
 
 json::value verification_json(const std::optional<verification>& v) {
     if (!v)
@@ -239,18 +293,44 @@ json::value verification_json(const std::optional<verification>& v) {
 
 } // namespace
 
-capacity_result search_capacity(const capacity_settings& settings, const level_probe& probe) {
-    capacity_result result;
-    capacity_search search(settings, probe, result);
-    if (search.search_from(settings.start_level) && settings.verify_repeats > 0)
+capacity_search_result search_capacity(const capacity_space& space, double start,
+                                       const search_policy& policy,
+                                       const capacity_probe_fn& probe) {
+    capacity_search_result result;
+    capacity_search search(space, policy, probe, result);
+    if (search.search_from(start) && policy.verify_repeats > 0)
         search.verify();
-    result.sessions = search.good();
-    result.first_failing_level = search.bad();
-    if (result.limited_by == "max-level" && search.bad())
-        result.limited_by = "slo";
+    if (result.limited_by.empty())
+        result.limited_by = result.bad ? "slo" : space.top();
     if (result.capacity_check || result.failing_check)
         result.boundary_held = (!result.capacity_check || result.capacity_check->held) &&
                                (!result.failing_check || result.failing_check->held);
+    return result;
+}
+
+capacity_result search_capacity(const capacity_settings& settings, const level_probe& probe) {
+    const auto level = [](double v) { return static_cast<std::size_t>(v); };
+    const auto r =
+        search_capacity(level_space(settings), static_cast<double>(settings.start_level),
+                        {settings.confirm, settings.verify_repeats, client_policy::ends_search},
+                        [&](const capacity_try& t) {
+                            return probe({level(t.value), t.kind, t.attempt});
+                        });
+    capacity_result result;
+    result.sessions = level(r.good.value_or(0));
+    if (r.bad)
+        result.first_failing_level = level(*r.bad);
+    result.limited_by = r.limited_by;
+    for (const auto& p : r.probes) {
+        result.probed_levels.push_back(level(p.run.value));
+        result.probes.push_back({{level(p.run.value), p.run.kind, p.run.attempt}, p.outcome});
+    }
+    if (r.capacity_check)
+        result.capacity_check = level_verification(*r.capacity_check);
+    if (r.failing_check)
+        result.failing_check = level_verification(*r.failing_check);
+    result.boundary_held = r.boundary_held;
+    result.notes = r.notes;
     return result;
 }
 

@@ -361,10 +361,11 @@ awaitable<void> run_writer(channel& ch, writer_core& core, std::size_t drain_bud
         if (d.stopping)
             break;
         if (d.taken == drain_budget) {
-            // Behind: go on at once, but through the queue, never as a tight loop. Everything
-            // else on this thread (the run's SIGINT/SIGTERM handler) runs between two passes;
-            // a loop that only returns once the channel is short would hold a signal for as
-            // long as the writer stays behind, a whole run on a starved host.
+            // Behind: go on at once, but through the queue, never as a tight loop. Whatever
+            // else is posted to this context runs between two passes; a loop that only returns
+            // once the channel is short would hold it for as long as the writer stays behind,
+            // a whole run on a starved host. (The run's SIGINT/SIGTERM are not taken here: they
+            // have a thread of their own at normal priority, session/runner.cpp.)
             next = now;
             co_await asio::post(co_await asio::this_coro::executor, use_awaitable);
             continue;

@@ -234,6 +234,119 @@ awaitable<http_exchange> http_pool::get_stream(std::string target, const header_
     return exchange(false, std::move(target), {}, headers, deadline, sink);
 }
 
+namespace {
+
+// Reads the body: to `sink` when the status is 2xx, else its first bytes into the message.
+// False with `out`'s error set when the read failed or the sink stopped it.
+awaitable<bool> read_body(stream_type& stream, beast::flat_buffer& buffer,
+                          http::response_parser<http::buffer_body>& parser, http_body_sink& sink,
+                          const detail::socket_deadline& watchdog, http_exchange& out) {
+    const bool ok = out.status >= 200 && out.status < 300;
+    std::string error_body;
+    std::array<char, 4096> piece{};
+    bool stopped = false;
+    while (!parser.is_done()) {
+        parser.get().body().data = piece.data();
+        parser.get().body().size = piece.size();
+        auto [rec, n] = co_await http::async_read_some(stream, buffer, parser, use_tuple);
+        if (rec == http::error::need_buffer)
+            rec = {};
+        const std::size_t got = piece.size() - parser.get().body().size;
+        if (got > 0) {
+            const std::string_view bytes(piece.data(), got);
+            if (ok) {
+                if (sink.on_data && !sink.on_data(bytes, clock::now())) {
+                    stopped = true;
+                    break;
+                }
+            } else if (error_body.size() < max_error_body) {
+                error_body.append(bytes.substr(0, max_error_body - error_body.size()));
+            }
+        }
+        if (rec) {
+            out.error = watchdog.fired() ? http_error::timeout : http_error::disconnect;
+            out.message = rec.message();
+            co_return false;
+        }
+    }
+    if (stopped) {
+        out.error = http_error::aborted;
+        co_return false; // the stream is closed with its connection
+    }
+    if (!ok) {
+        out.error = http_error::status;
+        out.message = fmt::format("HTTP {}", out.status);
+        for (char& c : error_body)
+            if (c == '\n' || c == '\r')
+                c = ' ';
+        if (!error_body.empty())
+            out.message += ": " + error_body;
+    }
+    co_return true;
+}
+
+} // namespace
+
+awaitable<bool> http_pool::open(connection& conn, detail::socket_deadline& watchdog,
+                                http_exchange& out) {
+    stream_type* const stream = &conn.stream;
+    auto& tcp_layer = stream->next_layer();
+    if (resolved_.empty()) {
+        detail::tcp_resolver resolver(ex_);
+        auto [ec, results] =
+            co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_tuple);
+        if (ec) {
+            out.error = http_error::connect;
+            out.message = fmt::format("cannot resolve {}: {}", endpoint_.host, ec.message());
+            co_return false;
+        }
+        for (const auto& r : results)
+            resolved_.push_back(r.endpoint());
+    }
+    if (watchdog.fired()) {
+        out.error = http_error::timeout;
+        out.message = fmt::format("cannot connect to {}:{}: the deadline passed", endpoint_.host,
+                                  endpoint_.port);
+        co_return false;
+    }
+    auto phase_start = clock::now();
+    auto [ec, ep] = co_await asio::async_connect(tcp_layer, resolved_, use_tuple);
+    if (ec) {
+        out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
+        out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host, endpoint_.port,
+                                  ec.message());
+        co_return false;
+    }
+    if (watchdog.fired()) { // connected as the deadline passed: the socket is closed
+        out.error = http_error::timeout;
+        out.message = fmt::format("cannot connect to {}:{}: the deadline passed", endpoint_.host,
+                                  endpoint_.port);
+        co_return false;
+    }
+    tcp_layer.set_option(tcp::no_delay(true));
+    out.connect_s = to_seconds(clock::now() - phase_start);
+    connect_times_.push_back(*out.connect_s);
+    if (auto* tls = stream->tls()) {
+        phase_start = clock::now();
+        const auto& ctx = *endpoint_.tls_context;
+        if (auto why = detail::prepare_client_handshake(*tls, ctx, endpoint_.host); !why.empty()) {
+            out.error = http_error::connect;
+            out.message = std::move(why);
+            co_return false;
+        }
+        auto [tec] = co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
+        if (tec) {
+            out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
+            out.message =
+                detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host, endpoint_.port);
+            co_return false;
+        }
+        out.tls_s = to_seconds(clock::now() - phase_start);
+        tls_times_.push_back(*out.tls_s);
+    }
+    co_return true;
+}
+
 awaitable<http_exchange> http_pool::exchange(bool post, std::string target, std::string body,
                                              const header_list& headers, time_point deadline,
                                              http_body_sink& sink) {
@@ -270,63 +383,8 @@ awaitable<http_exchange> http_pool::exchange(bool post, std::string target, std:
             stream->use_tls(endpoint_.tls_context->ctx); // before touching the TCP layer
         watchdog.watch(&stream->next_layer());
         if (!reused) {
-            auto& tcp_layer = stream->next_layer();
-            if (resolved_.empty()) {
-                detail::tcp_resolver resolver(ex_);
-                auto [ec, results] =
-                    co_await resolver.async_resolve(endpoint_.host, endpoint_.port, use_tuple);
-                if (ec) {
-                    out.error = http_error::connect;
-                    out.message =
-                        fmt::format("cannot resolve {}: {}", endpoint_.host, ec.message());
-                    co_return out;
-                }
-                for (const auto& r : results)
-                    resolved_.push_back(r.endpoint());
-            }
-            if (watchdog.fired()) {
-                out.error = http_error::timeout;
-                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
-                                          endpoint_.host, endpoint_.port);
+            if (!co_await open(*conn, watchdog, out))
                 co_return out;
-            }
-            auto phase_start = clock::now();
-            auto [ec, ep] = co_await asio::async_connect(tcp_layer, resolved_, use_tuple);
-            if (ec) {
-                out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
-                out.message = fmt::format("cannot connect to {}:{}: {}", endpoint_.host,
-                                          endpoint_.port, ec.message());
-                co_return out;
-            }
-            if (watchdog.fired()) { // connected as the deadline passed: the socket is closed
-                out.error = http_error::timeout;
-                out.message = fmt::format("cannot connect to {}:{}: the deadline passed",
-                                          endpoint_.host, endpoint_.port);
-                co_return out;
-            }
-            tcp_layer.set_option(tcp::no_delay(true));
-            out.connect_s = to_seconds(clock::now() - phase_start);
-            connect_times_.push_back(*out.connect_s);
-            if (auto* tls = stream->tls()) {
-                phase_start = clock::now();
-                const auto& ctx = *endpoint_.tls_context;
-                if (auto why = detail::prepare_client_handshake(*tls, ctx, endpoint_.host);
-                    !why.empty()) {
-                    out.error = http_error::connect;
-                    out.message = std::move(why);
-                    co_return out;
-                }
-                auto [tec] =
-                    co_await tls->async_handshake(asio::ssl::stream_base::client, use_tuple);
-                if (tec) {
-                    out.error = watchdog.fired() ? http_error::timeout : http_error::connect;
-                    out.message = detail::describe_handshake_failure(*tls, ctx, tec, endpoint_.host,
-                                                                     endpoint_.port);
-                    co_return out;
-                }
-                out.tls_s = to_seconds(clock::now() - phase_start);
-                tls_times_.push_back(*out.tls_s);
-            }
             ++opened_;
         }
         out.reused = reused;
@@ -355,47 +413,8 @@ awaitable<http_exchange> http_pool::exchange(bool post, std::string target, std:
         out.status = parser.get().result_int();
         if (sink.on_head)
             sink.on_head(out.status, clock::now());
-        const bool ok = out.status >= 200 && out.status < 300;
-        std::string error_body;
-        std::array<char, 4096> piece{};
-        bool stopped = false;
-        while (!parser.is_done()) {
-            parser.get().body().data = piece.data();
-            parser.get().body().size = piece.size();
-            auto [rec, n] = co_await http::async_read_some(*stream, buffer, parser, use_tuple);
-            if (rec == http::error::need_buffer)
-                rec = {};
-            const std::size_t got = piece.size() - parser.get().body().size;
-            if (got > 0) {
-                const std::string_view bytes(piece.data(), got);
-                if (ok) {
-                    if (sink.on_data && !sink.on_data(bytes, clock::now())) {
-                        stopped = true;
-                        break;
-                    }
-                } else if (error_body.size() < max_error_body) {
-                    error_body.append(bytes.substr(0, max_error_body - error_body.size()));
-                }
-            }
-            if (rec) {
-                out.error = watchdog.fired() ? http_error::timeout : http_error::disconnect;
-                out.message = rec.message();
-                co_return out;
-            }
-        }
-        if (stopped) {
-            out.error = http_error::aborted;
-            co_return out; // the stream is closed with its connection
-        }
-        if (!ok) {
-            out.error = http_error::status;
-            out.message = fmt::format("HTTP {}", out.status);
-            for (char& c : error_body)
-                if (c == '\n' || c == '\r')
-                    c = ' ';
-            if (!error_body.empty())
-                out.message += ": " + error_body;
-        }
+        if (!co_await read_body(*stream, buffer, parser, sink, watchdog, out))
+            co_return out;
         if (parser.keep_alive() && !watchdog.fired()) { // a fired deadline closed the socket
             watchdog.watch(nullptr);
             idle_->streams.push_back(std::move(conn));

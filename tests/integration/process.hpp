@@ -13,6 +13,7 @@
 #include <filesystem>
 #include <fstream>
 #include <netinet/in.h>
+#include <optional>
 #include <poll.h>
 #include <spawn.h>
 #include <sstream>
@@ -97,6 +98,23 @@ public:
     void signal(int sig) {
         if (pid_ > 0)
             ::kill(pid_, sig);
+    }
+
+    /// Waits for the exit up to `bound`: the exit status (or 128+signal), or nullopt if the
+    /// child still runs then (the destructor kills it). The bound only guards against a hang.
+    std::optional<int> wait_for(std::chrono::seconds bound) {
+        const auto give_up = std::chrono::steady_clock::now() + bound;
+        while (pid_ > 0) {
+            int status = 0;
+            if (::waitpid(pid_, &status, WNOHANG) == pid_) {
+                pid_ = -1;
+                return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+            }
+            if (std::chrono::steady_clock::now() > give_up)
+                return std::nullopt;
+            ::usleep(10'000); // polling the child's exit, not a synchronisation by sleep
+        }
+        return std::nullopt;
     }
 
     /// Waits for the exit; returns the exit status, or 128+signal.

@@ -5,9 +5,13 @@
 #include <gtest/gtest.h>
 
 #include "integration/process.hpp"
+#include <atomic>
 #include <cstring>
 #include <fstream>
+#include <optional>
+#include <sched.h>
 #include <sys/mount.h>
+#include <thread>
 
 namespace pacer::test {
 namespace {
@@ -302,6 +306,13 @@ TEST(FaultsE2E, ServerKilledMidRun) {
     EXPECT_EQ(with_error, 2);
 }
 
+// Whether a session of a running `pacer run --keep-traces` streams: its first trace batch is on
+// disk.
+bool streams(const fs::path& session_dir) {
+    std::error_code ec;
+    return fs::file_size(session_dir / "trace.jsonl", ec) > 0 && !ec;
+}
+
 // SIGINT to `pacer run`: sessions stop cleanly, every recorded line reaches disk, a partial
 // summary marked `interrupted` is written, and the exit status is 130.
 TEST(FaultsE2E, SigintStopsTheRunCleanly) {
@@ -310,10 +321,7 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
     child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "4", "-d", "60s", "-o",
                out.path().string(), "--keep-traces"});
     // Wait until streaming has begun (the first trace batch is on disk), then interrupt.
-    ASSERT_TRUE(poll_until([&] {
-        std::error_code ec;
-        return fs::file_size(out / "session-000" / "trace.jsonl", ec) > 0 && !ec;
-    }));
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-000"); }));
     run.signal(SIGINT);
     const std::string printed = run.read_all();
     EXPECT_EQ(run.wait(), 130) << printed;
@@ -332,6 +340,69 @@ TEST(FaultsE2E, SigintStopsTheRunCleanly) {
         const auto errors = error_lines(dir / "trace.jsonl");
         ASSERT_FALSE(errors.empty());
         EXPECT_EQ(errors.back(), "Interrupted: the run was stopped by a signal");
+    }
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+// Busy loops at normal priority on every CPU this process may use, for as long as it lives; the
+// destructor stops and joins them whatever the test's outcome.
+class cpu_burners {
+public:
+    cpu_burners() {
+        cpu_set_t cpus;
+        CPU_ZERO(&cpus);
+        const int n = ::sched_getaffinity(0, sizeof cpus, &cpus) == 0 ? CPU_COUNT(&cpus) : 1;
+        for (int i = 0; i < n; ++i)
+            threads_.emplace_back([this] {
+                ++started_;
+                while (!stop_.load(std::memory_order_relaxed)) {
+                }
+            });
+    }
+    ~cpu_burners() {
+        stop_ = true;
+        for (auto& t : threads_)
+            t.join();
+    }
+    cpu_burners(const cpu_burners&) = delete;
+    cpu_burners& operator=(const cpu_burners&) = delete;
+    bool all_running() const { return started_ == threads_.size(); }
+    std::size_t count() const { return threads_.size(); }
+
+private:
+    std::atomic<bool> stop_{false};
+    std::atomic<std::size_t> started_{0};
+    std::vector<std::thread> threads_;
+};
+
+// SIGINT is honoured while every CPU is busy: the run's signals are taken on a thread of normal
+// priority, never on the SCHED_IDLE trace writer's (which a busy host starves of CPU). Once the
+// sessions stream, a burner occupies each CPU, and the run still ends as an interrupted run does:
+// exit 130, every session's files with its `Interrupted` line, the summary marked interrupted.
+// The input (60 s) outlasts the bound, so a signal left unhandled fails the test. The bound is a
+// liveness guard for a starved host, not a speed.
+TEST(FaultsE2E, SigintIsHonouredUnderFullCpuLoad) {
+    mock_process mock;
+    temp_dir out;
+    child run({PACER_BINARY, "run", "--url", mock.url(), "-c", "2", "-d", "60s", "-o",
+               out.path().string(), "--keep-traces"});
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-001"); }));
+    std::optional<int> status;
+    {
+        cpu_burners burners;
+        ASSERT_TRUE(poll_until([&] { return burners.all_running(); }));
+        run.signal(SIGINT);
+        status = run.wait_for(std::chrono::seconds(45));
+    }
+    const std::string printed = run.read_all(std::chrono::seconds(5));
+    ASSERT_TRUE(status) << "SIGINT not honoured under full CPU load within 45 s: " << printed;
+    EXPECT_EQ(*status, 130) << printed;
+    EXPECT_TRUE(at(read_json(out / "summary.json"), {"interrupted"}).as_bool());
+    for (const char* session : {"session-000", "session-001"}) {
+        EXPECT_TRUE(fs::exists(out / session / "input-send-receipts.json")) << session;
+        const auto errors = error_lines(out / session / "trace.jsonl");
+        ASSERT_FALSE(errors.empty()) << session;
+        EXPECT_EQ(errors.back(), "Interrupted: the run was stopped by a signal") << session;
     }
     EXPECT_EQ(mock.stop(), 0);
 }
@@ -386,10 +457,7 @@ TEST(FaultsE2E, FullTraceDiskStillLeavesTheSummaryAndRemovesTheTemporaryTraces) 
     const auto out = dir / "run";
     child run(
         {PACER_BINARY, "run", "--url", mock.url(), "-c", "2", "-d", "2s", "-o", out.string()});
-    ASSERT_TRUE(poll_until([&] {
-        std::error_code ec;
-        return fs::file_size(out / "session-000" / "trace.jsonl", ec) > 0 && !ec;
-    }));
+    ASSERT_TRUE(poll_until([&] { return streams(out / "session-000"); }));
     {
         std::ofstream filler(dir / "filler", std::ios::binary);
         const std::string chunk(4 * 1024, 'x');

@@ -3,6 +3,8 @@
 // absurd number is refused by the parser with one line ("--threads: must be a whole number from
 // 1 to 1024, got '-2'"), before anything runs.
 
+#include <pacer/run/run_plan.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <chrono>
@@ -14,14 +16,14 @@
 namespace pacer::cli {
 
 /// Sessions one command may run or one level may hold (`-c`, `--sessions`, levels...).
-inline constexpr std::uint64_t max_sessions = 1'000'000;
+using run::max_sessions;
 /// Session contexts (`--threads`) and worker processes (`--processes`).
 inline constexpr std::uint64_t max_threads = 1024;
 /// Millisecond options (stagger, stalls, limits, latencies): at most one hour.
 inline constexpr double max_ms = 3'600'000;
 
 /// A session timeout not given on the command line is the input's length plus this.
-inline constexpr std::chrono::seconds default_timeout_margin{60};
+using run::default_timeout_margin;
 
 /// Decimal digits only (no sign, no hex or octal, no exponent), from `lo` to `hi`.
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);

@@ -16,8 +16,9 @@
 // 130 interrupted. When several apply, `runtime::exit_status` picks one
 // (runtime/exit_status.hpp).
 
+#include <pacer/runtime/exit_status.hpp>
+
 #include <functional>
-#include <stdexcept>
 
 namespace CLI {
 class App;
@@ -25,11 +26,9 @@ class App;
 
 namespace pacer::cli {
 
-/// Bad input found after parsing (a missing file, an existing output folder...): `main`
-/// prints its message as one line on stderr and exits with `runtime::exit_usage`.
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+/// Bad input found after parsing: `main` prints its message as one line on stderr and exits
+/// with `runtime::exit_usage` (runtime/exit_status.hpp, where modules below cli throw it too).
+using runtime::usage_error;
 
 /// A subcommand and what runs it.
 struct [[nodiscard]] command {

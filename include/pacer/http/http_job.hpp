@@ -4,12 +4,14 @@
 // a checked schedule (requests.jsonl, schedule.json, summary.json and the lines that say them),
 // the capacity search of `--find-capacity`, and the command's live progress line and
 // `--metrics-listen` figures (progress.hpp). It may include core, schedule, runtime, transport,
-// session, metrics, telemetry, run; it may not include trace, protocol, server, report, record,
-// sweep, cli (the build fails if it does): the command writes report.html and the tables
-// (run::end_writers), and the progress line is run's reporter with this command's figures.
+// session, metrics, telemetry, run, sweep; it may not include trace, protocol, server, report,
+// record, cli (the build fails if it does): the command writes report.html and the tables
+// (run::end_writers), the progress line is run's reporter with this command's figures, and the
+// capacity search is sweep's (sweep/capacity.hpp) over request rates.
 //
-// The command (src/cli/http_command.cpp) declares and checks the options (http_plan), prints
-// the `--dry-run` plan, opens the telemetry, fills an http_job and calls execute.
+// The command (src/cli/http_command.cpp) declares the options and checks which go together,
+// has plan.hpp read their values into an http_plan (or print the `--dry-run` plan), opens the
+// telemetry, fills an http_job and calls execute.
 
 #include <pacer/metrics/llm.hpp>
 #include <pacer/run/run_job.hpp>
@@ -71,6 +73,8 @@ struct http_options {
     bool find_capacity = false;
     double goodput_fraction = 0.95;
     std::size_t capacity_steps = 4;
+    std::size_t confirm = 0;        ///< --confirm: extra tries of a probe that missed
+    std::size_t verify_repeats = 0; ///< --verify-repeats: closing re-runs of the boundary
     std::string progress = "auto";
     bool no_report = false;
     std::string export_format;  ///< --export csv|jsonl: the tables at the end ("": none)

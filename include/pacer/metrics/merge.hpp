@@ -104,4 +104,14 @@ std::optional<run_window> part_window(const run_part& part);
 /// returns that message as a warning.
 std::optional<std::string> check_overlap(const std::vector<run_part>& parts, bool allow_disjoint);
 
+/// What `pacer merge` prints on stdout once `merged` (merge_parts' document, of `parts` parts)
+/// is written to `summary`: the parts, sessions, packets and verdict, the pooled |dev|, the
+/// overlap, the pooled open loop when there is one, and the file.
+std::string merge_report_text(const boost::json::object& merged, std::size_t parts,
+                              const std::string& summary);
+
+/// The parts of `merged` that were interrupted or left sessions incomplete, as one line's list
+/// ("DIR (interrupted, N of M sessions incomplete), ..."); empty when there are none.
+std::string incomplete_parts_text(const boost::json::object& merged);
+
 } // namespace pacer::metrics

@@ -7,10 +7,10 @@
 // cut short is pending again, for `--resume`.
 //
 // The command (src/cli/record_command.cpp) declares and validates the options, reads the
-// manifest and any run.json to resume, prints the `--dry-run` plan, starts the built-in native
-// mock when no `--url` is given, creates the output folder, fills a record_job and calls
-// execute_recording; it writes report.html and the tables and maps the verdict to the exit
-// status.
+// manifest and any run.json to resume, fills a record_job, prints its `--dry-run` plan
+// (print_plan), starts the built-in native mock when no `--url` is given, creates the output
+// folder and calls execute_recording; it writes report.html and the tables and maps the verdict to
+// the exit status.
 
 #include <pacer/protocol/events.hpp>
 #include <pacer/record/dataset.hpp>
@@ -93,6 +93,11 @@ struct record_job {
     boost::json::object earlier_load; ///< the resumed run.json's `load` (empty: none)
     record_observer* observer = nullptr;
 };
+
+/// Prints what `job` would do (`pacer record --dry-run`; `job.options` resolved): the target,
+/// profile, dataset (`samples` read, `to_record` variants pending), admission, post-processing,
+/// timeout and output.
+void print_plan(const record_job& job, std::size_t samples, std::size_t to_record);
 
 /// Records `job`'s pending variants into `job.out` (see the top of this file) and prints its
 /// lines: the start, one per batch, the variants by status, the errors, the client's pacing.

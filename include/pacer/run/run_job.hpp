@@ -1,6 +1,7 @@
 #pragma once
 // Module `run` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
-// execution of `pacer run`: one process of sessions (closed batch or open loop, optionally a shard
+// execution of `pacer run`: its options resolved into a job and its `--dry-run` plan
+// (run_plan.hpp), one process of sessions (closed batch or open loop, optionally a shard
 // or a worker of `--processes`), or the parent of `--processes` (its workers' command lines,
 // started by runtime::worker_pool, their parts pooled), the run's summary.json, samples.json and
 // table, the live progress line and the workers' live files, the client's connection settings as
@@ -9,8 +10,9 @@
 // cli (the build fails if it does): the command starts any built-in mock (`local_server`) and
 // writes report.html and the tables (`end_writers`).
 //
-// The command (src/cli/run_command.cpp) declares and validates the options, creates the output
-// folder, fills a run_job and calls execute_run.
+// The command (src/cli/run_command.cpp) declares the options, checks and resolves them into a
+// run_job (with run_plan.hpp's steps; `--dry-run` prints run::print_plan), creates the output
+// folder, starts the built-in mock when no `--url` is given and calls execute_run.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -50,6 +52,7 @@ namespace pacer::run {
 /// The options of `pacer run`, as given (strings as typed; `run_job` holds what they resolve to).
 struct run_options {
     std::size_t concurrency = 256;
+    bool concurrency_given = false; ///< whether -c was typed (an open loop refuses it)
     std::string duration = "30s";
     std::string audio;
     std::string url;
@@ -74,7 +77,8 @@ struct run_options {
     // Open loop.
     std::string arrival;
     double rate = 0;
-    std::string stages; // --stages: the rate in stages instead of --rate
+    bool rate_given = false; ///< whether --rate was typed (0 typed is refused, not a default)
+    std::string stages;      // --stages: the rate in stages instead of --rate
     std::size_t sessions = 0;
     std::optional<double> burstiness;
     std::uint64_t seed = 0;

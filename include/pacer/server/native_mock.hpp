@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -109,6 +110,12 @@ struct native_mock_options : host_options {
 /// normalised ones: an output rate of 0 is the profile's): the full set of the reference
 /// mock, with the profile's unit, output rate and output modalities.
 std::string granted_capabilities(const native_mock_options& options);
+
+/// Prints what `pacer native-mock` would serve with `o` on `threads` threads (its `--dry-run`
+/// plan, once the options are checked); `fault_sessions` is `--fault-sessions` as given (empty:
+/// all sessions).
+void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
+                            const std::string& stats_output, std::string_view fault_sessions);
 
 /// The native mock on one io_context (run it on one thread: no strand, no lock).
 ///

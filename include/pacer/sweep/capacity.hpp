@@ -1,16 +1,21 @@
 #pragma once
-// The capacity search of `pacer serve --find-capacity`: which level to probe next given what
-// the levels probed so far showed, as a pure function of their outcomes (the probing itself is
-// a callback), unit-tested in tests/unit/sweep/test_capacity.cpp without a network.
+// The capacity search, one for every command that searches: which value to probe next given
+// what the values probed so far showed, as a pure function of their outcomes (the probing itself
+// is a callback), unit-tested without a network in tests/unit/sweep/test_capacity*.cpp. The
+// search walks a capacity_space: the integer session levels of `pacer serve --find-capacity`
+// (level_space, search_capacity(capacity_settings, level_probe)) or the request rates of `pacer
+// http --find-capacity` (rate_space); the space says how to go up, down and between, and when
+// an interval is narrow enough, the search does the rest.
 //
 // A capacity claim rests on more than one run (docs/serving.md, "How pacer finds a capacity you
-// can publish"): a level that misses is tried again before the search acts on it (a GPU server's
+// can publish"): a value that misses is tried again before the search acts on it (a GPU server's
 // first batch of a new size, or the backlog of the level before, fails a level once), and the
 // answer is re-run at the end to show that the boundary holds.
 
 #include <boost/json/object.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <optional>
 #include <string>
@@ -52,6 +57,9 @@ struct level_outcome {
     bool unreachable = false; ///< no session reached the server
     bool valid = true;        ///< the client kept its schedule
     bool slo_met = true;      ///< its pooled aggregate met every SLO
+    /// The value gives nothing to run (a rate with no arrival within --duration): the search
+    /// stops there, the value unjudged.
+    bool nothing_to_run = false;
 
     bool met() const { return valid && slo_met; }
 };
@@ -88,6 +96,126 @@ struct capacity_result {
     /// that met on a confirmation try, verification runs that moved the answer.
     std::vector<std::string> notes;
 };
+
+// ------------------------------------------------------------------------- the generic search
+
+/// The values a capacity search walks, and how: levels (level_space) or rates (rate_space).
+/// Every value is a double (a level is a whole number of them). Each function is given how many
+/// values the search chose that way so far, counted again from 0 when a verification moves the
+/// answer (see search_capacity below), so that a space can bound its steps by a count.
+class capacity_space {
+public:
+    virtual ~capacity_space() = default;
+    /// The value to try after `good` met and no value above it failed (`ups`: values so chosen
+    /// before); nullopt when there is none (the top of the space, or the steps are spent).
+    virtual std::optional<double> above(double good, std::size_t ups) const = 0;
+    /// The value to try after `bad` missed and no value below it met (`downs` as above);
+    /// nullopt when there is none.
+    virtual std::optional<double> below(double bad, std::size_t downs) const = 0;
+    /// The value to try between a good and a failing value (`splits`: values chosen between
+    /// since both were known); nullopt when the interval is narrow enough.
+    virtual std::optional<double> between(double good, double bad, std::size_t splits) const = 0;
+    /// How the notes name a value: "level 12", "rate 2.5 requests/s".
+    virtual std::string name(double value) const = 0;
+    /// `limited_by` when the search ends because above() has no value: "max-level", "max-rate".
+    virtual std::string top() const = 0;
+};
+
+/// Session levels 1 to max_level: doubling from the start (capped at max_level), bisection to
+/// first-bad - last-good <= max(1, resolution x last-good); below a failing level no good level
+/// is known, so the search bisects between 0 and it (halving).
+class level_space final : public capacity_space {
+public:
+    explicit level_space(const capacity_settings& settings) : s_(settings) {}
+    std::optional<double> above(double good, std::size_t ups) const override;
+    std::optional<double> below(double bad, std::size_t downs) const override;
+    std::optional<double> between(double good, double bad, std::size_t splits) const override;
+    std::string name(double value) const override;
+    std::string top() const override { return "max-level"; }
+
+private:
+    capacity_settings s_;
+};
+
+/// Request rates (per second): double while probes pass, halve while they fail, at most
+/// `max_moves` times either way and never above `max_rate`; then `steps` bisections of the
+/// interval between the highest passing rate and the lowest failing one.
+class rate_space final : public capacity_space {
+public:
+    rate_space(double max_rate, std::size_t max_moves, std::size_t steps)
+        : max_rate_(max_rate), max_moves_(max_moves), steps_(steps) {}
+    std::optional<double> above(double good, std::size_t ups) const override;
+    std::optional<double> below(double bad, std::size_t downs) const override;
+    std::optional<double> between(double good, double bad, std::size_t splits) const override;
+    std::string name(double value) const override;
+    std::string top() const override { return "max-rate"; }
+
+private:
+    double max_rate_;
+    std::size_t max_moves_, steps_;
+};
+
+/// What a run whose client did not keep its timing does to the search.
+enum class client_policy {
+    /// The value is tried at least twice; if no try was valid the search ends (`client`): beyond
+    /// it the figures would measure the client (levels: more sessions only load the client more).
+    ends_search,
+    /// The run is a miss like any other and the search goes on below it (rates: a lower rate
+    /// may be one the client keeps).
+    counts_as_miss,
+};
+
+/// How much evidence a value needs: `--confirm`, `--verify-repeats` and the client's policy.
+struct search_policy {
+    std::size_t confirm = 1;
+    std::size_t verify_repeats = 2;
+    client_policy client = client_policy::ends_search;
+};
+
+/// One run the search asks for, of a value of its space.
+struct capacity_try {
+    double value = 0;
+    try_kind kind = try_kind::search;
+    std::size_t attempt = 1;
+};
+
+/// One run and what it showed, in the order run.
+struct capacity_probe {
+    capacity_try run;
+    level_outcome outcome;
+};
+
+/// How the closing re-runs of one value went (verification, over a space's value).
+struct value_verification {
+    double value = 0;
+    std::size_t runs = 0, met = 0, invalid = 0;
+    bool held = false;
+};
+
+/// The search's answer, in the space's values.
+struct capacity_search_result {
+    std::optional<double> good; ///< the highest good value (nullopt: none met)
+    std::optional<double> bad;  ///< the lowest value that missed
+    /// slo, client, unreachable, interrupted, nothing-to-run, or the space's top().
+    std::string limited_by;
+    std::vector<capacity_probe> probes;
+    std::optional<value_verification> capacity_check, failing_check;
+    std::optional<bool> boundary_held;
+    std::vector<std::string> notes;
+};
+
+/// Runs one value once.
+using capacity_probe_fn = std::function<level_outcome(const capacity_try&)>;
+
+/// The search over `space` from `start`: up while values meet, down while they miss, between
+/// the last good value and the first bad one until the space says the interval is narrow; each
+/// value judged by up to 1 + confirm runs, then the closing verification, as the level search
+/// below describes (it is this search over level_space). An unreachable server, an
+/// interruption or a value with nothing to run ends it at once, that run unjudged.
+capacity_search_result search_capacity(const capacity_space& space, double start,
+                                       const search_policy& policy, const capacity_probe_fn& probe);
+
+// ------------------------------------------------------------------ the search over levels
 
 /// Runs one level once.
 using level_probe = std::function<level_outcome(const level_try&)>;

@@ -117,11 +117,9 @@ struct session_result {
     /// and a run never reads them back, so its memory does not grow with its length.
     std::vector<append_receipt> appends;
     /// The session's failures, in order: what went wrong as codes (session_errc,
-    /// transport_errc) with their data. Compare the codes, never the text.
+    /// transport_errc) with their data. Compare the codes, never the text: the text (the
+    /// trace `error` line's, `reference_text`) is made only where a line or a file is written.
     std::vector<failure> failures;
-    /// The same failures as the trace `error` lines wrote them (reference_text), for the
-    /// artifacts that quote them.
-    std::vector<std::string> errors;
     std::string trace_error; ///< the writer's failure for this session
     std::uint64_t frames_received = 0;
     std::uint64_t bytes_received = 0;

@@ -28,6 +28,10 @@
 
 namespace pacer::transport {
 
+namespace detail {
+class socket_deadline;
+}
+
 struct tls_client_context; // ws_connection.hpp; built by make_tls_client_context
 
 /// Where requests go: `http://HOST[:PORT][/PREFIX]` or `https://...`.
@@ -126,6 +130,10 @@ private:
     pacer::awaitable<http_exchange> exchange(bool post, std::string target, std::string body,
                                              const header_list& headers, time_point deadline,
                                              http_body_sink& sink);
+    // Resolves (once), connects and, over TLS, handshakes a new connection; false with
+    // `out`'s error set when it cannot.
+    pacer::awaitable<bool> open(connection& conn, detail::socket_deadline& watchdog,
+                                http_exchange& out);
 
     pacer::executor ex_;
     http_endpoint endpoint_;

@@ -47,6 +47,14 @@ using pacer::session::session_states_alive;
 // The native mock on its own thread and context.
 using pacer::testing::mock_thread;
 
+// The session's failures as its trace's `error` lines word them (the text exists only there).
+std::vector<std::string> texts(const session_result& r) {
+    std::vector<std::string> out;
+    for (const auto& f : r.failures)
+        out.push_back(pacer::reference_text(f));
+    return out;
+}
+
 // The trace writer on its own thread, as the runner has it.
 struct writer_thread {
     asio::io_context io{1};
@@ -168,7 +176,7 @@ TEST_F(session_inprocess, finished_sessions_release_their_state_at_once) {
     ASSERT_EQ(session_states_alive(), 0u);
     const auto results = run(mock.endpoint(), 5, [](std::size_t i, const session_result& r) {
         EXPECT_TRUE(r.complete) << "session " << i << ": "
-                                << (r.errors.empty() ? "" : r.errors.front());
+                                << (texts(r).empty() ? "" : texts(r).front());
         EXPECT_EQ(session_states_alive(), 0u) << "after session " << i;
     });
     ASSERT_EQ(results.size(), 5u);
@@ -182,7 +190,7 @@ TEST_F(session_inprocess, fatal_server_error_ends_without_close_or_client_error)
     mock_thread mock(mock_options(peer_fault::server_error));
     const auto r = run(mock.endpoint(), 1).at(0);
     EXPECT_FALSE(r.complete);
-    EXPECT_TRUE(r.errors.empty()) << r.errors.front(); // the server's error is traced, not ours
+    EXPECT_TRUE(texts(r).empty()) << texts(r).front(); // the server's error is traced, not ours
     const auto lines = trace_of(0);
     for (const auto& l : lines)
         EXPECT_EQ(l.find("\"session.close\""), std::string::npos) << l;
@@ -193,7 +201,7 @@ TEST_F(session_inprocess, nonfatal_server_error_stops_streaming_and_closes) {
     mock_thread mock(mock_options(peer_fault::nonfatal_error));
     const auto r = run(mock.endpoint(), 1).at(0);
     EXPECT_FALSE(r.complete);
-    EXPECT_TRUE(r.errors.empty());
+    EXPECT_TRUE(texts(r).empty());
     EXPECT_LT(r.appends_sent, r.expected_appends);
     std::size_t closes = 0;
     for (const auto& l : trace_of(0))
@@ -206,18 +214,17 @@ TEST_F(session_inprocess, receive_failure_is_the_one_error_and_stops_the_driver)
     for (const auto fault : {peer_fault::malformed_json, peer_fault::disconnect}) {
         mock_thread mock(mock_options(fault));
         const auto r = run(mock.endpoint(), 1).at(0);
-        ASSERT_EQ(r.errors.size(), 1u);
-        EXPECT_TRUE(r.errors[0].starts_with(fault == peer_fault::malformed_json
+        ASSERT_EQ(texts(r).size(), 1u);
+        EXPECT_TRUE(texts(r)[0].starts_with(fault == peer_fault::malformed_json
                                                 ? "ValueError: malformed server frame "
                                                 : "ConnectionClosedError: received 1011"))
-            << r.errors[0];
+            << texts(r)[0];
         // The same failure as a code, with the data its text quotes.
         ASSERT_EQ(r.failures.size(), 1u);
         if (fault == peer_fault::malformed_json)
             EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::malformed_frame);
         else
             EXPECT_EQ(r.failures[0].code, pacer::transport::transport_errc::closed_with_error);
-        EXPECT_EQ(pacer::reference_text(r.failures[0]), r.errors[0]);
         bool after_error = false;
         for (const auto& l : trace_of(0)) {
             if (l.find("\"direction\":\"error\"") != std::string::npos) {
@@ -236,7 +243,7 @@ TEST_F(session_inprocess, receive_failure_is_the_one_error_and_stops_the_driver)
 TEST_F(session_inprocess, driver_still_waiting_after_the_receive_loop_is_stalled) {
     mock_thread mock(mock_options(peer_fault::close_without_update));
     const auto r = run(mock.endpoint(), 1).at(0);
-    EXPECT_EQ(r.errors, std::vector<std::string>{"driver stalled after the receive loop"});
+    EXPECT_EQ(texts(r), std::vector<std::string>{"driver stalled after the receive loop"});
     ASSERT_EQ(r.failures.size(), 1u);
     EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::driver_stalled);
     EXPECT_EQ(r.appends_sent, 0u);
@@ -247,15 +254,15 @@ TEST_F(session_inprocess, driver_still_waiting_after_the_receive_loop_is_stalled
 TEST_F(session_inprocess, lingering_server_the_receive_loop_is_stopped_silently) {
     mock_thread mock(mock_options(peer_fault::linger));
     const auto r = run(mock.endpoint(), 1).at(0);
-    EXPECT_TRUE(r.complete) << (r.errors.empty() ? "" : r.errors.front());
-    EXPECT_TRUE(r.errors.empty());
+    EXPECT_TRUE(r.complete) << (texts(r).empty() ? "" : texts(r).front());
+    EXPECT_TRUE(texts(r).empty());
 }
 
 TEST_F(session_inprocess, the_deadline_stops_a_silent_server) {
     mock_thread mock(mock_options(peer_fault::timeout));
     const auto r =
         run(mock.endpoint(), 1, {}, [](session_options& o) { o.timeout = 1500ms; }).at(0);
-    EXPECT_EQ(r.errors, std::vector<std::string>{"Session timeout after 1.5s"});
+    EXPECT_EQ(texts(r), std::vector<std::string>{"Session timeout after 1.5s"});
     ASSERT_EQ(r.failures.size(), 1u);
     EXPECT_EQ(r.failures[0].code, pacer::session::session_errc::timeout);
     EXPECT_EQ(r.failures[0].detail, "1.5");
@@ -283,7 +290,7 @@ TEST_F(session_inprocess, admission_exhausted_is_a_rejection) {
     EXPECT_EQ(r.admission_denials, pacer::protocol::admission_retries + 1);
     EXPECT_TRUE(r.rejected);
     EXPECT_FALSE(r.admitted);
-    EXPECT_TRUE(r.errors.empty());
+    EXPECT_TRUE(texts(r).empty());
 }
 
 // An interrupt while streaming: the session stops at once, records the interrupt, closes, and
@@ -300,7 +307,7 @@ TEST_F(session_inprocess, interrupt_stops_the_running_session_and_the_next_does_
         });
     ASSERT_EQ(results.size(), 2u);
     EXPECT_TRUE(results[0].interrupted);
-    EXPECT_EQ(results[0].errors,
+    EXPECT_EQ(texts(results[0]),
               std::vector<std::string>{"Interrupted: the run was stopped by a signal"});
     ASSERT_EQ(results[0].failures.size(), 1u);
     EXPECT_EQ(results[0].failures[0].code, pacer::session::session_errc::interrupted);

@@ -128,7 +128,10 @@ TEST(session_stop_race, a_stop_racing_a_frame_still_ends_the_session) {
         if (result) {
             EXPECT_TRUE(result->interrupted);
             EXPECT_EQ(result->appends_sent, 1u); // nothing more after packet 0
-            EXPECT_EQ(result->errors,
+            std::vector<std::string> texts;      // as the trace's `error` lines word them
+            for (const auto& f : result->failures)
+                texts.push_back(pacer::reference_text(f));
+            EXPECT_EQ(texts,
                       std::vector<std::string>{"Interrupted: the run was stopped by a signal"});
         }
 

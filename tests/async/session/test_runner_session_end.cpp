@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "async/mock_thread.hpp"
+#include "async/threads.hpp"
 #include "unit/scratch_folder.hpp"
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <mutex>
 #include <optional>
@@ -34,6 +34,7 @@ namespace asio = boost::asio;
 namespace fs = std::filesystem;
 
 using pacer::testing::mock_thread;
+using pacer::testing::thread_named;
 
 TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritten) {
     const pacer::test::scratch_folder scratch("pacer-session-end");
@@ -76,17 +77,6 @@ TEST(RunnerSessionEnd, IsCalledOncePerSessionOnItsContextThreadWithItsFilesWritt
         EXPECT_GT(receipt_bytes[i], 0u);
         EXPECT_EQ(out.sessions[i].appends_sent, 5u);
     }
-}
-
-// The id of this process's thread named `name`, if there is one (from /proc/self/task).
-std::optional<pid_t> thread_named(const std::string& name) {
-    for (const auto& task : fs::directory_iterator("/proc/self/task")) {
-        std::ifstream comm(task.path() / "comm");
-        std::string line;
-        if (std::getline(comm, line) && line == name)
-            return static_cast<pid_t>(std::stol(task.path().filename().string()));
-    }
-    return std::nullopt;
 }
 
 // The trace writer gives way to the sessions: SCHED_IDLE (a waking session thread preempts it

@@ -21,7 +21,6 @@ session::session_result stalled(std::uint32_t index, std::uint64_t stalls, doubl
     r.stalled_sends = stalls;
     r.longest_write_s = longest;
     r.pending_write_s = pending;
-    r.errors.push_back(reference_text(error));
     r.failures.push_back(std::move(error));
     return r;
 }

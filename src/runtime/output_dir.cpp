@@ -1,6 +1,6 @@
-#include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/core/units.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/output_dir.hpp>
 
 #include <fmt/chrono.h>
 #include <fmt/format.h>
@@ -18,7 +18,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-namespace pacer::cli {
+namespace pacer::runtime {
 
 namespace fs = std::filesystem;
 
@@ -68,4 +68,4 @@ std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes, std::
     return free_bytes;
 }
 
-} // namespace pacer::cli
+} // namespace pacer::runtime

@@ -1,9 +1,9 @@
-#include <pacer/cli/auto_report.hpp>
-#include <pacer/cli/output.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/result_folder.hpp>
 #include <pacer/report/tables.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/runtime/output_dir.hpp>
 
 #include <fmt/format.h>
 
@@ -12,7 +12,7 @@
 #include <exception>
 #include <stdexcept>
 
-namespace pacer::cli {
+namespace pacer::report {
 
 void replace_file(const std::filesystem::path& file, const std::string& html) {
     const auto tmp = std::filesystem::path(file.string() + ".tmp");
@@ -37,7 +37,7 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
     std::error_code ec;
     const bool existed = std::filesystem::exists(file, ec);
     try {
-        auto html = report::render_report(report::read_folded_result_folder(dir));
+        auto html = render_report(read_folded_result_folder(dir));
         if (replace)
             replace_file(file, html);
         else
@@ -55,14 +55,14 @@ std::optional<std::filesystem::path> write_end_report(const std::filesystem::pat
     }
 }
 
-std::vector<std::filesystem::path> write_table_files(const std::vector<report::table>& tables,
+std::vector<std::filesystem::path> write_table_files(const std::vector<table>& tables,
                                                      const std::filesystem::path& out,
                                                      std::string_view format) {
-    create_output_dir(out); // refuses an existing folder
+    runtime::create_output_dir(out); // refuses an existing folder
     std::vector<std::filesystem::path> files;
     for (const auto& t : tables) {
         auto file = out / (t.name + (format == "csv" ? ".csv" : ".jsonl"));
-        runtime::write_new_file(file, format == "csv" ? report::to_csv(t) : report::to_jsonl(t));
+        runtime::write_new_file(file, format == "csv" ? to_csv(t) : to_jsonl(t));
         files.push_back(std::move(file));
     }
     return files;
@@ -74,7 +74,7 @@ std::optional<std::filesystem::path> write_end_tables(const std::filesystem::pat
     std::error_code ec;
     const bool existed = std::filesystem::exists(out, ec);
     try {
-        write_table_files(report::build_tables(report::read_result_folder(dir)), out, format);
+        write_table_files(build_tables(read_result_folder(dir)), out, format);
         return out;
     } catch (const std::exception& e) {
         if (!existed) // no half-written folder: `pacer export DIR` must be able to write it
@@ -88,4 +88,4 @@ std::optional<std::filesystem::path> write_end_tables(const std::filesystem::pat
     }
 }
 
-} // namespace pacer::cli
+} // namespace pacer::report

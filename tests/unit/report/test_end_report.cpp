@@ -2,7 +2,7 @@
 // costs one warning line and leaves the run's files as they were (no half-written page); so do
 // the tables of --export.
 
-#include <pacer/cli/auto_report.hpp>
+#include <pacer/report/end_report.hpp>
 
 #include <gtest/gtest.h>
 
@@ -30,7 +30,7 @@ TEST(auto_report, a_folder_it_cannot_read_gets_no_page_and_keeps_its_files) {
     scratch dir;
     // A summary that is not JSON (a run cut short while writing it, say).
     std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
-    const auto written = pacer::cli::write_end_report(dir.path);
+    const auto written = pacer::report::write_end_report(dir.path);
     EXPECT_FALSE(written.has_value());
     EXPECT_FALSE(fs::exists(dir.path / "report.html"));
     EXPECT_TRUE(fs::exists(dir.path / "summary.json"));
@@ -40,7 +40,7 @@ TEST(auto_report, an_existing_page_is_never_overwritten_nor_removed) {
     scratch dir;
     std::ofstream(dir.path / "summary.json") << "not json";
     std::ofstream(dir.path / "report.html") << "<p>kept</p>";
-    EXPECT_FALSE(pacer::cli::write_end_report(dir.path).has_value());
+    EXPECT_FALSE(pacer::report::write_end_report(dir.path).has_value());
     std::ifstream in(dir.path / "report.html");
     std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     EXPECT_EQ(text, "<p>kept</p>");
@@ -55,7 +55,7 @@ TEST(auto_report, end_tables_are_those_of_pacer_export) {
     scratch dir;
     std::ofstream(dir.path / "summary.json")
         << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
-    const auto written = pacer::cli::write_end_tables(dir.path, "jsonl");
+    const auto written = pacer::report::write_end_tables(dir.path, "jsonl");
     ASSERT_TRUE(written.has_value());
     EXPECT_EQ(*written, dir.path / "tables-jsonl");
     EXPECT_TRUE(fs::exists(dir.path / "tables-jsonl" / "packets.jsonl"));
@@ -65,7 +65,7 @@ TEST(auto_report, end_tables_are_those_of_pacer_export) {
 TEST(auto_report, end_tables_that_cannot_be_made_leave_no_folder) {
     scratch dir;
     std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
-    EXPECT_FALSE(pacer::cli::write_end_tables(dir.path, "csv").has_value());
+    EXPECT_FALSE(pacer::report::write_end_tables(dir.path, "csv").has_value());
     EXPECT_FALSE(fs::exists(dir.path / "tables-csv"));
     EXPECT_TRUE(fs::exists(dir.path / "summary.json"));
 }
@@ -76,7 +76,7 @@ TEST(auto_report, an_existing_tables_folder_is_never_overwritten_nor_removed) {
         << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
     fs::create_directories(dir.path / "tables-csv");
     std::ofstream(dir.path / "tables-csv" / "packets.csv") << "kept";
-    EXPECT_FALSE(pacer::cli::write_end_tables(dir.path, "csv").has_value());
+    EXPECT_FALSE(pacer::report::write_end_tables(dir.path, "csv").has_value());
     EXPECT_EQ(slurp(dir.path / "tables-csv" / "packets.csv"), "kept");
 }
 

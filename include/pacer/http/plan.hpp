@@ -1,0 +1,43 @@
+#pragma once
+// A `pacer http` plan made from its options' values (the server and its TLS trust, the
+// schedule, the request headers, the prompt file) and the `--dry-run` plan printed from it. The
+// command (src/cli/http_command.cpp) declares and checks the options; each function here throws
+// std::invalid_argument with the one line the command prints (exit 2) when an input is bad.
+
+#include <pacer/http/http_job.hpp>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+namespace pacer::http {
+
+/// The server of `--base-url`, its TLS trust (`--ca-file`, `--insecure`: one context per run)
+/// and the request's fields (`--endpoint`, `--model`, ...) into `plan`. Throws
+/// std::invalid_argument for a bad URL, endpoint or trust setting.
+void resolve_server(const http_options& s, http_plan& plan);
+
+/// The schedule into `plan`: the saved `--schedule`, or the one made from `--arrival`, `--rate`
+/// or `--stages`, `--burstiness`, `--seed`, `--requests` and `--duration` (which of them may be
+/// given together is the command's to check), then `--shard`'s arrivals of it and
+/// `--cap-policy`. Throws std::invalid_argument for a value that gives no valid schedule.
+void resolve_schedule(const http_options& s, http_plan& plan);
+
+/// Adds `--header 'Name: value'` (each) and, with `--api-key-env VAR`, `Authorization: Bearer`
+/// with the key read from the environment to `plan.headers`, their names to `plan.header_names`
+/// (the key is never printed nor written). Throws std::invalid_argument for a header without a
+/// valid name or on more than one line, or a key variable unset, empty or on more than one line.
+void add_headers(const std::vector<std::string>& headers, const std::string& api_key_env,
+                 http_plan& plan);
+
+/// The entries of the JSONL prompt file `path` (`--prompts`). Throws std::invalid_argument when
+/// it does not exist, cannot be read or is not a prompt file.
+std::vector<session::prompt_file_entry> read_prompts(const std::string& path);
+
+/// Prints the `--dry-run` plan of a checked `pacer http`: the server, the schedule, the cap,
+/// the prompts, the headers, the output, the `telemetry` lines given, the descriptors needed
+/// and (`--find-capacity`) the search.
+void print_dry_run(const http_options& s, const http_plan& p,
+                   const std::vector<std::string>& telemetry, std::size_t descriptors);
+
+} // namespace pacer::http

@@ -1,0 +1,327 @@
+// `pacer run`'s options resolved into a run_job, and its `--dry-run` plan (see run_plan.hpp).
+
+#include <pacer/core/clock.hpp>
+#include <pacer/core/units.hpp>
+#include <pacer/run/client_settings.hpp>
+#include <pacer/run/run_job.hpp>
+#include <pacer/run/run_plan.hpp>
+#include <pacer/runtime/resources.hpp>
+#include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/schedule_file.hpp>
+#include <pacer/session/open_loop.hpp>
+#include <pacer/trace/disk_estimate.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace pacer::run {
+
+namespace {
+
+// --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
+std::optional<runtime::shard> shard_of(const run_options& s) {
+    std::optional<runtime::shard> shard;
+    try {
+        if (!s.shard.empty())
+            shard = runtime::parse_shard(s.shard);
+        else
+            shard =
+                runtime::shard_from_environment([](const char* name) { return std::getenv(name); },
+                                                s.shards ? std::optional(s.shards) : std::nullopt);
+    } catch (const std::invalid_argument& e) {
+        throw invalid_options(e.what());
+    }
+    if (!s.shard.empty() && !shard)
+        throw invalid_options(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
+    if (shard && s.processes > 1)
+        throw invalid_options("--processes and shards do not mix: run one worker per shard");
+    return shard;
+}
+
+// The open loop's definition from --arrival, --stages or --rate, --sessions, --burstiness and
+// --seed.
+schedule::schedule_spec open_loop_spec(const run_options& s) {
+    schedule::schedule_spec spec;
+    const auto process = schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
+    if (!process)
+        throw invalid_options(
+            fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
+    if (!s.stages.empty()) {
+        // The stages give the rate and the length; --sessions may end them early.
+        if (s.rate_given)
+            throw invalid_options("--stages sets the rate of the open loop: drop --rate");
+        try {
+            spec.stages = schedule::parse_stages(s.stages);
+        } catch (const std::invalid_argument& e) {
+            throw invalid_options(e.what());
+        }
+    } else {
+        if (s.sessions == 0)
+            throw invalid_options("open-loop runs need --sessions N (how many arrivals)");
+        if (!s.rate_given) // not a "got 0" never typed
+            throw invalid_options("open-loop runs need --rate R (arrivals per second) with "
+                                  "--sessions, or --stages, or --schedule FILE");
+        spec.rate = s.rate;
+    }
+    spec.process = *process;
+    if (s.burstiness)
+        spec.burstiness = *s.burstiness;
+    spec.seed = s.seed;
+    if (s.sessions > 0)
+        spec.count = s.sessions;
+    return spec;
+}
+
+// Open loop: a schedule fixed up front from (process, rate, burstiness, seed, count), or a
+// saved one (--schedule). Nullopt: a closed batch.
+std::optional<schedule::schedule_document> open_loop_of(const run_options& s) {
+    const bool open_loop_asked =
+        s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness || !s.stages.empty();
+    if (!s.schedule_file.empty()) {
+        if (open_loop_asked)
+            throw invalid_options("--schedule replays a saved schedule: drop "
+                                  "--arrival/--rate/--stages/--sessions/--burstiness");
+        try {
+            return schedule::read_schedule_file(s.schedule_file);
+        } catch (const std::exception& e) {
+            throw invalid_options(e.what());
+        }
+    }
+    if (!open_loop_asked)
+        return std::nullopt;
+    const auto spec = open_loop_spec(s);
+    schedule::schedule_document doc;
+    try {
+        schedule::validate(spec);
+        doc = schedule::schedule_document{spec, schedule::make_schedule(spec), {}};
+    } catch (const std::invalid_argument& e) {
+        throw invalid_options(e.what());
+    }
+    doc.sha256 = schedule::schedule_sha256(doc.offsets);
+    return doc;
+}
+
+// The options of the open loop that a closed batch refuses (and the other way round), and the
+// schedule's size.
+void check_open_loop(const run_options& s, const schedule::schedule_document* open_loop) {
+    if (!open_loop) {
+        if (s.max_concurrency > 0)
+            throw invalid_options(
+                "--max-concurrency gates open-loop arrivals: give --rate and --sessions");
+        return;
+    }
+    if (s.concurrency_given)
+        throw invalid_options(
+            "--concurrency starts every session at once; open-loop runs take --sessions");
+    const std::size_t arrivals = open_loop->offsets.size();
+    if (arrivals == 0)
+        throw invalid_options("the schedule has no arrivals");
+    if (arrivals > max_sessions)
+        throw invalid_options(fmt::format("the schedule has {} arrivals, more than the {} sessions "
+                                          "one run may hold: use lower rates or shorter stages",
+                                          arrivals, max_sessions));
+    if (s.processes > arrivals)
+        throw invalid_options(fmt::format("--processes {} is more than the schedule's {} arrivals",
+                                          s.processes, arrivals));
+}
+
+// This process's sessions: the open loop's arrivals, or --concurrency (its shard's of either).
+void share_sessions(run_job& job) {
+    const run_options& s = job.options;
+    const auto& shard = job.shard;
+    const auto* open_loop = job.open_loop ? &*job.open_loop : nullptr;
+    if (open_loop)
+        job.arrivals =
+            shard ? runtime::shard_arrivals(*shard, open_loop->offsets) : open_loop->offsets;
+    job.sessions = open_loop ? job.arrivals.size()
+                   : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
+                             : s.concurrency;
+    if (job.sessions == 0 && open_loop)
+        throw invalid_options(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
+                                          shard->index, shard->count, open_loop->offsets.size()));
+    if (job.sessions == 0)
+        throw invalid_options(fmt::format("shard {}/{} gets no session of --concurrency {}",
+                                          shard->index, shard->count, s.concurrency));
+}
+
+// The shared start on this host's monotonic clock: --start-at (a wall-clock instant), or the
+// parent's (the hidden --start-at-monotonic). Nullopt: none.
+std::optional<double> start_of(const run_options& s) {
+    std::optional<double> start_monotonic;
+    if (s.start_at_monotonic >= 0)
+        start_monotonic = s.start_at_monotonic;
+    if (s.start_at.empty())
+        return start_monotonic;
+    const auto wall = runtime::parse_start_at(s.start_at);
+    if (!wall)
+        throw invalid_options(fmt::format(
+            "--start-at '{}' must be RFC 3339 UTC (2026-11-30T17:00:00Z) or Unix seconds",
+            s.start_at));
+    const auto now = read_clock_pair();
+    if (*wall < now.realtime_s - 1.0)
+        throw invalid_options(fmt::format("--start-at {} is {:.1f} s in the past", s.start_at,
+                                          now.realtime_s - *wall));
+    return now.monotonic_s + (*wall - now.realtime_s);
+}
+
+} // namespace
+
+std::optional<std::chrono::nanoseconds> check_numbers(const run_options& s) {
+    if (s.concurrency == 0)
+        throw invalid_options("--concurrency must be at least 1");
+    if (s.threads == 0)
+        throw invalid_options("--threads must be at least 1");
+    std::optional<std::chrono::nanoseconds> timeout;
+    if (!s.timeout.empty()) {
+        timeout = parse_duration(s.timeout);
+        if (!timeout || timeout->count() == 0)
+            throw invalid_options(
+                fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+    }
+    if (s.inject_stall_ms < 0)
+        throw invalid_options("--inject-stall-ms must be >= 0");
+    if (!(s.stagger_ms >= 0))
+        throw invalid_options("--stagger-ms must be >= 0");
+    if (s.processes == 0)
+        throw invalid_options("--processes must be at least 1");
+    return timeout;
+}
+
+void check_profile(run_job& job) {
+    const run_options& s = job.options;
+    job.profile = protocol::find_profile(s.profile);
+    if (!job.profile || job.profile->name == "qwen3-omni-half-duplex")
+        throw invalid_options(
+            fmt::format("--profile '{}' is not known: use nemotron or minicpmo (or their full "
+                        "names; the legacy qwen3 protocol is not spoken)",
+                        s.profile));
+    if (s.url.empty() && job.profile != &protocol::default_profile())
+        throw invalid_options(fmt::format("--profile {} needs --url: the built-in probe mock "
+                                          "serves the nemotron profile only",
+                                          s.profile));
+}
+
+void plan_sessions(run_job& job) {
+    const run_options& s = job.options;
+    job.shard = shard_of(s);
+    job.open_loop = open_loop_of(s);
+    const auto policy = session::parse_cap_policy(s.cap_policy);
+    if (!policy)
+        throw invalid_options(
+            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+    job.policy = *policy;
+    check_open_loop(s, job.open_loop ? &*job.open_loop : nullptr);
+    share_sessions(job);
+    job.start_monotonic = start_of(s);
+}
+
+void set_timeout(run_job& job, std::optional<std::chrono::nanoseconds> given) {
+    if (given && *given <= job.input_length)
+        throw invalid_options(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
+                                          job.options.timeout, to_seconds(job.input_length)));
+    job.timeout = given ? *given
+                        : std::chrono::duration_cast<std::chrono::nanoseconds>(job.input_length) +
+                              default_timeout_margin;
+}
+
+std::uint64_t disk_estimate(const run_job& job) {
+    const run_options& s = job.options;
+    // Open-loop workers share the one schedule: together they run its sessions once.
+    const double input_s = to_seconds(job.input_length);
+    const std::size_t all_sessions = job.sessions * (job.open_loop ? 1 : s.processes);
+    // (--trace receipts writes no trace, --trace none nothing at all.)
+    if (s.trace != "full" && s.keep_traces)
+        throw invalid_options(fmt::format("--keep-traces needs --trace full (--trace {} writes no "
+                                          "trace.jsonl)",
+                                          s.trace));
+    return (s.trace == "full" ? trace::trace_bytes_estimate(all_sessions, input_s, s.protocol)
+                              : 0) +
+           (s.trace == "none" ? 0 : trace::receipt_bytes_estimate(all_sessions, input_s));
+}
+
+std::size_t sessions_in_flight(const run_job& job) {
+    const run_options& s = job.options;
+    if (!job.open_loop)
+        return job.sessions * s.processes;
+    auto in_flight = schedule::peak_in_flight(job.arrivals, job.timeout);
+    if (s.max_concurrency > 0)
+        in_flight = std::min(in_flight, s.max_concurrency * (job.shard ? 1 : s.processes));
+    return in_flight;
+}
+
+std::size_t descriptors_needed(const run_job& job) {
+    // A local mock holds the other socket end.
+    return sessions_in_flight(job) * (job.options.url.empty() ? 4 : 3) + 64;
+}
+
+void print_plan(const run_job& job, std::span<const std::string> telemetry_plan) {
+    const run_options& s = job.options;
+    const auto* open_loop = job.open_loop ? &*job.open_loop : nullptr;
+    const auto& arrivals = job.arrivals;
+    const auto& shard = job.shard;
+    fmt::print("pacer run --dry-run: checked; nothing started, nothing written\n");
+    fmt::print("  target     {}\n", s.url.empty() ? std::string("the built-in probe mock (in this "
+                                                                "process, any free loopback port)")
+                                                  : s.url);
+    if (open_loop) {
+        const auto& spec = open_loop->spec;
+        fmt::print("  open loop  {} arrivals{} ({} at {}, burstiness {:g}, seed {}, sha256 {}"
+                   "{})\n",
+                   arrivals.size(),
+                   arrivals.empty()
+                       ? std::string()
+                       : fmt::format(" from {:.3f} s to {:.3f} s", to_seconds(arrivals.front()),
+                                     to_seconds(arrivals.back())),
+                   schedule::to_string(spec.process), schedule::rate_text(spec), spec.burstiness,
+                   spec.seed, open_loop->sha256,
+                   s.schedule_file.empty() ? "" : ", from " + s.schedule_file);
+        fmt::print("  cap        {}\n", s.max_concurrency == 0
+                                            ? std::string("none")
+                                            : fmt::format("{} sessions in flight, then {}",
+                                                          s.max_concurrency, s.cap_policy));
+    } else {
+        fmt::print("  sessions   {} at once (closed batch){}\n", job.sessions,
+                   s.processes > 1 ? fmt::format(" in each of {} worker processes ({} in all)",
+                                                 s.processes, job.sessions * s.processes)
+                                   : std::string());
+    }
+    if (shard)
+        fmt::print("  shard      {}/{} (from {}): {} of --concurrency {} sessions\n", shard->index,
+                   shard->count, shard->source, job.sessions, s.concurrency);
+    fmt::print("  input      {} ({:.2f} s per session)\n",
+               s.audio.empty() ? std::string("silence") : s.audio, to_seconds(job.input_length));
+    fmt::print("  timeout    {:.2f} s per session{}\n", to_seconds(job.timeout),
+               s.timeout.empty() ? " (default: the input + 60 s)" : "");
+    fmt::print("  threads    {} session context(s), stagger {:g} ms{}{}\n", s.threads, s.stagger_ms,
+               s.stagger_slots > 0 ? fmt::format(" in {} slots", s.stagger_slots) : std::string(),
+               s.inject_stall_ms > 0 ? fmt::format(", injected stall {:g} ms", s.inject_stall_ms)
+                                     : std::string());
+    if (job.start_monotonic)
+        fmt::print("  start      in {:.1f} s (--start-at {})\n",
+                   *job.start_monotonic - read_clock_pair().monotonic_s, s.start_at);
+    fmt::print("  output     {} (summary.json, samples.json, {}{}{}{})\n", job.out.string(),
+               s.trace == "none"       ? "no session file (--trace none)"
+               : s.trace == "receipts" ? "session-NNN/ receipts only (--trace receipts)"
+               : s.keep_traces         ? "session-NNN/; traces kept"
+                                       : "session-NNN/",
+               open_loop ? ", schedule.json" : "", s.no_report ? "" : ", report.html",
+               s.export_format.empty() ? "" : ", tables-" + s.export_format + "/");
+    fmt::print("  descriptors about {} needed for {} sessions in flight at most{}, limit {}\n",
+               descriptors_needed(job), sessions_in_flight(job),
+               open_loop ? " (arrivals within one timeout, capped by --max-concurrency)" : "",
+               runtime::descriptor_limit());
+    fmt::print("  disk       about {} of traces and receipts for all {} sessions (written while "
+               "streaming{}), {} free\n",
+               format_bytes(job.disk_estimate),
+               open_loop ? arrivals.size() : job.sessions * s.processes,
+               s.keep_traces ? "" : ", traces deleted at the end", format_bytes(job.disk_free));
+    if (const auto line = transport_line(job.endpoint); !line.empty())
+        fmt::print("  transport  {}\n", line);
+    for (const auto& line : telemetry_plan)
+        fmt::print("  telemetry  {}\n", line);
+}
+
+} // namespace pacer::run

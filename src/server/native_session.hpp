@@ -1,0 +1,245 @@
+#pragma once
+// The native mock's insides, shared by its sources (private to src/server): the mock's state
+// across sessions (native_mock.cpp: options, GET /stats, stats()) and one session, whose
+// members are defined by concern:
+//   native_session.cpp   the session loop (reader, writer) and the output queue
+//   native_replies.cpp   the native protocol (sglang): acknowledgements, unit output, faults
+//   native_realtime.cpp  openai-realtime and vllm-realtime
+
+#include <pacer/core/awaitable.hpp>
+#include <pacer/core/clock.hpp>
+#include <pacer/core/histogram.hpp>
+#include <pacer/protocol/event_scanner.hpp>
+#include <pacer/server/detail/compute_model.hpp>
+#include <pacer/server/detail/mock_host.hpp>
+#include <pacer/server/detail/speech_detector.hpp>
+#include <pacer/server/native_mock.hpp>
+
+#include <boost/json/object.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <iterator>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace pacer::server::detail {
+
+inline constexpr std::uint64_t input_bytes_per_ms = 32; // 16 kHz PCM16 mono
+inline constexpr std::uint64_t holdback_samples = 256;  // the codec tail DuplexPeer keeps back
+inline constexpr std::uint64_t reply_chunks = 5;        // a MiniCPM-o reply: one unit in 5 deltas
+// DuplexPeer's FATAL_CLOSE_DELAY_S: three times the client's 0.2 s post-close window.
+inline constexpr auto fatal_close_delay = std::chrono::milliseconds(600);
+
+// Batch sizes go into a log_histogram as nanoseconds (one exact bucket each below 2,048),
+// so their figures are whole counts, not a bucket midpoint near one.
+inline constexpr double batch_scale = 1e-9;
+
+// What the writer does once a job's frames are out.
+enum class then { nothing, close, close_1011 };
+
+// A unit an output job carries, for the stats: when its last input byte arrived, how long it
+// waited for the shared worker, and the units at the worker when it joined (0: no worker; the
+// job's own unit count is its batch).
+struct unit_note {
+    time_point ready;
+    duration wait{};
+    std::uint64_t queued = 0;
+};
+
+// Output that leaves at `due`: the frames, the units it carries, and what follows it.
+struct output_job {
+    time_point due;
+    std::string frames;
+    std::vector<unit_note> units;
+    then after = then::nothing;
+    std::uint64_t response = 0; // openai-realtime: 1 + the response these frames are of, or 0
+    bool completes = false;     // openai-realtime: carries a response.done completed
+};
+
+// What `GET /stats` reports, kept per thread since the last reset.
+struct stats_window {
+    std::uint64_t sessions_started = 0;
+    std::uint64_t units = 0;
+    std::uint64_t cold_units = 0; // units that paid the cold start
+    log_histogram unit_latency_s, queue_wait_s, batch_size;
+
+    void merge(const stats_window& o) {
+        sessions_started += o.sessions_started;
+        units += o.units;
+        cold_units += o.cold_units;
+        unit_latency_s.merge(o.unit_latency_s);
+        queue_wait_s.merge(o.queue_wait_s);
+        batch_size.merge(o.batch_size);
+    }
+};
+
+// What the sessions of one thread count: touched on that thread only, merged when read (by
+// `GET /stats` on each thread in turn, or by stats() once every thread has stopped). A cache
+// line of its own: threads never write one another's.
+struct alignas(64) native_shard {
+    std::uint64_t appends = 0;
+    std::uint64_t units = 0;
+    std::uint64_t responses = 0;
+    std::uint64_t cancelled = 0;   // openai-realtime: responses cancelled (cancel or server VAD)
+    std::uint64_t vad_cancels = 0; // openai-realtime: of those, by speech (server VAD)
+    std::uint64_t speech_started = 0, speech_stopped = 0, truncates = 0;
+    std::uint64_t faults = 0;
+    std::vector<double> unit_output_lag_s;
+    stats_window window;
+};
+
+// The mock's state across sessions: options, the shared compute model, and each thread's
+// counters.
+struct native_sessions final : mock_sessions {
+    native_sessions(std::shared_ptr<mock_host> h, native_mock_options o);
+
+    awaitable<void> run_session(ws_stream& ws, std::size_t index) override;
+    boost::json::object stats() const override;
+    awaitable<std::optional<std::string>> get(std::string target) override;
+
+    // Shard `i`'s window, reset when asked; runs on that shard's thread.
+    awaitable<stats_window> take_window(std::size_t i, bool reset);
+    // The GET /stats document of `merged` (every shard's window) at `now`.
+    std::string stats_document(const stats_window& merged, time_point now) const;
+
+    native_mock_options options;
+    std::string granted; // the granted capabilities, the same JSON for every session
+    bool worker_on = false;
+    service_queue worker;
+    cold_start cold;
+    std::vector<native_shard> shards; // one per host shard
+    // Where the current stats window began, and the cold starts before it.
+    std::atomic<duration::rep> since;
+    std::atomic<std::uint64_t> cold_starts_before{0};
+};
+
+// One session: a reader that answers the client's commands and a writer that sends what is
+// due. Acknowledgements leave at once; unit output and everything behind it (EOS sequence,
+// session.closed) queue in order, each job due on the capacity model's clock.
+//
+// Frames are written straight to the socket beneath Beast (several per write) by the writer
+// alone; Beast only reads, and closes once the reader has stopped. The one overlap left is a
+// close frame the client sends mid-stream, which Beast answers while the writer may be writing:
+// the client is leaving then, and only its goodbye can suffer.
+class native_session {
+public:
+    native_session(native_sessions& mock, ws_stream& ws, std::size_t index);
+
+    awaitable<void> run();
+
+private:
+    // ---- the loop (native_session.cpp)
+    awaitable<void> read_loop();
+    awaitable<void> write_loop();
+
+    // ---- the native protocol's commands and replies (native_replies.cpp)
+    void on_update(const std::string& client_id);
+    void on_append(const protocol::event_scanner& scanner, const std::string& client_id,
+                   time_point now);
+    void on_end(const std::string& client_id, time_point now);
+    void on_close(const std::string& client_id);
+    void inject(const std::string& client_id, time_point now);
+    void unit_output(std::string& out, std::uint64_t k);
+    void open_response(std::string& out);
+    void response_created(std::string& out, std::string_view id);
+    void reply(std::string& out, std::uint64_t k);
+    void audio_delta(std::string& out, std::string_view response, std::string_view item,
+                     std::uint64_t samples, std::uint64_t unit, double duration_ms);
+    void transcript_delta(std::string& out, std::string_view response, std::string_view item,
+                          std::uint64_t unit);
+    void finish_response(std::string& out, std::string_view id, std::string_view item,
+                         std::string_view transcript);
+    void unit_done(std::string& out, std::uint64_t k, double duration_ms);
+    void closed(std::string& out, std::string_view reason, const std::string& client_id);
+    void error(std::string& out, const std::string& client_id, bool fatal);
+
+    // ---- openai-realtime and vllm-realtime (native_realtime.cpp)
+    void on_realtime(std::string_view type, const protocol::event_scanner& scanner,
+                     std::string_view frame, time_point now);
+    void on_openai(std::string_view type, const protocol::event_scanner& scanner,
+                   std::string_view frame, time_point now);
+    void configure_turns(const boost::json::object& update);
+    void listen(std::string_view frame, time_point now);
+    void committed(std::string& out);
+    void start_response(time_point now);
+    bool cancel_response(time_point now, std::string_view reason, std::string* lead = nullptr);
+
+    // ---- output (native_session.cpp)
+    output_job& queue(time_point due);
+    std::pair<unit_note, time_point> compute(time_point now);
+    void record(const output_job& job, time_point now);
+    duration unit_delay() const;
+
+    void count_unit() {
+        ++shard_.units;
+        ++shard_.window.units;
+    }
+
+    // Appends the frame of one server event: `fields` (fmt format) after the event_id.
+    template <class... Args>
+    void event(std::string& out, fmt::format_string<Args...> fields, Args&&... args) {
+        json_.clear();
+        fmt::format_to(std::back_inserter(json_), R"({{"event_id":"server_{}",)", next_event_++);
+        fmt::format_to(std::back_inserter(json_), fields, std::forward<Args>(args)...);
+        json_ += '}';
+        append_frame(out, json_);
+    }
+
+    std::uint64_t samples_until(std::uint64_t units) const {
+        return units * rate_ * unit_ms_ / 1000;
+    }
+
+    bool ends_question(std::uint64_t k) const { return (k + 1) % options_.question_every == 0; }
+
+    double input_ms() const {
+        return static_cast<double>(input_bytes_) / static_cast<double>(input_bytes_per_ms);
+    }
+
+    native_sessions& mock_;
+    native_shard& shard_; // this thread's counters
+    const native_mock_options& options_;
+    ws_stream& ws_;
+    steady_timer wake_;
+    const std::string session_id_;
+    const peer_fault fault_;
+    const std::uint64_t unit_ms_, unit_bytes_, rate_;
+    // As the real server names its text events: audio transcripts when the session was granted
+    // audio alone, text output when it was granted text as well.
+    const std::string_view text_, text_field_;
+
+    std::string immediate_;          // acknowledgements: out at the next write
+    std::deque<output_job> pending_; // unit output and what must stay behind it
+    std::string held_;               // units of an unfinished burst
+    std::vector<unit_note> held_units_;
+    time_point held_due_{}; // when the held units' output may leave
+    bool stop_reading_ = false, deaf_ = false, peer_gone_ = false;
+
+    std::uint64_t next_event_ = 0;
+    std::uint64_t input_bytes_ = 0;
+    std::uint64_t units_done_ = 0;
+    std::uint64_t emitted_ = 0; // output samples sent in response_0
+    std::uint64_t chunk_seq_ = 0;
+    std::uint64_t replies_ = 0;
+    bool response_open_ = false;
+    std::uint64_t commits_ = 0; // openai-realtime: input_audio_buffer.commit events
+    bool vad_ = true;           // openai-realtime: server VAD (OpenAI's default)
+    std::uint64_t vad_silence_ms_ = static_cast<std::uint64_t>(options_.vad_silence.count());
+    std::optional<speech_detector> detector_;
+    std::vector<speech_detector::event> vad_events_;
+    bool completed_ = false;
+    std::string transcript_;
+    std::string json_;
+    constant_audio audio_;
+};
+
+} // namespace pacer::server::detail

@@ -1,0 +1,89 @@
+#include "session_setup.hpp"
+
+#include <pacer/protocol/constants.hpp>
+#include <pacer/schedule/packet_grid.hpp>
+
+#include <stdexcept>
+#include <vector>
+
+namespace pacer::session::detail {
+
+namespace {
+
+// The input at the realtime protocol's rate (openai-realtime: 24 kHz; vllm-realtime: as is).
+protocol::pcm_input wire_input(const protocol::pcm_input& pcm, protocol::realtime_protocol p) {
+    return p == protocol::realtime_protocol::openai
+               ? pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
+               : pcm;
+}
+
+// The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
+// padded with silence to whole packets, so that the server's media time (the audio it has
+// received) stays on the grid from turn to turn; the wires send those padded packets.
+std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
+    std::vector<schedule::turn_layout> plan;
+    for (std::size_t j = 0; j < o.conversation.size(); ++j) {
+        const auto& t = o.conversation[j];
+        const std::size_t bytes =
+            j + 1 < o.conversation.size()
+                ? schedule::packet_count(t.pcm.size()) * protocol::packet_bytes
+                : t.pcm.size();
+        plan.push_back({bytes, t.pause, t.interrupt_after});
+    }
+    return plan;
+}
+
+} // namespace
+
+void prepare_inputs(session_options& options) {
+    if (options.pcm.empty() || options.pcm.size() % 2 != 0)
+        throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
+    if (options.realtime && !options.wire_pcm)
+        options.wire_pcm = wire_input(options.pcm, *options.realtime);
+    for (auto& t : options.conversation) {
+        if (!t.pcm) { // the session's own input (shared: nothing is copied, silence is not held)
+            t.pcm = options.pcm;
+            t.wire_pcm = options.wire_pcm;
+        }
+        if (t.pcm.empty() || t.pcm.size() % 2 != 0)
+            throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
+        if (options.realtime && !t.wire_pcm)
+            t.wire_pcm = wire_input(t.pcm, *options.realtime);
+    }
+}
+
+protocol::native_session_options machine_options(const session_options& o) {
+    protocol::native_session_options m;
+    m.pcm_bytes = o.pcm.size();
+    m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
+    m.start_delay = o.start_delay;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
+    m.lockstep_unit_bytes = o.lockstep_unit_bytes;
+    m.turn_plan = turn_plan(o);
+    m.pause_packets = o.pause_packets;
+    return m;
+}
+
+std::optional<protocol::realtime_session> realtime_machine(const session_options& o) {
+    if (!o.realtime)
+        return std::nullopt;
+    protocol::realtime_session_options m;
+    m.protocol = *o.realtime;
+    m.turns = o.turns;
+    m.pcm_bytes = o.pcm.size();
+    m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
+    m.start_delay = o.start_delay;
+    m.quiet = o.quiet;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
+    m.turn_plan = turn_plan(o);
+    m.pause_packets = o.pause_packets;
+    return protocol::realtime_session(m);
+}
+
+} // namespace pacer::session::detail
