@@ -35,6 +35,8 @@ namespace pacer::sweep {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
+void sweep_observer::sweep_starting() {}
+void sweep_observer::sweep_ended() {}
 session::live_counters* sweep_observer::level_starting(const std::string&, double) {
     return nullptr;
 }
@@ -203,30 +205,16 @@ session::run_options level_runner_options(const sweep_options& s, sweep_observer
     return ro;
 }
 
-level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
-                    std::size_t concurrency, std::size_t repeat, bool warmup) {
-    create_level_dir(dir);
-    if (s.server_metrics) // the window starts now: what the server did before is not this run's
-        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
-                            server_metrics_timeout);
-    auto ro = level_runner_options(s, observer, dir, concurrency, repeat, warmup);
-    const double cpu_before = runtime::read_process_usage().cpu_s;
-    auto outcome = session::run_duplex(ro);
-    const double ended_s = to_seconds(clock::now()); // the last session's end: run_duplex joined it
-    if (ro.live)
-        observer.level_ended(); // the terminal line is cleared before the level's row
-    const auto usage = runtime::read_process_usage();
-
-    level_run run;
-    run.concurrency = concurrency;
-    run.repeat = repeat;
-    run.interrupted = outcome.interrupted;
-    // Metrics come from the files on disk, as `pacer replay` would read them. They are
-    // computed after the level's last session ended, so they cannot delay a send.
+// Each session of a run judged from its files on disk, as `pacer replay` would read them (after
+// the run's last session ended, so the metrics cannot delay a send), into `run`'s sessions
+// (and a conversation's turns). Returns the longest input a session streamed.
+double evaluate_sessions(const sweep_options& s, const fs::path& dir,
+                         const session::run_options& ro, const session::run_outcome& outcome,
+                         level_run& run) {
     metrics::session_params context;
     context.startup_reserve_s = s.startup_reserve_ms / 1e3;
     double input_max = 0;
-    for (std::size_t i = 0; i < concurrency; ++i) {
+    for (std::size_t i = 0; i < run.concurrency; ++i) {
         const auto folder = dir / trace::session_folder_name(static_cast<std::uint32_t>(i));
         context.input_duration_s = s.input_duration_s[i % ro.inputs.size()];
         if (s.conversation && i < outcome.sessions.size()) {
@@ -263,15 +251,16 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
         run.sessions.push_back(metrics::evaluate_session(
             static_cast<std::uint32_t>(i), trace_text, receipts_text, *s.profile, context, extra));
     }
+    return input_max;
+}
 
-    std::vector<double> lags;
-    for (const auto& l : outcome.loop_lag_s)
-        lags.insert(lags.end(), l.begin(), l.end());
-    const auto lag_p99 = p99_of(lags);
+// The run judged: the client's timing (valid, or the problems returned) and what the server
+// did (failures, rejections, the errors, and whether it could be reached).
+std::vector<std::string> judge_run(const sweep_options& s, const session::run_outcome& outcome,
+                                   std::optional<double> lag_p99, level_run& run) {
     run.loop_lag_p99_s = lag_p99.value_or(0);
-    const auto problems = validity_problems(s.limits, lag_p99, run.sessions);
+    auto problems = validity_problems(s.limits, lag_p99, run.sessions);
     run.valid = problems.empty() && !outcome.interrupted;
-    // What the server did: failures, rejections, the errors, and whether it could be reached.
     std::vector<std::vector<std::string>> session_errors;
     bool any_admitted = false;
     for (const auto& x : run.sessions) {
@@ -285,10 +274,18 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     run.errors = metrics::count_messages(session_errors);
     if (const auto reason = unreachable(outcome.sessions))
         run.unreachable = fmt::format("cannot connect to {}: {}", s.url, *reason);
+    return problems;
+}
 
-    auto& o = run.summary;
-    o["concurrency"] = concurrency;
-    o["repeat"] = repeat;
+// What a run's summary.json says of how it ran and how it was judged: its settings, the
+// client's timing and its problems, the checks, why the server was unreachable, the errors.
+json::object run_summary_head(const sweep_options& s, const session::run_options& ro,
+                              const session::run_outcome& outcome, const level_run& run,
+                              const std::vector<std::string>& problems, std::vector<double> lags,
+                              double input_max, bool warmup) {
+    json::object o;
+    o["concurrency"] = run.concurrency;
+    o["repeat"] = run.repeat;
     o["warmup"] = warmup;
     o["input_duration_s"] = input_max;
     // `pacer replay` of a session folder reads this (a conversation's sessions each have their
@@ -305,7 +302,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     if (s.realtime)
         add_realtime_config(o, s);
     o["pacing"] = ro.lockstep_unit_bytes ? "lockstep" : "realtime";
-    o["playback_startup_reserve_s"] = context.startup_reserve_s;
+    o["playback_startup_reserve_s"] = s.startup_reserve_ms / 1e3;
     o["stagger_s"] = to_seconds(ro.stagger);
     o["loop_lag_s"] = metrics::distribution_json(std::move(lags));
     o["loop_lag_limit_s"] = s.limits.loop_lag_ms / 1e3;
@@ -324,6 +321,14 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
         errors.push_back({{"message", e.what}, {"sessions", e.sessions}});
     o["errors"] = std::move(errors); // distinct errors, most frequent first
     o["traces_dropped"] = s.drop_traces;
+    return o;
+}
+
+// What a run's summary.json says it measured: every session, the aggregate and its SLOs, the
+// telemetry of the run's window (from its common start to `ended_s`, its last session's end)
+// and the server's own stats.
+void add_run_figures(json::object& o, const sweep_options& s, const level_run& run,
+                     const session::run_outcome& outcome, double ended_s) {
     json::array sessions;
     if (s.realtime)
         for (const auto& x : run.realtime_sessions)
@@ -339,8 +344,8 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
     if (!s.slos.empty())
         o["slo"] = metrics::evaluate_slos(s.slos, o.at("aggregate").as_object());
     if (s.telemetry && outcome.common_start_s) {
-        // The run's window: from its common start to its last session's end, and what it
-        // carried (session-seconds of input, seconds of output audio received).
+        // The run's window and what it carried (session-seconds of input, seconds of output
+        // audio received).
         double input_s = 0, output_s = 0;
         for (const auto& x : run.sessions)
             if (x.admitted.admitted) {
@@ -355,20 +360,54 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
         o["server_view"] = server_view(o.at("aggregate"), stats);
         o["server_stats"] = std::move(stats);
     }
+}
+
+// What the run cost the client: wall time, CPU (`cpu_before`: the process's before the run),
+// memory, the trace writer's bytes and its channel's waits.
+json::object run_resources(const session::run_outcome& outcome, const runtime::process_usage& usage,
+                           double cpu_before) {
     const double wall = outcome.wall_s;
     const auto waits = metrics::sum_trace_waits(outcome.sessions);
-    o["resources"] =
-        json::object{{"wall_s", wall},
-                     {"client_cpu_s", usage.cpu_s - cpu_before},
-                     {"client_cpu_cores", wall > 0 ? (usage.cpu_s - cpu_before) / wall : 0.0},
-                     {"writer_cpu_s", outcome.writer_cpu_s},
-                     {"peak_rss_bytes", usage.peak_rss_bytes},
-                     {"trace_bytes", outcome.writer.bytes},
-                     {"trace_channel_waits", waits.waits},
-                     {"trace_channel_wait_s", waits.wait_s}};
+    return json::object{{"wall_s", wall},
+                        {"client_cpu_s", usage.cpu_s - cpu_before},
+                        {"client_cpu_cores", wall > 0 ? (usage.cpu_s - cpu_before) / wall : 0.0},
+                        {"writer_cpu_s", outcome.writer_cpu_s},
+                        {"peak_rss_bytes", usage.peak_rss_bytes},
+                        {"trace_bytes", outcome.writer.bytes},
+                        {"trace_channel_waits", waits.waits},
+                        {"trace_channel_wait_s", waits.wait_s}};
+}
+
+level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
+                    std::size_t concurrency, std::size_t repeat, bool warmup) {
+    create_level_dir(dir);
+    if (s.server_metrics) // the window starts now: what the server did before is not this run's
+        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
+                            server_metrics_timeout);
+    auto ro = level_runner_options(s, observer, dir, concurrency, repeat, warmup);
+    const double cpu_before = runtime::read_process_usage().cpu_s;
+    auto outcome = session::run_duplex(ro);
+    const double ended_s = to_seconds(clock::now()); // the last session's end: run_duplex joined it
+    if (ro.live)
+        observer.level_ended(); // the terminal line is cleared before the level's row
+    const auto usage = runtime::read_process_usage();
+
+    level_run run;
+    run.concurrency = concurrency;
+    run.repeat = repeat;
+    run.interrupted = outcome.interrupted;
+    const double input_max = evaluate_sessions(s, dir, ro, outcome, run);
+    std::vector<double> lags;
+    for (const auto& l : outcome.loop_lag_s)
+        lags.insert(lags.end(), l.begin(), l.end());
+    const auto problems = judge_run(s, outcome, p99_of(lags), run);
+    run.summary =
+        run_summary_head(s, ro, outcome, run, problems, std::move(lags), input_max, warmup);
+    add_run_figures(run.summary, s, run, outcome, ended_s);
+    run.summary["resources"] = run_resources(outcome, usage, cpu_before);
     if (s.conversation) // every session's turns, one line each (docs/scenarios.md)
         metrics::write_turn_rows(dir / "turns.jsonl", outcome.sessions);
-    runtime::write_new_file(dir / "summary.json", json_text(o) + "\n");
+    runtime::write_new_file(dir / "summary.json", json_text(run.summary) + "\n");
     if (s.drop_traces) {
         // Last: every file of the level that reads the traces is written. Receipts and the
         // summaries stay.

@@ -1,13 +1,17 @@
 #pragma once
 // Module `sweep` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
-// concurrency sweep of `pacer serve`: running a level and its repeats, judging it (client timing
-// validity, the server's failures, SLOs), the capacity search, and the level's and the sweep's
-// summary.json. It may include core, trace, runtime, protocol, transport, session, metrics,
-// telemetry; it may not include schedule, server, report, record, run, http, cli (the build fails
-// if it does): the command starts any mock and passes its URL, and prints what the observer hears.
+// execution of `pacer serve`: running a level and its repeats, judging it (client timing
+// validity, the server's failures, SLOs), the capacity search, the level's and the sweep's
+// summary.json, the table (serve_table.hpp), and the job: the start and closing lines, the
+// `--dry-run` plan and the disk estimate (serve_job.hpp). It may include core, trace, runtime,
+// protocol, transport, session, metrics, telemetry; it may not include schedule, server, report,
+// record, run, http, cli (the build fails if it does): the command starts any mock and passes
+// its URL and a function that stops it, adds the progress line to the table's observer, and
+// hands in what writes report.html and the tables and records the transport.
 //
-// The command (src/cli/serve_command.cpp) declares and checks the options, fills a
-// sweep_options, calls run_sweep, and writes summary_json.
+// The command (src/cli/serve_command.cpp, serve_plan.cpp) declares and checks the options,
+// fills a serve_job (its sweep_options) and calls execute_serve, which calls run_sweep and
+// writes summary_json.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/metrics/level.hpp>
@@ -155,10 +159,16 @@ struct level_result {
 };
 
 /// What the command sees of a sweep while it runs: the progress line and the table. Every call
-/// comes from the thread that called run_sweep, between levels (never while sessions run).
+/// comes from the thread that called run_sweep (or execute_serve), between levels (never while
+/// sessions run).
 class sweep_observer {
 public:
     virtual ~sweep_observer() = default;
+    /// execute_serve is about to call run_sweep (the start line is printed): e.g. the
+    /// command's `--metrics-listen` starts serving.
+    virtual void sweep_starting();
+    /// run_sweep has returned; the sweep's summary.json is not written yet.
+    virtual void sweep_ended();
     /// A level (or a warm-up) is about to start: its label ("warmup", "level c8", "level c8
     /// (repeat 2)") and expected length. Returns the totals its sessions bump, or nullptr.
     virtual session::live_counters* level_starting(const std::string& label, double expected_s);

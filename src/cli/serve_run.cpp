@@ -1,0 +1,138 @@
+// `pacer serve` run (serve_plan.hpp): the `--dry-run` plan, or the built-in mock without
+// `--url`, the output folder, the progress line and `--metrics-listen` beside the table, and
+// sweep::execute_serve.
+
+#include <pacer/cli/auto_report.hpp>
+#include <pacer/cli/client_options.hpp>
+#include <pacer/cli/command_line.hpp>
+#include <pacer/cli/commands.hpp>
+#include <pacer/cli/mock_process.hpp>
+#include <pacer/cli/output.hpp>
+#include <pacer/cli/serve_plan.hpp>
+#include <pacer/run/live_metrics.hpp>
+#include <pacer/run/progress.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/server/native_mock.hpp>
+#include <pacer/sweep/serve_table.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
+
+#include <fmt/format.h>
+
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <unistd.h>
+
+namespace pacer::cli {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+bool use_color() {
+    const char* term = std::getenv("TERM");
+    return ::isatty(STDOUT_FILENO) && !std::getenv("NO_COLOR") && term &&
+           std::string_view(term) != "dumb";
+}
+
+// The table with the live progress line (one phase per level) and `--metrics-listen`, which
+// serves the running level's totals and its concurrency on a thread of its own.
+class serve_printer final : public sweep::table_printer {
+public:
+    serve_printer(run::progress_reporter& progress, std::string listen)
+        : table_printer(use_color()), progress_(progress), listen_(std::move(listen)) {}
+
+    void sweep_starting() override {
+        if (listen_.empty())
+            return;
+        try {
+            listener_.emplace(listen_, [this] {
+                const auto l = level_.load(std::memory_order_relaxed);
+                return run::live_metrics_text(progress_.on() ? progress_.counters() : listened_,
+                                              l ? std::optional<std::size_t>(l) : std::nullopt);
+            });
+        } catch (const telemetry::telemetry_error& e) {
+            throw usage_error(e.what());
+        }
+        fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
+                   listener_->url());
+        std::fflush(stderr);
+    }
+    void sweep_ended() override { listener_.reset(); }
+    session::live_counters* level_starting(const std::string& label, double expected_s) override {
+        // The label names the run's concurrency: "warmup c4", "level c8 (repeat 2)".
+        if (const auto c = label.find(" c"); c != std::string::npos)
+            level_.store(std::strtoull(label.c_str() + c + 2, nullptr, 10),
+                         std::memory_order_relaxed);
+        if (progress_.on()) {
+            progress_.begin(label, expected_s);
+            return &progress_.counters();
+        }
+        if (listen_.empty())
+            return nullptr;
+        listened_.reset(); // each run's totals, as the progress line's
+        return &listened_;
+    }
+    void level_ended() override { progress_.end(); }
+    void settling(double seconds) override {
+        if (progress_.on()) // between phases: no progress line is on screen
+            fmt::print(stderr, "settle: {:g} s idle before the next run (--settle)\n", seconds);
+    }
+
+private:
+    run::progress_reporter& progress_;
+    std::string listen_;
+    session::live_counters listened_; // --metrics-listen without a progress line
+    std::atomic<std::size_t> level_{0};
+    std::optional<telemetry::metrics_listener> listener_;
+};
+
+// Without --url: the native mock of this profile, in this process on a thread of its own (it
+// shares the client's cores; a real server, or `pacer native-mock` as its own process, is what
+// a measurement wants). The endpoint and the recorded URL become the mock's.
+std::unique_ptr<local_mock> start_mock(const serve_settings& s, sweep::sweep_options& w) {
+    auto mock = std::make_unique<local_mock>(
+        [profile = w.profile, rt = w.realtime](boost::asio::io_context& io) {
+            server::native_mock_options o;
+            o.profile = profile;
+            o.realtime = rt;
+            return std::make_unique<server::native_mock>(io, o);
+        });
+    w.endpoint = transport::parse_ws_url(mock->url());
+    model_in_url(w.endpoint, w.realtime, s.model);
+    apply_client_settings(s.client, w.endpoint);
+    w.url = mock->url() + " (built-in native mock)";
+    return mock;
+}
+
+} // namespace
+
+int serve(const serve_settings& s) {
+    direct_wire direct;
+    auto job = check_serve(s, direct);
+    auto& w = job.sweep;
+    // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
+    auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
+    if (s.dry_run) {
+        sweep::print_plan(job, serve_descriptors(job), telemetry.plan);
+        return runtime::exit_ok;
+    }
+    sweep::take_wire_inputs(w, std::move(direct)); // the sessions share them
+    const auto mock = s.url.empty() ? start_mock(s, w) : nullptr;
+    create_output_dir(job.out);
+    w.telemetry = telemetry.recorder;
+    job.command_line = recorded_command_line({"--header"}); // as `run` and `http` record it
+    run::progress_reporter progress(
+        *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
+    serve_printer printer(progress, s.metrics_listen);
+    job.observer = &printer;
+    if (mock)
+        job.stop_server = [&mock] { return mock->stop(); };
+    job.transport_json = run::transport_json;
+    job.transport_line = run::transport_line;
+    job.report = [](const fs::path& dir) { return write_end_report(dir); };
+    job.tables = write_end_tables;
+    return runtime::exit_status(sweep::execute_serve(job));
+}
+
+} // namespace pacer::cli
