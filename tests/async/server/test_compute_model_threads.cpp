@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "compute_model_clock.hpp"
 #include <algorithm>
 #include <chrono>
 #include <thread>
@@ -16,12 +17,8 @@ namespace pacer::server::detail {
 namespace {
 
 using namespace std::chrono_literals;
-using ms = std::chrono::milliseconds;
-
-const time_point t0 = time_point(std::chrono::hours(1000));
-time_point at(ms offset) {
-    return t0 + offset;
-}
+using test_clock::at;
+using test_clock::ms;
 
 TEST(ServiceQueueThreads, UnitsFromManyThreadsShareOneQueueWithoutOverlap) {
     // Sessions on 4 threads complete 500 units each at the same instant: the worker serves
