@@ -15,6 +15,7 @@
 #include <optional>
 #include <regex>
 #include <string>
+#include <unistd.h>
 #include <vector>
 
 namespace pacer::test {
@@ -242,6 +243,22 @@ TEST(HttpE2e, SigintStopsDispatchWritesTheFilesAndExits130) {
     EXPECT_LT(count(s, {"open_loop", "requests", "dispatched"}), 1000u);
     EXPECT_EQ(read_jsonl(out / "requests.jsonl").size(), 1000u);
     EXPECT_EQ(mock.stop(), 0);
+}
+
+// --confirm and --verify-repeats shape the capacity search: without --find-capacity each is one
+// line and exit 2, before any server is reached or any folder made.
+TEST(HttpE2e, ConfirmAndVerifyRepeatsNeedFindCapacity) {
+    const auto out = std::filesystem::temp_directory_path() /
+                     ("pacer-http-confirm-" + std::to_string(::getpid()));
+    for (const char* flag : {"--confirm", "--verify-repeats"}) {
+        const auto r =
+            run_pacer({"http", "--base-url", "http://127.0.0.1:1", "--model", "m", "--rate", "1",
+                       "--duration", "1s", flag, "1", "-o", out.string()});
+        EXPECT_EQ(r.exit_code, 2) << flag << ": " << r.out;
+        EXPECT_NE(r.out.find("add --find-capacity"), std::string::npos) << r.out;
+        EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
+        EXPECT_FALSE(std::filesystem::exists(out)) << flag;
+    }
 }
 
 TEST(HttpE2e, FindCapacityProbesRatesEachInItsOwnFolder) {
