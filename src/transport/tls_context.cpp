@@ -1,14 +1,11 @@
+#include <pacer/core/openssl.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
 
 #include <boost/asio/ip/address.hpp>
 #include <boost/asio/ssl/host_name_verification.hpp>
 
 #include <fmt/format.h>
-#include <openssl/err.h>
-#include <openssl/ssl.h>
-#include <openssl/x509.h>
 
-#include <array>
 #include <stdexcept>
 
 namespace pacer::transport {
@@ -16,17 +13,6 @@ namespace pacer::transport {
 namespace asio = boost::asio;
 
 namespace {
-
-// The OpenSSL error queue's first reason, or `fallback`.
-std::string openssl_reason(std::string_view fallback) {
-    const unsigned long e = ::ERR_get_error();
-    ::ERR_clear_error();
-    if (e == 0)
-        return std::string(fallback);
-    std::array<char, 256> text{};
-    ::ERR_error_string_n(e, text.data(), text.size());
-    return text.data();
-}
 
 bool is_ip_literal(const std::string& host) {
     boost::system::error_code ec;
@@ -58,12 +44,12 @@ std::shared_ptr<tls_client_context> make_tls_client_context(const std::string& c
         if (ec)
             throw std::invalid_argument(
                 fmt::format("--ca-file {}: cannot load CA certificates ({})", ca_file,
-                            openssl_reason(ec.message())));
+                            openssl::first_error_reason(ec.message())));
     } else {
         ctx.set_default_verify_paths(ec);
         if (ec)
-            throw std::invalid_argument(
-                fmt::format("cannot load the system CA store ({})", openssl_reason(ec.message())));
+            throw std::invalid_argument(fmt::format("cannot load the system CA store ({})",
+                                                    openssl::first_error_reason(ec.message())));
     }
     return t;
 }
@@ -72,7 +58,7 @@ namespace detail {
 
 std::string prepare_client_handshake(tls_stream& s, const tls_client_context& ctx,
                                      const std::string& host) {
-    if (!is_ip_literal(host) && !::SSL_set_tlsext_host_name(s.native_handle(), host.c_str()))
+    if (!is_ip_literal(host) && !openssl::set_server_name(s.native_handle(), host))
         return fmt::format("TLS: cannot set SNI {}", host);
     if (!ctx.insecure)
         s.set_verify_callback(asio::ssl::host_name_verification(host));
@@ -82,10 +68,9 @@ std::string prepare_client_handshake(tls_stream& s, const tls_client_context& ct
 std::string describe_handshake_failure(tls_stream& s, const tls_client_context& ctx,
                                        const boost::system::error_code& ec, const std::string& host,
                                        const std::string& port) {
-    const long verify = ::SSL_get_verify_result(s.native_handle());
-    if (verify != X509_V_OK)
+    if (const auto why = openssl::verify_failure(s.native_handle()); !why.empty())
         return fmt::format("TLS handshake with {}:{}: certificate verify failed: {}{}", host, port,
-                           ::X509_verify_cert_error_string(verify),
+                           why,
                            ctx.ca_file.empty() ? " (trusted: the system CA store; see --ca-file)"
                                                : fmt::format(" (trusted: {})", ctx.ca_file));
     return fmt::format("TLS handshake with {}:{}: {}", host, port, ec.message());

@@ -6,7 +6,8 @@
 
 namespace pacer {
 
-/// The SHA-256 digest of `bytes` as 64 lowercase hexadecimal characters (OpenSSL EVP).
+/// The SHA-256 digest of `bytes` as 64 lowercase hexadecimal characters (OpenSSL EVP, in
+/// src/core/openssl.cpp with pacer's other OpenSSL calls).
 /// Throws `std::runtime_error` if OpenSSL fails (out of memory).
 ///
 /// Example: `sha256_hex("abc") ==

@@ -1,7 +1,12 @@
+#include <pacer/core/openssl.hpp>
 #include <pacer/core/sha256.hpp>
 
+#include <openssl/err.h>
 #include <openssl/evp.h>
+#include <openssl/ssl.h>
+#include <openssl/x509.h>
 
+#include <array>
 #include <memory>
 #include <stdexcept>
 
@@ -27,4 +32,26 @@ std::string sha256_hex(std::string_view bytes) {
     return out;
 }
 
+namespace openssl {
+
+bool set_server_name(ssl_st* ssl, const std::string& host) {
+    return ::SSL_set_tlsext_host_name(ssl, host.c_str()) != 0;
+}
+
+std::string verify_failure(const ssl_st* ssl) {
+    const long verify = ::SSL_get_verify_result(ssl);
+    return verify == X509_V_OK ? std::string() : ::X509_verify_cert_error_string(verify);
+}
+
+std::string first_error_reason(std::string_view fallback) {
+    const unsigned long e = ::ERR_get_error();
+    ::ERR_clear_error();
+    if (e == 0)
+        return std::string(fallback);
+    std::array<char, 256> text{};
+    ::ERR_error_string_n(e, text.data(), text.size());
+    return text.data();
+}
+
+} // namespace openssl
 } // namespace pacer
