@@ -1,13 +1,13 @@
-// `--model` in the URL for openai-realtime (src/cli/client_options.cpp, docs/protocols.md).
+// `--model` in the URL for openai-realtime (src/run/client_settings.cpp, docs/protocols.md).
 
-#include <pacer/cli/client_options.hpp>
-#include <pacer/cli/commands.hpp>
+#include <pacer/run/client_settings.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <gtest/gtest.h>
 
 #include <string>
 
-namespace pacer::cli {
+namespace pacer::run {
 namespace {
 
 using protocol::realtime_protocol;
@@ -44,7 +44,7 @@ TEST(ModelInUrl, AnotherModelInTheUrlIsBadInput) {
     try {
         model_in_url(ep, realtime_protocol::openai, "b");
         ADD_FAILURE() << "no usage_error";
-    } catch (const usage_error& e) {
+    } catch (const runtime::usage_error& e) {
         EXPECT_EQ(std::string(e.what()), "--model b and the model=a in --url differ: give one");
     }
 }
@@ -58,4 +58,4 @@ TEST(ModelInUrl, OtherProtocolsAndNoModelLeaveTheUrlAlone) {
 }
 
 } // namespace
-} // namespace pacer::cli
+} // namespace pacer::run
