@@ -1,16 +1,11 @@
 #pragma once
 // `pacer serve` in the command line: the options as CLI11 fills them (serve_command.cpp
-// declares them), their checks into a sweep::serve_job (serve_plan.cpp) and `serve`, which
-// runs it (serve_run.cpp).
+// declares them), their checks into a sweep::serve_job (serve_plan.cpp, with sweep's own in
+// sweep/serve_checks.hpp) and `serve`, which runs it (serve_run.cpp).
 
 #include <pacer/cli/telemetry_options.hpp>
 #include <pacer/run/client_settings.hpp>
-#include <pacer/sweep/serve_job.hpp>
-
-#include <cstddef>
-#include <cstdint>
-#include <optional>
-#include <vector>
+#include <pacer/sweep/serve_checks.hpp>
 
 namespace pacer::cli {
 
@@ -22,18 +17,14 @@ struct serve_settings : sweep::serve_options {
     bool dry_run = false;
 };
 
-/// Each --audio file's input converted straight to the protocol's rate (nullopt: resample the
-/// 16 kHz input), as load_input_audio gives it.
-using direct_wire = std::vector<std::optional<std::vector<std::uint8_t>>>;
+using sweep::direct_wire;
+using sweep::serve_descriptors;
 
 /// Checks `s` into a job, all but its observer and functions: the target, the runs, the warm-up
 /// rule, the settle pause and the server's stats, the scenario and the SLOs, the inputs (each
 /// file's at the protocol's rate into `direct`), the output folder (which must not exist), the
 /// disk and the descriptors. Bad input: usage_error, one line, before anything is created.
 sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct);
-
-/// The descriptors the job's largest level needs (three a session, and 64).
-std::size_t serve_descriptors(const sweep::serve_job& job);
 
 /// Checks `s` (bad input: usage_error, one line, before anything is created), then prints the
 /// plan (`--dry-run`) or starts the built-in mock when no `--url` is given, creates the output

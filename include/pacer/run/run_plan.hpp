@@ -10,6 +10,8 @@
 // Bad input throws invalid_options: the command reports it as bad usage (one line, exit 2,
 // nothing written).
 
+#include <pacer/session/runner.hpp>
+
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
@@ -23,11 +25,9 @@ namespace pacer::run {
 struct run_options; // run_job.hpp
 struct run_job;
 
-/// Sessions one command may run or one level may hold (`-c`, `--sessions`, levels...).
-inline constexpr std::uint64_t max_sessions = 1'000'000;
-
-/// A session timeout not given on the command line is the input's length plus this.
-inline constexpr std::chrono::seconds default_timeout_margin{60};
+/// The limits every command shares (session/runner.hpp).
+using session::default_timeout_margin;
+using session::max_sessions;
 
 /// Bad input in `pacer run`'s options: the message is the one line the user sees.
 struct invalid_options : std::invalid_argument {

@@ -13,6 +13,8 @@
 #include <pacer/session/open_loop.hpp>
 #include <pacer/trace/writer.hpp>
 
+#include <chrono>
+#include <cstdint>
 #include <filesystem>
 #include <functional>
 #include <map>
@@ -23,6 +25,12 @@
 #include <vector>
 
 namespace pacer::session {
+
+/// Sessions one command may run or one level may hold (`-c`, `--sessions`, levels...).
+inline constexpr std::uint64_t max_sessions = 1'000'000;
+
+/// A session timeout not given on the command line is the input's length plus this.
+inline constexpr std::chrono::seconds default_timeout_margin{60};
 
 /// Session `i` of `sessions`: its start offset within `stagger` (see run_options::stagger_slots).
 duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots);

@@ -1,0 +1,162 @@
+// `pacer serve`'s options checked into its sweep (serve_checks.hpp).
+
+#include <pacer/core/units.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/input_audio.hpp>
+#include <pacer/session/runner.hpp>
+#include <pacer/sweep/serve_checks.hpp>
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <tuple>
+
+namespace pacer::sweep {
+
+namespace {
+
+using runtime::usage_error;
+using session::default_timeout_margin;
+using session::max_sessions;
+
+// The runs: their number and sizes, the limits, the timeout as given, the levels (or the
+// search's bounds) and the warm-ups' level.
+void check_levels(const serve_options& s, sweep_options& w) {
+    if (s.repeats == 0)
+        throw usage_error("--repeats must be at least 1");
+    if (s.threads == 0)
+        throw usage_error("--threads must be at least 1");
+    if (!(s.stagger_ms >= 0) || !(s.startup_reserve_ms >= 0))
+        throw usage_error("--stagger-ms and --startup-reserve-ms must be >= 0");
+    if (!(s.loop_lag_limit_ms > 0) || !(s.send_lateness_limit_ms > 0))
+        throw usage_error("--loop-lag-limit-ms and --send-lateness-limit-ms must be > 0");
+    if (!s.timeout.empty()) {
+        const auto timeout = parse_duration(s.timeout);
+        if (!timeout || timeout->count() == 0)
+            throw usage_error(
+                fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
+        w.timeout = std::chrono::duration_cast<duration>(*timeout);
+    }
+    if (s.find_capacity) {
+        if (s.start_level == 0 || s.max_level < s.start_level)
+            throw usage_error("--start-level must be >= 1 and <= --max-level");
+        if (!(s.resolution >= 0 && s.resolution < 1))
+            throw usage_error("--resolution must be in [0, 1)");
+    } else {
+        try {
+            w.levels = s.concurrency > 0 ? std::vector<std::size_t>{s.concurrency}
+                                         : parse_levels(s.concurrencies, max_sessions);
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        if (s.confirm || s.verify_repeats)
+            throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
+                              "--find-capacity, or drop them");
+    }
+    if (s.warmup_level && s.warmup_runs == 0)
+        throw usage_error("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
+                          "(e.g. --warmup-runs 1), or drop it");
+    w.warmup_level = s.warmup_level    ? *s.warmup_level
+                     : s.find_capacity ? s.start_level
+                                       : w.levels.front();
+}
+
+// --warm-until-stable and its rule (--stable-*), which needs GPU telemetry.
+void check_warm_rule(const serve_options& s, bool gpu_telemetry, bool stable_rule_given,
+                     sweep_options& w) {
+    if (!s.warm_until_stable) {
+        if (stable_rule_given)
+            throw usage_error("--stable-power-pct, --stable-temperature-c, --stable-window and "
+                              "--stable-max-wait shape --warm-until-stable: add it, or drop them");
+        return;
+    }
+    if (!gpu_telemetry)
+        throw usage_error("--warm-until-stable watches the GPUs' power and temperature: add "
+                          "--gpu-telemetry nvml");
+    telemetry::stability_rule rule;
+    rule.power_fraction = s.stable_power_pct / 100;
+    rule.temperature_c = s.stable_temperature_c;
+    for (auto [text, name, into] :
+         {std::tuple{&s.stable_window, "--stable-window", &rule.window},
+          std::tuple{&s.stable_max_wait, "--stable-max-wait", &rule.max_wait}}) {
+        const auto d = parse_duration(*text);
+        if (!d || d->count() <= 0)
+            throw usage_error(
+                fmt::format("{} '{}' is not a positive duration such as 30s", name, *text));
+        *into = std::chrono::duration_cast<std::chrono::nanoseconds>(*d);
+    }
+    if (rule.max_wait < rule.window)
+        throw usage_error(fmt::format("--stable-max-wait {} is shorter than --stable-window "
+                                      "{}: the GPUs could never be judged steady",
+                                      s.stable_max_wait, s.stable_window));
+    w.warm_until_stable = rule;
+}
+
+// --settle (its default depends on the search) and --server-metrics.
+void check_settle_and_stats(const serve_options& s, sweep_options& w) {
+    if (s.settle.empty()) {
+        w.settle = s.find_capacity ? std::chrono::seconds(5) : duration::zero();
+    } else {
+        const auto settle = parse_duration(s.settle);
+        if (!settle)
+            throw usage_error(
+                fmt::format("--settle '{}' is not a duration such as 5s or 0s", s.settle));
+        w.settle = std::chrono::duration_cast<duration>(*settle);
+    }
+    if (!s.server_metrics.empty()) {
+        try {
+            w.server_metrics = transport::parse_get_url(s.server_metrics, "--server-metrics");
+        } catch (const std::invalid_argument& e) {
+            throw usage_error(e.what());
+        }
+        w.server_metrics_url = s.server_metrics;
+    }
+}
+
+} // namespace
+
+void check_runs(const serve_options& s, bool gpu_telemetry, bool stable_rule_given,
+                sweep_options& w) {
+    check_levels(s, w);
+    check_warm_rule(s, gpu_telemetry, stable_rule_given, w);
+    check_settle_and_stats(s, w);
+}
+
+direct_wire take_inputs(const serve_options& s, sweep_options& w) {
+    if (s.audio.empty()) {
+        w.inputs.push_back(protocol::pcm_input::silence(
+            runtime::silence_bytes(runtime::silence_duration(s.duration, "10s"))));
+        w.conversions.push_back(runtime::silence_conversion(wire_sample_rate(w.realtime)));
+    }
+    direct_wire direct;
+    for (const auto& a : s.audio) {
+        auto in = runtime::load_input_audio(a, wire_sample_rate(w.realtime));
+        w.inputs.push_back(protocol::pcm_input(std::move(in.pcm)));
+        w.conversions.push_back(std::move(in.conversion));
+        direct.push_back(std::move(in.wire));
+    }
+    if (s.timeout.empty()) {
+        duration longest{};
+        for (const auto& in : w.inputs)
+            longest = std::max(longest, w.conversation.length(in.size()));
+        w.timeout = longest + std::chrono::duration_cast<duration>(default_timeout_margin);
+    }
+    for (const auto& in : w.inputs) {
+        const double d = to_seconds(w.conversation.length(in.size()));
+        if (to_seconds(w.timeout) <= d)
+            throw usage_error(
+                fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout, d));
+        w.input_duration_s.push_back(d);
+    }
+    return direct;
+}
+
+std::size_t serve_descriptors(const serve_job& job) {
+    const auto& levels = job.sweep.levels;
+    const std::size_t largest = job.options.find_capacity
+                                    ? job.options.max_level
+                                    : *std::max_element(levels.begin(), levels.end());
+    return largest * 3 + 64;
+}
+
+} // namespace pacer::sweep
