@@ -1,103 +1,18 @@
-// `pacer merge`: pools the raw samples of runs that streamed at the same time.
+// `pacer merge`: pools the raw samples of runs that streamed at the same time. The options are
+// declared here; metrics::execute_merge checks the parts and pools them.
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
-#include <pacer/core/json_text.hpp>
 #include <pacer/metrics/merge.hpp>
-#include <pacer/runtime/exit_status.hpp>
-#include <pacer/runtime/files.hpp>
-
-#include <boost/json/serialize.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
-#include <optional>
-#include <span>
-#include <string>
+#include <memory>
 
 namespace pacer::cli {
 
-namespace fs = std::filesystem;
-
-namespace {
-
-struct merge_settings {
-    std::vector<std::string> inputs;
-    std::string output;
-    bool allow_clock_skew = false;
-    bool allow_disjoint = false;
-    double max_clock_error_ms = 10;
-    bool dry_run = false;
-};
-
-// What `merge` would do, as checked: `--dry-run` prints it instead of writing.
-void print_merge_plan(const merge_settings& s, std::span<const metrics::run_part> parts) {
-    fmt::print("pacer merge --dry-run: checked; nothing written\n");
-    for (std::size_t i = 0; i < parts.size(); ++i)
-        fmt::print("  part       {}\n", s.inputs[i]);
-    fmt::print("  clocks     agree within {:g} ms{}\n", s.max_clock_error_ms,
-               s.allow_clock_skew ? " (or skew allowed)" : "");
-    fmt::print("  output     {}/summary.json\n", s.output);
-}
-
-int run_merge(const merge_settings& s) {
-    if (s.inputs.empty())
-        throw usage_error("merge needs at least one run folder");
-    if (fs::exists(s.output))
-        throw usage_error(fmt::format(
-            "--output {} already exists; pacer never overwrites results: choose a new folder",
-            s.output));
-    std::vector<metrics::run_part> parts;
-    for (const auto& in : s.inputs) {
-        try {
-            parts.push_back(metrics::read_run_part(in));
-        } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
-        }
-    }
-    std::optional<std::string> disjoint;
-    try {
-        metrics::check_distinct(parts);
-        metrics::check_compatible(parts);
-        metrics::check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
-        disjoint = metrics::check_overlap(parts, s.allow_disjoint);
-    } catch (const std::runtime_error& e) {
-        throw usage_error(e.what());
-    }
-    if (s.dry_run) {
-        print_merge_plan(s, parts);
-        return runtime::exit_ok;
-    }
-    auto merged = metrics::merge_parts(parts);
-    merged["clock_check"] = boost::json::object{{"max_error_s", s.max_clock_error_ms / 1e3},
-                                                {"allow_clock_skew", s.allow_clock_skew}};
-    merged["allow_disjoint"] = s.allow_disjoint;
-    if (disjoint) {
-        const auto warning = "--allow-disjoint: " + *disjoint +
-                             "; the pooled figures are not those of one simultaneous run";
-        merged["warnings"].as_array().push_back(boost::json::string(warning));
-        fmt::print(stderr, "pacer merge: warning: {}\n", warning);
-    }
-    create_output_dir(s.output);
-    runtime::write_new_file(fs::path(s.output) / "summary.json", json_text(merged) + "\n");
-    const auto summary = (fs::path(s.output) / "summary.json").string();
-    fmt::print("{}", metrics::merge_report_text(merged, parts.size(), summary));
-    if (const auto which = metrics::incomplete_parts_text(merged); !which.empty()) {
-        fmt::print(stderr, "pacer merge: incomplete parts: {}\n", which);
-        return runtime::exit_failed;
-    }
-    const auto* ol = merged.if_contains("open_loop");
-    const bool schedule_kept = ol == nullptr || ol->at("schedule_kept").as_bool();
-    return merged.at("pacing_qualified").as_bool() && schedule_kept ? runtime::exit_ok
-                                                                    : runtime::exit_unqualified;
-}
-
-} // namespace
-
 command add_merge_command(CLI::App& app) {
-    auto s = std::make_shared<merge_settings>();
+    auto s = std::make_shared<metrics::merge_request>();
     auto* sub = app.add_subcommand(
         "merge", "Pool the raw samples of runs that streamed at the same time (worker processes or "
                  "shards on several hosts): percentiles over every packet of every part, late "
@@ -125,7 +40,7 @@ command add_merge_command(CLI::App& app) {
                   "Merge parts that did not stream at the same time (their runs do not overlap on "
                   "the wall clock) anyway; the summary records a warning");
     add_dry_run_flag(*sub, s->dry_run);
-    return {sub, [s] { return run_merge(*s); }};
+    return {sub, [s] { return metrics::execute_merge(*s); }};
 }
 
 } // namespace pacer::cli

@@ -1,7 +1,10 @@
 #pragma once
 // Pooling the results of runs that streamed at the same time (worker processes of one host,
 // or shards on several hosts) as if one client had run them: percentiles are computed over
-// every packet of every part, never averaged.
+// every packet of every part, never averaged. `pacer merge` executed (execute_merge,
+// src/metrics/merge_job.cpp): the parts read and checked, the `--dry-run` plan, the pooled
+// summary.json written and its lines printed; its options are declared by
+// src/cli/merge_command.cpp.
 
 #include <pacer/core/histogram.hpp>
 #include <pacer/metrics/samples_file.hpp>
@@ -113,5 +116,24 @@ std::string merge_report_text(const boost::json::object& merged, std::size_t par
 /// The parts of `merged` that were interrupted or left sessions incomplete, as one line's list
 /// ("DIR (interrupted, N of M sessions incomplete), ..."); empty when there are none.
 std::string incomplete_parts_text(const boost::json::object& merged);
+
+/// `pacer merge RUN... -o DIR` as given on the command line, not yet checked.
+struct merge_request {
+    std::vector<std::string> inputs; ///< the run folders, in order
+    std::string output;              ///< the new folder of the pooled summary.json
+    bool allow_clock_skew = false;
+    bool allow_disjoint = false;
+    double max_clock_error_ms = 10;
+    bool dry_run = false;
+};
+
+/// `pacer merge`: reads each part (`read_run_part`), checks them (`check_distinct`,
+/// `check_compatible`, `check_clocks`, `check_overlap`), then prints the `--dry-run` plan, or
+/// creates `output` and writes its summary.json (`merge_parts` with the checks' settings and
+/// any `--allow-disjoint` warning, which stderr also gets) and prints `merge_report_text`.
+/// Returns 0 pooled and paced, 1 a part was interrupted or incomplete (named on stderr),
+/// 3 pacing-unqualified or the schedule not kept. Bad input (no part, an existing output, a
+/// part that cannot be read or pooled) throws runtime::usage_error before anything is written.
+int execute_merge(const merge_request& request);
 
 } // namespace pacer::metrics

@@ -4,9 +4,10 @@
 // (docs/protocol.md §4) and every session checked against the native protocol oracle (§4.5)
 // and against its own receipts (§3.2); report.json written, a line printed per session.
 //
-// The command (src/cli/replay_command.cpp) declares and checks the options, finds the session
-// folders and the profile (the one the run recorded), prints the `--dry-run` plan, fills a
-// replay_job and calls execute_replay.
+// The command (src/cli/replay_command.cpp) declares the options and calls replay_folder, which
+// checks them, finds the session folders and the profile (the one the run recorded), prints
+// the `--dry-run` plan or fills a replay_job and calls execute_replay
+// (src/metrics/replay_folder.cpp).
 
 #include <pacer/metrics/serving.hpp>
 #include <pacer/protocol/events.hpp>
@@ -23,6 +24,15 @@ namespace pacer::metrics {
 /// line, exit 2).
 struct unreadable_session : std::invalid_argument {
     using std::invalid_argument::invalid_argument;
+};
+
+/// `pacer replay DIR` as given on the command line, not yet checked.
+struct replay_request {
+    std::string dir;     ///< a session folder, or a run folder holding session-NNN/ folders
+    std::string profile; ///< empty: the profile the run recorded, else the default
+    double startup_reserve_ms = 80;
+    std::string output; ///< empty: DIR/report.json
+    bool dry_run = false;
 };
 
 /// A checked replay: the sessions found, the profile to judge them by, where to write.
@@ -43,5 +53,13 @@ struct replay_job {
 /// the exit status (0 every case passed, 1 otherwise). Throws unreadable_session for a session
 /// whose files cannot be read, std::runtime_error when report.json cannot be written.
 int execute_replay(const replay_job& job);
+
+/// `pacer replay`: checks `request` (the folder, the profile the run recorded in its
+/// summary.json and any `--profile`, the startup reserve, that the output does not exist),
+/// finds the session folders (DIR itself when it holds trace.jsonl or
+/// input-send-receipts.json, else its session-NNN/ folders, sorted), then prints the
+/// `--dry-run` plan (exit 0) or calls execute_replay. Bad input, an unreadable session
+/// included, throws runtime::usage_error (one line; nothing written).
+int replay_folder(const replay_request& request);
 
 } // namespace pacer::metrics
