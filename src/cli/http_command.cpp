@@ -4,13 +4,13 @@
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
-#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/http_job.hpp>
 #include <pacer/http/plan.hpp>
+#include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -117,7 +117,7 @@ int run_http(const http_settings& s) {
     }
     job.options = s;
     job.telemetry = std::move(opened.recorder);
-    job.command_line = recorded_command_line({"-H", "--header"});
+    job.command_line = runtime::recorded_command_line({"-H", "--header"});
     job.end.report = [](const std::filesystem::path& dir) { return write_end_report(dir); };
     job.end.tables = [](const std::filesystem::path& dir, std::string_view format) {
         return write_end_tables(dir, format);

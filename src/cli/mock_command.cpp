@@ -1,60 +1,17 @@
-// `pacer mock`: the probe mock server as its own process.
+// `pacer mock`: the probe mock server as its own process. Its flags; checking and running them
+// is server::run_probe_mock's (server/mock_process.hpp).
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/runtime/exit_status.hpp>
 #include <pacer/server/mock_process.hpp>
-#include <pacer/server/probe_mock.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 namespace pacer::cli {
 
-namespace {
-
-struct mock_settings {
-    server::mock_options options;
-    std::string fault = "none";
-    std::string stats_output;
-    std::size_t threads = 1;
-    bool dry_run = false;
-};
-
-// What `mock` would serve, as checked: `--dry-run` prints it instead of serving.
-void print_mock_plan(const mock_settings& s) {
-    server::print_mock_process_plan("mock", s.options, s.stats_output);
-    fmt::print("  threads    {}\n", s.threads);
-    fmt::print("  replies    {} event(s) per append\n", s.options.replies_per_append);
-    fmt::print("  fault      {}\n", s.fault == "none"
-                                        ? std::string("none")
-                                        : fmt::format("{} in every {}-th session (accept order)",
-                                                      s.fault, s.options.fault_every));
-}
-
-int run_mock(mock_settings& s) {
-    try {
-        s.options.inject = server::parse_fault(s.fault);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
-    const server::threaded_mock_factory make =
-        [&](std::span<boost::asio::io_context* const> contexts) {
-            return std::make_unique<server::probe_mock>(contexts, s.options);
-        };
-    if (s.dry_run) {
-        server::check_mock_process(s.options, s.stats_output, make);
-        print_mock_plan(s);
-        return runtime::exit_ok;
-    }
-    return server::run_mock_process(s.options, s.stats_output, s.threads, make);
-}
-
-} // namespace
-
 command add_mock_command(CLI::App& app) {
-    auto s = std::make_shared<mock_settings>();
+    auto s = std::make_shared<server::probe_mock_process_options>();
     auto* sub = app.add_subcommand(
         "mock", "Probe mock of the native realtime protocol on ws://HOST:PORT/v1/realtime (wss:// "
                 "with --tls-cert and --tls-key). "
@@ -84,7 +41,7 @@ command add_mock_command(CLI::App& app) {
         ->check(whole_number(1, 1'000'000'000))
         ->capture_default_str();
     add_dry_run_flag(*sub, s->dry_run);
-    return {sub, [s] { return run_mock(*s); }};
+    return {sub, [s] { return server::run_probe_mock(*s); }};
 }
 
 } // namespace pacer::cli

@@ -1,11 +1,9 @@
+// The flags of a mock process (mock_process.hpp).
+
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/mock_process.hpp>
 
-#include <boost/asio/co_spawn.hpp>
-#include <boost/asio/post.hpp>
-
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 namespace pacer::cli {
 
@@ -42,32 +40,6 @@ void add_mock_threads_option(CLI::App& sub, std::size_t& threads) {
                    "stays on one thread)")
         ->check(whole_number(1, 256))
         ->capture_default_str();
-}
-
-local_mock::local_mock(const server::mock_factory& make) : mock_(make(io_)) {
-    mock_->listen();
-    boost::asio::co_spawn(io_, mock_->serve(), [](std::exception_ptr) {});
-    thread_ = std::thread([this] { io_.run(); });
-}
-
-local_mock::~local_mock() {
-    stop();
-}
-
-std::uint16_t local_mock::port() const {
-    return mock_->port();
-}
-
-std::string local_mock::url() const {
-    return fmt::format("ws://127.0.0.1:{}/v1/realtime", port());
-}
-
-boost::json::object local_mock::stop() {
-    if (thread_.joinable()) {
-        boost::asio::post(io_, [this] { mock_->stop(); });
-        thread_.join();
-    }
-    return mock_->stats();
 }
 
 } // namespace pacer::cli

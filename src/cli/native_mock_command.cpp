@@ -1,89 +1,18 @@
 // `pacer native-mock`: the native realtime mock (VoiceChat- or MiniCPM-o-like, bursts, a
-// capacity model, fault modes) as its own process. docs/native-mock.md describes it.
+// capacity model, fault modes) as its own process. docs/native-mock.md describes it. Its flags;
+// checking and running them is server::run_native_mock's (server/mock_process.hpp).
 
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/protocol/realtime_events.hpp>
-#include <pacer/runtime/exit_status.hpp>
 #include <pacer/server/mock_process.hpp>
-#include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
 namespace pacer::cli {
 
-namespace {
-
-struct native_mock_settings {
-    server::native_mock_options options;
-    std::string profile = "nemotron";
-    std::string protocol = "native";
-    double unit_latency_ms = 0;
-    double per_session_cost_ms = 0;
-    double service_ms = 0;
-    double cold_start_ms = 0;
-    double cold_start_s = 2;
-    double vad_threshold_dbfs = -40;
-    double vad_silence_ms = 500;
-    double reply_ms = 800;
-    double cancel_reaction_ms = 20;
-    std::size_t threads = 1;
-    std::string fault = "none";
-    std::string fault_sessions;
-    std::string stats_output;
-    bool dry_run = false;
-};
-
-int run_native_mock(native_mock_settings& s) {
-    auto& o = s.options;
-    o.profile = protocol::find_profile(s.profile);
-    if (o.profile == nullptr)
-        throw usage_error(
-            fmt::format("--profile must be nemotron or minicpmo (got '{}')", s.profile));
-    if (s.protocol != "native") {
-        protocol::realtime_protocol p{};
-        if (!protocol::parse_realtime_protocol(s.protocol, p))
-            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                          "openai-realtime or vllm-realtime",
-                                          s.protocol));
-        if (s.fault != "none")
-            throw usage_error("--fault needs --protocol native (the fault modes are native's)");
-        o.realtime = p;
-    }
-    o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
-    o.per_session_cost = std::chrono::duration<double, std::milli>(s.per_session_cost_ms);
-    o.service_time = std::chrono::duration<double, std::milli>(s.service_ms);
-    o.cold_start_extra = std::chrono::duration<double, std::milli>(s.cold_start_ms);
-    o.cold_start_window = std::chrono::duration<double>(s.cold_start_s);
-    o.vad_threshold_dbfs = s.vad_threshold_dbfs;
-    o.vad_silence = std::chrono::duration<double, std::milli>(s.vad_silence_ms);
-    o.reply = std::chrono::duration<double, std::milli>(s.reply_ms);
-    o.cancel_reaction = std::chrono::duration<double, std::milli>(s.cancel_reaction_ms);
-    try {
-        o.fault = server::parse_peer_fault(s.fault);
-        if (!s.fault_sessions.empty())
-            o.fault_sessions = server::session_set::parse(s.fault_sessions);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
-    const server::threaded_mock_factory make =
-        [&](std::span<boost::asio::io_context* const> contexts) {
-            return std::make_unique<server::native_mock>(contexts, o);
-        };
-    if (s.dry_run) {
-        server::check_mock_process(o, s.stats_output, make);
-        server::print_native_mock_plan(o, s.threads, s.stats_output, s.fault_sessions);
-        return runtime::exit_ok;
-    }
-    return server::run_mock_process(o, s.stats_output, s.threads, make);
-}
-
-} // namespace
-
 command add_native_mock_command(CLI::App& app) {
-    auto s = std::make_shared<native_mock_settings>();
+    auto s = std::make_shared<server::native_mock_process_options>();
     auto* sub = app.add_subcommand(
         "native-mock",
         "Mock of the native full-duplex realtime server on ws://HOST:PORT/v1/realtime (wss:// "
@@ -188,7 +117,7 @@ command add_native_mock_command(CLI::App& app) {
                     "Sessions the fault hits, by accept order from 0, e.g. 0,2,5-7 (default: "
                     "all); the others stay healthy");
     add_dry_run_flag(*sub, s->dry_run);
-    return {sub, [s] { return run_native_mock(*s); }};
+    return {sub, [s] { return server::run_native_mock(*s); }};
 }
 
 } // namespace pacer::cli

@@ -4,7 +4,6 @@
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
-#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
@@ -12,6 +11,7 @@
 #include <pacer/cli/telemetry_options.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/run/run_plan.hpp>
+#include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/probe_mock.hpp>
@@ -89,7 +89,7 @@ int run(const run_settings& s) {
     job.telemetry = std::move(telemetry.recorder);
     // A worker of --processes is not typed by anyone: the parent's summary has the command.
     if (s.worker_index < 0)
-        job.command_line = recorded_command_line({"--header"});
+        job.command_line = runtime::recorded_command_line({"--header"});
     return run::execute_run(std::move(job));
 }
 

@@ -4,13 +4,13 @@
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/client_options.hpp>
-#include <pacer/cli/command_line.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/serve_plan.hpp>
 #include <pacer/run/live_metrics.hpp>
 #include <pacer/run/progress.hpp>
+#include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/server/native_mock.hpp>
 #include <pacer/sweep/serve_table.hpp>
@@ -121,7 +121,7 @@ int serve(const serve_settings& s) {
     const auto mock = s.url.empty() ? start_mock(s, w) : nullptr;
     create_output_dir(job.out);
     w.telemetry = telemetry.recorder;
-    job.command_line = recorded_command_line({"--header"}); // as `run` and `http` record it
+    job.command_line = runtime::recorded_command_line({"--header"}); // as `run`, `http` record it
     run::progress_reporter progress(
         *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
     serve_printer printer(progress, s.metrics_listen);

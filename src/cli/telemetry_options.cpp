@@ -1,12 +1,8 @@
-#include <pacer/cli/commands.hpp>
+// The telemetry flags (telemetry_options.hpp).
+
 #include <pacer/cli/telemetry_options.hpp>
-#include <pacer/core/units.hpp>
-#include <pacer/telemetry/metrics_listener.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
-
-#include <cstdio>
 
 namespace pacer::cli {
 
@@ -44,49 +40,6 @@ void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& li
                    "http://HOST:PORT/metrics during the run, on a thread of its own (port 0: "
                    "any free port, printed on stderr)")
         ->group(group);
-}
-
-opened_telemetry open_telemetry(const telemetry_settings& s, const std::string& listen,
-                                bool dry_run) {
-    telemetry::options o;
-    o.gpu = s.gpu;
-    o.nvml_library = s.nvml_library;
-    o.server_metrics = s.server_metrics;
-    const auto interval = parse_duration(s.interval);
-    if (!interval || interval->count() <= 0)
-        throw usage_error(fmt::format(
-            "--telemetry-interval '{}' is not a positive duration such as 100ms", s.interval));
-    o.interval = *interval;
-    if (!s.idle_baseline.empty()) {
-        const auto idle = parse_duration(s.idle_baseline);
-        if (!idle)
-            throw usage_error(fmt::format(
-                "--idle-baseline '{}' is not a duration such as 5s (0 for none)", s.idle_baseline));
-        o.idle_baseline = *idle;
-    }
-    if (!o.on() && !s.idle_baseline.empty())
-        throw usage_error("--idle-baseline needs --gpu-telemetry or --server-metrics");
-    if (s.gpu.empty() && !s.nvml_library.empty())
-        throw usage_error("--nvml-library needs --gpu-telemetry nvml");
-    opened_telemetry out;
-    try {
-        if (!listen.empty()) {
-            telemetry::check_listen_address(listen);
-            out.plan.push_back(fmt::format("live counters served at http://{}/metrics", listen));
-        }
-        if (dry_run) {
-            auto lines = telemetry::recorder::plan(o);
-            out.plan.insert(out.plan.begin(), lines.begin(), lines.end());
-            return out;
-        }
-        out.recorder = telemetry::recorder::open(o, [](const std::string& warning) {
-            fmt::print(stderr, "pacer: warning: {}\n", warning);
-            std::fflush(stderr);
-        });
-    } catch (const telemetry::telemetry_error& e) {
-        throw usage_error(e.what());
-    }
-    return out;
 }
 
 } // namespace pacer::cli

@@ -1,4 +1,9 @@
+// A mock as its own process (mock_process.hpp): each mock subcommand's values checked and run
+// (or its `--dry-run` plan), the threads, signals, start line and stats file, and the built-in
+// mock on a thread of the client's process.
+
 #include <pacer/core/json_text.hpp>
+#include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
@@ -7,6 +12,7 @@
 #include <boost/asio/co_spawn.hpp>
 #include <boost/asio/detached.hpp>
 #include <boost/asio/executor_work_guard.hpp>
+#include <boost/asio/post.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/system/system_error.hpp>
 
@@ -174,6 +180,169 @@ int run_llm_mock_process(asio::io_context& io, llm_mock& mock, const llm_mock_op
     if (!stats_output.empty())
         runtime::write_new_file(stats_output, json_text(mock.stats()) + "\n");
     return runtime::exit_ok;
+}
+
+namespace {
+
+// What `pacer mock` would serve, as checked: `--dry-run` prints it instead of serving.
+void print_probe_mock_plan(const probe_mock_process_options& s) {
+    print_mock_process_plan("mock", s.options, s.stats_output);
+    fmt::print("  threads    {}\n", s.threads);
+    fmt::print("  replies    {} event(s) per append\n", s.options.replies_per_append);
+    fmt::print("  fault      {}\n", s.fault == "none"
+                                        ? std::string("none")
+                                        : fmt::format("{} in every {}-th session (accept order)",
+                                                      s.fault, s.options.fault_every));
+}
+
+duration from_ms(double ms) {
+    return std::chrono::duration_cast<duration>(std::chrono::duration<double, std::milli>(ms));
+}
+
+} // namespace
+
+int run_probe_mock(const probe_mock_process_options& s) {
+    auto o = s.options;
+    try {
+        o.inject = parse_fault(s.fault);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
+        return std::make_unique<probe_mock>(contexts, o);
+    };
+    if (s.dry_run) {
+        check_mock_process(o, s.stats_output, make);
+        print_probe_mock_plan(s);
+        return runtime::exit_ok;
+    }
+    return run_mock_process(o, s.stats_output, s.threads, make);
+}
+
+int run_native_mock(const native_mock_process_options& s) {
+    auto o = s.options;
+    o.profile = protocol::find_profile(s.profile);
+    if (o.profile == nullptr)
+        throw usage_error(
+            fmt::format("--profile must be nemotron or minicpmo (got '{}')", s.profile));
+    if (s.protocol != "native") {
+        protocol::realtime_protocol p{};
+        if (!protocol::parse_realtime_protocol(s.protocol, p))
+            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+                                          "openai-realtime or vllm-realtime",
+                                          s.protocol));
+        if (s.fault != "none")
+            throw usage_error("--fault needs --protocol native (the fault modes are native's)");
+        o.realtime = p;
+    }
+    o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
+    o.per_session_cost = std::chrono::duration<double, std::milli>(s.per_session_cost_ms);
+    o.service_time = std::chrono::duration<double, std::milli>(s.service_ms);
+    o.cold_start_extra = std::chrono::duration<double, std::milli>(s.cold_start_ms);
+    o.cold_start_window = std::chrono::duration<double>(s.cold_start_s);
+    o.vad_threshold_dbfs = s.vad_threshold_dbfs;
+    o.vad_silence = std::chrono::duration<double, std::milli>(s.vad_silence_ms);
+    o.reply = std::chrono::duration<double, std::milli>(s.reply_ms);
+    o.cancel_reaction = std::chrono::duration<double, std::milli>(s.cancel_reaction_ms);
+    try {
+        o.fault = parse_peer_fault(s.fault);
+        if (!s.fault_sessions.empty())
+            o.fault_sessions = session_set::parse(s.fault_sessions);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
+        return std::make_unique<native_mock>(contexts, o);
+    };
+    if (s.dry_run) {
+        check_mock_process(o, s.stats_output, make);
+        print_native_mock_plan(o, s.threads, s.stats_output, s.fault_sessions);
+        return runtime::exit_ok;
+    }
+    return run_mock_process(o, s.stats_output, s.threads, make);
+}
+
+int run_llm_mock(const llm_mock_process_options& s) {
+    auto o = s.options;
+    o.ttft = from_ms(s.ttft_ms);
+    o.itl = from_ms(s.itl_ms);
+    o.batch_cost = from_ms(s.batch_cost_ms);
+    if ((s.pause_every_ms > 0) != (s.pause_ms > 0) ||
+        (s.pause_ms > 0 && s.pause_ms >= s.pause_every_ms))
+        throw usage_error("--pause-ms and --pause-every-ms go together, the pause shorter than "
+                          "its period");
+    o.pause_every = from_ms(s.pause_every_ms);
+    o.pause = from_ms(s.pause_ms);
+    try {
+        o.fault = parse_llm_fault(s.fault);
+    } catch (const std::invalid_argument& e) {
+        throw usage_error(e.what());
+    }
+    if (!s.fault_requests.empty()) {
+        try {
+            o.fault_requests = session_set::parse(s.fault_requests);
+        } catch (const std::invalid_argument&) {
+            throw usage_error(
+                fmt::format("--fault-requests must list request indices like 0,2,5-7 (got '{}')",
+                            s.fault_requests));
+        }
+    }
+    asio::io_context io{1};
+    const auto mock = check_llm_mock_process(io, o, s.stats_output);
+    if (s.dry_run) {
+        fmt::print("pacer llm-mock --dry-run: checked; nothing started, nothing written\n");
+        fmt::print("  listen     {} (not bound by a dry run)\n",
+                   o.port == 0 ? o.host + ", any free port" : fmt::format("{}:{}", o.host, o.port));
+        fmt::print("  scheme     {}\n",
+                   o.tls_cert.empty() ? std::string("http:// (plain TCP)")
+                                      : fmt::format("https:// (TLS, certificate {})", o.tls_cert));
+        fmt::print("  timing     first token {:g} ms, then one every {:g} ms, each + {:g} ms per "
+                   "other request in flight\n",
+                   s.ttft_ms, s.itl_ms, s.batch_cost_ms);
+        if (s.pause_ms > 0)
+            fmt::print("  pauses     {:g} ms out of every {:g} ms, no token leaves\n", s.pause_ms,
+                       s.pause_every_ms);
+        fmt::print("  admission  {}\n",
+                   o.max_concurrency == 0
+                       ? std::string("no limit")
+                       : fmt::format("HTTP 503 over {} requests in flight", o.max_concurrency));
+        fmt::print("  fault      {}{}\n", s.fault,
+                   s.fault == "none"
+                       ? std::string()
+                       : " in requests " +
+                             (s.fault_requests.empty() ? std::string("all") : s.fault_requests));
+        fmt::print("  stats      {}\n", s.stats_output.empty()
+                                            ? std::string("not written (no --stats-output)")
+                                            : s.stats_output + " on SIGINT/SIGTERM");
+        return runtime::exit_ok;
+    }
+    return run_llm_mock_process(io, *mock, o, s.stats_output);
+}
+
+background_mock::background_mock(const mock_factory& make) : mock_(make(io_)) {
+    mock_->listen();
+    asio::co_spawn(io_, mock_->serve(), [](std::exception_ptr) {});
+    thread_ = std::thread([this] { io_.run(); });
+}
+
+background_mock::~background_mock() {
+    stop();
+}
+
+std::uint16_t background_mock::port() const {
+    return mock_->port();
+}
+
+std::string background_mock::url() const {
+    return fmt::format("ws://127.0.0.1:{}/v1/realtime", port());
+}
+
+boost::json::object background_mock::stop() {
+    if (thread_.joinable()) {
+        asio::post(io_, [this] { mock_->stop(); });
+        thread_.join();
+    }
+    return mock_->stats();
 }
 
 } // namespace pacer::server

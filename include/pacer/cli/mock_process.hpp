@@ -1,19 +1,17 @@
 #pragma once
 // The flags of a mock server as its own process, shared by `pacer mock` and `pacer native-mock`
 // (running it is server/mock_process.hpp's), and the built-in mock of `run`, `serve` and
-// `record` in the client's own process.
+// `record` handed to them as a `run::local_server` (the mock and its thread are
+// server::background_mock's).
 
 #include <pacer/run/local_server.hpp>
 #include <pacer/server/mock_process.hpp>
-#include <pacer/server/mock_server.hpp>
 
-#include <boost/asio/io_context.hpp>
 #include <boost/json/object.hpp>
 
+#include <cstddef>
 #include <cstdint>
-#include <memory>
 #include <string>
-#include <thread>
 
 namespace CLI {
 class App;
@@ -28,30 +26,20 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host, std::st
 /// Adds `--threads N` (default 1): the threads a mock process spreads its sessions over.
 void add_mock_threads_option(CLI::App& sub, std::size_t& threads);
 
-/// A mock inside the client's process, on a thread of its own: what `pacer run` and
-/// `pacer serve` talk to when no `--url` is given. It listens on 127.0.0.1 (any free port) as
-/// soon as it is built.
-///
-/// @par Thread safety
-/// Build, `port()` and `stop()` from one thread; the mock itself runs on its own.
+/// The built-in mock of `pacer run`, `serve` and `record` (server::background_mock: on a thread
+/// of its own in the client's process, listening on 127.0.0.1, any free port) as the
+/// `run::local_server` those jobs take.
 class local_mock final : public run::local_server {
 public:
-    /// Throws what `make` or `listen` throws.
-    explicit local_mock(const server::mock_factory& make);
-    ~local_mock() override;
-    local_mock(const local_mock&) = delete;
-    local_mock& operator=(const local_mock&) = delete;
+    /// Throws what `make` or the mock's `listen` throws.
+    explicit local_mock(const server::mock_factory& make) : mock_(make) {}
 
-    std::uint16_t port() const;
-    /// `ws://127.0.0.1:<port>/v1/realtime`: where sessions reach it.
-    std::string url() const override;
-    /// Stops the mock (once) and joins its thread; returns its stats.
-    boost::json::object stop() override;
+    std::uint16_t port() const { return mock_.port(); }
+    std::string url() const override { return mock_.url(); }
+    boost::json::object stop() override { return mock_.stop(); }
 
 private:
-    boost::asio::io_context io_{1};
-    std::unique_ptr<server::mock_server> mock_;
-    std::thread thread_;
+    server::background_mock mock_;
 };
 
 } // namespace pacer::cli

@@ -1,8 +1,6 @@
 // The progress line of `pacer http`: its text from a snapshot, the snapshot from the live
-// totals, the histogram behind its percentiles, and the command line a folder records without
-// header values. No clock of its own: every instant is given.
+// totals and the histogram behind its percentiles. No clock of its own: every instant is given.
 
-#include <pacer/cli/command_line.hpp>
 #include <pacer/core/live_histogram.hpp>
 #include <pacer/http/progress.hpp>
 #include <pacer/telemetry/exposition.hpp>
@@ -139,25 +137,6 @@ TEST(LiveHistogram, QuantilesAreWithinOneBucketAndNeverBelow) {
         }
     }
     EXPECT_EQ(live_histogram::bucket_of(-5), 0u);
-}
-
-TEST(CommandLine, HeaderValuesAreRedactedInEveryForm) {
-    const std::vector<std::string> args{"pacer",
-                                        "http",
-                                        "-H",
-                                        "x-api-key: s3cret",
-                                        "--header",
-                                        "Authorization: Bearer s3cret",
-                                        "--header=x-t: s3cret",
-                                        "-Hx-u: s3cret",
-                                        "--model",
-                                        "m"};
-    const auto r = cli::redact_headers(args, {"-H", "--header"});
-    EXPECT_EQ(r,
-              (std::vector<std::string>{"pacer", "http", "-H", "x-api-key: <redacted>", "--header",
-                                        "Authorization: <redacted>", "--header=x-t: <redacted>",
-                                        "-Hx-u: <redacted>", "--model", "m"}));
-    EXPECT_FALSE(cli::recorded_command_line({"-H"}).empty()); // this test's own command line
 }
 
 } // namespace

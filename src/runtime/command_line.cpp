@@ -1,9 +1,11 @@
-#include <pacer/cli/command_line.hpp>
+// This process's command line, header values redacted (command_line.hpp).
+
+#include <pacer/runtime/command_line.hpp>
 
 #include <fstream>
 #include <iterator>
 
-namespace pacer::cli {
+namespace pacer::runtime {
 
 namespace {
 
@@ -61,4 +63,4 @@ boost::json::array recorded_command_line(const std::vector<std::string_view>& he
     return out;
 }
 
-} // namespace pacer::cli
+} // namespace pacer::runtime

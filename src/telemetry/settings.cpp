@@ -1,0 +1,58 @@
+// The telemetry flags checked and opened (settings.hpp).
+
+#include <pacer/core/units.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/telemetry/metrics_listener.hpp>
+#include <pacer/telemetry/settings.hpp>
+
+#include <fmt/format.h>
+
+#include <cstdio>
+
+namespace pacer::telemetry {
+
+using runtime::usage_error;
+
+opened_telemetry open_telemetry(const settings& s, const std::string& listen, bool dry_run) {
+    options o;
+    o.gpu = s.gpu;
+    o.nvml_library = s.nvml_library;
+    o.server_metrics = s.server_metrics;
+    const auto interval = parse_duration(s.interval);
+    if (!interval || interval->count() <= 0)
+        throw usage_error(fmt::format(
+            "--telemetry-interval '{}' is not a positive duration such as 100ms", s.interval));
+    o.interval = *interval;
+    if (!s.idle_baseline.empty()) {
+        const auto idle = parse_duration(s.idle_baseline);
+        if (!idle)
+            throw usage_error(fmt::format(
+                "--idle-baseline '{}' is not a duration such as 5s (0 for none)", s.idle_baseline));
+        o.idle_baseline = *idle;
+    }
+    if (!o.on() && !s.idle_baseline.empty())
+        throw usage_error("--idle-baseline needs --gpu-telemetry or --server-metrics");
+    if (s.gpu.empty() && !s.nvml_library.empty())
+        throw usage_error("--nvml-library needs --gpu-telemetry nvml");
+    opened_telemetry out;
+    try {
+        if (!listen.empty()) {
+            check_listen_address(listen);
+            out.plan.push_back(fmt::format("live counters served at http://{}/metrics", listen));
+        }
+        if (dry_run) {
+            auto lines = recorder::plan(o);
+            out.plan.insert(out.plan.begin(), lines.begin(), lines.end());
+            return out;
+        }
+        out.recorder = recorder::open(o, [](const std::string& warning) {
+            fmt::print(stderr, "pacer: warning: {}\n", warning);
+            std::fflush(stderr);
+        });
+    } catch (const telemetry_error& e) {
+        throw usage_error(e.what());
+    }
+    return out;
+}
+
+} // namespace pacer::telemetry
