@@ -79,6 +79,19 @@ void add_progress_option(CLI::App& sub, std::string& progress, const std::string
         ->capture_default_str();
 }
 
+void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
+                         const std::string& results) {
+    command
+        .add_option("--scenario", scenario,
+                    "What " + where +
+                        " says (docs/scenarios.md): single (the input once), multi-turn (the "
+                        "input three times with 0.6-1 s pauses), barge-in (the input, then again "
+                        "0.5 s into the assistant's reply), or a scenario JSON file of turns "
+                        "(audio, pause, interrupt_after); " +
+                        results)
+        ->capture_default_str();
+}
+
 namespace {
 
 // Levenshtein distance where swapping two neighbouring letters is one edit (optimal string

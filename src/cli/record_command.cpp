@@ -1,27 +1,20 @@
-// `pacer record`: the options and their checks; the built-in native mock when no `--url` is
-// given; the `--dry-run` plan (record::print_plan) and the recording itself
-// (record::execute_recording) are module `record`'s (src/record/record_job.cpp,
-// docs/recording.md).
+// `pacer record`: the options, and the wiring of what module `record` may not include: the
+// built-in native mock when no `--url` is given, the progress line and the end outputs. The
+// checks and the plan (record::plan_recording, record::print_plan) and the recording itself
+// (record::record_planned) are module `record`'s (src/record/record_plan.cpp,
+// src/record/record_job.cpp, docs/recording.md).
 
 #include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
-#include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/cli/output.hpp>
-#include <pacer/core/units.hpp>
-#include <pacer/record/postprocess.hpp>
-#include <pacer/record/record_job.hpp>
+#include <pacer/record/record_plan.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/exit_status.hpp>
-#include <pacer/runtime/files.hpp>
-#include <pacer/runtime/resources.hpp>
 #include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
-#include <fmt/format.h>
 
-#include <algorithm>
 #include <unistd.h>
 
 namespace pacer::cli {
@@ -51,142 +44,32 @@ private:
     run::progress_reporter progress_;
 };
 
-// --timeout as a duration, and the exclusive options; on --resume, the settings of its
-// run.json. Returns what an earlier attempt left, if resumed.
-std::optional<record::resume_state> check_settings(record_settings& s, fs::path& out) {
-    {
-        const auto t = parse_duration(s.timeout);
-        if (!t || t->count() == 0 || *t > std::chrono::hours(24))
-            throw usage_error(fmt::format(
-                "--timeout '{}' is not a duration from 0 to 24h such as 90s or 3m", s.timeout));
-        s.timeout_s = to_seconds(std::chrono::duration_cast<duration>(*t));
-    }
-    std::optional<record::resume_state> resumed;
-    if (s.postprocess_given && s.postprocess != "pool" && s.postprocess != "inline")
-        throw usage_error(fmt::format("--postprocess '{}': use pool or inline", s.postprocess));
-    if (s.command_given && s.postprocess_command.find_first_not_of(" \t\n") == std::string::npos)
-        throw usage_error("--postprocess-command is empty: give a shell command (the variant "
-                          "folder is its $1), or leave the option out");
-    if (s.resume.empty()) {
-        if (s.dataset.empty())
-            throw usage_error("--dataset is required (or --resume OUT)");
-        out = s.output.empty() ? default_output_dir("record") : fs::path(s.output);
-        if (fs::exists(out))
-            throw usage_error(fmt::format(
-                "--output {} already exists; pacer never overwrites results: choose a new "
-                "folder, or --resume it",
-                out.string()));
-        return resumed;
-    }
-    if (!s.dataset.empty() || !s.output.empty())
-        throw usage_error("--resume continues with the settings recorded in its run.json: "
-                          "drop --dataset and -o");
-    if (s.postprocess_given || s.command_given)
-        throw usage_error(
-            "--resume continues with the settings recorded in its run.json: drop "
-            "--postprocess and --postprocess-command (every variant is post-processed alike)");
-    out = s.resume;
-    const auto text = runtime::read_file_if_exists(out / "run.json");
-    if (!text)
-        throw usage_error(fmt::format("--resume {}: no run.json there", out.string()));
-    try {
-        resumed = record::parse_run_json(*text);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(fmt::format("--resume {}: {}", out.string(), e.what()));
-    }
-    try {
-        record::apply_config(s, resumed->config);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what()); // "--resume: run.json config has no X"
-    }
-    if (s.postprocess != "pool" && s.postprocess != "inline")
-        throw usage_error(fmt::format("--resume {}: run.json config has postprocess '{}'",
-                                      out.string(), s.postprocess));
-    return resumed;
-}
-
-int record(record_settings s) {
+int record(const record_settings& s) {
     if (s.worker)
         return record::run_postprocess_worker();
-    record::record_job job;
-    const auto resumed = check_settings(s, job.out);
-    const fs::path& out = job.out;
-    job.resumed = resumed.has_value();
-    job.profile = protocol::find_profile(s.profile);
-    if (!job.profile || job.profile->name == "qwen3-omni-half-duplex")
-        throw usage_error(
-            fmt::format("--profile '{}' is not known: use nemotron or minicpmo", s.profile));
-    job.endpoint = url_option(s.url);
-    job.dataset = s.dataset;
-    const auto manifest_text = runtime::read_file_if_exists(job.dataset / "manifest.jsonl");
-    if (!manifest_text)
-        throw usage_error(
-            fmt::format("--dataset {}: no manifest.jsonl there (pacer dataset synth makes one)",
-                        job.dataset.string()));
-    std::vector<record::sample> samples;
-    try {
-        samples = record::select_per_subset(record::parse_manifest(*manifest_text), s.per_subset);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(
-            fmt::format("{}: {}", (job.dataset / "manifest.jsonl").string(), e.what()));
-    }
-    job.records = record::variant_records(samples, resumed ? &*resumed : nullptr);
-    std::size_t to_record = 0;
-    for (const auto& r : job.records)
-        to_record += r.status == "pending";
-    const bool inline_postprocess = s.postprocess == "inline";
-    if (inline_postprocess && s.workers_given)
-        throw usage_error("--workers sizes the pool of --postprocess pool; --postprocess inline "
-                          "post-processes in the recording process and has no workers");
-    job.workers = inline_postprocess ? 0 : s.workers ? s.workers : record::default_worker_count();
-    runtime::ensure_descriptors(std::min(s.concurrency, to_record) * 3 + 64);
-    job.options = s;
+    auto job = record::plan_recording(s, {s.postprocess_given, s.command_given, s.workers_given});
     if (s.dry_run) {
-        record::print_plan(job, samples.size(), to_record);
+        record::print_plan(job);
         return runtime::exit_ok;
     }
-    if (resumed && to_record == 0) {
-        fmt::print("pacer record: {} has no pending variant; nothing to record\n", out.string());
-        return runtime::exit_ok;
-    }
-    std::unique_ptr<local_mock> mock;
-    job.target = s.url;
-    if (s.url.empty()) {
-        const auto* profile = job.profile;
-        mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
-            server::native_mock_options o;
-            o.profile = profile;
-            return std::make_unique<server::native_mock>(io, o);
-        });
-        job.endpoint = transport::parse_ws_url(mock->url());
-        job.target = mock->url() + " (built-in native mock)";
+    std::unique_ptr<local_mock> mock; // no --url (nor one in a resumed run.json)
+    if (job.options.url.empty()) {
+        job.start_server = [&mock, profile = job.profile] {
+            mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
+                server::native_mock_options o;
+                o.profile = profile;
+                return std::make_unique<server::native_mock>(io, o);
+            });
+            return mock->url();
+        };
         job.stop_server = [&mock] { return mock->stop(); };
     }
-    if (resumed)
-        job.earlier_load = resumed->load;
-    else
-        create_output_dir(out);
     const auto progress_mode = run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     batch_progress progress(*progress_mode);
     job.observer = &progress;
-    const auto verdict = record::execute_recording(job);
-
-    std::optional<fs::path> report;
-    if (!s.no_report)
-        report = write_end_report(out, /*replace=*/static_cast<bool>(resumed)); // the new state
-    fmt::print("results    {}{}\n", (out / "run.json").string(),
-               report ? ", " + report->string() : std::string());
-    if (!s.export_format.empty()) {
-        std::error_code ec;
-        if (resumed) // the tables of the earlier attempt are replaced
-            fs::remove_all(out / fmt::format("tables-{}", s.export_format), ec);
-        if (const auto tables = write_end_tables(out, s.export_format))
-            fmt::print("tables     {}\n", tables->string());
-    }
-    if (verdict.interrupted)
-        fmt::print("INTERRUPTED by a signal: pacer record --resume {} records what is missing\n",
-                   out.string());
-    return runtime::exit_status(verdict);
+    job.end = {[](const fs::path& dir, bool replace) { return write_end_report(dir, replace); },
+               write_end_tables};
+    return record::record_planned(job);
 }
 
 } // namespace

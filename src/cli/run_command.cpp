@@ -5,7 +5,6 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
@@ -62,7 +61,7 @@ int run(const run_settings& s) {
                                       s.protocol));
     job.turns = turns_option(s.turns);
     run::plan_sessions(job);
-    load_run_input(job);
+    run::load_run_input(job);
     run::set_timeout(job, timeout);
     job.endpoint = url_option(s.url);
     model_in_url(job.endpoint, job.realtime, s.model);

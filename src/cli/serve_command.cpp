@@ -6,7 +6,6 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/serve_plan.hpp>
 #include <pacer/metrics/slo.hpp>
 

@@ -5,11 +5,11 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/serve_plan.hpp>
 #include <pacer/metrics/slo.hpp>
 #include <pacer/runtime/resources.hpp>
+#include <pacer/session/scenario_plan.hpp>
 
 #include <fmt/format.h>
 
@@ -59,7 +59,8 @@ void check_target(const serve_settings& s, sweep::sweep_options& w) {
 // --slo, whose turn SLOs need a scenario with turns or barge-ins; a capacity search judges
 // every session's success unless told otherwise.
 void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
-    w.conversation = load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
+    w.conversation =
+        session::load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
     if (w.conversation && s.pacing == "lockstep")
         throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
                           "of several turns streams on the 80 ms grid (--pacing realtime)");

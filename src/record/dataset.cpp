@@ -1,5 +1,12 @@
+// Datasets of the recorder (see dataset.hpp): the manifest, the normalization of its WAVs, the
+// synthetic dataset made with espeak-ng, and `pacer dataset synth` checked and run
+// (synth_dataset; the command only declares the options).
+
+#include <pacer/core/units.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/runtime/audio_codec.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/output_dir.hpp>
 
 #include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
@@ -336,6 +343,42 @@ std::size_t synthesize(const synth_options& o) {
                       {"samples", std::move(samples)}};
     std::ofstream(o.output / "dataset.json", std::ios::binary) << json::serialize(meta) << "\n";
     return o.subsets * o.per_subset;
+}
+
+int synth_dataset(synth_options o, bool dry_run) {
+    using runtime::usage_error;
+    if (o.output.empty())
+        throw usage_error("-o/--output is required");
+    if (!(o.min_s <= o.max_s))
+        throw usage_error(
+            fmt::format("--min-s {:g} must not exceed --max-s {:g}", o.min_s, o.max_s));
+    if (fs::exists(o.output))
+        throw usage_error(fmt::format(
+            "--output {} already exists; pacer never overwrites results: choose a new folder",
+            o.output.string()));
+    const auto espeak = find_program("espeak-ng");
+    if (!espeak)
+        throw usage_error("espeak-ng is not installed (Debian: apt-get install espeak-ng)");
+    // About 32 kB a second per variant, two variants.
+    const auto bytes =
+        static_cast<std::uint64_t>(double(o.subsets * o.per_subset) * o.max_s * 2 * 32000) + 4096;
+    runtime::ensure_free_space(o.output, bytes, "16 kHz WAVs of both variants of every sample",
+                               "synthesize fewer or shorter samples, or choose another disk");
+    if (dry_run) {
+        fmt::print("pacer dataset synth --dry-run: checked; nothing started, nothing written\n");
+        fmt::print("  samples    {} subset(s) x {} = {}, {:g} to {:g} s each, seed {}\n", o.subsets,
+                   o.per_subset, o.subsets * o.per_subset, o.min_s, o.max_s, o.seed);
+        fmt::print("  variants   clean, overlap (a second voice over the middle)\n");
+        fmt::print("  speech     {}\n", espeak->string());
+        fmt::print("  output     {} (manifest.jsonl, dataset.json, audio/<id>/), at most {}\n",
+                   o.output.string(), format_bytes(bytes));
+        return runtime::exit_ok;
+    }
+    runtime::create_output_dir(o.output);
+    o.espeak = espeak->string();
+    const auto n = synthesize(o);
+    fmt::print("{} sample(s) x 2 variants in {} (manifest.jsonl)\n", n, o.output.string());
+    return runtime::exit_ok;
 }
 
 } // namespace pacer::record

@@ -666,14 +666,14 @@ runtime::run_verdict execute_recording(const record_job& job) {
     return r.run();
 }
 
-void print_plan(const record_job& job, std::size_t samples, std::size_t to_record) {
+void print_plan(const record_job& job) {
     const record_options& s = job.options;
     fmt::print("pacer record --dry-run: checked; nothing started, nothing written\n");
     fmt::print("  target     {}\n",
                s.url.empty() ? "the built-in native mock (in this process)" : s.url);
     fmt::print("  profile    {}\n", job.profile->name);
     fmt::print("  dataset    {} ({} sample(s), {} variant(s) selected, {} to record)\n",
-               job.dataset.string(), samples, job.records.size(), to_record);
+               job.dataset.string(), job.samples, job.records.size(), job.to_record);
     fmt::print("  admission  batches of at most {} variant(s), one start gate each\n",
                s.concurrency);
     if (s.postprocess == "inline")

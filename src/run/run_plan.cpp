@@ -1,15 +1,19 @@
-// `pacer run`'s options resolved into a run_job, and its `--dry-run` plan (see run_plan.hpp).
+// `pacer run`'s options resolved into a run_job, its input, and its `--dry-run` plan (see
+// run_plan.hpp).
 
 #include <pacer/core/clock.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/run/run_plan.hpp>
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/input_audio.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
+#include <pacer/session/scenario_plan.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 
 #include <fmt/format.h>
@@ -216,6 +220,32 @@ void plan_sessions(run_job& job) {
     check_open_loop(s, job.open_loop ? &*job.open_loop : nullptr);
     share_sessions(job);
     job.start_monotonic = start_of(s);
+}
+
+void load_run_input(run_job& job) {
+    const run_options& s = job.options;
+    const std::size_t wire_rate = job.realtime == protocol::realtime_protocol::openai
+                                      ? protocol::openai_sample_rate
+                                      : protocol::input_sample_rate;
+    std::optional<runtime::loaded_input> loaded;
+    if (!s.audio.empty()) {
+        loaded = runtime::load_input_audio(s.audio, wire_rate);
+        job.pcm = std::move(loaded->pcm);
+    } else {
+        job.pcm = protocol::pcm_input::silence(
+            runtime::silence_bytes(runtime::silence_duration(s.duration, "30s")));
+    }
+    job.conversation = session::load_scenario(s.scenario, wire_rate, !job.realtime);
+    if (job.conversation && s.processes > 1)
+        throw runtime::usage_error("--scenario with several turns needs --processes 1 (the "
+                                   "per-turn figures are one process's)");
+    job.input_length = job.conversation.length(job.pcm.size());
+    if (loaded) {
+        job.wire_pcm = std::move(loaded->wire);
+        job.input_conversion = std::move(loaded->conversion);
+    } else {
+        job.input_conversion = runtime::silence_conversion(wire_rate);
+    }
 }
 
 void set_timeout(run_job& job, std::optional<std::chrono::nanoseconds> given) {

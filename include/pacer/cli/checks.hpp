@@ -1,7 +1,8 @@
 #pragma once
 // Range checks of numeric options, shared by every subcommand: a negative, wrapped-around or
 // absurd number is refused by the parser with one line ("--threads: must be a whole number from
-// 1 to 1024, got '-2'"), before anything runs.
+// 1 to 1024, got '-2'"), before anything runs; the options several subcommands declare alike
+// (--dry-run, --progress, --scenario, the end outputs).
 
 #include <pacer/run/run_plan.hpp>
 
@@ -52,6 +53,12 @@ void add_end_output_options(CLI::App& sub, bool& no_report, std::string& export_
 /// says, `ends` when a pipe or file gets its last lines, `more` anything the command adds.
 void add_progress_option(CLI::App& sub, std::string& progress, const std::string& shows,
                          const std::string& ends, const std::string& more = "");
+
+/// Declares `--scenario` on `command` (run and serve take one grammar): the built-in names or
+/// a file, with `where` saying what plays it and `results` what it adds to the result folder.
+/// session::load_scenario (session/scenario_plan.hpp) loads it.
+void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
+                         const std::string& results);
 
 /// The nearest subcommand name to a mistyped one, or "" when none is close.
 std::string nearest_command(const CLI::App& app, const std::string& typed);

@@ -1,14 +1,16 @@
 #pragma once
-// Module `record` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns datasets,
-// `run.json`, the per-variant post-processing and the execution of `pacer record` (record_job.hpp).
+// Module `record` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns datasets
+// and `pacer dataset synth`, `run.json`, the per-variant post-processing and the checks, plan and
+// execution of `pacer record` (record_plan.hpp, record_job.hpp).
 // It may include core, trace, runtime, protocol, transport, session, metrics; it may not include
 // schedule, server, telemetry, report, sweep, run, http, cli (the build fails if it does): the
-// command starts any built-in mock and shows the progress line (record_observer).
+// command starts any built-in mock, shows the progress line (record_observer) and passes the
+// report writers (end_writers).
 //
 // Datasets of the recorder (`pacer dataset`, `pacer record`): a JSONL manifest of samples, each
 // with named variants (WAV files), their normalization to the protocol's input format (16 kHz
 // mono PCM16, resampled with libsamplerate) and a reproducible synthetic dataset made with
-// espeak-ng.
+// espeak-ng (`pacer dataset synth`: synth_dataset).
 
 #include <pacer/runtime/audio_codec.hpp>
 
@@ -86,6 +88,13 @@ std::optional<std::filesystem::path> find_program(std::string_view name);
 /// every sample's normalization) and `audio/<id>/{clean,overlap}.wav` (16 kHz mono PCM16).
 /// Throws std::runtime_error on failure. Returns the number of samples.
 std::size_t synthesize(const synth_options& options);
+
+/// `pacer dataset synth` with `options` (`espeak` is looked up on PATH): checks them (an
+/// output given and not existing, min_s <= max_s, espeak-ng installed, room on the disk for
+/// the WAVs), then prints the plan when `dry_run` or synthesizes into a new folder and prints
+/// one line. Bad input throws runtime::usage_error (one line, nothing written); returns the
+/// exit status.
+int synth_dataset(synth_options options, bool dry_run);
 
 /// One seeded sentence generator (exposed for tests): the same seed gives the same words.
 std::string seeded_text(std::uint64_t seed, std::size_t words);

@@ -6,11 +6,12 @@
 // checkpointed as it goes. SIGINT/SIGTERM end the recording after (or during) a batch; what was
 // cut short is pending again, for `--resume`.
 //
-// The command (src/cli/record_command.cpp) declares and validates the options, reads the
-// manifest and any run.json to resume, fills a record_job, prints its `--dry-run` plan
-// (print_plan), starts the built-in native mock when no `--url` is given, creates the output
-// folder and calls execute_recording; it writes report.html and the tables and maps the verdict to
-// the exit status.
+// record_plan.hpp checks the options, reads the manifest and any run.json to resume and fills a
+// record_job (plan_recording), and around execute_recording creates the output folder, writes
+// report.html and the tables and maps the verdict to the exit status (record_planned). The
+// command (src/cli/record_command.cpp) declares the options, prints the `--dry-run` plan
+// (print_plan) and wires in the built-in native mock when no `--url` is given, the progress
+// line and the end outputs.
 
 #include <pacer/protocol/events.hpp>
 #include <pacer/record/dataset.hpp>
@@ -24,7 +25,9 @@
 #include <cstddef>
 #include <filesystem>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace pacer::record {
@@ -76,7 +79,21 @@ public:
     virtual void batch_ended() = 0;
 };
 
-/// A checked recording: every value resolved, its output folder created (or resumed).
+/// What a recording writes at its end besides run.json: module report's, which this module
+/// may not include (the command passes them). Each returns what it wrote, or nullopt.
+struct end_writers {
+    /// report.html into `dir`; `replace`: an earlier attempt's page is replaced.
+    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir,
+                                                       bool replace)>
+        report;
+    /// --export's tables (`format`: csv or jsonl) into `dir`.
+    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir,
+                                                       std::string_view format)>
+        tables;
+};
+
+/// A checked recording: every value resolved (record_plan.hpp's plan_recording), and what the
+/// command wires in.
 struct record_job {
     record_options options; ///< resolved: `timeout_s`, and run.json's settings on --resume
     std::filesystem::path out;
@@ -84,20 +101,26 @@ struct record_job {
     const protocol::profile* profile = nullptr;
     transport::ws_endpoint endpoint;
     std::string target; ///< what the sessions talk to, in words (first line, run.json)
+    /// Starts the built-in native mock of `profile` and returns its URL (record_planned calls
+    /// it); empty with --url.
+    std::function<std::string()> start_server;
     /// Stops the built-in mock once the sessions and the post-processing are over and returns
     /// its stats (run.json's `mock`); empty with --url.
     std::function<boost::json::object()> stop_server;
     std::size_t workers = 0; ///< post-processing processes (0: --postprocess inline)
     std::vector<variant_record> records;
+    std::size_t samples = 0;   ///< samples selected from the manifest
+    std::size_t to_record = 0; ///< variants of `records` still pending
     bool resumed = false;
     boost::json::object earlier_load; ///< the resumed run.json's `load` (empty: none)
     record_observer* observer = nullptr;
+    end_writers end; ///< report.html and the tables (record_planned)
 };
 
 /// Prints what `job` would do (`pacer record --dry-run`; `job.options` resolved): the target,
-/// profile, dataset (`samples` read, `to_record` variants pending), admission, post-processing,
+/// profile, dataset (the samples read, the variants pending), admission, post-processing,
 /// timeout and output.
-void print_plan(const record_job& job, std::size_t samples, std::size_t to_record);
+void print_plan(const record_job& job);
 
 /// Records `job`'s pending variants into `job.out` (see the top of this file) and prints its
 /// lines: the start, one per batch, the variants by status, the errors, the client's pacing.

@@ -1,6 +1,6 @@
 #pragma once
 // Module `run` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
-// execution of `pacer run`: its options resolved into a job and its `--dry-run` plan
+// execution of `pacer run`: its options and input resolved into a job and its `--dry-run` plan
 // (run_plan.hpp), one process of sessions (closed batch or open loop, optionally a shard
 // or a worker of `--processes`), or the parent of `--processes` (its workers' command lines,
 // started by runtime::worker_pool, their parts pooled), the run's summary.json, samples.json and

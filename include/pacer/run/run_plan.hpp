@@ -3,12 +3,12 @@
 // `--dry-run` prints: the checks that need only the options (the numbers, the profile, the
 // shard, the open loop's schedule and cap, the shared start, the timeout against the input),
 // the sessions of this process, and the estimates checked before anything is created (disk,
-// descriptors). The command (src/cli/run_command.cpp) calls them in order, between its own
-// steps (the protocol, the input, the URL and the output folder), so that the first mistake
-// is the one reported.
+// descriptors), and the input (--audio or --duration, --scenario). The command
+// (src/cli/run_command.cpp) calls them in order, between its own steps (the protocol, the URL
+// and the output folder), so that the first mistake is the one reported.
 //
-// Bad input throws invalid_options: the command reports it as bad usage (one line, exit 2,
-// nothing written).
+// Bad input throws invalid_options (the input: runtime::usage_error, as runtime and session
+// report it): the command reports it as bad usage (one line, exit 2, nothing written).
 
 #include <pacer/session/runner.hpp>
 
@@ -47,6 +47,13 @@ void check_profile(run_job& job);
 /// --schedule) and cap policy, this process's arrivals and sessions, and the shared start
 /// (--start-at, or the parent's).
 void plan_sessions(run_job& job);
+
+/// The input of `pacer run` into `job` (its options, protocol and processes set): --audio, or
+/// --duration of silence, with its conversion record (config.input_conversion), and --scenario
+/// with its turns' audio at the protocol's rate (session::load_scenario); `input_length` is
+/// what one session streams. A runtime::usage_error for anything wrong, such as a multi-turn
+/// scenario with --processes.
+void load_run_input(run_job& job);
 
 /// Sets `job.timeout`: `given` (parsed --timeout), which must be longer than the input
 /// (`job.input_length`), or the input plus default_timeout_margin.

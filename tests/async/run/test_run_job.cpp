@@ -3,7 +3,6 @@
 // workers are the real pacer binary (worker_program), pooled into one folder.
 
 #include <pacer/cli/client_options.hpp>
-#include <pacer/cli/input_audio.hpp>
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/run/live_file.hpp>
 #include <pacer/run/run_job.hpp>
@@ -12,6 +11,7 @@
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/server/probe_mock.hpp>
+#include <pacer/session/scenario_plan.hpp>
 
 #include <boost/json/parse.hpp>
 
@@ -117,7 +117,7 @@ TEST_F(RunJob, OpenLoopArrivalsEachPlayTheConversation) {
                                R"("interrupt_after":"0.1s"},{"audio":"input"}]})";
     auto j = job(2, "open-loop");
     j.pcm = runtime::silence(std::chrono::milliseconds(240));
-    j.conversation = cli::load_scenario(scenario.string(), 16000, true); // as the command does
+    j.conversation = session::load_scenario(scenario.string(), 16000, true); // as the command does
     ASSERT_TRUE(j.conversation);
     j.input_length = j.conversation.length(j.pcm.size());
     schedule::schedule_spec spec;

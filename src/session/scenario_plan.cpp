@@ -1,0 +1,70 @@
+// `--scenario` loaded into a conversation_plan (see scenario_plan.hpp).
+
+#include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/files.hpp>
+#include <pacer/runtime/input_audio.hpp>
+#include <pacer/schedule/scenario.hpp>
+#include <pacer/session/scenario_plan.hpp>
+
+#include <fmt/format.h>
+
+#include <filesystem>
+#include <optional>
+#include <stdexcept>
+
+namespace pacer::session {
+
+using runtime::usage_error;
+
+conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, bool native) {
+    conversation_plan plan;
+    if (name == "single")
+        return plan;
+    auto sc = schedule::builtin_scenario(name);
+    if (!sc) {
+        std::optional<std::string> text;
+        try {
+            text = runtime::read_file_if_exists(name);
+        } catch (const std::exception& e) {
+            throw usage_error(fmt::format("--scenario: {}", e.what()));
+        }
+        if (!text)
+            throw usage_error(fmt::format("--scenario '{}' is neither single, multi-turn, "
+                                          "barge-in nor a file",
+                                          name));
+        try {
+            sc = schedule::parse_scenario(*text, name,
+                                          std::filesystem::path(name).parent_path().string());
+        } catch (const schedule::scenario_error& e) {
+            throw usage_error(e.what());
+        }
+    }
+    if (!sc->pause_packets && native)
+        throw usage_error(fmt::format("scenario {}: pause_audio none needs --protocol "
+                                      "openai-realtime or vllm-realtime: the native protocol "
+                                      "streams one continuous input (silence between turns)",
+                                      sc->name));
+    if (sc->turns.size() == 1 && !sc->single())
+        throw usage_error(fmt::format("scenario {}: one turn is what --audio FILE (or "
+                                      "--duration D of silence) streams: use that",
+                                      sc->name));
+    if (sc->single())
+        return plan; // a file of one `input` turn: today's session
+    for (const auto& t : sc->turns) {
+        session_turn turn;
+        turn.interrupt_after = t.interrupt_after;
+        if (t.what == schedule::turn_spec::source::silence) {
+            turn.pcm = protocol::pcm_input::silence(runtime::silence_bytes(t.silence));
+        } else if (t.what == schedule::turn_spec::source::file) {
+            auto audio = runtime::load_input_audio(t.file, wire_rate);
+            if (audio.wire)
+                turn.wire_pcm = protocol::pcm_input(std::move(*audio.wire));
+            turn.pcm = protocol::pcm_input(std::move(audio.pcm));
+        } // else each session's own input (no pcm)
+        plan.turns.push_back(std::move(turn));
+    }
+    plan.scenario = std::make_shared<const schedule::scenario>(std::move(*sc));
+    return plan;
+}
+
+} // namespace pacer::session
