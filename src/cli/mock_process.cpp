@@ -42,4 +42,15 @@ void add_mock_threads_option(CLI::App& sub, std::size_t& threads) {
         ->capture_default_str();
 }
 
+std::unique_ptr<local_mock>
+built_in_native_mock(const protocol::profile* profile,
+                     std::optional<protocol::realtime_protocol> realtime) {
+    return std::make_unique<local_mock>([profile, realtime](boost::asio::io_context& io) {
+        server::native_mock_options o;
+        o.profile = profile;
+        o.realtime = realtime;
+        return std::make_unique<server::native_mock>(io, o);
+    });
+}
+
 } // namespace pacer::cli

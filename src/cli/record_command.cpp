@@ -11,7 +11,6 @@
 #include <pacer/record/record_plan.hpp>
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/exit_status.hpp>
-#include <pacer/server/native_mock.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -55,11 +54,7 @@ int record(const record_settings& s) {
     std::unique_ptr<local_mock> mock; // no --url (nor one in a resumed run.json)
     if (job.options.url.empty()) {
         job.start_server = [&mock, profile = job.profile] {
-            mock = std::make_unique<local_mock>([profile](boost::asio::io_context& io) {
-                server::native_mock_options o;
-                o.profile = profile;
-                return std::make_unique<server::native_mock>(io, o);
-            });
+            mock = built_in_native_mock(profile);
             return mock->url();
         };
         job.stop_server = [&mock] { return mock->stop(); };

@@ -12,7 +12,6 @@
 #include <pacer/run/progress.hpp>
 #include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
-#include <pacer/server/native_mock.hpp>
 #include <pacer/sweep/serve_table.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 
@@ -91,13 +90,7 @@ private:
 // shares the client's cores; a real server, or `pacer native-mock` as its own process, is what
 // a measurement wants). The endpoint and the recorded URL become the mock's.
 std::unique_ptr<local_mock> start_mock(const serve_settings& s, sweep::sweep_options& w) {
-    auto mock = std::make_unique<local_mock>(
-        [profile = w.profile, rt = w.realtime](boost::asio::io_context& io) {
-            server::native_mock_options o;
-            o.profile = profile;
-            o.realtime = rt;
-            return std::make_unique<server::native_mock>(io, o);
-        });
+    auto mock = built_in_native_mock(w.profile, w.realtime);
     w.endpoint = transport::parse_ws_url(mock->url());
     model_in_url(w.endpoint, w.realtime, s.model);
     apply_client_settings(s.client, w.endpoint);

@@ -195,6 +195,18 @@ void print_probe_mock_plan(const probe_mock_process_options& s) {
                                                       s.fault, s.options.fault_every));
 }
 
+// `--dry-run`: what a start checks, then the plan `print_plan` prints; else the mock process
+// until SIGINT/SIGTERM.
+int plan_or_serve(const host_options& host, const std::string& stats_output, std::size_t threads,
+                  bool dry_run, const threaded_mock_factory& make,
+                  const std::function<void()>& print_plan) {
+    if (!dry_run)
+        return run_mock_process(host, stats_output, threads, make);
+    check_mock_process(host, stats_output, make);
+    print_plan();
+    return runtime::exit_ok;
+}
+
 duration from_ms(double ms) {
     return std::chrono::duration_cast<duration>(std::chrono::duration<double, std::milli>(ms));
 }
@@ -211,12 +223,8 @@ int run_probe_mock(const probe_mock_process_options& s) {
     const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
         return std::make_unique<probe_mock>(contexts, o);
     };
-    if (s.dry_run) {
-        check_mock_process(o, s.stats_output, make);
-        print_probe_mock_plan(s);
-        return runtime::exit_ok;
-    }
-    return run_mock_process(o, s.stats_output, s.threads, make);
+    return plan_or_serve(o, s.stats_output, s.threads, s.dry_run, make,
+                         [&] { print_probe_mock_plan(s); });
 }
 
 int run_native_mock(const native_mock_process_options& s) {
@@ -254,12 +262,9 @@ int run_native_mock(const native_mock_process_options& s) {
     const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
         return std::make_unique<native_mock>(contexts, o);
     };
-    if (s.dry_run) {
-        check_mock_process(o, s.stats_output, make);
+    return plan_or_serve(o, s.stats_output, s.threads, s.dry_run, make, [&] {
         print_native_mock_plan(o, s.threads, s.stats_output, s.fault_sessions);
-        return runtime::exit_ok;
-    }
-    return run_mock_process(o, s.stats_output, s.threads, make);
+    });
 }
 
 int run_llm_mock(const llm_mock_process_options& s) {

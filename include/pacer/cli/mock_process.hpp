@@ -11,6 +11,8 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <memory>
+#include <optional>
 #include <string>
 
 namespace CLI {
@@ -41,5 +43,11 @@ public:
 private:
     server::background_mock mock_;
 };
+
+/// The built-in native mock of `profile` (speaking `realtime` when given, else the native
+/// protocol): what `serve` and `record` start without `--url`.
+std::unique_ptr<local_mock>
+built_in_native_mock(const protocol::profile* profile,
+                     std::optional<protocol::realtime_protocol> realtime = std::nullopt);
 
 } // namespace pacer::cli
