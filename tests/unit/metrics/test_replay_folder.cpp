@@ -8,11 +8,10 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <filesystem>
 #include <fstream>
-#include <random>
 #include <string>
-#include <unistd.h>
 
 namespace {
 
@@ -24,21 +23,13 @@ using pacer::metrics::replay_request;
 class run_folder {
 public:
     explicit run_folder(const std::string& summary) {
-        path_ = fs::temp_directory_path() / ("pacer-test-replay-" + std::to_string(::getpid()) +
-                                             "-" + std::to_string(std::random_device{}()));
-        fs::create_directories(path_ / "session-001");
-        std::ofstream(path_ / "summary.json") << summary;
+        fs::create_directories(dir_.path / "session-001");
+        std::ofstream(dir_.path / "summary.json") << summary;
     }
-    ~run_folder() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    run_folder(const run_folder&) = delete;
-    run_folder& operator=(const run_folder&) = delete;
-    const fs::path& path() const { return path_; }
+    const fs::path& path() const { return dir_.path; }
 
 private:
-    fs::path path_;
+    pacer::test::scratch_folder dir_{"pacer-test-replay"};
 };
 
 // The message of the usage_error `request` is refused with, or "" when it is not refused.
