@@ -257,9 +257,14 @@ std::string native_sessions::stats_document(const stats_window& w, time_point no
             plain(d.mean, scale), plain(d.at(0.50), scale), plain(d.at(0.90), scale),
             plain(d.at(0.95), scale), plain(d.at(0.99), scale), plain(d.max, scale));
     };
+    // Appended piece by piece, not `("," or "") + std::to_string(n)`: GCC 12 at -O3 warns
+    // -Wrestrict (a false positive) inside the string insert that operator+ inlines.
     std::string per_thread;
-    for (const auto n : host->sessions_per_shard())
-        per_thread += (per_thread.empty() ? "" : ",") + std::to_string(n);
+    for (const auto n : host->sessions_per_shard()) {
+        if (!per_thread.empty())
+            per_thread += ',';
+        per_thread += std::to_string(n);
+    }
     return fmt::format(
         R"({{"since_s":{},"now_s":{},"sessions_open":{},"sessions_started":{},"units":{},)"
         R"("unit_latency_s":{},"queue_wait_s":{},"batch_size":{},"backlog_s":{},)"

@@ -66,10 +66,20 @@ boost::json::value json_of(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? boost::json::value(*v) : boost::json::value(nullptr);
 }
 
+boost::json::value json_of(double v) {
+    return std::isfinite(v) ? boost::json::value(v) : boost::json::value(nullptr);
+}
+
 boost::json::value ratio(const std::optional<double>& num, const std::optional<double>& den) {
     if (!num || !den || !(*den > 0))
         return nullptr;
     return *num / *den;
+}
+
+boost::json::value ratio(double num, const std::optional<double>& den) {
+    if (!std::isfinite(num) || !den || !(*den > 0))
+        return nullptr;
+    return num / *den;
 }
 
 } // namespace
@@ -257,8 +267,9 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
         const bool in_total = any_nvml ? source.starts_with("nvml:") : source == "server";
         if (!in_total)
             continue;
-        counted += std::max<std::size_t>(f.gpus, 1); // an exporter reports its GPUs
-        if (f.failed == list.size() && unread.empty())
+        if (f.failed < list.size())
+            counted += std::max<std::size_t>(f.gpus, 1); // an exporter reports its GPUs
+        else if (unread.empty()) // never read: its GPUs are not counted, the total is null
             unread = fmt::format("no sample could be read ({})", f.last_error);
         total_energy =
             total_energy && w.energy_j ? std::optional(*total_energy + *w.energy_j) : std::nullopt;
@@ -278,12 +289,12 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
         total_energy = peak_sum = idle_power = std::nullopt;
     if (!idle)
         idle_power = std::nullopt;
-    const std::optional<double> mean_power =
-        total_energy && span > 0 ? std::optional(*total_energy / span) : std::nullopt;
-    const std::optional<double> idle_energy =
-        idle_power ? std::optional(*idle_power * span) : std::nullopt;
-    const std::optional<double> above_idle =
-        total_energy && idle_energy ? std::optional(*total_energy - *idle_energy) : std::nullopt;
+    // Unknown is NaN in these three (json_of writes null): built as std::optional, GCC 12 at
+    // -O3 warned -Wmaybe-uninitialized on them (a false positive).
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    const double mean_power = total_energy && span > 0 ? *total_energy / span : unknown;
+    const double idle_energy = idle_power ? *idle_power * span : unknown;
+    const double above_idle = total_energy ? *total_energy - idle_energy : unknown;
 
     boost::json::object o;
     o["window"] = {{"start_s", t0}, {"end_s", t1}, {"duration_s", span}};

@@ -95,7 +95,8 @@ TEST(FirstTryE2E, ServerMetricsNoOneAnswersSayWhyInTheTableAndTheSummary) {
     EXPECT_EQ(t.at("error").as_string(), why);
     EXPECT_TRUE(t.at("energy_j").is_null());
     const auto& source = t.at("sources").as_array().at(0).as_object();
-    EXPECT_EQ(source.at("failed_reads").as_uint64(), t.at("samples").as_uint64());
+    EXPECT_EQ(source.at("failed_reads").to_number<std::uint64_t>(),
+              t.at("samples").to_number<std::uint64_t>());
     // The warning is printed once, however many scrapes failed.
     std::size_t warnings = 0;
     for (const auto& l : r.err_lines())

@@ -173,6 +173,8 @@ TEST(TelemetryEnergy, ASourceNeverReadSaysWhyInTheSummary) {
     }
     const auto o = window_json(s, 0, 3, {}, nullptr);
     EXPECT_TRUE(o.at("energy_j").is_null());
+    EXPECT_EQ(o.at("gpus").as_uint64(), 0u); // none was read
+    EXPECT_TRUE(o.at("energy_from").is_null());
     EXPECT_EQ(o.at("error").as_string(),
               "no sample could be read (cannot connect to 127.0.0.1:1: Connection refused)");
     const auto& src = o.at("sources").as_array()[0].as_object();
