@@ -9,9 +9,11 @@
 
 #include <boost/json/parse.hpp>
 
+#include "fakes.hpp"
 #include "integration/cli_process.hpp"
 #include "integration/process.hpp"
 #include <arpa/inet.h>
+#include <cstdlib>
 #include <fstream>
 #include <netinet/in.h>
 #include <string>
@@ -77,6 +79,51 @@ TEST(FirstTryE2E, ABusyMetricsListenPortIsOneLineExitTwoInRunServeAndHttp) {
         args.push_back("--dry-run");
         expect_one_line(run_cli(args, in_dir(cwd.path())), cwd, line, args[0] + " --dry-run");
     }
+}
+
+// GET /metrics from 127.0.0.1:`port`: the whole answer ("" when nothing answers).
+std::string scrape(const std::string& port) {
+    const int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_port = htons(static_cast<unsigned short>(std::stoi(port)));
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    if (::connect(fd, reinterpret_cast<sockaddr*>(&a), sizeof a) != 0) {
+        ::close(fd);
+        return {};
+    }
+    const std::string req = "GET /metrics HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n";
+    (void)!::write(fd, req.data(), req.size());
+    std::string all;
+    char buf[4096];
+    for (ssize_t n; (n = ::read(fd, buf, sizeof buf)) > 0;)
+        all.append(buf, static_cast<std::size_t>(n));
+    ::close(fd);
+    return all;
+}
+
+// The endpoint answers from before the idle baseline (it came up after it): a run whose
+// baseline lasts a minute is scraped with no session started, then killed.
+TEST(FirstTryE2E, MetricsListenAnswersDuringTheIdleBaseline) {
+    scratch_dir dir;
+    const auto script = dir.path() / "nvml-script";
+    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\n";
+    ::setenv("PACER_FAKE_NVML_SCRIPT", script.c_str(), 1); // the child takes this environment
+    child run({PACER_BINARY, "run", "-c", "1", "-d", "1s", "--progress", "never", "--no-report",
+               "--gpu-telemetry", "nvml", "--nvml-library", fake_nvml_library().string(),
+               "--idle-baseline", "60s", "--metrics-listen", "127.0.0.1:0", "-o",
+               (dir.path() / "run").string()});
+    ::unsetenv("PACER_FAKE_NVML_SCRIPT");
+    std::string port;
+    for (std::string line; port.empty() && !(line = run.read_line()).empty();)
+        if (line.find("serving the live counters at http://127.0.0.1:") != std::string::npos) {
+            const auto colon = line.find(':', line.find("127.0.0.1"));
+            port = line.substr(colon + 1, line.find('/', colon) - colon - 1);
+        }
+    ASSERT_FALSE(port.empty()) << "no --metrics-listen line before the idle baseline";
+    const auto answer = scrape(port);
+    EXPECT_EQ(answer.rfind("HTTP/1.1 200", 0), 0u) << answer;
+    EXPECT_NE(answer.find("\npacer_sessions_started_total 0\n"), std::string::npos) << answer;
 }
 
 TEST(FirstTryE2E, ServerMetricsNoOneAnswersSayWhyInTheTableAndTheSummary) {
