@@ -117,6 +117,7 @@ int run_http(const http_settings& s) {
     }
     job.options = s;
     job.telemetry = std::move(opened.recorder);
+    job.listener = std::move(opened.listener);
     job.command_line = runtime::recorded_command_line({"-H", "--header"});
     job.end.report = [](const std::filesystem::path& dir) { return write_end_report(dir); };
     job.end.tables = [](const std::filesystem::path& dir, std::string_view format) {
@@ -244,8 +245,8 @@ command add_http_command(CLI::App& app) {
                     "Result folder; must not exist. Default: pacer-results/http-<UTC time>")
         ->check(non_empty_path());
     sub->add_flag("--find-capacity", s->find_capacity,
-                  "Search the highest rate that keeps its schedule and meets --goodput for "
-                  "--goodput-fraction of its requests: from --rate, double (or halve), then "
+                  "Search the highest rate that keeps its schedule and meets --goodput (needed) "
+                  "for --goodput-fraction of its requests: from --rate, double (or halve), then "
                   "bisect (the capacity search of pacer serve, over rates); one result folder "
                   "per probe and capacity.json")
         ->group("Capacity");

@@ -77,7 +77,7 @@ int run(const run_settings& s) {
     runtime::ensure_descriptors(run::descriptors_needed(job));
     if (!s.metrics_listen.empty() && s.processes > 1)
         throw usage_error("--metrics-listen serves one process's counters: not with --processes");
-    // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
+    // NVML loaded, --metrics-listen bound: a missing library or a busy port is exit 2 here.
     auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         run::print_plan(job, telemetry.plan);
@@ -86,6 +86,7 @@ int run(const run_settings& s) {
     prepare_run(job);
     job.end = {[](const fs::path& dir) { return write_end_report(dir); }, write_end_tables};
     job.telemetry = std::move(telemetry.recorder);
+    job.listener = std::move(telemetry.listener);
     // A worker of --processes is not typed by anyone: the parent's summary has the command.
     if (s.worker_index < 0)
         job.command_line = runtime::recorded_command_line({"--header"});

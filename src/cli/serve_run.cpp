@@ -14,6 +14,7 @@
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/sweep/serve_table.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
+#include <pacer/telemetry/settings.hpp>
 
 #include <fmt/format.h>
 
@@ -34,30 +35,25 @@ bool use_color() {
            std::string_view(term) != "dumb";
 }
 
-// The table with the live progress line (one phase per level) and `--metrics-listen`, which
-// serves the running level's totals and its concurrency on a thread of its own.
+// The table with the live progress line (one phase per level) and `--metrics-listen` (bound
+// by open_telemetry), which serves the running level's totals and its concurrency on a thread
+// of its own: from before the idle baseline, then the last run's totals until scraped.
 class serve_printer final : public sweep::table_printer {
 public:
-    serve_printer(run::progress_reporter& progress, std::string listen)
-        : table_printer(use_color()), progress_(progress), listen_(std::move(listen)) {}
-
-    void sweep_starting() override {
-        if (listen_.empty())
+    serve_printer(run::progress_reporter& progress, telemetry::metrics_listener* listener)
+        : table_printer(use_color()), progress_(progress), listener_(listener) {
+        if (!listener_)
             return;
-        try {
-            listener_.emplace(listen_, [this] {
-                const auto l = level_.load(std::memory_order_relaxed);
-                return run::live_metrics_text(progress_.on() ? progress_.counters() : listened_,
-                                              l ? std::optional<std::size_t>(l) : std::nullopt);
-            });
-        } catch (const telemetry::telemetry_error& e) {
-            throw usage_error(e.what());
-        }
+        served_.emplace(listener_, [this] { return page(); });
         fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
                    listener_->url());
         std::fflush(stderr);
     }
-    void sweep_ended() override { listener_.reset(); }
+
+    void sweep_ended() override {
+        if (listener_)
+            listener_->serve_final(page());
+    }
     session::live_counters* level_starting(const std::string& label, double expected_s) override {
         // The label names the run's concurrency: "warmup c4", "level c8 (repeat 2)".
         if (const auto c = label.find(" c"); c != std::string::npos)
@@ -67,7 +63,7 @@ public:
             progress_.begin(label, expected_s);
             return &progress_.counters();
         }
-        if (listen_.empty())
+        if (!listener_)
             return nullptr;
         listened_.reset(); // each run's totals, as the progress line's
         return &listened_;
@@ -79,11 +75,17 @@ public:
     }
 
 private:
+    std::string page() const {
+        const auto l = level_.load(std::memory_order_relaxed);
+        return run::live_metrics_text(progress_.on() ? progress_.counters() : listened_,
+                                      l ? std::optional<std::size_t>(l) : std::nullopt);
+    }
+
     run::progress_reporter& progress_;
-    std::string listen_;
+    telemetry::metrics_listener* listener_;
     session::live_counters listened_; // --metrics-listen without a progress line
     std::atomic<std::size_t> level_{0};
-    std::optional<telemetry::metrics_listener> listener_;
+    std::optional<telemetry::served_page> served_; // last: it goes first, before what it reads
 };
 
 // Without --url: the native mock of this profile, in this process on a thread of its own (it
@@ -104,7 +106,8 @@ int serve(const serve_settings& s) {
     direct_wire direct;
     auto job = check_serve(s, direct);
     auto& w = job.sweep;
-    // NVML loaded here (not in a dry run): a missing library is exit 2 before any file.
+    // NVML loaded, --metrics-listen bound: a missing library or a busy port is exit 2 here,
+    // before any file or header.
     auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         sweep::print_plan(job, serve_descriptors(job), telemetry.plan);
@@ -117,7 +120,7 @@ int serve(const serve_settings& s) {
     job.command_line = runtime::recorded_command_line({"--header"}); // as `run`, `http` record it
     run::progress_reporter progress(
         *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
-    serve_printer printer(progress, s.metrics_listen);
+    serve_printer printer(progress, telemetry.listener.get());
     job.observer = &printer;
     if (mock)
         job.stop_server = [&mock] { return mock->stop(); };
@@ -125,7 +128,9 @@ int serve(const serve_settings& s) {
     job.transport_line = run::transport_line;
     job.report = [](const fs::path& dir) { return write_end_report(dir); };
     job.tables = write_end_tables;
-    return runtime::exit_status(sweep::execute_serve(job));
+    const auto verdict = sweep::execute_serve(job);
+    telemetry::finish_listening(telemetry.listener.get()); // a watcher scrapes the final totals
+    return runtime::exit_status(verdict);
 }
 
 } // namespace pacer::cli

@@ -3,17 +3,21 @@
 #include <pacer/cli/telemetry_options.hpp>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 namespace pacer::cli {
 
 void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& listen,
                            bool with_server_metrics) {
     const char* group = "Telemetry (docs/telemetry.md)";
+    // What the energy is divided by: pacer http's work is requests, run's and serve's sessions.
+    const bool http = sub.get_name() == "http";
     sub.add_option("--gpu-telemetry", s.gpu,
-                   "Sample local GPUs through NVML (loaded at run time; no GPU, no library: "
-                   "one error line): nvml for every GPU, nvml:0,2 for those. summary.json gets "
-                   "`telemetry` (energy J, mean/peak W, J per session-second of input), "
-                   "the samples go to telemetry.jsonl")
+                   fmt::format("Sample local GPUs through NVML (loaded at run time, and by "
+                               "--dry-run; no GPU, no library: one error line): nvml for every "
+                               "GPU, nvml:0,2 for those. summary.json gets `telemetry` (energy "
+                               "J, mean/peak W, {}), the samples go to telemetry.jsonl",
+                               http ? "J per successful request" : "J per session-second of input"))
         ->group(group);
     sub.add_option("--nvml-library", s.nvml_library,
                    "Test option: load this file instead of libnvidia-ml.so.1 (the tests' fake "
@@ -32,13 +36,22 @@ void add_telemetry_options(CLI::App& sub, telemetry_settings& s, std::string& li
         ->capture_default_str()
         ->group(group);
     sub.add_option("--idle-baseline", s.idle_baseline,
-                   "Sample this long before the sessions start, to measure the idle power "
-                   "(default 5s with --gpu-telemetry or --server-metrics; 0 for none)")
+                   fmt::format("Sample this long before the {} start, to measure the idle "
+                               "power (default 5s with --gpu-telemetry or --server-metrics; 0 "
+                               "for none)",
+                               http ? "requests" : "sessions"))
         ->group(group);
     sub.add_option("--metrics-listen", listen,
                    "Serve the live progress counters in the Prometheus text format at "
                    "http://HOST:PORT/metrics during the run, on a thread of its own (port 0: "
-                   "any free port, printed on stderr)")
+                   "any free port, printed on stderr); bound before anything is written (a "
+                   "busy port: one error line)")
+        ->group(group);
+    sub.add_option("--metrics-linger", s.metrics_linger,
+                   "--metrics-listen: after the run, keep serving the final totals until they "
+                   "are scraped, at most this long, when the endpoint was scraped before (0: "
+                   "stop at once)")
+        ->capture_default_str()
         ->group(group);
 }
 

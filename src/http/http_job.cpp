@@ -13,6 +13,7 @@
 #include <pacer/sweep/capacity.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/recorder.hpp>
+#include <pacer/telemetry/settings.hpp>
 
 #include <boost/asio/bind_cancellation_slot.hpp>
 #include <boost/asio/cancellation_signal.hpp>
@@ -307,11 +308,16 @@ void print_figures(const json::object& summary, std::size_t requests, bool slo) 
             return v.is_number() ? fmt::format("{:.4g} {}", v.to_number<double>(), unit)
                                  : std::string("–");
         };
-        fmt::print("  energy   {} per successful request ({} over {:.2f} s, mean {}, peak {}; "
-                   "telemetry.jsonl: {} samples)\n",
-                   val("j_per_request", "J"), val("energy_j", "J"),
-                   o.at("window").at("duration_s").to_number<double>(), val("mean_power_w", "W"),
-                   val("peak_power_w", "W"), o.at("samples").to_number<std::uint64_t>());
+        if (const auto* e = o.if_contains("error"); e && e->is_string())
+            fmt::print("  energy   {} (telemetry.jsonl: {} samples)\n", e->as_string().c_str(),
+                       o.at("samples").to_number<std::uint64_t>());
+        else
+            fmt::print("  energy   {} per successful request ({} over {:.2f} s, mean {}, peak "
+                       "{}; telemetry.jsonl: {} samples)\n",
+                       val("j_per_request", "J"), val("energy_j", "J"),
+                       o.at("window").at("duration_s").to_number<double>(),
+                       val("mean_power_w", "W"), val("peak_power_w", "W"),
+                       o.at("samples").to_number<std::uint64_t>());
     }
 }
 
@@ -572,21 +578,32 @@ runtime::run_verdict execute(const http_job& job) {
     // The recorder's destructor stops its threads however the run ends.
     http_telemetry telemetry{job.telemetry, s.find_capacity};
     http_watch watch(s);
-    // --metrics-listen: the running run's (or probe's) totals, on a thread of its own, for the
-    // whole command (a capacity search's probes one after another).
-    std::optional<pacer::telemetry::metrics_listener> listener;
-    if (watch.listening) {
-        listener.emplace(s.metrics_listen, [&watch] {
-            return http_metrics_text(watch.progress.snapshot(clock::now()),
-                                     watch.offered_rate.load(std::memory_order_relaxed));
-        });
+    // --metrics-listen (bound by open_telemetry): the running run's (or probe's) totals, on a
+    // thread of its own, for the whole command (a capacity search's probes one after another),
+    // then the final totals until a watcher scraped them.
+    const auto page = [&watch] {
+        return http_metrics_text(watch.progress.snapshot(clock::now()),
+                                 watch.offered_rate.load(std::memory_order_relaxed));
+    };
+    const pacer::telemetry::served_page served(job.listener.get(), page); // while `watch` lives
+    if (job.listener) {
         fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
-                   listener->url());
+                   job.listener->url());
         std::fflush(stderr);
     }
-    if (s.find_capacity)
-        return find_capacity(job, telemetry, watch);
+    const auto finish = [&] {
+        if (job.listener) {
+            job.listener->serve_final(page());
+            pacer::telemetry::finish_listening(job.listener.get());
+        }
+    };
+    if (s.find_capacity) {
+        const auto v = find_capacity(job, telemetry, watch);
+        finish();
+        return v;
+    }
     const run_outcome o = run_once(job, job.plan, job.plan.output, telemetry, watch);
+    finish();
     runtime::run_verdict v;
     v.interrupted = o.interrupted;
     v.client_fell_behind = !o.kept;

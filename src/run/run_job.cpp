@@ -19,6 +19,7 @@
 #include <pacer/session/runner.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/recorder.hpp>
+#include <pacer/telemetry/settings.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <fmt/format.h>
@@ -93,13 +94,15 @@ struct live_views {
     std::optional<live_file_writer> live_file;
     std::optional<progress_reporter> progress;
     session::live_counters listened; // `--metrics-listen` when nothing else counts
-    std::optional<telemetry::metrics_listener> listener;
+    std::optional<telemetry::served_page> served; // the counters above, while they live
 };
 
 // The live line: on its own thread, fed by the sessions' relaxed atomic totals. A worker of
 // `--processes` shows none: it exports the same totals to its parent's live file (begun with
-// `v.live_file`). `--metrics-listen`: the same live totals, served on a thread of its own.
-void show_live_totals(live_views& v, const run_options& s, session::run_options& ro) {
+// `v.live_file`). `--metrics-listen` (bound by the command): the same live totals, served on a
+// thread of its own from here, before the idle baseline.
+void show_live_totals(live_views& v, const run_job& job, session::run_options& ro) {
+    const run_options& s = job.options;
     const bool worker = s.worker_index >= 0;
     const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     v.progress.emplace(worker ? progress_mode::off : *progress_mode);
@@ -107,13 +110,13 @@ void show_live_totals(live_views& v, const run_options& s, session::run_options&
         ro.live = &v.progress->counters();
     if (v.live_file)
         ro.live = &v.exported;
-    if (!s.metrics_listen.empty() && !ro.live)
+    if (job.listener && !ro.live)
         ro.live = &v.listened;
-    if (!s.metrics_listen.empty()) {
+    if (job.listener) {
         const session::live_counters* counters = ro.live;
-        v.listener.emplace(s.metrics_listen, [counters] { return live_metrics_text(*counters); });
+        v.served.emplace(job.listener.get(), [counters] { return live_metrics_text(*counters); });
         fmt::print(stderr, "pacer: serving the live counters at {} (--metrics-listen)\n",
-                   v.listener->url());
+                   job.listener->url());
         std::fflush(stderr);
     }
 }
@@ -140,15 +143,15 @@ process_run run_sessions(run_job& job, const std::string& url, local_server* moc
     // progress line pools them.
     if (!s.live_file.empty())
         live.live_file.emplace(s.live_file, live.exported);
+    session::run_options ro = runner_options(job);
+    show_live_totals(live, job, ro);
     // Telemetry samples from here, on its own threads; the idle baseline comes before any
     // session (and before a shared start: it must fit before --start-at).
     start_telemetry(job.telemetry.get(), job.out);
     if (job.start_monotonic) // a shared start: every worker or shard begins at the same instant
         std::this_thread::sleep_until(time_point(from_seconds(*job.start_monotonic)));
-    session::run_options ro = runner_options(job);
     process_run r;
     r.schedule_path = write_schedule(job);
-    show_live_totals(live, s, ro);
     r.clocks = read_clock_pair();
     r.cpu_before_s = runtime::read_process_usage().cpu_s;
     const auto* open_loop = job.open_loop ? &*job.open_loop : nullptr;
@@ -161,7 +164,8 @@ process_run run_sessions(run_job& job, const std::string& url, local_server* moc
     r.outcome = session::run_duplex(ro);
     r.sessions_end_s = to_seconds(clock::now());
     live.progress->end(); // the terminal line is cleared before the table
-    live.listener.reset();
+    if (job.listener) // the counters go with `live`: their final totals stay served
+        job.listener->serve_final(live_metrics_text(*ro.live));
     if (job.telemetry)
         job.telemetry->stop(); // a last sample after the sessions' end
     if (live.live_file)
@@ -297,7 +301,9 @@ int execute_run(run_job job) {
         // reads them).
         detail::remove_traces(job.out, r.outcome.sessions);
     }
-    return detail::process_verdict(r, figures, summary);
+    const int verdict = detail::process_verdict(r, figures, summary);
+    telemetry::finish_listening(job.listener.get()); // a watcher scrapes the final totals
+    return verdict;
 }
 
 } // namespace pacer::run

@@ -176,6 +176,11 @@ void print_telemetry(const boost::json::object& summary) {
                            : fmt::format("{:.1f} {}", v.to_number<double>(), unit);
     };
     const auto& o = t->as_object();
+    if (const auto* e = o.if_contains("error"); e && e->is_string()) {
+        fmt::print("  telemetry  {} (telemetry.jsonl: {} samples)\n", e->as_string().c_str(),
+                   o.at("samples").as_uint64());
+        return;
+    }
     fmt::print("  telemetry  {} over {:.2f} s, mean {}, peak {}, {} per session-second of "
                "input (telemetry.jsonl: {} samples)\n",
                num(o.at("energy_j"), "J"), o.at("window").at("duration_s").to_number<double>(),

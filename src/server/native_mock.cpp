@@ -140,11 +140,13 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                    "ms of audio; cancels take {:g} ms\n",
                    o.vad_threshold_dbfs, o.vad_silence.count(), o.reply.count(),
                    o.cancel_reaction.count());
-    fmt::print("  fault      {}{}\n", fault,
-               fault == "none"
-                   ? std::string()
-                   : " in sessions " + (fault_sessions.empty() ? std::string("all")
-                                                               : std::string(fault_sessions)));
+    // Formatted, not `" in sessions " + std::string(...)`: GCC 12 at -O3 warns -Wrestrict
+    // (a false positive) inside the inlined string insert that operator+ makes of it.
+    if (fault == "none")
+        fmt::print("  fault      none\n");
+    else
+        fmt::print("  fault      {} in sessions {}\n", fault,
+                   fault_sessions.empty() ? std::string_view("all") : fault_sessions);
 }
 
 namespace {
@@ -255,9 +257,14 @@ std::string native_sessions::stats_document(const stats_window& w, time_point no
             plain(d.mean, scale), plain(d.at(0.50), scale), plain(d.at(0.90), scale),
             plain(d.at(0.95), scale), plain(d.at(0.99), scale), plain(d.max, scale));
     };
+    // Appended piece by piece, not `("," or "") + std::to_string(n)`: GCC 12 at -O3 warns
+    // -Wrestrict (a false positive) inside the string insert that operator+ inlines.
     std::string per_thread;
-    for (const auto n : host->sessions_per_shard())
-        per_thread += (per_thread.empty() ? "" : ",") + std::to_string(n);
+    for (const auto n : host->sessions_per_shard()) {
+        if (!per_thread.empty())
+            per_thread += ',';
+        per_thread += std::to_string(n);
+    }
     return fmt::format(
         R"({{"since_s":{},"now_s":{},"sessions_open":{},"sessions_started":{},"units":{},)"
         R"("unit_latency_s":{},"queue_wait_s":{},"batch_size":{},"backlog_s":{},)"

@@ -1,5 +1,6 @@
 // `--scenario` loaded into a conversation_plan (see scenario_plan.hpp).
 
+#include <pacer/core/nearest_name.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/input_audio.hpp>
@@ -16,6 +17,30 @@ namespace pacer::session {
 
 using runtime::usage_error;
 
+namespace {
+
+// A turn's WAV, its mistakes named by the scenario file and the turn's field.
+runtime::loaded_input load_turn_audio(const schedule::scenario& sc, std::size_t i,
+                                      std::size_t wire_rate) {
+    const std::string& file = sc.turns[i].file;
+    const auto where = fmt::format("scenario {}: turns[{}].audio", sc.name, i);
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(file, ec))
+        throw usage_error(fmt::format("{}: {} {}", where, file,
+                                      std::filesystem::exists(file, ec) ? "is not a file"
+                                                                        : "does not exist"));
+    try {
+        return runtime::load_input_audio(file, wire_rate);
+    } catch (const usage_error& e) {
+        std::string why = e.what(); // "--audio FILE: why", as for --audio itself
+        if (why.starts_with("--audio "))
+            why.erase(0, 8);
+        throw usage_error(fmt::format("{}: {}", where, why));
+    }
+}
+
+} // namespace
+
 conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, bool native) {
     conversation_plan plan;
     if (name == "single")
@@ -28,10 +53,14 @@ conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, 
         } catch (const std::exception& e) {
             throw usage_error(fmt::format("--scenario: {}", e.what()));
         }
-        if (!text)
+        if (!text) {
+            const auto near = nearest_name({"single", "multi-turn", "barge-in"}, name);
             throw usage_error(fmt::format("--scenario '{}' is neither single, multi-turn, "
-                                          "barge-in nor a file",
-                                          name));
+                                          "barge-in nor a file{}",
+                                          name,
+                                          near.empty() ? std::string()
+                                                       : fmt::format("; did you mean '{}'?", near)));
+        }
         try {
             sc = schedule::parse_scenario(*text, name,
                                           std::filesystem::path(name).parent_path().string());
@@ -50,13 +79,14 @@ conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, 
                                       sc->name));
     if (sc->single())
         return plan; // a file of one `input` turn: today's session
-    for (const auto& t : sc->turns) {
+    for (std::size_t i = 0; i < sc->turns.size(); ++i) {
+        const auto& t = sc->turns[i];
         session_turn turn;
         turn.interrupt_after = t.interrupt_after;
         if (t.what == schedule::turn_spec::source::silence) {
             turn.pcm = protocol::pcm_input::silence(runtime::silence_bytes(t.silence));
         } else if (t.what == schedule::turn_spec::source::file) {
-            auto audio = runtime::load_input_audio(t.file, wire_rate);
+            auto audio = load_turn_audio(*sc, i, wire_rate);
             if (audio.wire)
                 turn.wire_pcm = protocol::pcm_input(std::move(*audio.wire));
             turn.pcm = protocol::pcm_input(std::move(audio.pcm));

@@ -3,6 +3,8 @@
 #include <pacer/core/stats.hpp>
 #include <pacer/telemetry/energy.hpp>
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
@@ -64,10 +66,20 @@ boost::json::value json_of(const std::optional<double>& v) {
     return v && std::isfinite(*v) ? boost::json::value(*v) : boost::json::value(nullptr);
 }
 
+boost::json::value json_of(double v) {
+    return std::isfinite(v) ? boost::json::value(v) : boost::json::value(nullptr);
+}
+
 boost::json::value ratio(const std::optional<double>& num, const std::optional<double>& den) {
     if (!num || !den || !(*den > 0))
         return nullptr;
     return *num / *den;
+}
+
+boost::json::value ratio(double num, const std::optional<double>& den) {
+    if (!std::isfinite(num) || !den || !(*den > 0))
+        return nullptr;
+    return num / *den;
 }
 
 } // namespace
@@ -174,6 +186,25 @@ by_source(const std::vector<sample>& samples) {
     return out;
 }
 
+// A source's failed reads, the last one's reason and the most GPUs an exporter reported.
+struct failures {
+    std::size_t failed = 0;
+    std::string last_error;
+    std::size_t gpus = 0;
+};
+
+failures read_failures(const std::vector<sample>& list) {
+    failures f;
+    for (const auto& s : list) {
+        f.gpus = std::max(f.gpus, s.gpus);
+        if (s.error.empty())
+            continue;
+        ++f.failed;
+        f.last_error = s.error;
+    }
+    return f;
+}
+
 } // namespace
 
 idle_baseline measure_idle(const std::vector<sample>& samples, double t0, double t1) {
@@ -201,8 +232,10 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
     std::optional<double> total_energy = 0.0, peak_sum = 0.0, idle_power = 0.0;
     std::vector<double> util, mem;
     std::size_t counted = 0;
+    std::string unread; // why a source of the total had no sample at all
     for (const auto& [source, list] : groups) {
         const auto w = summarize_window(list, t0, t1);
+        const auto f = read_failures(list);
         std::optional<double> idle_w;
         if (idle)
             for (const auto& [s, p] : idle->power_w)
@@ -224,12 +257,20 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
             {"temperature_max_c", json_of(w.temperature_max_c)},
             {"counter_wraps", w.counter_wraps},
             {"counter_resets", w.counter_resets},
-            {"idle_power_w", json_of(idle_w)}};
+            {"idle_power_w", json_of(idle_w)},
+            {"failed_reads", f.failed},
+            {"last_error", f.last_error.empty() ? boost::json::value(nullptr)
+                                                : boost::json::value(f.last_error)}};
+        if (f.gpus > 0)
+            o["gpus"] = f.gpus;
         sources.push_back(std::move(o));
         const bool in_total = any_nvml ? source.starts_with("nvml:") : source == "server";
         if (!in_total)
             continue;
-        ++counted;
+        if (f.failed < list.size())
+            counted += std::max<std::size_t>(f.gpus, 1); // an exporter reports its GPUs
+        else if (unread.empty()) // never read: its GPUs are not counted, the total is null
+            unread = fmt::format("no sample could be read ({})", f.last_error);
         total_energy =
             total_energy && w.energy_j ? std::optional(*total_energy + *w.energy_j) : std::nullopt;
         peak_sum =
@@ -248,12 +289,12 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
         total_energy = peak_sum = idle_power = std::nullopt;
     if (!idle)
         idle_power = std::nullopt;
-    const std::optional<double> mean_power =
-        total_energy && span > 0 ? std::optional(*total_energy / span) : std::nullopt;
-    const std::optional<double> idle_energy =
-        idle_power ? std::optional(*idle_power * span) : std::nullopt;
-    const std::optional<double> above_idle =
-        total_energy && idle_energy ? std::optional(*total_energy - *idle_energy) : std::nullopt;
+    // Unknown is NaN in these three (json_of writes null): built as std::optional, GCC 12 at
+    // -O3 warned -Wmaybe-uninitialized on them (a false positive).
+    const double unknown = std::numeric_limits<double>::quiet_NaN();
+    const double mean_power = total_energy && span > 0 ? *total_energy / span : unknown;
+    const double idle_energy = idle_power ? *idle_power * span : unknown;
+    const double above_idle = total_energy ? *total_energy - idle_energy : unknown;
 
     boost::json::object o;
     o["window"] = {{"start_s", t0}, {"end_s", t1}, {"duration_s", span}};
@@ -261,6 +302,7 @@ boost::json::object window_json(const std::vector<sample>& samples, double t0, d
                        : any_nvml   ? boost::json::value("nvml")
                                     : boost::json::value("server_metrics");
     o["gpus"] = counted;
+    o["error"] = unread.empty() ? boost::json::value(nullptr) : boost::json::value(unread);
     o["energy_j"] = json_of(total_energy);
     o["mean_power_w"] = json_of(mean_power);
     o["peak_power_w"] = json_of(peak_sum);

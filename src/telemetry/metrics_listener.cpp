@@ -19,6 +19,9 @@
 
 #include <atomic>
 #include <charconv>
+#include <condition_variable>
+#include <mutex>
+#include <optional>
 #include <thread>
 
 namespace pacer::telemetry {
@@ -68,10 +71,26 @@ void check_listen_address(const std::string& host_port) {
 struct metrics_listener::state {
     asio::io_context io{1};
     transport::detail::tcp_acceptor acceptor{io.get_executor()};
-    std::function<std::string()> render;
+    std::chrono::nanoseconds linger{};
     std::atomic<std::size_t> scrapes{0};
     std::string url;
     std::thread thread;
+    // What a scrape answers, and the scrapes of the final totals: under `mutex`.
+    std::mutex mutex;
+    std::condition_variable final_scraped;
+    std::function<std::string()> render;
+    std::optional<std::string> final_text;
+    std::size_t final_scrapes = 0;
+
+    std::string page() {
+        const std::lock_guard lock(mutex);
+        if (final_text) {
+            ++final_scrapes;
+            final_scraped.notify_all();
+            return *final_text;
+        }
+        return render ? render() : std::string();
+    }
 
     awaitable<void> serve(transport::detail::tcp_socket socket) {
         beast::flat_buffer buffer;
@@ -90,7 +109,7 @@ struct metrics_listener::state {
         } else if (target == "/metrics" || target == "/" || target.starts_with("/metrics?")) {
             res.result(http::status::ok);
             res.set(http::field::content_type, "text/plain; version=0.0.4; charset=utf-8");
-            res.body() = render();
+            res.body() = page();
             scrapes.fetch_add(1, std::memory_order_relaxed);
         } else {
             res.result(http::status::not_found);
@@ -117,11 +136,13 @@ struct metrics_listener::state {
 };
 
 metrics_listener::metrics_listener(const std::string& host_port,
-                                   std::function<std::string()> render)
+                                   std::function<std::string()> render,
+                                   std::chrono::nanoseconds linger)
     : state_(std::make_unique<state>()) {
     const auto a = split_address(host_port);
     auto& st = *state_;
     st.render = std::move(render);
+    st.linger = linger;
     const tcp::endpoint ep(asio::ip::make_address(a.host), a.port);
     boost::system::error_code ec;
     st.acceptor.open(ep.protocol(), ec);
@@ -152,6 +173,40 @@ metrics_listener::~metrics_listener() {
         st.io.stop(); // a connection still open is dropped with the io_context
     });
     st.thread.join();
+}
+
+void metrics_listener::serve(std::function<std::string()> render) {
+    const std::lock_guard lock(state_->mutex);
+    state_->render = std::move(render);
+}
+
+void metrics_listener::serve_final(std::string text) {
+    const std::lock_guard lock(state_->mutex);
+    state_->final_text = std::move(text);
+    state_->final_scrapes = 0;
+}
+
+bool metrics_listener::watched() const {
+    auto& st = *state_;
+    const std::lock_guard lock(st.mutex);
+    return st.linger.count() > 0 && st.final_text && st.final_scrapes == 0 &&
+           st.scrapes.load(std::memory_order_relaxed) > 0;
+}
+
+bool metrics_listener::linger() {
+    auto& st = *state_;
+    std::unique_lock lock(st.mutex);
+    if (!st.final_text)
+        return false;
+    if (st.final_scrapes > 0)
+        return true;
+    if (st.linger.count() <= 0 || st.scrapes.load(std::memory_order_relaxed) == 0)
+        return false; // no one watches: no one waits for the final totals
+    return st.final_scraped.wait_for(lock, st.linger, [&] { return st.final_scrapes > 0; });
+}
+
+std::chrono::nanoseconds metrics_listener::linger_time() const {
+    return state_->linger;
 }
 
 std::string metrics_listener::url() const {

@@ -129,7 +129,7 @@ sample nvml_library::read(unsigned index) const {
     s.realtime_s = clocks.realtime_s;
     nvml_device d = nullptr;
     if (const auto r = a.handle_by_index(index, &d); r != nvml_success) {
-        s.error = "nvmlDeviceGetHandleByIndex: " + a.why(r);
+        s.error = fmt::format("nvmlDeviceGetHandleByIndex: {}", a.why(r));
         return s;
     }
     // The energy counter first: it is what windows are cut from, so it is read closest to the

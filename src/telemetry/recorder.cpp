@@ -50,16 +50,11 @@ std::vector<std::string> recorder::plan(const options& o) {
     if (o.interval.count() <= 0)
         throw telemetry_error("--telemetry-interval must be a positive duration such as 100ms");
     if (!o.gpu.empty()) {
+        // Loaded and checked as a run loads it (a missing library or GPU is the run's error),
+        // then let go: a dry run reads no sample.
         const auto gpus = parse_gpu_telemetry(o.gpu);
-        std::string which = "every GPU";
-        if (!gpus.all) {
-            which = "GPU";
-            for (std::size_t i = 0; i < gpus.indexes.size(); ++i)
-                which += fmt::format("{}{}", i == 0 ? " " : ",", gpus.indexes[i]);
-        }
-        lines.push_back(
-            fmt::format("nvml, {} (from {}; loaded when the run starts)", which,
-                        o.nvml_library.empty() ? default_nvml_library : o.nvml_library));
+        const nvml_source check(std::make_shared<const nvml_library>(o.nvml_library), gpus);
+        lines.push_back(check.describe());
     }
     if (!o.server_metrics.empty()) {
         const server_metrics_source check(o.server_metrics, std::chrono::seconds(1), {});

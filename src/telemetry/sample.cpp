@@ -25,6 +25,8 @@ std::string to_jsonl(const sample& s) {
     put("memory_total_bytes", s.memory_total_bytes);
     put("sm_clock_mhz", s.sm_clock_mhz);
     put("temperature_c", s.temperature_c);
+    if (s.gpus > 0)
+        o["gpus"] = s.gpus;
     if (!s.gauges.empty()) {
         boost::json::object g;
         for (const auto& [name, value] : s.gauges)

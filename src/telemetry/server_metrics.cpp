@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <exception>
+#include <set>
 #include <stdexcept>
 
 namespace pacer::telemetry {
@@ -32,6 +33,19 @@ std::string series_name(const metric_sample& s) {
     return text.substr(0, text.rfind(' ')); // name{labels}
 }
 
+// The GPU a DCGM series is about: its UUID, else its `gpu` index, else "" (an exporter of one
+// GPU may label none).
+std::string gpu_of(const metric_sample& m) {
+    std::string index;
+    for (const auto& [name, value] : m.labels) {
+        if (name == "UUID")
+            return "UUID:" + value;
+        if (name == "gpu")
+            index = "gpu:" + value;
+    }
+    return index;
+}
+
 } // namespace
 
 sample server_sample(const exposition& e, double monotonic_s, double realtime_s) {
@@ -41,8 +55,12 @@ sample server_sample(const exposition& e, double monotonic_s, double realtime_s)
     s.realtime_s = realtime_s;
     double energy = 0, power = 0, util = 0, fb_used = 0;
     std::size_t energies = 0, powers = 0, utils = 0, fbs = 0;
+    std::set<std::string> gpus;
     for (const auto& m : e.samples) {
         const bool finite = std::isfinite(m.value);
+        if (m.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" || m.name == "DCGM_FI_DEV_POWER_USAGE" ||
+            m.name == "DCGM_FI_DEV_GPU_UTIL" || m.name == "DCGM_FI_DEV_FB_USED")
+            gpus.insert(gpu_of(m));
         if (m.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION") {
             if (finite && m.value >= 0) {
                 energy += m.value; // mJ since the exporter's GPUs booted, one series per GPU
@@ -75,6 +93,7 @@ sample server_sample(const exposition& e, double monotonic_s, double realtime_s)
         s.utilization_pct = util / static_cast<double>(utils); // the GPUs' mean
     if (fbs > 0)
         s.memory_used_bytes = fb_used * 1024 * 1024;
+    s.gpus = gpus.size();
     return s;
 }
 
@@ -147,8 +166,12 @@ void server_metrics_source::read(std::vector<sample>& out) {
         }
     } else if (cut) {
         error = fmt::format("the answer is larger than {} MiB", max_body_bytes >> 20);
+    } else if (result.error == transport::http_error::status) {
+        error = fmt::format("HTTP {}: {}", result.status, result.message);
     } else if (result.error != transport::http_error::none) {
-        error = fmt::format("{} ({})", result.message, transport::to_string(result.error));
+        // The message says it ("cannot connect to HOST:PORT: Connection refused").
+        error = result.message.empty() ? std::string(transport::to_string(result.error))
+                                       : result.message;
     }
     if (!error.empty()) {
         ++failed_;

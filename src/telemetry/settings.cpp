@@ -34,15 +34,23 @@ opened_telemetry open_telemetry(const settings& s, const std::string& listen, bo
         throw usage_error("--idle-baseline needs --gpu-telemetry or --server-metrics");
     if (s.gpu.empty() && !s.nvml_library.empty())
         throw usage_error("--nvml-library needs --gpu-telemetry nvml");
+    const auto linger = parse_duration(s.metrics_linger);
+    if (!linger || linger->count() < 0)
+        throw usage_error(fmt::format(
+            "--metrics-linger '{}' is not a duration such as 15s (0 for none)", s.metrics_linger));
+    if (listen.empty() && s.metrics_linger != settings{}.metrics_linger)
+        throw usage_error("--metrics-linger needs --metrics-listen");
     opened_telemetry out;
     try {
         if (!listen.empty()) {
-            check_listen_address(listen);
+            // Bound now, before any folder or header: a busy port is this one line.
+            out.listener = std::make_shared<metrics_listener>(listen, nullptr, *linger);
             out.plan.push_back(fmt::format("live counters served at http://{}/metrics", listen));
         }
         if (dry_run) {
             auto lines = recorder::plan(o);
             out.plan.insert(out.plan.begin(), lines.begin(), lines.end());
+            out.listener.reset(); // the port was free: a dry run serves nothing
             return out;
         }
         out.recorder = recorder::open(o, [](const std::string& warning) {
@@ -53,6 +61,19 @@ opened_telemetry open_telemetry(const settings& s, const std::string& listen, bo
         throw usage_error(e.what());
     }
     return out;
+}
+
+void finish_listening(metrics_listener* l) {
+    if (!l)
+        return;
+    if (l->watched()) {
+        fmt::print(stderr,
+                   "pacer: the final totals stay at {} until they are scraped (at most {:g} s, "
+                   "--metrics-linger)\n",
+                   l->url(), std::chrono::duration<double>(l->linger_time()).count());
+        std::fflush(stderr);
+    }
+    l->linger();
 }
 
 } // namespace pacer::telemetry

@@ -43,12 +43,17 @@
 // --start-at is moved to one hour from now (a date written in a doc is soon in the past).
 // The files after --ca-file and --tls-cert are a throwaway self-signed certificate, the one
 // after --tls-key its key.
+// A dry run checks what the run checks: it loads NVML and binds --metrics-listen. So a line
+// with --gpu-telemetry (and no --nvml-library) loads the tests' fake NVML of 8 GPUs
+// (tests/fakes/fake_nvml.cpp), as no GPU is here, and --metrics-listen gets port 0 (the lines
+// run in parallel: two binding one documented port would refuse each other).
 // Absolute paths are used as they are.
 //
 // PACER_DOC_COMMANDS_VERBOSE=1 prints every command as it ran.
 
 #include <gtest/gtest.h>
 
+#include "fakes.hpp"
 #include "integration/cli_process.hpp"
 #include "integration/tls_files.hpp"
 #include <algorithm>
@@ -513,6 +518,13 @@ TEST_P(DocCommandsOf, EveryCommandPassesItsDryRun) {
             for (std::size_t i = 0; i + 1 < args.size(); ++i)
                 if (args[i] == "--start-at")
                     args[i + 1] = future_unix_seconds();
+                else if (args[i] == "--metrics-listen")
+                    args[i + 1] = args[i + 1].substr(0, args[i + 1].rfind(':')) + ":0";
+            const bool fake_nvml =
+                std::find(args.begin(), args.end(), "--gpu-telemetry") != args.end() &&
+                std::find(args.begin(), args.end(), "--nvml-library") == args.end();
+            if (fake_nvml)
+                args.insert(args.end(), {"--nvml-library", fake_nvml_library().string()});
             if (!unknown.empty()) {
                 std::string names;
                 for (const auto& u : unknown)
@@ -532,6 +544,12 @@ TEST_P(DocCommandsOf, EveryCommandPassesItsDryRun) {
                 argv.push_back("--dry-run");
             auto o = in_dir(cwd.path());
             o.env = env;
+            scratch_dir nvml_script_dir;
+            if (fake_nvml) {
+                const auto script = nvml_script_dir.path() / "script";
+                std::ofstream(script) << "devices 8\n";
+                o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
+            }
             for (std::size_t i = 0; i + 1 < args.size(); ++i)
                 if (args[i] == "--api-key-env")
                     o.env[args[i + 1]] = "doc-test-key";

@@ -383,13 +383,28 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
     EXPECT_EQ(bad.exit_code, 2) << bad.err;
     EXPECT_NE(bad.err.find("there is no GPU 3"), std::string::npos) << bad.err;
     EXPECT_FALSE(fs::exists(out));
-    // A dry run loads nothing (as it connects to no server) but checks the options.
+    // Issue 39: a dry run checks what the run checks: the library loads and has the GPUs
+    // (it was exit 0 with the missing library, where the run is exit 2).
+    const auto dry_missing =
+        run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml", "--nvml-library",
+                 "/nonexistent/libnvidia-ml.so.1", "--dry-run", "-o", out.string()});
+    EXPECT_EQ(dry_missing.exit_code, 2) << dry_missing.out << dry_missing.err;
+    ASSERT_EQ(dry_missing.err_lines().size(), 1u) << dry_missing.err;
+    EXPECT_EQ(dry_missing.err_lines()[0], r.err_lines()[0]); // the run's own line
+    EXPECT_EQ(dry_missing.out, "");
+    const auto dry_gpu = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:3",
+                                  "--nvml-library", fake_nvml_library().string(), "--dry-run",
+                                  "-o", out.string()},
+                                 o);
+    EXPECT_EQ(dry_gpu.exit_code, 2) << dry_gpu.err;
+    EXPECT_EQ(dry_gpu.err, bad.err);
+    std::ofstream(script) << "devices 2\n";
     const auto dry = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:0,1",
-                              "--nvml-library", "/nonexistent/libnvidia-ml.so.1",
-                              "--metrics-listen", "127.0.0.1:0", "--dry-run", "-o", out.string()});
+                              "--nvml-library", fake_nvml_library().string(), "--metrics-listen",
+                              "127.0.0.1:0", "--dry-run", "-o", out.string()},
+                             o);
     EXPECT_EQ(dry.exit_code, 0) << dry.err;
-    EXPECT_NE(dry.out.find("telemetry  nvml, GPU 0,1 (from /nonexistent/libnvidia-ml.so.1; "
-                           "loaded when the run starts)"),
+    EXPECT_NE(dry.out.find("telemetry  nvml from " + fake_nvml_library().string() + ": GPU 0"),
               std::string::npos)
         << dry.out;
     EXPECT_NE(dry.out.find("telemetry  live counters served at http://127.0.0.1:0/metrics"),
@@ -401,7 +416,9 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
           {"--idle-baseline", "5s"},
           {"--server-metrics", "ws://127.0.0.1:9/metrics"},
           {"--metrics-listen", "localhost"},
-          {"--metrics-listen", "127.0.0.1:0", "--processes", "2"}}) {
+          {"--metrics-listen", "127.0.0.1:0", "--processes", "2"},
+          {"--metrics-linger", "5s"},
+          {"--metrics-listen", "127.0.0.1:0", "--metrics-linger", "soon"}}) {
         std::vector<std::string> args{"run", "-c",        "1",  "-d",
                                       "1s",  "--dry-run", "-o", out.string()};
         args.insert(args.end(), wrong.begin(), wrong.end());
@@ -533,7 +550,8 @@ std::string scrape(const std::string& port, const std::string& path) {
 TEST(TelemetryE2E, MetricsListenServesTheLiveCountersDuringTheRun) {
     temp_dir t;
     child run({PACER_BINARY, "run", "-c", "2", "-d", "3s", "--progress", "never", "--no-report",
-               "--metrics-listen", "127.0.0.1:0", "-o", (t / "run").string()});
+               "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "100s", "-o",
+               (t / "run").string()});
     std::string port;
     for (std::string line; port.empty() && !(line = run.read_line()).empty();) {
         const auto at = line.find("serving the live counters at http://127.0.0.1:");
@@ -555,6 +573,18 @@ TEST(TelemetryE2E, MetricsListenServesTheLiveCountersDuringTheRun) {
           "pacer_errors_total", "pacer_loop_lag_max_seconds"})
         EXPECT_TRUE(names.count(name)) << name << " missing from:\n" << body;
     EXPECT_EQ(e.type_of("pacer_packets_sent_total"), telemetry::metric_type::counter);
+    // Issue 39: it was scraped, so the final totals stay served until scraped once more (the
+    // line says so); the run then ends. A scrape that came after the end saw them already.
+    std::string final_body = body;
+    for (std::string line; !(line = run.read_line()).empty();)
+        if (line.find("pacer: the final totals stay at http://127.0.0.1:" + port) == 0)
+            final_body = scrape(port, "/metrics");
+    std::map<std::string, double> total;
+    for (const auto& x : telemetry::parse_exposition(final_body).samples)
+        total[x.name] = x.value;
+    EXPECT_EQ(total["pacer_sessions_done_total"] + total["pacer_sessions_failed_total"], 2)
+        << final_body;
+    EXPECT_EQ(total["pacer_sessions_active"], 0) << final_body;
     EXPECT_TRUE(finished(run.wait()));
 }
 
@@ -608,8 +638,10 @@ TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
     EXPECT_NE(r.out.find("warm       steady after"), std::string::npos) << r.out;
     // A dry run says the rule (defaults but the window).
     const auto dry =
-        run_cli({"serve", "-c", "2", "-d", "1s", "--gpu-telemetry", "nvml", "--warm-until-stable",
-                 "--stable-window", "45s", "--dry-run", "-o", (dir.path() / "dry").string()});
+        run_cli({"serve", "-c", "2", "-d", "1s", "--gpu-telemetry", "nvml", "--nvml-library",
+                 fake_nvml_library().string(), "--warm-until-stable", "--stable-window", "45s",
+                 "--dry-run", "-o", (dir.path() / "dry").string()},
+                o);
     EXPECT_EQ(dry.exit_code, 0) << dry.err;
     EXPECT_NE(dry.out.find("warm       back-to-back warm-ups of 2 session(s) until every GPU's "
                            "power is within 3 % and its temperature within 1 °C over 45 s (at "
@@ -646,8 +678,8 @@ std::string listened_port(child& c) {
 TEST(TelemetryE2E, ServeMetricsListenServesTheRunningLevel) {
     temp_dir t;
     child serve({PACER_BINARY, "serve", "--concurrencies", "2", "-d", "2s", "--settle", "0s",
-                 "--progress", "never", "--no-report", "--metrics-listen", "127.0.0.1:0", "-o",
-                 (t / "serve").string()});
+                 "--progress", "never", "--no-report", "--metrics-listen", "127.0.0.1:0",
+                 "--metrics-linger", "0", "-o", (t / "serve").string()});
     const std::string port = listened_port(serve);
     ASSERT_FALSE(port.empty()) << "no --metrics-listen line";
     // The level gauge appears once the level starts: poll, bounded by the sweep's end (the
@@ -681,7 +713,8 @@ TEST(TelemetryE2E, HttpMetricsListenServesTheRequestsCounters) {
     const std::string base = mock.http_url();
     child http({PACER_BINARY, "http", "--base-url", base, "--model", "m", "--rate", "20",
                 "--requests", "20", "--output-len", "2", "--progress", "never", "--no-report",
-                "--metrics-listen", "127.0.0.1:0", "-o", (t / "http").string()});
+                "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "0", "-o",
+                (t / "http").string()});
     const std::string port = listened_port(http);
     ASSERT_FALSE(port.empty()) << "no --metrics-listen line";
     std::string body;

@@ -36,7 +36,8 @@
 #include <vector>
 
 namespace pacer::telemetry {
-class recorder; // telemetry/recorder.hpp
+class recorder;         // telemetry/recorder.hpp
+class metrics_listener; // telemetry/metrics_listener.hpp
 }
 
 namespace pacer::http {
@@ -126,6 +127,9 @@ struct http_job {
     /// --gpu-telemetry / --server-metrics, opened (nullptr: none): started in the first folder
     /// a run creates (a search's own folder, sampled across its probes).
     std::shared_ptr<telemetry::recorder> telemetry;
+    /// --metrics-listen, bound (nullptr: none): the live totals, then the final ones until a
+    /// watcher scraped them (docs/telemetry.md).
+    std::shared_ptr<telemetry::metrics_listener> listener;
     /// summary.json's and capacity.json's `command_line` (header values redacted).
     boost::json::array command_line;
     run::end_writers end; ///< report.html and the tables of each folder written

@@ -44,7 +44,8 @@
 #include <vector>
 
 namespace pacer::telemetry {
-class recorder; // telemetry/recorder.hpp
+class recorder;         // telemetry/recorder.hpp
+class metrics_listener; // telemetry/metrics_listener.hpp
 }
 
 namespace pacer::run {
@@ -142,6 +143,9 @@ struct run_job {
     /// --gpu-telemetry / --server-metrics, opened (nullptr: none): sampled from before the idle
     /// baseline to the end of the sessions, into telemetry.jsonl and summary.json's `telemetry`.
     std::shared_ptr<telemetry::recorder> telemetry;
+    /// --metrics-listen, bound (nullptr: none): the live totals from before the idle baseline,
+    /// then the final totals until a watcher scraped them (docs/telemetry.md).
+    std::shared_ptr<telemetry::metrics_listener> listener;
     std::uint64_t disk_estimate = 0;
     std::uint64_t disk_free = 0;
 };

@@ -48,9 +48,9 @@ public:
     /// `warn` receives each distinct warning of a scrape (a malformed line, a failed scrape).
     static std::unique_ptr<recorder> open(const options& o,
                                           std::function<void(const std::string&)> warn);
-    /// Checks `o` as `open` does but opens nothing (a dry run: NVML is not loaded, as a dry run
-    /// does not connect to the server either) and says what a run would read, a line each.
-    /// Throws telemetry_error (one line).
+    /// Checks `o` as `open` does (a dry run: NVML is loaded and its GPUs checked, then let go;
+    /// the server's URL is parsed, not scraped, as a dry run connects to no server) and says
+    /// what a run would read, a line each. Throws telemetry_error (one line).
     static std::vector<std::string> plan(const options& o);
     ~recorder();
 

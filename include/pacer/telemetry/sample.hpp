@@ -10,6 +10,7 @@
 // One reading of one source at one instant, on pacer's clock (CLOCK_MONOTONIC) and the wall
 // clock, as `telemetry.jsonl` holds it (one line each).
 
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <stdexcept>
@@ -41,6 +42,9 @@ struct sample {
     std::optional<double> memory_total_bytes;
     std::optional<double> sm_clock_mhz;
     std::optional<double> temperature_c;
+    /// `--server-metrics`: the GPUs the exporter reports (each DCGM series' `UUID`, else its
+    /// `gpu` label, counted once); 0 for NVML's samples (one per GPU) and a failed scrape.
+    std::size_t gpus = 0;
     /// `--server-metrics`: every other gauge of the scrape, as `name{labels}` and its value.
     std::vector<std::pair<std::string, double>> gauges;
     std::string error; ///< why the read failed ("" when it did not)

@@ -382,6 +382,60 @@ TEST(TelemetryListener, ServesWhatRenderGivesAndNothingElse) {
     EXPECT_NO_THROW(check_listen_address("[::1]:0"));
 }
 
+// Issue 39: the address is bound when the listener is made (the command makes it before any
+// folder or header), so a busy port is one line there; without `render` it serves an empty page.
+TEST(TelemetryListener, ABusyPortIsOneLineWhenItIsBound) {
+    metrics_listener first("127.0.0.1:0");
+    const auto base = first.url().substr(0, first.url().size() - 8);
+    EXPECT_EQ(http_get(base, "/metrics"), std::make_pair(std::string("HTTP/1.1 200 OK"),
+                                                         std::string()));
+    const auto port = base.substr(base.rfind(':') + 1);
+    try {
+        metrics_listener second("127.0.0.1:" + port);
+        ADD_FAILURE() << "bound a port already listened on";
+    } catch (const telemetry_error& e) {
+        const std::string what = e.what();
+        EXPECT_EQ(what.find("--metrics-listen 127.0.0.1:" + port + ": cannot listen: "), 0u)
+            << what;
+        EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+    }
+}
+
+// Issue 39: at the end the final totals are served, and a command whose endpoint someone
+// scraped waits (at most the linger) until they are scraped once; no one watching, no wait.
+TEST(TelemetryListener, TheFinalTotalsStayUntilAWatcherScrapesThem) {
+    const auto live = [] { return std::string("pacer_live 1\n"); };
+    {
+        metrics_listener unwatched("127.0.0.1:0", live, std::chrono::hours(1));
+        unwatched.serve_final("pacer_final 1\n");
+        EXPECT_FALSE(unwatched.watched());
+        EXPECT_FALSE(unwatched.linger()); // returns at once: no one ever scraped
+    }
+    {
+        metrics_listener no_linger("127.0.0.1:0", live, std::chrono::nanoseconds(0));
+        const auto base = no_linger.url().substr(0, no_linger.url().size() - 8);
+        EXPECT_EQ(http_get(base, "/metrics").second, "pacer_live 1\n");
+        no_linger.serve_final("pacer_final 1\n");
+        EXPECT_FALSE(no_linger.watched()); // --metrics-linger 0
+        EXPECT_FALSE(no_linger.linger());
+    }
+    metrics_listener l("127.0.0.1:0", live, std::chrono::hours(1));
+    const auto base = l.url().substr(0, l.url().size() - 8);
+    EXPECT_EQ(http_get(base, "/metrics").second, "pacer_live 1\n");
+    EXPECT_FALSE(l.watched()); // no final totals yet
+    l.serve_final("pacer_final 1\n");
+    EXPECT_TRUE(l.watched());
+    // Whether the scrape lands before or during the wait, linger() returns once it is in (a
+    // missed wake-up would hang here until the test's timeout).
+    bool scraped = false;
+    std::thread waiter([&] { scraped = l.linger(); });
+    EXPECT_EQ(http_get(base, "/metrics").second, "pacer_final 1\n");
+    waiter.join();
+    EXPECT_TRUE(scraped);
+    EXPECT_FALSE(l.watched());
+    EXPECT_EQ(l.scrapes(), 2u);
+}
+
 TEST(TelemetryScraper, ReadsTheEndpointAndWarnsOnceForEachMalformedLine) {
     const std::string page = "# TYPE DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION counter\n"
                              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 7000\n"

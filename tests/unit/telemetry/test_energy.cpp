@@ -144,5 +144,48 @@ TEST(TelemetryEnergy, TheSummaryTotalsTheGpusSubtractsTheIdleAndDividesByTheAudi
     EXPECT_TRUE(so.at("j_per_request").is_null());
 }
 
+// Issue 39: an exporter reading two GPUs is two GPUs of the total, as NVML's two sources are.
+TEST(TelemetryEnergy, TheServersTotalCountsTheExportersGpus) {
+    std::vector<sample> s;
+    for (int i = 0; i <= 4; ++i) {
+        auto x = at(i, 400'000 * i, 400, "server");
+        x.gpus = 2;
+        s.push_back(x);
+    }
+    const auto o = window_json(s, 0, 4, {}, nullptr);
+    EXPECT_EQ(o.at("energy_from").as_string(), "server_metrics");
+    EXPECT_EQ(o.at("gpus").as_uint64(), 2u);
+    EXPECT_EQ(o.at("sources").as_array()[0].as_object().at("gpus").as_uint64(), 2u);
+    EXPECT_TRUE(o.at("error").is_null());
+    // An exporter that labels no GPU is one.
+    for (auto& x : s)
+        x.gpus = 0;
+    EXPECT_EQ(window_json(s, 0, 4, {}, nullptr).at("gpus").as_uint64(), 1u);
+}
+
+// Issue 39: a server whose every scrape failed gives no figure, and the summary says why.
+TEST(TelemetryEnergy, ASourceNeverReadSaysWhyInTheSummary) {
+    std::vector<sample> s;
+    for (int i = 0; i <= 3; ++i) {
+        auto x = at(i, std::nullopt, std::nullopt, "server");
+        x.error = "cannot connect to 127.0.0.1:1: Connection refused";
+        s.push_back(x);
+    }
+    const auto o = window_json(s, 0, 3, {}, nullptr);
+    EXPECT_TRUE(o.at("energy_j").is_null());
+    EXPECT_EQ(o.at("gpus").as_uint64(), 0u); // none was read
+    EXPECT_TRUE(o.at("energy_from").is_null());
+    EXPECT_EQ(o.at("error").as_string(),
+              "no sample could be read (cannot connect to 127.0.0.1:1: Connection refused)");
+    const auto& src = o.at("sources").as_array()[0].as_object();
+    EXPECT_EQ(src.at("failed_reads").as_uint64(), 4u);
+    EXPECT_EQ(src.at("last_error").as_string(), s[0].error);
+    // One good read among the failures: figures, no error.
+    s.push_back(at(1.5, std::nullopt, 100, "server"));
+    const auto some = window_json(s, 0, 3, {}, nullptr);
+    EXPECT_TRUE(some.at("error").is_null());
+    EXPECT_EQ(some.at("sources").as_array()[0].as_object().at("failed_reads").as_uint64(), 4u);
+}
+
 } // namespace
 } // namespace pacer::telemetry

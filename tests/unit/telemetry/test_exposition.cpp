@@ -148,10 +148,20 @@ TEST(ServerSample, SumsDcgmEnergyAndPowerOverGpusAndKeepsTheGauges) {
     EXPECT_TRUE(cache);
     EXPECT_FALSE(counter);
     EXPECT_EQ(s.gauges.size(), 6u); // 2 power, 2 util, 1 memory, 1 cache
+    EXPECT_EQ(s.gpus, 2u);          // gpu="0" and gpu="1" (issue 39: it said 1)
     // Without DCGM's fields the sample has no energy and no power.
     const auto none = server_sample(parse_exposition("x 1\n"), 1, 2);
     EXPECT_FALSE(none.energy_mj);
     EXPECT_FALSE(none.power_w);
+    EXPECT_EQ(none.gpus, 0u);
+    // dcgm-exporter labels each series with the GPU's UUID as well as its index: UUIDs count.
+    const auto uuids = server_sample(
+        parse_exposition("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-a\"} 100\n"
+                         "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"GPU-b\",Hostname=\"h2\"} 100\n"
+                         "DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"GPU-a\"} 5\n"),
+        1, 2);
+    EXPECT_EQ(uuids.gpus, 2u);
+    EXPECT_NE(to_jsonl(uuids).find("\"gpus\":2"), std::string::npos) << to_jsonl(uuids);
     // Past long long's range the sum still converts; at 2^64 mJ and above it is no counter.
     const auto energy_of = [](const char* text) {
         return server_sample(parse_exposition(text), 1, 2).energy_mj;
