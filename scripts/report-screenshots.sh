@@ -35,6 +35,30 @@ start_mock "$pacer" "$out/llm-stats.json" llm-mock --ttft-ms 20 --itl-ms 5 --bat
     --max-concurrency 8 --goodput ttft:50,e2el:100 -o "$out/http" >/dev/null || true
 kill -INT "$mock_pid"
 wait "$mock_pid" || true
+# A conversation against the native mock's openai-realtime mode (server VAD: 500 ms of silence
+# ends a turn): espeak-ng speech followed by 0.7 s of silence, as docs/scenarios.md advises; a
+# run with a barge-in, and a sweep of three-turn conversations with a turn SLO.
+if command -v espeak-ng >/dev/null; then
+    espeak-ng -w "$out/speech-raw.wav" "Which trains leave for Lyon after six tonight?"
+    python3 - "$out/speech-raw.wav" "$out/speech.wav" <<'PY'
+import sys, wave
+src = wave.open(sys.argv[1])
+p = src.getparams()
+pcm = src.readframes(p.nframes)
+dst = wave.open(sys.argv[2], "wb")
+dst.setparams(p)
+dst.writeframes(pcm + b"\0" * (int(0.7 * p.framerate) * p.sampwidth * p.nchannels))
+dst.close()
+PY
+    start_mock "$pacer" "$out/rt-stats.json" native-mock --protocol openai-realtime
+    "$pacer" run --protocol openai-realtime --url "ws://127.0.0.1:$port/v1/realtime" -c 4 \
+        --audio "$out/speech.wav" --scenario barge-in -o "$out/talk" >/dev/null || true
+    "$pacer" serve --protocol openai-realtime --url "ws://127.0.0.1:$port/v1/realtime" \
+        --concurrencies 1,2,4,8 --audio "$out/speech.wav" --scenario multi-turn \
+        --slo turn-ttfa-p95=1s -o "$out/talks" >/dev/null || true
+    kill -INT "$mock_pid"
+    wait "$mock_pid" || true
+fi
 if command -v espeak-ng >/dev/null; then
     "$pacer" dataset synth --subsets 2 --per-subset 2 --min-s 3 --max-s 5 --seed 1 \
         -o "$out/dataset" >/dev/null
@@ -60,6 +84,10 @@ shot serve "$out/sweep/report.html" levels 1300
 shot comparison "$out/comparison.html" deviation 1250
 shot loop-lag "$out/stalled/report.html" loop-lag-over-time 540
 shot http "$out/http/report.html" arrivals 1500
+if [ -f "$out/talk/report.html" ]; then
+    shot conversation "$out/talk/report.html" conversation 1000
+    shot serve-conversation "$out/talks/report.html" conversation 1100
+fi
 if [ -f "$out/recording/report.html" ]; then
     shot recording "$out/recording/report.html" statuses 900
 fi

@@ -45,8 +45,9 @@ command add_export_command(CLI::App& app) {
     auto* sub = app.add_subcommand(
         "export",
         "Write the flat tables of a result folder for pandas and spreadsheets: "
-        "packets, sessions (a recording: one per variant), levels (serve) and requests (open "
-        "loop); for pacer http requests and tokens (a --find-capacity folder: probes); with "
+        "packets, sessions (a recording: one per variant), levels (serve), requests (open "
+        "loop) and turns (a multi-turn --scenario); for pacer http requests and tokens (a "
+        "--find-capacity folder: probes); with "
         "telemetry, telemetry (one row per sample) and energy (one per window); with "
         "units in "
         "the column names (_s: seconds). See docs/report.md.\nExit status: 0 written; 1 a "

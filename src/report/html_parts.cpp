@@ -142,8 +142,12 @@ std::vector<figure> run_figures(const json::object& s) {
     append(f, distribution("loop lag", {"pacing", "loop_lag_s"},
                            {"p50", "p90", "p99", "p99.9", "max", "worst_part_p99"}));
     f.push_back({"loop lags over 80 ms", {"pacing", "loop_lag_s", "over_80ms"}, unit::count});
-    append(f, distribution("time to first audio", {"pacing", "time_to_first_audio_s"},
-                           {"p50", "p95", "max"}));
+    // A conversation's reply latency is per turn (the Conversation section): from the stream's
+    // start it only times the first turn's reply, after the whole first turn.
+    append(f, distribution(s.contains("turns") ? "first audio from the stream start (turn 0's "
+                                                 "reply, not a turn latency)"
+                                               : "time to first audio",
+                           {"pacing", "time_to_first_audio_s"}, {"p50", "p95", "max"}));
     f.push_back({"trace channel waits", {"pacing", "trace_channel", "waits"}, unit::count});
     f.push_back({"trace channel wait", {"pacing", "trace_channel", "wait_s"}, unit::seconds});
     f.push_back({"send stalls (> 80 ms)", {"pacing", "send_stalls", "stalled_sends"}, unit::count});
@@ -220,10 +224,10 @@ std::string page(const std::string& title, const std::string& body) {
 }
 
 std::string section(const std::string& id, const std::string& title, const std::string& text,
-                    const std::string& plot, const std::string& table) {
-    return fmt::format("<section id=\"{}\"><h2>{}</h2>\n<p>{}</p>\n{}<details><summary>numbers "
+                    const std::string& plot, const std::string& table, bool open) {
+    return fmt::format("<section id=\"{}\"><h2>{}</h2>\n<p>{}</p>\n{}<details{}><summary>numbers "
                        "of this figure</summary>\n{}</details></section>\n",
-                       escape(id), escape(title), text, plot, table);
+                       escape(id), escape(title), text, plot, open ? " open" : "", table);
 }
 
 std::string row(std::initializer_list<std::string> cells) {

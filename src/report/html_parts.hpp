@@ -43,9 +43,10 @@ std::string figure_table(const boost::json::object& s, const std::vector<figure>
 std::vector<figure> present_in(const boost::json::object& s, std::vector<figure> figs);
 /// The whole page around `body`.
 std::string page(const std::string& title, const std::string& body);
-/// A <section> with a heading, a paragraph, a plot and its "numbers of this figure" table.
+/// A <section> with a heading, a paragraph, a plot and its "numbers of this figure" table
+/// (shown at once when `open`, else folded until clicked).
 std::string section(const std::string& id, const std::string& title, const std::string& text,
-                    const std::string& plot, const std::string& table);
+                    const std::string& plot, const std::string& table, bool open = false);
 /// A table row of escaped text cells.
 std::string row(std::initializer_list<std::string> cells);
 /// A numeric <td> (value × scale, "–" when absent).
@@ -115,6 +116,12 @@ std::string open_loop_sections(const std::vector<const result_folder*>& folders,
 std::string over_time_sections(const result_folder& f);
 std::string loop_lag_over_time_section(const result_folder& f);
 
+/// The conversation section of a multi-turn run (summary.json's `turns`): voice-to-voice
+/// latency per turn index (bars and a table), interruption latency, reply durations, unsolicited
+/// replies; "" when no folder has turns (conversation_page.cpp).
+std::string conversation_section(const std::vector<const result_folder*>& folders,
+                                 const std::vector<std::string>& names);
+
 /// One run of a serve sweep as a point of the level plots (serve_page.cpp).
 struct level_point {
     std::size_t entry = 0; ///< index into summary.levels
@@ -131,6 +138,13 @@ struct level_point {
 std::map<double, std::string> unreachable_levels(const boost::json::object& s);
 /// The sweep's runs as points, in the order of summary.levels.
 std::vector<level_point> level_points(const boost::json::object& s);
+
+/// A level's SLO check (summary.json's `levels[i].slo.checks[k]`) as words, its value beside
+/// its bound: "turn-ttfa-p95 612 ms (bound ≤ 500 ms)" (serve_page.cpp).
+std::string slo_check_text(const boost::json::object& check);
+/// A capacity search's answer first: "capacity 7 sessions, limited by unit-miss-rate at 8
+/// sessions, boundary held"; "" for a sweep without a capacity (serve_page.cpp).
+std::string capacity_headline(const boost::json::object& summary);
 
 /// The sections of a serve sweep: the figures per level, the level table, the capacity
 /// (serve_page.cpp).

@@ -217,12 +217,15 @@ std::string verdict_span(const result_folder& f) {
                         why = std::string(u->as_string());
             return span("bad", "SERVER UNREACHABLE: " + why + ". Nothing was measured.");
         }
-        // Client timing over the levels that were measured.
+        // The answer first (a capacity search), then the client timing over the levels that
+        // were measured.
         const bool ok = std::all_of(points.begin(), points.end(),
                                     [](const level_point& p) { return p.unreachable || p.valid; });
-        std::string h = span(ok ? "good" : "bad",
-                             ok ? "every measured level valid: the client kept its schedule"
-                                : "some level NOT VALID: the client missed its schedule there");
+        const auto answer = capacity_headline(f.summary);
+        std::string h = answer.empty() ? std::string() : span("neutral", answer) + "</p>\n<p>";
+        h += span(ok ? "good" : "bad",
+                  ok ? "every measured level valid: the client kept its schedule"
+                     : "some level NOT VALID: the client missed its schedule there");
         const auto first = std::find_if(points.begin(), points.end(),
                                         [](const level_point& p) { return p.unreachable; });
         if (first != points.end())
@@ -289,6 +292,7 @@ std::string render_report(const result_folder& f) {
     } else {
         body += "<section id=\"figures\"><h2>Summary figures</h2>\n" +
                 figure_table(f.summary, run_figures(f.summary)) + "</section>\n";
+        body += conversation_section(one, no_name);
         body += deviation_cdf_section(one, no_name);
         body += over_time_sections(f);
         body += loop_lag_section(one, no_name);
@@ -356,6 +360,7 @@ std::string render_comparison(const result_folder& a, const result_folder& b) {
                              figure_cell(b.summary, f.path, f.u, "B:"), delta);
         }
         body += "<section id=\"figures\"><h2>Summary figures</h2>\n" + t + "</table></section>\n";
+        body += conversation_section(both, names);
         body += deviation_cdf_section(both, names);
         body += loop_lag_section(both, names);
         body += send_time_section(both, names);

@@ -598,7 +598,7 @@ std::string capacity_page(const result_folder& f) {
                     "capacity found.",
                     order.empty() ? no_data(good.id, good.title, "no probe in capacity.json")
                                   : render(good),
-                    table);
+                    table, true); // the probes' table, shown under the plot
     body += section("probe-latency", "Latency against the rate",
                     "The p99 TTFT and E2EL (from the schedule) of each probe's summary.",
                     lmax > 0 ? render(lat)

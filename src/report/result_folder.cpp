@@ -288,6 +288,7 @@ void read_serve(result_folder& f, const session_visitor* visit) {
                                      : fmt::format("c{}{}", c, nth > 0 ? "-again" : "");
         const fs::path dir =
             repeats > 1 ? f.dir / fmt::format("repeat-{}", r) / name : f.dir / name;
+        f.level_runs.push_back({c, r, name, dir});
         const auto* sessions = run->if_contains("sessions");
         if (!sessions || !sessions->is_array())
             continue;

@@ -59,9 +59,18 @@ std::string verdict_text(const level_point& p) {
 }
 
 struct level_metric {
-    const char* slo; ///< the SLO name whose figure this is
+    const char* slo; ///< the SLO name whose figure (and bound) this is
     const char* label;
+    /// Where the figure is in a level's aggregate, for one no SLO definition reads (empty:
+    /// the SLO's own figure).
+    std::vector<std::string> path = {};
 };
+
+std::optional<double> metric_value(const json::object* aggregate, const level_metric& m) {
+    if (m.path.empty())
+        return slo_value(aggregate, m.slo);
+    return aggregate ? number_at(*aggregate, m.path) : std::nullopt;
+}
 
 std::string level_plot(const std::string& id, const std::string& title, const std::string& ylabel,
                        std::initializer_list<level_metric> metrics_, double scale,
@@ -79,11 +88,16 @@ std::string level_plot(const std::string& id, const std::string& title, const st
             series s;
             s.name = names[i] + m.label;
             s.colour = colour++;
+            // The line joins the levels in level order, through the mean of a level's runs
+            // (a confirmation or verification runs a level again); every run is a point.
+            std::map<double, std::pair<double, int>> by_level;
             for (const auto& lp : pts) {
-                const auto v = slo_value(lp.aggregate, m.slo);
+                const auto v = metric_value(lp.aggregate, m);
                 if (!v)
                     continue;
-                s.points.emplace_back(lp.concurrency, *v * scale);
+                auto& [sum, runs] = by_level[lp.concurrency];
+                sum += *v * scale;
+                ++runs;
                 hi = std::max(hi, *v * scale);
                 cmin = std::min(cmin, lp.concurrency);
                 cmax = std::max(cmax, lp.concurrency);
@@ -93,6 +107,8 @@ std::string level_plot(const std::string& id, const std::string& title, const st
                                                  lp.try_label, format_number(*v * scale),
                                                  scale == 1e3 ? " ms" : "", verdict_text(lp))});
             }
+            for (const auto& [c, sr] : by_level)
+                s.points.emplace_back(c, sr.first / sr.second);
             p.lines.push_back(std::move(s));
         }
         const auto bounds = slo_bounds(folders[i]->summary);
@@ -123,6 +139,13 @@ std::string level_plot(const std::string& id, const std::string& title, const st
     return render(p);
 }
 
+// An SLO's value or bound as people read it: times in ms, rates as plain decimals.
+std::string slo_number(const std::string& name, double v) {
+    const bool rate =
+        name == "success-rate" || name == "unit-miss-rate" || name == "underrun-ratio";
+    return rate ? format_number(v) : format_number(v * 1e3) + " ms";
+}
+
 std::string level_table(const json::object& s, const std::string& prefix) {
     std::string h = "<table class=\"levels\"><tr><th>level</th><th>client timing</th><th>SLO</th>"
                     "<th>attempted</th><th>successful</th><th>rejected</th><th>TTFA p50</th>"
@@ -136,9 +159,7 @@ std::string level_table(const json::object& s, const std::string& prefix) {
             for (const auto& c : checks->as_array())
                 if (const auto* o = c.if_object();
                     o && o->contains("met") && o->at("met").is_bool() && !o->at("met").as_bool())
-                    missed +=
-                        (missed.empty() ? "" : ", ") +
-                        std::string(o->at("name").is_string() ? o->at("name").as_string() : "");
+                    missed += (missed.empty() ? "" : ", ") + slo_check_text(*o);
         if (lp.unreachable) {
             h += fmt::format("<tr><td class=\"num\">{}{}</td><td class=\"verdict bad\" "
                              "colspan=\"11\">server unreachable: nothing measured</td></tr>\n",
@@ -214,7 +235,169 @@ std::string capacity_line(const json::object& s) {
     return h;
 }
 
+// The levels' per-turn figures (a multi-turn --scenario): one row per run of a level.
+std::string turn_level_table(const json::object& s, const std::string& prefix, const char* lead,
+                             const char* lead_label) {
+    std::string h = fmt::format(
+        "<table class=\"turn-levels\"><tr><th>level</th><th>turns</th><th>answered</th>"
+        "<th>interrupted</th><th>unsolicited replies</th><th>{0} p50</th><th>{0} p95</th>"
+        "<th>after speech_stopped p95</th><th>reply duration p50</th><th>interruption latency "
+        "p50</th><th>interruption latency p95</th><th>underruns</th><th>turn SLOs</th></tr>\n",
+        escape(lead_label));
+    for (const auto& lp : level_points(s)) {
+        const std::string i = fmt::format("[{}]", lp.entry);
+        const auto at = [&](std::initializer_list<const char*> more) {
+            std::vector<std::string> p = {"levels", i, "aggregate", "turns", "all"};
+            for (const char* m : more)
+                p.emplace_back(m);
+            return p;
+        };
+        if (!lookup(s, at({})))
+            continue;
+        h += fmt::format("<tr><td class=\"num\">{}{}</td>", format_number(lp.concurrency),
+                         lp.try_label);
+        for (const char* k : {"turns", "answered", "interrupted", "unsolicited_responses"})
+            h += figure_cell(s, at({k}), unit::count, prefix);
+        h += figure_cell(s, at({lead, "p50"}), unit::seconds, prefix);
+        h += figure_cell(s, at({lead, "p95"}), unit::seconds, prefix);
+        h += figure_cell(s, at({"ttfa_from_speech_stopped_s", "p95"}), unit::seconds, prefix);
+        h += figure_cell(s, at({"response_duration_s", "p50"}), unit::seconds, prefix);
+        h += figure_cell(s, at({"interrupt_latency_s", "p50"}), unit::seconds, prefix);
+        h += figure_cell(s, at({"interrupt_latency_s", "p95"}), unit::seconds, prefix);
+        h += figure_cell(s, at({"underruns"}), unit::count, prefix);
+        // The per-turn SLOs with their values beside their bounds.
+        std::string slos;
+        if (const auto* checks = lookup(s, {"levels", i, "slo", "checks"});
+            checks && checks->is_array())
+            for (const auto& c : checks->as_array()) {
+                const auto* o = c.if_object();
+                const auto* n = o ? o->if_contains("name") : nullptr;
+                if (n && n->is_string() &&
+                    (n->as_string().starts_with("turn-") ||
+                     n->as_string() == "interrupt-latency-p95"))
+                    slos += (slos.empty() ? "" : "; ") + slo_check_text(*o);
+            }
+        h += "<td>" + (slos.empty() ? std::string("–") : escape(slos)) + "</td></tr>\n";
+    }
+    return h + "</table>\n";
+}
+
+// The conversation section of a sweep with a multi-turn --scenario; "" without.
+std::string serve_conversation(const std::vector<const result_folder*>& folders,
+                               const std::vector<std::string>& names) {
+    bool any = false, voice = false, interrupted = false;
+    for (const auto* f : folders)
+        for (const auto& lp : level_points(f->summary))
+            if (const auto* t = lp.aggregate ? lookup(*lp.aggregate, {"turns", "all"}) : nullptr;
+                t && t->is_object()) {
+                any = true;
+                const auto* v = t->as_object().if_contains("ttfa_from_voice_end_s");
+                voice = voice || (v && v->is_object()); // null: no voiced turn answered
+                interrupted =
+                    interrupted || number_at(t->as_object(), {"interrupted"}).value_or(0) > 0;
+            }
+    if (!any)
+        return {};
+    const char* lead = voice ? "ttfa_from_voice_end_s" : "ttfa_from_speech_end_s";
+    const char* label = voice ? "voice-to-voice" : "first audio after the turn's input ended";
+    std::string tables;
+    for (std::size_t i = 0; i < folders.size(); ++i) {
+        if (!names[i].empty())
+            tables += "<h3>" + escape(names[i]) + "</h3>\n";
+        tables += turn_level_table(folders[i]->summary,
+                                   folders.size() > 1 ? names[i].substr(0, 1) + ":" : "", lead,
+                                   voice ? "voice-to-voice" : "after the input's end");
+    }
+    const std::vector<std::string> p50 = {"turns", "all", lead, "p50"},
+                                   p95 = {"turns", "all", lead, "p95"};
+    std::string out = section(
+        "conversation", "Conversation: latency per turn against concurrency",
+        std::string(voice ? "Voice-to-voice latency: from the end of the user's voice in each "
+                            "turn to the first audio of the reply it caused"
+                          : "First audio of each turn's reply after the end of the turn's input "
+                            "(these summaries have no voice-to-voice figure)") +
+            ", p50 and p95 over every turn of a level; dashed red: the turn SLO's bound. The "
+            "table gives each level's turns, the replies no turn asked for, reply durations, "
+            "interruption latency and the turn SLOs' values beside their bounds.",
+        level_plot("plot-turn-v2v", std::string(label) + " against concurrency",
+                   std::string(label) + " (ms)",
+                   {{voice ? "turn-v2v-p50" : "turn-ttfa-p50",
+                     voice ? "voice-to-voice p50" : "after the input's end p50", p50},
+                    {voice ? "turn-v2v-p95" : "turn-ttfa-p95",
+                     voice ? "voice-to-voice p95" : "after the input's end p95", p95}},
+                   1e3, folders, names),
+        tables, true);
+    if (interrupted)
+        out += section(
+            "interruption", "Interruption latency against concurrency",
+            "From the barge-in's first packet to the interrupted reply's last audio, p50 and p95 "
+            "over the level's interrupted turns.",
+            level_plot("plot-interrupt-latency", "Interruption latency against concurrency",
+                       "interruption latency (ms)",
+                       {{"interrupt-latency-p50",
+                         "interruption latency p50",
+                         {"turns", "all", "interrupt_latency_s", "p50"}},
+                        {"interrupt-latency-p95", "interruption latency p95"}},
+                       1e3, folders, names),
+            "<p class=\"note\">The numbers are those of the Conversation table above.</p>");
+    return out;
+}
+
 } // namespace
+
+std::string slo_check_text(const json::object& check) {
+    const auto* n = check.if_contains("name");
+    const std::string name = n && n->is_string() ? std::string(n->as_string()) : "?";
+    const auto value = number_at(check, {"value"});
+    const auto bound = number_at(check, {"bound"});
+    const auto* least = check.if_contains("at_least");
+    const bool at_least = least && least->is_bool() && least->as_bool();
+    return fmt::format("{} {} (bound {} {})", name,
+                       value ? slo_number(name, *value) : std::string("not measured"),
+                       at_least ? "≥" : "≤", bound ? slo_number(name, *bound) : "?");
+}
+
+std::string capacity_headline(const json::object& s) {
+    const auto sessions = number_at(s, {"capacity", "sessions"});
+    if (!sessions)
+        return {};
+    const auto* lim = lookup(s, {"capacity", "limited_by"});
+    std::string why = lim && lim->is_string() ? std::string(lim->as_string()) : "";
+    const auto failing = number_at(s, {"capacity", "first_failing_level"});
+    if (why == "slo" && failing) {
+        // The SLOs the first failing level missed, by name.
+        std::set<std::string> missed;
+        for (const auto& lp : level_points(s)) {
+            if (lp.concurrency != *failing)
+                continue;
+            if (!lp.valid)
+                missed.insert("client timing");
+            if (const auto* checks =
+                    lookup(s, {"levels", fmt::format("[{}]", lp.entry), "slo", "checks"});
+                checks && checks->is_array())
+                for (const auto& c : checks->as_array())
+                    if (const auto* o = c.if_object();
+                        o && o->contains("met") && o->at("met").is_bool() &&
+                        !o->at("met").as_bool() && o->at("name").is_string())
+                        missed.insert(std::string(o->at("name").as_string()));
+        }
+        std::string names;
+        for (const auto& m : missed)
+            names += (names.empty() ? "" : ", ") + m;
+        why = fmt::format("{} at {} sessions", names.empty() ? "the SLOs" : names,
+                          format_number(*failing));
+    } else if (why == "max-level") {
+        why = "nothing: every probed level met the SLOs";
+    } else if (why == "client") {
+        why = "the client (a lower bound)";
+    }
+    const auto* held = lookup(s, {"capacity", "boundary_held"});
+    return fmt::format("capacity {}{} session{}, limited by {}{}", format_number(*sessions),
+                       why.starts_with("nothing") ? " or more" : "", *sessions == 1 ? "" : "s", why,
+                       held && held->is_bool()
+                           ? (held->as_bool() ? ", boundary held" : ", boundary NOT held")
+                           : "");
+}
 
 // The sweep's runs (warm-ups apart) that reached no server: level → why ("cannot connect to
 // URL: connection refused"), as each run's summary says.
@@ -317,6 +500,7 @@ std::string serve_sections(const std::vector<const result_folder*>& folders,
                               "gap excess p99 (ms)", {{"gap-excess-p99", "gap excess p99"}}, 1e3,
                               folders, names),
                    table_note);
+    out += serve_conversation(folders, names);
     return out;
 }
 

@@ -75,15 +75,45 @@ std::string frame(const axis& x, const axis& y) {
     return s;
 }
 
-std::string legend_entry(std::size_t row, const std::string& name, const char* c,
+// A legend entry from legend row `row` on; a name too long for the right margin wraps at its
+// spaces onto the rows below (never cut), and `row` moves past the rows it took.
+std::string legend_entry(std::size_t& row, const std::string& name, const char* c,
                          bool dashed = false) {
+    constexpr std::size_t max_chars = 26; // about 170 px at font-size 11
+    std::vector<std::string> lines(1);
+    std::size_t chars = 0;
+    for (std::size_t i = 0; i < name.size();) {
+        auto next = name.find(' ', i);
+        if (next == std::string::npos)
+            next = name.size();
+        const std::string word = name.substr(i, next - i);
+        std::size_t n = 0;
+        for (const unsigned char ch : word)
+            n += (ch & 0xC0) == 0x80 ? 0 : 1;
+        if (!lines.back().empty() && chars + 1 + n > max_chars) {
+            lines.emplace_back();
+            chars = 0;
+        }
+        if (!lines.back().empty()) {
+            lines.back() += ' ';
+            ++chars;
+        }
+        lines.back() += word;
+        chars += n;
+        i = next + 1;
+    }
     const double yy = top + 8 + static_cast<double>(row) * 16;
     const double xx = left + plot_w + 12;
+    std::string text = escape(lines.front());
+    for (std::size_t k = 1; k < lines.size(); ++k)
+        text +=
+            fmt::format("<tspan x=\"{}\" dy=\"14\">{}</tspan>", coord(xx + 23), escape(lines[k]));
+    row += 1 + ((lines.size() - 1) * 14 + 15) / 16; // the rows of 16 px the wrapped lines took
     return fmt::format("<line x1=\"{}\" y1=\"{}\" x2=\"{}\" y2=\"{}\" stroke=\"{}\" "
                        "stroke-width=\"3\"{}/><text x=\"{}\" y=\"{}\" font-size=\"11\">{}</text>\n",
                        coord(xx), coord(yy), coord(xx + 18), coord(yy), c,
                        dashed ? " stroke-dasharray=\"5 3\"" : "", coord(xx + 23), coord(yy + 4),
-                       escape(name));
+                       text);
 }
 
 // A generous estimate of the width of `text` at font-size 11 (about 6.5 px a character; the
@@ -95,8 +125,33 @@ double label_width(const std::string& text) {
     return 6.5 * chars;
 }
 
+// Where a label's text sits (x from x0 to x1, baseline y): labels must not overlap.
+struct label_box {
+    double x0, x1, y;
+    bool overlaps(const label_box& o) const {
+        return x0 < o.x1 && o.x0 < x1 && std::abs(y - o.y) < 12;
+    }
+};
+
+// The first of `baselines` where a label from x0 to x1 overlaps none of `placed` (else the
+// first), then placed.
+double free_baseline(std::vector<label_box>& placed, double x0, double x1,
+                     const std::vector<double>& baselines) {
+    for (const double b : baselines) {
+        const label_box box{x0, x1, b};
+        if (std::none_of(placed.begin(), placed.end(),
+                         [&](const label_box& p) { return p.overlaps(box); })) {
+            placed.push_back(box);
+            return b;
+        }
+    }
+    placed.push_back({x0, x1, baselines.front()});
+    return baselines.front();
+}
+
 std::string ref_lines(const std::vector<ref_line>& refs, const axis& x, const axis& y) {
     std::string s;
+    std::vector<label_box> placed;
     for (const auto& r : refs) {
         const char* c = r.danger ? "#C00000" : "#777";
         const axis& a = r.vertical ? x : y;
@@ -114,25 +169,37 @@ std::string ref_lines(const std::vector<ref_line>& refs, const axis& x, const ax
             const double xx = px(x, r.at);
             // The label goes right of the line unless it would cross the plot's right edge
             // into the legend; then it ends left of the line.
-            const bool fits_right = xx + 3 + label_width(r.label) <= left + plot_w;
+            const double w = label_width(r.label);
+            const bool fits_right = xx + 3 + w <= left + plot_w;
+            // Lines close together (the idle baseline's end, the run's start) stack their
+            // labels down the plot instead of writing over each other.
+            std::vector<double> rows;
+            for (double b = top + 11; b < top + plot_h - 4; b += 13)
+                rows.push_back(b);
+            const double base = fits_right ? free_baseline(placed, xx + 3, xx + 3 + w, rows)
+                                           : free_baseline(placed, xx - 3 - w, xx - 3, rows);
             s += fmt::format(
                 "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"{3}\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>{4}</title></line>"
                 "<text x=\"{5}\" y=\"{6}\" font-size=\"11\" fill=\"{3}\"{7}>{4}</text>\n",
                 coord(xx), coord(top), coord(top + plot_h), c, escape(r.label),
-                coord(fits_right ? xx + 3 : xx - 3), coord(top + 11),
+                coord(fits_right ? xx + 3 : xx - 3), coord(base),
                 fits_right ? "" : " text-anchor=\"end\"");
         } else {
             if (y.log && r.at <= 0)
                 continue;
             const double yy = py(y, r.at);
+            // Above the line, else below it, else further off (two bounds close together).
+            const double xr = left + plot_w - 3, w = label_width(r.label);
+            const double base =
+                free_baseline(placed, xr - w, xr, {yy - 3, yy + 12, yy - 16, yy + 25, yy - 29});
             s += fmt::format(
                 "<line x1=\"{0}\" y1=\"{1}\" x2=\"{2}\" y2=\"{1}\" stroke=\"{3}\" "
                 "stroke-width=\"1.5\" stroke-dasharray=\"6 4\"><title>{4}</title></line>"
                 "<text x=\"{5}\" y=\"{6}\" font-size=\"11\" fill=\"{3}\" "
                 "text-anchor=\"end\">{4}</text>\n",
-                coord(left), coord(yy), coord(left + plot_w), c, escape(r.label),
-                coord(left + plot_w - 3), coord(yy - 3));
+                coord(left), coord(yy), coord(left + plot_w), c, escape(r.label), coord(xr),
+                coord(base));
         }
     }
     return s;
@@ -192,6 +259,14 @@ std::string format_number(double v) {
             if (s.back() == '.')
                 s.pop_back();
         }
+        return s;
+    }
+    if (a < 1e-4 && a >= 1e-9) {
+        // Small values as plain decimals too (0.0000975, not 9.75e-05): 3 significant digits.
+        const int decimals = 2 - static_cast<int>(std::floor(std::log10(a)));
+        std::string s = fmt::format("{:.{}f}", v, decimals);
+        while (s.back() == '0')
+            s.pop_back();
         return s;
     }
     return fmt::format("{:.3g}", v);
@@ -273,7 +348,7 @@ std::string render(const xy_plot& p) {
                             coord(std::abs(y0 - y1)), c, escape(bar.title));
         }
         s += "</g>\n";
-        s += legend_entry(row++, b.name, c);
+        s += legend_entry(row, b.name, c);
     }
     for (const auto& l : p.lines) {
         const char* c = colour(l.colour);
@@ -309,7 +384,7 @@ std::string render(const xy_plot& p) {
             }
             s += "</g>\n";
         }
-        s += legend_entry(row++, l.name, c, l.dashed);
+        s += legend_entry(row, l.name, c, l.dashed);
     }
     for (const auto& m : p.markers) {
         if ((p.x.log && m.x <= 0) || (p.y.log && m.y <= 0))
@@ -366,8 +441,9 @@ std::string render(const bar_chart& c) {
                              c.unit.empty() ? "" : " " + escape(c.unit));
         }
     }
+    std::size_t row = 0;
     for (std::size_t k = 0; k < c.values.size(); ++k)
-        s += legend_entry(k, c.values[k].first, colour(k));
+        s += legend_entry(row, c.values[k].first, colour(k));
     s += ref_lines(c.refs, x, y);
     s += "</svg>\n";
     return s;

@@ -1,6 +1,7 @@
 #include <pacer/metrics/serving.hpp>
 #include <pacer/report/tables.hpp>
 
+#include <boost/json/parse.hpp>
 #include <boost/json/serialize.hpp>
 #include <boost/json/value.hpp>
 
@@ -9,11 +10,13 @@
 #include "html_parts.hpp"
 #include <algorithm>
 #include <cmath>
+#include <fstream>
 #include <map>
 
 namespace pacer::report {
 
 namespace json = boost::json;
+namespace fs = std::filesystem;
 
 namespace detail {
 
@@ -261,6 +264,75 @@ table requests_table(const result_folder& f) {
     return t;
 }
 
+// One row per turn of every session (a multi-turn --scenario): the lines of each run's
+// turns.jsonl (docs/scenarios.md), under the keys of the run they came from. A field a line
+// lacks (written by an older pacer) is empty; a line that is not JSON is skipped.
+struct turns_source {
+    std::vector<cell> key;
+    fs::path file;
+};
+
+table turns_table(const result_folder& f) {
+    table t;
+    t.name = "turns";
+    std::vector<turns_source> sources;
+    if (f.kind == folder_kind::serve) {
+        t.columns = {"level", "repeat", "run"};
+        for (const auto& r : f.level_runs)
+            sources.push_back({{cell(static_cast<std::int64_t>(r.level)),
+                                cell(static_cast<std::int64_t>(r.repeat)), cell(r.name)},
+                               r.dir / "turns.jsonl"});
+    } else if (f.kind == folder_kind::merged) {
+        t.columns = {"part"};
+        for (std::size_t i = 0; i < f.parts.size(); ++i)
+            sources.push_back(
+                {{cell(static_cast<std::int64_t>(i))}, f.parts[i].dir / "turns.jsonl"});
+    } else {
+        sources.push_back({{}, f.dir / "turns.jsonl"});
+    }
+    static constexpr const char* fields[] = {"session",
+                                             "turn",
+                                             "barge_in",
+                                             "start_s",
+                                             "speech_end_s",
+                                             "voice_end_s",
+                                             "commit_s",
+                                             "speech_stopped_s",
+                                             "response_id",
+                                             "first_audio_s",
+                                             "last_audio_s",
+                                             "audio_s",
+                                             "underruns",
+                                             "underrun_s",
+                                             "interrupted_s",
+                                             "ttfa_from_voice_end_s",
+                                             "ttfa_from_speech_end_s",
+                                             "ttfa_from_speech_stopped_s",
+                                             "ttfa_from_commit_s",
+                                             "response_duration_s",
+                                             "interrupt_latency_s",
+                                             "audio_after_interrupt_s",
+                                             "played_at_interrupt_s",
+                                             "player_gap_s"};
+    for (const char* c : fields)
+        t.columns.push_back(c);
+    for (const auto& src : sources) {
+        std::ifstream in(src.file);
+        std::string line;
+        while (std::getline(in, line)) {
+            boost::system::error_code ec;
+            const auto v = json::parse(line, ec);
+            if (ec || !v.is_object())
+                continue;
+            auto r = src.key;
+            for (const char* c : fields)
+                r.push_back(json_cell(v.as_object(), {c}));
+            t.rows.push_back(std::move(r));
+        }
+    }
+    return t;
+}
+
 std::string csv_field(const cell& c) {
     switch (c.kind) {
     case cell::type::null:
@@ -311,6 +383,8 @@ std::vector<table> build_tables(const result_folder& f) {
             out.push_back(levels_table(f));
         if (f.kind == folder_kind::open_loop)
             out.push_back(requests_table(f));
+        if (auto turns = turns_table(f); !turns.rows.empty())
+            out.push_back(std::move(turns));
     }
     for (auto& t : detail::telemetry_tables(f))
         out.push_back(std::move(t));

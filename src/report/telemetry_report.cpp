@@ -341,7 +341,7 @@ std::string telemetry_sections(const result_folder& f) {
                     "(docs/telemetry.md).",
                     samples),
         power.lines.empty() ? no_data(pid, ptitle, "no sample has a power reading") : render(power),
-        figure_table(f.summary, figures) + windows_table);
+        figure_table(f.summary, figures) + windows_table, true); // the energy, shown under it
     out += section(
         "utilization", utitle,
         "The share of time each GPU was busy (NVML's utilisation; a server's "

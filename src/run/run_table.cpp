@@ -2,6 +2,7 @@
 // once its summary.json is written (see run_job.hpp).
 
 #include <pacer/core/units.hpp>
+#include <pacer/run/turn_line.hpp>
 #include <pacer/schedule/arrival.hpp>
 
 #include <boost/json/array.hpp>
@@ -116,13 +117,18 @@ void print_table(const run_options& s, const metrics::pacing_figures& f,
             ? fmt::format(", mock {:.2f} cores", res.at("mock_cpu_cores").to_number<double>())
             : std::string(),
         static_cast<double>(res.at("peak_rss_bytes").as_uint64()) / 1e6);
-    // What the server did: its time to first audio and the sessions' errors by kind.
+    // What the server did: its time to first audio (a conversation: per turn, from the end of
+    // the user's voice; the stream start means nothing there) and the errors by kind.
     const auto& server = summary.at("server").as_object();
-    const auto& ttfa = server.at("time_to_first_audio_s").as_object();
-    fmt::print("  server     time to first audio (stream start -> first audio delta) p50 {}  "
-               "p95 {}  p99 {}  ({})\n",
-               ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
-               plural(ttfa.at("n").to_number<std::uint64_t>(), "session"));
+    if (const auto turns = turn_line(summary); !turns.empty()) {
+        fmt::print("{}\n", turns);
+    } else {
+        const auto& ttfa = server.at("time_to_first_audio_s").as_object();
+        fmt::print("  server     time to first audio (stream start -> first audio delta) p50 {}  "
+                   "p95 {}  p99 {}  ({})\n",
+                   ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
+                   plural(ttfa.at("n").to_number<std::uint64_t>(), "session"));
+    }
     std::string kinds;
     for (const auto& k : server.at("errors_by_kind").as_array())
         kinds += fmt::format("{}{} {} session(s)", kinds.empty() ? "" : ", ",
@@ -189,3 +195,56 @@ void print_telemetry(const boost::json::object& summary) {
 }
 
 } // namespace pacer::run::detail
+
+namespace pacer::run {
+
+namespace {
+
+// The figure `key` of `all` ({count, p50, p95, max} or null): "p50 12.30 ms  p95 15.00 ms".
+std::string p50_p95(const boost::json::object& all, const char* key) {
+    const auto* f = all.if_contains(key);
+    const auto* o = f ? f->if_object() : nullptr;
+    if (!o)
+        return "-";
+    return fmt::format("p50 {}  p95 {}", detail::ms(o->at("p50")), detail::ms(o->at("p95")));
+}
+
+std::uint64_t count_of(const boost::json::object& all, const char* key) {
+    const auto* v = all.if_contains(key);
+    return v && v->is_number() ? v->to_number<std::uint64_t>() : 0;
+}
+
+} // namespace
+
+std::string turn_line(const boost::json::object& summary) {
+    const auto* turns = summary.if_contains("turns");
+    const auto* all = turns && turns->is_object() ? turns->as_object().if_contains("all") : nullptr;
+    if (!all || !all->is_object())
+        return {};
+    const auto& a = all->as_object();
+    const auto interrupted = count_of(a, "interrupted");
+    std::string line = fmt::format("  turns      {} of {} answered, {} interrupted",
+                                   count_of(a, "answered"), count_of(a, "turns"), interrupted);
+    if (a.contains("unsolicited_responses"))
+        line += fmt::format(", {} unsolicited {}", count_of(a, "unsolicited_responses"),
+                            count_of(a, "unsolicited_responses") == 1 ? "reply" : "replies");
+    // Voice-to-voice where the summary has it; an older summary only knew the input's end.
+    line += a.contains("ttfa_from_voice_end_s")
+                ? "; voice-to-voice " + p50_p95(a, "ttfa_from_voice_end_s")
+                : "; first audio after the turn's input ended (not the voice's end) " +
+                      p50_p95(a, "ttfa_from_speech_end_s");
+    if (interrupted > 0)
+        line += "; interruption latency " + p50_p95(a, "interrupt_latency_s");
+    if (const auto underruns = count_of(a, "underruns"); underruns > 0) {
+        // `underrun_s`: the underrun time, a total or a figure over the turns.
+        const auto* s = a.if_contains("underrun_s");
+        const auto* p95 = s && s->is_object() ? s->as_object().if_contains("p95") : nullptr;
+        line += s && s->is_number()
+                    ? fmt::format("; {} underruns ({:.2f} s)", underruns, s->to_number<double>())
+                : p95 ? fmt::format("; {} underruns (p95 {} a turn)", underruns, detail::ms(*p95))
+                      : fmt::format("; {} underruns", underruns);
+    }
+    return line;
+}
+
+} // namespace pacer::run

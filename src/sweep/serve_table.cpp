@@ -112,10 +112,14 @@ void print_row_details(const level_run& r, const json::object& a) {
             const auto* v = f.if_contains(key);
             return v && v->is_number() ? v->to_number<std::uint64_t>() : std::uint64_t{0};
         };
-        fmt::print("{:>10} turns p50/p95 ms: first audio from turn end {}, interrupt latency {} "
-                   "({} of {} turns answered, {} interrupted)\n",
-                   "", pair("ttfa_from_speech_end_s"), pair("interrupt_latency_s"), n("answered"),
-                   n("turns"), n("interrupted"));
+        // Voice-to-voice (from the end of the user's voice) where the summary has it.
+        const auto* voice = f.if_contains("ttfa_from_voice_end_s");
+        fmt::print(
+            "{:>10} turns p50/p95 ms: {} {}, interrupt latency {} "
+            "({} of {} turns answered, {} interrupted)\n",
+            "", voice && voice->is_object() ? "voice-to-voice" : "first audio from turn end",
+            pair(voice && voice->is_object() ? "ttfa_from_voice_end_s" : "ttfa_from_speech_end_s"),
+            pair("interrupt_latency_s"), n("answered"), n("turns"), n("interrupted"));
     }
     if (const auto* view = r.summary.if_contains("server_view"); view && view->is_object()) {
         const auto& v = view->get_object();

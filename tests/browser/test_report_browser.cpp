@@ -388,6 +388,39 @@ TEST_F(ReportBrowser, ServeSweep) {
     EXPECT_NE(dom.find("<table class=\"env\">"), std::string::npos);
 }
 
+// Issue 39: a conversation's per-turn figures in the page of a run and of a sweep, against the
+// native mock (its native protocol answers every turn, speech or not): the bars per turn, and
+// the per-turn cells holding summary.json's numbers; the sweep's turn table with the SLO's value.
+TEST_F(ReportBrowser, ConversationRunAndSweep) {
+    mock_process mock({}, "native-mock");
+    expect_ran(run_pacer({"run", "--url", mock.url(), "-c", "2", "-d", "0.5s", "--scenario",
+                          "barge-in", "-o", dir("talk").string()}));
+    auto plots = run_plots();
+    plots.push_back("plot-turn-v2v");
+    expect_renders(dir("talk") / "report.html", plots);
+    const auto dom = last_dom_;
+    EXPECT_NE(dom.find("<section id=\"conversation\">"), std::string::npos);
+    const auto summary = read_json(dir("talk") / "summary.json");
+    const auto& turns = at(summary, {"turns", "by_turn"}).as_array();
+    ASSERT_FALSE(turns.empty());
+    for (std::size_t j = 0; j < turns.size(); ++j) {
+        const std::string key = "turns.by_turn[" + std::to_string(j) + "].answered";
+        const auto cell = "data-key=\"" + key + "\" data-value=\"" +
+                          boost::json::serialize(turns[j].at("answered")) + "\"";
+        EXPECT_NE(dom.find(cell), std::string::npos) << cell;
+    }
+    const auto r = run_pacer({"serve", "--url", mock.url(), "--concurrencies", "1,2", "-d", "0.5s",
+                              "--scenario", "multi-turn", "--slo", "turn-ttfa-p95=5s", "-o",
+                              dir("talks").string()});
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    expect_renders(dir("talks") / "report.html",
+                   {"plot-ttfa", "plot-underrun", "plot-unit-miss", "plot-gap-excess",
+                    "plot-turn-v2v", "plot-deviation-cdf", "plot-send-time"});
+    EXPECT_NE(svg_of(last_dom_, "plot-turn-v2v").find("SLO turn-ttfa-p95"), std::string::npos);
+    EXPECT_NE(last_dom_.find("<table class=\"turn-levels\">"), std::string::npos);
+    EXPECT_NE(last_dom_.find("turn-ttfa-p95 "), std::string::npos);
+}
+
 TEST_F(ReportBrowser, ComparisonOfTwoRuns) {
     expect_ran(run_pacer({"run", "-c", "2", "-d", "1s", "--no-report", "-o", dir("a").string()}));
     expect_ran(run_pacer({"run", "-c", "4", "-d", "1s", "--no-report", "-o", dir("b").string()}));

@@ -343,6 +343,12 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
     const auto& all = at(summary, {"turns", "all"});
     EXPECT_EQ(at(all, {"turns"}).to_number<int>(), 4);
     EXPECT_EQ(at(summary, {"turns", "by_turn"}).as_array().size(), 2u);
+    // The table's per-turn line stands in for the stream-start time to first audio.
+    EXPECT_NE(r.out.find("  turns      "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(fmt::format("of {} answered", at(all, {"turns"}).to_number<int>())),
+              std::string::npos)
+        << r.out;
+    EXPECT_EQ(r.out.find("stream start -> first audio delta"), std::string::npos) << r.out;
     int truncates = 0;
     for (int i = 0; i < 2; ++i) {
         SCOPED_TRACE(i);

@@ -124,6 +124,13 @@ struct telemetry_reading {
     std::string error; ///< why the read failed ("" when it did not)
 };
 
+/// serve: one run of a level (warm-ups apart) and its folder, where its turns.jsonl is.
+struct level_run_folder {
+    std::uint32_t level = 0, repeat = 1;
+    std::string name; ///< c<level>, c<level>-confirm<n>, c<level>-verify<n>
+    std::filesystem::path dir;
+};
+
 struct result_folder {
     std::filesystem::path dir;
     folder_kind kind = folder_kind::run;
@@ -137,6 +144,8 @@ struct result_folder {
     std::vector<http_request> requests;
     /// `telemetry.jsonl` of a run, serve or http folder, in file order; empty without one.
     std::vector<telemetry_reading> telemetry;
+    /// serve: every run's folder, in the order of summary.json's `runs`.
+    std::vector<level_run_folder> level_runs;
     /// What could not be read (a part that moved, a missing receipts file): said in the page.
     std::vector<std::string> notes;
     /// False when read with a visitor: the sessions' `packets` were freed (only `stats` remain).

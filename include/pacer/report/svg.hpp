@@ -16,7 +16,8 @@ namespace pacer::report {
 /// Text for HTML and SVG content and attribute values: & < > " ' escaped.
 std::string escape(std::string_view text);
 
-/// A number for people: up to 4 significant digits, no exponent between 1e-4 and 1e6.
+/// A number for people: up to 4 significant digits, no exponent between 1e-4 and 1e6; from
+/// 1e-9 to 1e-4 a plain decimal of 3 significant digits (0.0000975).
 std::string format_number(double v);
 
 struct axis {

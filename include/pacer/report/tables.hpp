@@ -1,7 +1,7 @@
 #pragma once
 // Flat tables of a result folder for pandas and spreadsheets (`pacer export`): one row per
-// packet, per session, per level (serve) and per request (open loop). Column names carry
-// their unit (`_s` seconds; counts and flags have none).
+// packet, per session, per level (serve), per request (open loop) and per turn (--scenario).
+// Column names carry their unit (`_s` seconds; counts and flags have none).
 
 #include <pacer/report/result_folder.hpp>
 
@@ -36,7 +36,8 @@ struct table {
 };
 
 /// Every table the folder supports: `packets` and `sessions` always; `levels` for a serve
-/// sweep; `requests` for an open-loop run.
+/// sweep; `requests` for an open-loop run; `turns` (one row per turn of every session, from
+/// each run's turns.jsonl) for a multi-turn --scenario.
 std::vector<table> build_tables(const result_folder& folder);
 
 /// CSV (RFC 4180 quoting, LF line ends) with a header line: numbers in shortest round-trip form,
