@@ -3,6 +3,7 @@
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/session/rethrow_all.hpp>
 #include <pacer/session/runner.hpp>
 
 #include <boost/asio/as_tuple.hpp>
@@ -68,6 +69,8 @@ struct session_context {
     duration input_length{};
     double cpu_s = 0;
     trace::receipt_statistics receipts; ///< every receipt of its sessions, folded as sent
+    /// What its own coroutines (the loop monitor, the injected stall) threw: never dropped.
+    std::vector<std::exception_ptr> errors;
 
     void on_streaming() {
         if (--not_streaming != 0 || !stall)
@@ -82,7 +85,10 @@ struct session_context {
         asio::co_spawn(io,
                        block_once(clock::now() + schedule::packet_period * half -
                                   std::chrono::milliseconds(10)),
-                       [](std::exception_ptr) {});
+                       [this](std::exception_ptr e) {
+                           if (e)
+                               errors.push_back(e);
+                       });
     }
 
     awaitable<void> block_once(time_point at) {
@@ -97,6 +103,24 @@ struct session_context {
 };
 
 } // namespace
+
+void rethrow_all(const std::vector<std::exception_ptr>& thrown) {
+    if (thrown.empty())
+        return;
+    if (thrown.size() == 1)
+        std::rethrow_exception(thrown.front());
+    std::string text = fmt::format("{} failures:", thrown.size());
+    for (const auto& e : thrown) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            text += fmt::format(" [{}]", x.what());
+        } catch (...) {
+            text += " [an exception of unknown type]";
+        }
+    }
+    throw std::runtime_error(text);
+}
 
 duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots) {
     const auto n = static_cast<std::int64_t>(sessions);
@@ -271,7 +295,10 @@ public:
         else
             spawn_closed_loop();
         for (auto& c : contexts_)
-            asio::co_spawn(c->io, c->monitor.run(), [](std::exception_ptr) {});
+            asio::co_spawn(c->io, c->monitor.run(), [&c = *c](std::exception_ptr e) {
+                if (e)
+                    c.errors.push_back(e);
+            });
     }
 
     // Runs every context on its own thread until all its sessions have ended.
@@ -305,7 +332,8 @@ public:
             asio::post(c->io, [&c = *c] { c.interrupt.request(); });
     }
 
-    // Once the contexts' threads have ended: their figures, then a session's exception, if any.
+    // Once the contexts' threads have ended: their figures, then every exception a session or
+    // a context's own coroutine threw (rethrow_all).
     void collect() {
         for (auto& c : contexts_) {
             out_.loop_lag_s.push_back(c->monitor.lags_s());
@@ -315,9 +343,13 @@ public:
             out_.stalls_injected += c->stalls;
             out_.receipts.merge(c->receipts);
         }
+        std::vector<std::exception_ptr> thrown;
         for (auto& f : failures_)
             if (f)
-                std::rethrow_exception(f);
+                thrown.push_back(f);
+        for (auto& c : contexts_)
+            thrown.insert(thrown.end(), c->errors.begin(), c->errors.end());
+        rethrow_all(thrown);
         if (options_.arrivals) // sessions the cap dropped never ran: in the open-loop records
             std::erase_if(out_.sessions, [](const session_result& r) { return !r.dispatched; });
     }

@@ -10,13 +10,6 @@ namespace pacer::session::detail {
 
 namespace {
 
-// The input at the realtime protocol's rate (openai-realtime: 24 kHz; vllm-realtime: as is).
-protocol::pcm_input wire_input(const protocol::pcm_input& pcm, protocol::realtime_protocol p) {
-    return p == protocol::realtime_protocol::openai
-               ? pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
-               : pcm;
-}
-
 // The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
 // padded with silence to whole packets, so that the server's media time (the audio it has
 // received) stays on the grid from turn to turn; the wires send those padded packets.
@@ -35,11 +28,11 @@ std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
 
 } // namespace
 
-void prepare_inputs(session_options& options) {
+void prepare_inputs(session_options& options, wire_input_fn wire_input) {
     if (options.pcm.empty() || options.pcm.size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
-    if (options.realtime && !options.wire_pcm)
-        options.wire_pcm = wire_input(options.pcm, *options.realtime);
+    if (!options.wire_pcm)
+        options.wire_pcm = wire_input(options, options.pcm);
     for (auto& t : options.conversation) {
         if (!t.pcm) { // the session's own input (shared: nothing is copied, silence is not held)
             t.pcm = options.pcm;
@@ -47,8 +40,8 @@ void prepare_inputs(session_options& options) {
         }
         if (t.pcm.empty() || t.pcm.size() % 2 != 0)
             throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
-        if (options.realtime && !t.wire_pcm)
-            t.wire_pcm = wire_input(t.pcm, *options.realtime);
+        if (!t.wire_pcm)
+            t.wire_pcm = wire_input(options, t.pcm);
     }
 }
 
@@ -67,9 +60,7 @@ protocol::native_session_options machine_options(const session_options& o) {
     return m;
 }
 
-std::optional<protocol::realtime_session> realtime_machine(const session_options& o) {
-    if (!o.realtime)
-        return std::nullopt;
+protocol::realtime_session realtime_machine(const session_options& o) {
     protocol::realtime_session_options m;
     m.protocol = *o.realtime;
     m.turns = o.turns;
