@@ -48,20 +48,38 @@ duration pcm_duration(std::size_t bytes, std::size_t rate) {
         static_cast<std::int64_t>(bytes / 2) * 1'000'000'000LL / static_cast<std::int64_t>(rate)));
 }
 
-// Multi-turn, openai-realtime and vllm-realtime: a server event as the turn timeline needs it.
-// The assistant's item id (for a barge-in's truncate) comes from the first audio delta after
-// a turn's end: a DOM parse once a turn, never on the hot path.
+// The id of the response a `response.created` or `response.done` carries (`response.id`),
+// else empty: a DOM parse, a few times a turn, never on the hot path.
+std::string response_of(std::string_view frame) {
+    boost::system::error_code ec;
+    const auto doc = boost::json::parse(frame, ec);
+    if (ec || !doc.is_object())
+        return {};
+    const auto* r = doc.get_object().if_contains("response");
+    if (r == nullptr || !r->is_object())
+        return {};
+    const auto* id = r->get_object().if_contains("id");
+    return id && id->is_string() ? std::string(id->get_string()) : std::string();
+}
+
+// Multi-turn, openai-realtime and vllm-realtime: a server event as the turn timeline needs it
+// (a reply is tied to its turn by its response's id, turn_timeline.hpp). The assistant's item
+// id (for a barge-in's truncate) comes from the first audio delta after a turn's end: a DOM
+// parse once a turn, never on the hot path.
 void note_turn_event(session_state& c, protocol::realtime_event e,
                      const protocol::event_scanner& scanner, std::string_view frame,
                      time_point now) {
     if (e == protocol::realtime_event::speech_stopped)
         c.timeline->speech_stopped(now);
+    if (e == protocol::realtime_event::response_done || scanner.type() == "response.created")
+        if (const auto id = response_of(frame); !id.empty())
+            c.timeline->response_seen(id, now);
     if (e != protocol::realtime_event::audio_delta)
         return;
     const std::size_t rate = c.rt->protocol() == protocol::realtime_protocol::openai
                                  ? protocol::openai_sample_rate
                                  : protocol::input_sample_rate;
-    c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(), rate));
+    c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(), rate), scanner.response_id());
     if (c.need_item) {
         boost::system::error_code ec;
         const auto doc = boost::json::parse(frame, ec);
@@ -229,7 +247,8 @@ struct native_wire {
                 : turns[a.turn].pcm.bytes(k * protocol::packet_bytes,
                                           schedule::packet_size(turns[a.turn].pcm.size(), k));
         if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
-            // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
+            // A turn's short last packet, padded with silence: the native protocol allows a
+            // short packet only at the input's end (docs/protocol.md §1.3). Encoded afresh.
             padded.assign(protocol::packet_bytes, 0);
             std::memcpy(padded.data(), packet.data(), packet.size());
             packet = padded;
@@ -278,7 +297,6 @@ struct realtime_wire {
     std::size_t packets;
     const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
     std::vector<std::uint8_t> silence;      // one silent packet at `rate`
-    std::vector<std::uint8_t> padded;
     std::string audio_b64;
 
     void append(std::string& frame, std::string_view event_id, const protocol::realtime_action& a) {
@@ -292,13 +310,7 @@ struct realtime_wire {
         else
             packet = turns[a.turn].wire_pcm.rate_packet(
                 rate, a.packet, schedule::packet_count(turns[a.turn].pcm.size()));
-        if (!a.silence && !turns.empty() && a.turn + 1 < turns.size() &&
-            packet.size() < silence.size()) {
-            // A turn's short last packet, padded to the grid (see turn_plan).
-            padded.assign(silence.size(), 0);
-            std::memcpy(padded.data(), packet.data(), packet.size());
-            packet = padded;
-        }
+        // (A turn's short last packet goes as it is: the next turn starts on the next slot.)
         audio_b64.clear();
         base64_append(audio_b64, packet.data(), packet.size());
         protocol::realtime_append(frame, event_id, audio_b64);
@@ -397,8 +409,11 @@ awaitable<void> drive(std::shared_ptr<session_state> ctx, Machine& m, Wire wire)
             wire.append(frame, event_id.view(), a);
             const auto start = clock::now();
             m.append_sent(start);
-            if (c.timeline && !a.silence && a.packet == 0)
-                c.timeline->turn_started(a.turn, start, a.barge_in);
+            if (c.timeline && !a.silence) {
+                if (a.packet == 0)
+                    c.timeline->turn_started(a.turn, start, a.barge_in);
+                c.timeline->packet_sent(a.turn, a.packet, a.at, start);
+            }
             receipt.scheduled_s = to_seconds(Wire::unscheduled(m, a.seq) ? start : a.at);
             if (a.seq == 0)
                 r.session_start_s = to_seconds(Wire::origin(m));
@@ -453,7 +468,6 @@ awaitable<void> run_task(std::shared_ptr<session_state> ctx, task which) {
                                schedule::packet_count(c.options.pcm.size()),
                                c.options.conversation,
                                std::vector<std::uint8_t>(rate * 2 * 80 / 1000, 0),
-                               {},
                                {}};
             co_await drive(ctx, *c.rt, std::move(wire));
         } else {

@@ -12,6 +12,7 @@
 #include <pacer/schedule/scenario.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/session/open_loop.hpp>
+#include <pacer/session/voice_end.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <chrono>
@@ -45,6 +46,9 @@ struct conversation_plan {
     std::shared_ptr<const schedule::scenario> scenario;
     /// Each turn's audio, in order; a turn without `pcm` streams the session's own input.
     std::vector<session_turn> turns;
+    /// How each turn's voice end is found (`--voice-threshold-db`, `--voice-hangover-ms`): the
+    /// runner looks once per turn audio and per input, before any session starts.
+    voice_settings voice;
 
     explicit operator bool() const { return scenario != nullptr; }
     /// The scenario's name (`multi-turn`, `barge-in`, a file's path), `single` without one.
