@@ -113,7 +113,8 @@ struct native_client {
                     : turns[a.turn].pcm.bytes(k * protocol::packet_bytes,
                                               schedule::packet_size(turns[a.turn].pcm.size(), k));
             if (!a.silence && a.turn + 1 < turns.size() && packet.size() < protocol::packet_bytes) {
-                // A turn's short last packet, padded to the grid (see turn_plan); encoded afresh.
+                // A turn's short last packet, padded with silence: the native protocol allows a
+                // short packet only at the input's end (docs/protocol.md §1.3). Encoded afresh.
                 padded.assign(protocol::packet_bytes, 0);
                 std::memcpy(padded.data(), packet.data(), packet.size());
                 packet = padded;

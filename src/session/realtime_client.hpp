@@ -62,18 +62,37 @@ struct realtime_client {
             co_await c.record_error(make_failure(session_errc::server_error, frame));
     }
 
-    /// Multi-turn: a server event as the turn timeline needs it. The assistant's item id (for
-    /// a barge-in's truncate) comes from the first audio delta after a turn's end: a DOM parse
-    /// once a turn, never on the hot path.
+    /// The id of the response a `response.created` or `response.done` carries (`response.id`),
+    /// else empty: a DOM parse, a few times a turn, never on the hot path.
+    static std::string response_of(std::string_view frame) {
+        boost::system::error_code ec;
+        const auto doc = boost::json::parse(frame, ec);
+        if (ec || !doc.is_object())
+            return {};
+        const auto* r = doc.get_object().if_contains("response");
+        if (r == nullptr || !r->is_object())
+            return {};
+        const auto* id = r->get_object().if_contains("id");
+        return id && id->is_string() ? std::string(id->get_string()) : std::string();
+    }
+
+    /// Multi-turn: a server event as the turn timeline needs it (a reply is tied to its turn by
+    /// its response's id, turn_timeline.hpp). The assistant's item id (for a barge-in's
+    /// truncate) comes from the first audio delta after a turn's end: a DOM parse once a turn,
+    /// never on the hot path.
     template <class S>
     static void note_turn_event(S& c, protocol::realtime_event e,
                                 const protocol::event_scanner& scanner, std::string_view frame,
                                 time_point now) {
         if (e == protocol::realtime_event::speech_stopped)
             c.timeline->speech_stopped(now);
+        if (e == protocol::realtime_event::response_done || scanner.type() == "response.created")
+            if (const auto id = response_of(frame); !id.empty())
+                c.timeline->response_seen(id, now);
         if (e != protocol::realtime_event::audio_delta)
             return;
-        c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(), c.machine.sample_rate()));
+        c.timeline->audio(now, pcm_duration(scanner.audio_decoded_size(), c.machine.sample_rate()),
+                          scanner.response_id());
         if (c.need_item) {
             boost::system::error_code ec;
             const auto doc = boost::json::parse(frame, ec);
@@ -105,7 +124,6 @@ struct realtime_client {
         std::size_t packets;
         const std::vector<session_turn>& turns; // multi-turn: each turn's audio (else `pcm`)
         std::vector<std::uint8_t> silence;      // one silent packet at `rate`
-        std::vector<std::uint8_t> padded;
         std::string audio_b64;
 
         wire(const session_options& o, const machine& m)
@@ -123,13 +141,7 @@ struct realtime_client {
             else
                 packet = turns[a.turn].wire_pcm.rate_packet(
                     rate, a.packet, schedule::packet_count(turns[a.turn].pcm.size()));
-            if (!a.silence && !turns.empty() && a.turn + 1 < turns.size() &&
-                packet.size() < silence.size()) {
-                // A turn's short last packet, padded to the grid (see turn_plan).
-                padded.assign(silence.size(), 0);
-                std::memcpy(padded.data(), packet.data(), packet.size());
-                packet = padded;
-            }
+            // (A turn's short last packet goes as it is: the next turn starts on the next slot.)
             audio_b64.clear();
             base64_append(audio_b64, packet.data(), packet.size());
             protocol::realtime_append(frame, event_id, audio_b64);

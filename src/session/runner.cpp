@@ -5,6 +5,7 @@
 #include <pacer/schedule/packet_grid.hpp>
 #include <pacer/session/rethrow_all.hpp>
 #include <pacer/session/runner.hpp>
+#include <pacer/session/voice_end.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -281,6 +282,7 @@ public:
                 c->monitor.report_max_to(&options.live->loop_lag_max_ns);
             contexts_.push_back(std::move(c));
         }
+        find_voice_ends();
         // One origin for every session's stagger phase: sessions of one offset share their
         // instants.
         stagger_origin_ = options.stagger_origin.value_or(clock::now());
@@ -355,6 +357,19 @@ public:
     }
 
 private:
+    // A conversation's voice ends, before any session starts: each turn's own audio once, and
+    // each input once for the turns that stream the session's input.
+    void find_voice_ends() {
+        if (!options_.conversation)
+            return;
+        turns_ = options_.conversation.turns;
+        for (auto& t : turns_)
+            if (t.pcm)
+                t.voice_end = find_voice_end(t.pcm, options_.conversation.voice);
+        const std::size_t inputs = std::max<std::size_t>(1, options_.inputs.size());
+        for (std::size_t i = 0; i < inputs; ++i)
+            input_voice_ends_.push_back(find_voice_end(input_of(i), options_.conversation.voice));
+    }
     protocol::pcm_input input_of(std::size_t i) const {
         return options_.inputs.empty() ? options_.pcm : options_.inputs[i % options_.inputs.size()];
     }
@@ -372,6 +387,8 @@ private:
     std::vector<std::exception_ptr> failures_;
     time_point stagger_origin_;
     asio::cancellation_signal stop_dispatch_; // used on context 0 only
+    std::vector<session_turn> turns_;         // the conversation's turns, voice ends found
+    std::vector<std::optional<duration>> input_voice_ends_; // per input
 };
 
 session_options session_runner::session_options_for(std::size_t i) {
@@ -402,9 +419,12 @@ session_options session_runner::session_options_for(std::size_t i) {
                       : options_.wire_inputs[i % options_.wire_inputs.size()];
     if (const auto& plan = options_.conversation) {
         const auto pauses = schedule::draw_pauses(*plan.scenario, i);
-        so.conversation = plan.turns; // a turn without audio streams so.pcm
-        for (std::size_t j = 0; j < so.conversation.size(); ++j)
+        so.conversation = turns_; // a turn without audio streams so.pcm
+        for (std::size_t j = 0; j < so.conversation.size(); ++j) {
             so.conversation[j].pause = pauses[j];
+            if (!so.conversation[j].pcm)
+                so.conversation[j].voice_end = input_voice_ends_[i % input_voice_ends_.size()];
+        }
         so.pause_packets = plan.scenario->pause_packets;
     }
     so.on_streaming = [&c] { c.on_streaming(); };

@@ -182,8 +182,11 @@ awaitable<void> drive(std::shared_ptr<S> ctx, typename S::client::wire wire) {
             wire.append(frame, event_id.view(), a);
             const auto start = clock::now();
             m.append_sent(start);
-            if (c.timeline && !a.silence && a.packet == 0)
-                c.timeline->turn_started(a.turn, start, a.barge_in);
+            if (c.timeline && !a.silence) {
+                if (a.packet == 0)
+                    c.timeline->turn_started(a.turn, start, a.barge_in);
+                c.timeline->packet_sent(a.turn, a.packet, a.at, start);
+            }
             receipt.scheduled_s = to_seconds(client::unscheduled(m, a.seq) ? start : a.at);
             if (a.seq == 0)
                 r.session_start_s = to_seconds(client::origin(m));

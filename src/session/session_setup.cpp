@@ -10,19 +10,14 @@ namespace pacer::session::detail {
 
 namespace {
 
-// The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
-// padded with silence to whole packets, so that the server's media time (the audio it has
-// received) stays on the grid from turn to turn; the wires send those padded packets.
+// The turns as the grid sees them; empty for a one-turn session. A turn's audio is not padded:
+// its last packet may be short, its end of input is its audio's end, and the next turn starts
+// on the next slot (the native wire alone pads that packet with silence on the wire, as its
+// protocol wants; docs/scenarios.md).
 std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
     std::vector<schedule::turn_layout> plan;
-    for (std::size_t j = 0; j < o.conversation.size(); ++j) {
-        const auto& t = o.conversation[j];
-        const std::size_t bytes =
-            j + 1 < o.conversation.size()
-                ? schedule::packet_count(t.pcm.size()) * protocol::packet_bytes
-                : t.pcm.size();
-        plan.push_back({bytes, t.pause, t.interrupt_after});
-    }
+    for (const auto& t : o.conversation)
+        plan.push_back({t.pcm.size(), t.pause, t.interrupt_after});
     return plan;
 }
 

@@ -68,8 +68,12 @@ struct session_state {
         : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
           wake(ex), pace(ex), watchdog(ex), ids(options.seed),
           machine(Client::make_machine(options)), completion(options.post_close) {
-        if (!options.conversation.empty())
-            timeline.emplace(options.conversation.size());
+        if (!options.conversation.empty()) {
+            std::vector<std::optional<duration>> voice;
+            for (const auto& t : options.conversation)
+                voice.push_back(t.voice_end);
+            timeline.emplace(options.conversation.size(), std::move(voice));
+        }
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
     ~session_state() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
