@@ -2,15 +2,17 @@
 # The conversation benchmark (not a test; docs/scenarios.md, docs/performance.md): `pacer
 # native-mock` in its own process, `pacer run --scenario` against it with full traces on, N
 # sessions each playing a 3-turn conversation whose second and third turns barge in on the
-# assistant, once per protocol. One row per run: late packets, client CPU, the per-turn time to
-# first audio from the end of the user's turn (p50/p95 over every turn) and the interruption
-# latency (p50/p95 over the interrupted turns).
+# assistant, once per protocol. One row per run: late packets, client CPU, the per-turn
+# voice-to-voice latency (first audio from the end of the user's voice, p50/p95 over every turn
+# with voice: give speech with AUDIO), the time to first audio from the end of the user's turn
+# (p50/p95 over every turn) and the interruption latency (p50/p95 over the interrupted turns).
 #
 #   bench/scenario.sh                                 256 sessions, native and openai-realtime
 #   SESSIONS=16 bench/scenario.sh                     a small try
 #   PROTOCOLS=openai-realtime SESSIONS=1024 bench/scenario.sh
 #   SCENARIO=barge-in bench/scenario.sh               the built-in (2 turns) instead
 #   TURN=1s PAUSE=1s INTERRUPT_AFTER=0.3s bench/scenario.sh
+#   AUDIO=speech.wav bench/scenario.sh                each turn speaks that WAV (voice-to-voice)
 #
 # The scenario (written to $out/scenario.json unless SCENARIO names another): 3 turns of the
 # run's input (TURN of silence per turn, 2s by default: the mock answers silence too), each of
@@ -45,8 +47,9 @@ EOF
 fi
 
 echo "scenario $scenario, $sessions sessions, $turn of input per turn"
-printf '%-16s %-8s %-8s %-10s %-12s %-10s %-16s %-16s %-12s %s\n' protocol sessions late \
-    lag_p99_ms client_cores mock_cores ttfa_p50/p95_ms interrupt_p50/p95 answered/int steal_%
+printf '%-16s %-8s %-8s %-10s %-12s %-10s %-16s %-16s %-16s %-12s %s\n' protocol sessions \
+    late lag_p99_ms client_cores mock_cores v2v_p50/p95_ms ttfa_p50/p95_ms interrupt_p50/p95 \
+    answered/int steal_%
 for protocol in $protocols; do
     case $protocol in
     native) protocol_flags=() ;;
@@ -57,8 +60,10 @@ for protocol in $protocols; do
     for ((n = 2; ; ++n)); do [ -e "$out/$tag-mock.json" ] || break; tag="$protocol-$n"; done
     start_mock "$pacer" "$out/$tag-mock.json" native-mock --protocol "$protocol"
     steal=$(steal_mark)
+    input_flags=(-d "$turn")
+    [ -z "${AUDIO:-}" ] || input_flags=(--audio "$AUDIO")
     "$pacer" run --url "ws://127.0.0.1:$port/v1/realtime" "${protocol_flags[@]}" \
-        -c "$sessions" -d "$turn" --scenario "$scenario" --keep-traces --no-report ${EXTRA:-} \
+        -c "$sessions" "${input_flags[@]}" --scenario "$scenario" --keep-traces --no-report ${EXTRA:-} \
         -o "$out/$tag" >"$out/$tag.log" 2>&1 || true
     kill -INT "$mock_pid"
     wait "$mock_pid" || true
@@ -77,7 +82,7 @@ ms = lambda f, q: "-" if not f or f.get(q) is None else f"{f[q] * 1e3:.0f}"
 pair = lambda key: f"{ms(turns[key], 'p50')}/{ms(turns[key], 'p95')}"
 pc = s["pacing"]["sessions"]
 print(f"{tag:<16} {sessions:<8} {late:<8} {lag:<10} {cores:<12} {mock_cores:<10} "
-      f"{pair('ttfa_from_speech_end_s'):<16} {pair('interrupt_latency_s'):<16} "
+      f"{pair('ttfa_from_voice_end_s'):<16} {pair('ttfa_from_speech_end_s'):<16} {pair('interrupt_latency_s'):<16} "
       f"{str(turns['answered']) + '/' + str(turns['interrupted']):<12} {steal}"
       + ("" if pc["complete"] == pc["requested"]
          else f"  ({pc['requested'] - pc['complete']} incomplete)"))

@@ -80,8 +80,8 @@ void add_progress_option(CLI::App& sub, std::string& progress, const std::string
         ->capture_default_str();
 }
 
-void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
-                         const std::string& results) {
+void add_scenario_option(CLI::App& command, std::string& scenario, session::voice_settings& voice,
+                         const std::string& where, const std::string& results) {
     command
         .add_option("--scenario", scenario,
                     "What " + where +
@@ -90,6 +90,19 @@ void add_scenario_option(CLI::App& command, std::string& scenario, const std::st
                         "0.5 s into the assistant's reply), or a scenario JSON file of turns "
                         "(audio, pause, interrupt_after); " +
                         results)
+        ->capture_default_str();
+    command
+        .add_option("--voice-threshold-db", voice.threshold_db,
+                    "--scenario: a 10 ms frame of a turn's input is voice at this RMS level "
+                    "(dBFS) or above; the turn's voice ends at its last voiced frame's end, the "
+                    "reference of voice-to-voice latency (ttfa_from_voice_end_s)")
+        ->check(CLI::Range(-120.0, 0.0))
+        ->capture_default_str();
+    command
+        .add_option("--voice-hangover-ms", voice.hangover_ms,
+                    "--scenario: added to the last voiced frame's end (never past the turn's "
+                    "audio)")
+        ->check(CLI::Range(0.0, 10000.0))
         ->capture_default_str();
 }
 

@@ -164,7 +164,7 @@ void add_server_options(CLI::App& sub, run_settings& s) {
     sub.add_option("--model", s.model,
                    "vllm-realtime: the served model, named in session.update (required); "
                    "openai-realtime: added to --url's query as model=");
-    add_scenario_option(sub, s.scenario, "each session",
+    add_scenario_option(sub, s.scenario, s.voice, "each session",
                         "summary.json gets per-turn figures (`turns`) and turns.jsonl a line per "
                         "session and turn. Works in the open loop (each arrival plays it); needs "
                         "--processes 1");

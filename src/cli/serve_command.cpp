@@ -96,11 +96,11 @@ void add_input_options(CLI::App& sub, serve_settings& s) {
                    "openai-realtime turn handling: server-vad (stream, the server finds the "
                    "turns) or manual (commit + response.create at the input's end)")
         ->capture_default_str();
-    add_scenario_option(sub, s.scenario, "every session of every level (warm-ups too)",
+    add_scenario_option(sub, s.scenario, s.voice, "every session of every level (warm-ups too)",
                         "a turn of `input` streams the session's --audio file. Each run's and "
                         "level's aggregate gets per-turn figures (`turns`), each run's folder a "
-                        "turns.jsonl, and --slo may judge turn-ttfa-p95 and "
-                        "interrupt-latency-p95");
+                        "turns.jsonl, and --slo may judge turn-v2v-p95, turn-ttfa-p95 "
+                        "and interrupt-latency-p95");
     sub.add_option("--model", s.model,
                    "vllm-realtime: the served model, named in session.update (required); "
                    "openai-realtime: added to --url's query as model=");

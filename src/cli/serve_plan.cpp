@@ -61,6 +61,7 @@ void check_target(const serve_settings& s, sweep::sweep_options& w) {
 void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
     w.conversation =
         session::load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
+    w.conversation.voice = s.voice;
     if (w.conversation && s.pacing == "lockstep")
         throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
                           "of several turns streams on the 80 ms grid (--pacing realtime)");

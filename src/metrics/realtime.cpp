@@ -13,6 +13,12 @@ namespace pacer::metrics {
 
 namespace {
 
+// Per-turn times and durations to the microsecond (turns.jsonl and summary.json's `turns`):
+// plain decimals (`0.8`, not `0.7999999999999999`), far finer than anything measured.
+double micro(double v) {
+    return std::round(v * 1e6) / 1e6;
+}
+
 boost::json::value figure(std::vector<double> v) {
     if (v.empty())
         return nullptr;
@@ -49,32 +55,37 @@ boost::json::object realtime_latency_json(const std::vector<trace::session_resul
 }
 
 turn_figures figures_of(const trace::turn_result& t) {
+    // Differences of the instants as turns.jsonl writes them (to the microsecond), so that a
+    // row's figure is exactly the difference of its row's instants.
     const auto diff = [](std::optional<double> a, std::optional<double> b) {
-        return a && b ? std::optional<double>(*a - *b) : std::nullopt;
+        return a && b ? std::optional<double>(micro(micro(*a) - micro(*b))) : std::nullopt;
     };
     turn_figures f;
+    f.ttfa_from_voice_end_s = diff(t.first_audio_s, t.voice_end_s);
     f.ttfa_from_speech_end_s = diff(t.first_audio_s, t.speech_end_s);
     f.ttfa_from_speech_stopped_s = diff(t.first_audio_s, t.speech_stopped_s);
     f.ttfa_from_commit_s = diff(t.first_audio_s, t.commit_s);
     f.response_duration_s = diff(t.last_audio_s, t.first_audio_s);
-    if (t.first_audio_s)
-        f.player_gap_s = t.gap_s;
+    if (t.first_audio_s) {
+        f.player_gap_s = micro(t.gap_s);
+        f.underrun_s = micro(t.underrun_s);
+    }
     if (t.interrupted_s) {
         f.interrupt_latency_s = t.last_audio_s && *t.last_audio_s > *t.interrupted_s
-                                    ? *t.last_audio_s - *t.interrupted_s
+                                    ? *diff(t.last_audio_s, t.interrupted_s)
                                     : 0.0;
-        f.audio_after_interrupt_s = t.audio_after_interrupt_s;
-        f.played_at_interrupt_s = t.played_s.value_or(0);
+        f.audio_after_interrupt_s = micro(t.audio_after_interrupt_s);
+        f.played_at_interrupt_s = micro(t.played_s.value_or(0));
     }
     return f;
 }
 
 boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_result>> sessions) {
     struct figures {
-        std::vector<double> speech_end, speech_stopped, commit, duration, latency, after, played,
-            gap;
+        std::vector<double> voice_end, speech_end, speech_stopped, commit, duration, latency, after,
+            played, gap, underrun;
         std::size_t turns = 0, answered = 0, interrupted = 0;
-        std::uint64_t underruns = 0;
+        std::uint64_t underruns = 0, unsolicited = 0;
 
         void add(const trace::turn_result& t) {
             const auto f = figures_of(t);
@@ -87,11 +98,14 @@ boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_re
             interrupted += t.interrupted_s.has_value();
             if (t.first_audio_s)
                 underruns += t.underruns;
+            unsolicited += t.unsolicited;
+            put(voice_end, f.ttfa_from_voice_end_s);
             put(speech_end, f.ttfa_from_speech_end_s);
             put(speech_stopped, f.ttfa_from_speech_stopped_s);
             put(commit, f.ttfa_from_commit_s);
             put(duration, f.response_duration_s);
             put(gap, f.player_gap_s);
+            put(underrun, f.underrun_s);
             put(latency, f.interrupt_latency_s);
             put(after, f.audio_after_interrupt_s);
             put(played, f.played_at_interrupt_s);
@@ -101,6 +115,8 @@ boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_re
                     {"answered", answered},
                     {"interrupted", interrupted},
                     {"underruns", underruns},
+                    {"unsolicited_responses", unsolicited},
+                    {"ttfa_from_voice_end_s", figure(voice_end)},
                     {"ttfa_from_speech_end_s", figure(speech_end)},
                     {"ttfa_from_speech_stopped_s", figure(speech_stopped)},
                     {"ttfa_from_commit_s", figure(commit)},
@@ -108,7 +124,8 @@ boost::json::object turn_metrics_json(std::span<const std::vector<trace::turn_re
                     {"interrupt_latency_s", figure(latency)},
                     {"audio_after_interrupt_s", figure(after)},
                     {"played_at_interrupt_s", figure(played)},
-                    {"player_gap_s", figure(gap)}};
+                    {"player_gap_s", figure(gap)},
+                    {"underrun_s", figure(underrun)}};
         }
     };
     std::vector<figures> by_turn;
@@ -137,7 +154,7 @@ boost::json::object turn_metrics_json(const std::vector<trace::session_result>& 
 void append_turn_rows(std::string& out, std::uint32_t session,
                       std::span<const trace::turn_result> turns) {
     const auto value = [](std::optional<double> v) {
-        return v ? boost::json::value(*v) : boost::json::value(nullptr);
+        return v ? boost::json::value(micro(*v)) : boost::json::value(nullptr);
     };
     for (std::size_t j = 0; j < turns.size(); ++j) {
         const auto& t = turns[j];
@@ -147,14 +164,20 @@ void append_turn_rows(std::string& out, std::uint32_t session,
             {"turn", j},
             {"barge_in", t.barge_in},
             {"start_s", value(t.start_s)},
+            {"voice_end_s", value(t.voice_end_s)},
             {"speech_end_s", value(t.speech_end_s)},
             {"commit_s", value(t.commit_s)},
             {"speech_stopped_s", value(t.speech_stopped_s)},
             {"first_audio_s", value(t.first_audio_s)},
             {"last_audio_s", value(t.last_audio_s)},
-            {"audio_s", t.audio_s},
+            {"response_id",
+             t.response_id ? boost::json::value(*t.response_id) : boost::json::value(nullptr)},
+            {"audio_s", micro(t.audio_s)},
             {"underruns", t.underruns},
+            {"underrun_s", value(f.underrun_s)},
+            {"unsolicited_responses", t.unsolicited},
             {"interrupted_s", value(t.interrupted_s)},
+            {"ttfa_from_voice_end_s", value(f.ttfa_from_voice_end_s)},
             {"ttfa_from_speech_end_s", value(f.ttfa_from_speech_end_s)},
             {"ttfa_from_speech_stopped_s", value(f.ttfa_from_speech_stopped_s)},
             {"ttfa_from_commit_s", value(f.ttfa_from_commit_s)},

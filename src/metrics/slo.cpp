@@ -76,6 +76,13 @@ const slo_definition definitions[] = {
      "--scenario with several turns: first reply audio after the end of the user's turn, p95 "
      "over the level's turns",
      needs::turns},
+    {"turn-v2v-p95",
+     kind::time,
+     false,
+     {"turns", "all", "ttfa_from_voice_end_s", "p95"},
+     "--scenario with several turns: voice-to-voice, first reply audio after the end of the "
+     "user's voice (the turn's last voiced frame), p95 over the level's turns",
+     needs::turns},
     {"interrupt-latency-p95",
      kind::time,
      false,

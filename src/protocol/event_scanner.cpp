@@ -15,16 +15,16 @@ using json::error_code;
 using json::string_view;
 
 // SAX handler: tracks depth and which key is current at depths 1 and 2, and captures the
-// values of `type`, `event_id` and `audio` (depth 1) and of `sglang.fatal` and `sglang.seq`
-// (depth 2). Everything else is validated and dropped. Keys are classified once, when they
-// end, so a value costs one comparison of small integers.
+// values of `type`, `event_id`, `response_id` and `audio` (depth 1) and of `sglang.fatal` and
+// `sglang.seq` (depth 2). Everything else is validated and dropped. Keys are classified once, when
+// they end, so a value costs one comparison of small integers.
 struct scan_handler {
     static constexpr std::size_t max_array_size = -1;
     static constexpr std::size_t max_object_size = -1;
     static constexpr std::size_t max_string_size = -1;
     static constexpr std::size_t max_key_size = -1;
 
-    enum class top_key : unsigned char { other, type, event_id, audio, sglang };
+    enum class top_key : unsigned char { other, type, event_id, response_id, audio, sglang };
     enum class sglang_key : unsigned char { other, fatal, seq };
 
     int depth = 0;
@@ -37,7 +37,8 @@ struct scan_handler {
     std::string type;
     bool fatal = false;
     std::string string_buf;
-    std::string event_id; // empty unless the last `event_id` is a string
+    std::string event_id;    // empty unless the last `event_id` is a string
+    std::string response_id; // empty unless the last `response_id` is a string
     bool has_seq = false;
     std::int64_t seq = 0;
     std::size_t audio_size = 0;  // characters of the last `audio` (0 unless it is a string)
@@ -53,6 +54,7 @@ struct scan_handler {
         type.clear();
         fatal = false;
         event_id.clear();
+        response_id.clear();
         has_seq = false;
         seq = 0;
         audio_size = 0;
@@ -131,6 +133,7 @@ struct scan_handler {
             if (depth == 1) {
                 key1 = key_buf == "type"                          ? top_key::type
                        : key_buf == "event_id"                    ? top_key::event_id
+                       : key_buf == "response_id"                 ? top_key::response_id
                        : key_buf == "audio" || key_buf == "delta" ? top_key::audio
                        : key_buf == "sglang"                      ? top_key::sglang
                                                                   : top_key::other;
@@ -139,6 +142,8 @@ struct scan_handler {
                     has_seq = false;
                 } else if (key1 == top_key::event_id) {
                     event_id.clear();
+                } else if (key1 == top_key::response_id) {
+                    response_id.clear();
                 } else if (key1 == top_key::audio) {
                     audio_size = 0;
                     audio_tail[0] = audio_tail[1] = 0;
@@ -160,6 +165,8 @@ struct scan_handler {
                 audio_part(s);
             else if (key1 == top_key::event_id)
                 event_id.append(s.data(), s.size());
+            else if (key1 == top_key::response_id)
+                response_id.append(s.data(), s.size());
             else if (key1 == top_key::type)
                 string_buf.append(s.data(), s.size());
         } else if (at_fatal()) {
@@ -174,6 +181,8 @@ struct scan_handler {
             type_ok = true;
         } else if (at(top_key::event_id)) {
             event_id.append(s.data(), s.size());
+        } else if (at(top_key::response_id)) {
+            response_id.append(s.data(), s.size());
         } else if (at(top_key::audio)) {
             audio_part(s);
         } else if (at_fatal()) {
@@ -256,6 +265,10 @@ bool event_scanner::fatal() const {
 
 std::string_view event_scanner::event_id() const {
     return impl_->parser.handler().event_id;
+}
+
+std::string_view event_scanner::response_id() const {
+    return impl_->parser.handler().response_id;
 }
 
 std::optional<std::int64_t> event_scanner::seq() const {

@@ -25,6 +25,21 @@ bool parse_realtime_protocol(std::string_view name, realtime_protocol& out) {
     return true;
 }
 
+std::size_t wire_sample_rate(realtime_protocol p) {
+    return p == realtime_protocol::openai ? openai_sample_rate : input_sample_rate;
+}
+
+pcm_input at_wire_rate(const pcm_input& pcm, realtime_protocol p) {
+    return p == realtime_protocol::openai ? pcm.at_rate(input_sample_rate, openai_sample_rate)
+                                          : pcm;
+}
+
+std::string realtime_session_update(std::string_view event_id, realtime_protocol p,
+                                    realtime_turns turns, std::string_view model) {
+    return p == realtime_protocol::openai ? openai_session_update(event_id, turns)
+                                          : vllm_session_update(event_id, model);
+}
+
 std::string openai_session_update(std::string_view event_id, realtime_turns turns,
                                   std::size_t rate) {
     const boost::json::object format{{"type", "audio/pcm"}, {"rate", rate}};
@@ -85,7 +100,7 @@ namespace {
 // Where packet `seq` of `count` lies in `bytes` at `rate` Hz: [first, second).
 std::pair<std::size_t, std::size_t> packet_range(std::size_t bytes, std::size_t rate,
                                                  std::size_t seq, std::size_t count) {
-    const std::size_t size = rate * 2 * 80 / 1000;
+    const std::size_t size = packet_bytes_at(rate);
     const std::size_t begin = std::min(seq * size, bytes);
     return {begin, seq + 1 >= count ? bytes : std::min(begin + size, bytes)};
 }

@@ -236,6 +236,7 @@ void load_run_input(run_job& job) {
             runtime::silence_bytes(runtime::silence_duration(s.duration, "30s")));
     }
     job.conversation = session::load_scenario(s.scenario, wire_rate, !job.realtime);
+    job.conversation.voice = s.voice;
     if (job.conversation && s.processes > 1)
         throw runtime::usage_error("--scenario with several turns needs --processes 1 (the "
                                    "per-turn figures are one process's)");

@@ -3,7 +3,9 @@
 #include <pacer/runtime/loop_monitor.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/packet_grid.hpp>
+#include <pacer/session/rethrow_all.hpp>
 #include <pacer/session/runner.hpp>
+#include <pacer/session/voice_end.hpp>
 
 #include <boost/asio/as_tuple.hpp>
 #include <boost/asio/bind_cancellation_slot.hpp>
@@ -68,6 +70,8 @@ struct session_context {
     duration input_length{};
     double cpu_s = 0;
     trace::receipt_statistics receipts; ///< every receipt of its sessions, folded as sent
+    /// What its own coroutines (the loop monitor, the injected stall) threw: never dropped.
+    std::vector<std::exception_ptr> errors;
 
     void on_streaming() {
         if (--not_streaming != 0 || !stall)
@@ -82,7 +86,10 @@ struct session_context {
         asio::co_spawn(io,
                        block_once(clock::now() + schedule::packet_period * half -
                                   std::chrono::milliseconds(10)),
-                       [](std::exception_ptr) {});
+                       [this](std::exception_ptr e) {
+                           if (e)
+                               errors.push_back(e);
+                       });
     }
 
     awaitable<void> block_once(time_point at) {
@@ -97,6 +104,24 @@ struct session_context {
 };
 
 } // namespace
+
+void rethrow_all(const std::vector<std::exception_ptr>& thrown) {
+    if (thrown.empty())
+        return;
+    if (thrown.size() == 1)
+        std::rethrow_exception(thrown.front());
+    std::string text = fmt::format("{} failures:", thrown.size());
+    for (const auto& e : thrown) {
+        try {
+            std::rethrow_exception(e);
+        } catch (const std::exception& x) {
+            text += fmt::format(" [{}]", x.what());
+        } catch (...) {
+            text += " [an exception of unknown type]";
+        }
+    }
+    throw std::runtime_error(text);
+}
 
 duration stagger_offset(std::size_t i, std::size_t sessions, duration stagger, std::size_t slots) {
     const auto n = static_cast<std::int64_t>(sessions);
@@ -257,6 +282,7 @@ public:
                 c->monitor.report_max_to(&options.live->loop_lag_max_ns);
             contexts_.push_back(std::move(c));
         }
+        find_voice_ends();
         // One origin for every session's stagger phase: sessions of one offset share their
         // instants.
         stagger_origin_ = options.stagger_origin.value_or(clock::now());
@@ -271,7 +297,10 @@ public:
         else
             spawn_closed_loop();
         for (auto& c : contexts_)
-            asio::co_spawn(c->io, c->monitor.run(), [](std::exception_ptr) {});
+            asio::co_spawn(c->io, c->monitor.run(), [&c = *c](std::exception_ptr e) {
+                if (e)
+                    c.errors.push_back(e);
+            });
     }
 
     // Runs every context on its own thread until all its sessions have ended.
@@ -305,7 +334,8 @@ public:
             asio::post(c->io, [&c = *c] { c.interrupt.request(); });
     }
 
-    // Once the contexts' threads have ended: their figures, then a session's exception, if any.
+    // Once the contexts' threads have ended: their figures, then every exception a session or
+    // a context's own coroutine threw (rethrow_all).
     void collect() {
         for (auto& c : contexts_) {
             out_.loop_lag_s.push_back(c->monitor.lags_s());
@@ -315,14 +345,31 @@ public:
             out_.stalls_injected += c->stalls;
             out_.receipts.merge(c->receipts);
         }
+        std::vector<std::exception_ptr> thrown;
         for (auto& f : failures_)
             if (f)
-                std::rethrow_exception(f);
+                thrown.push_back(f);
+        for (auto& c : contexts_)
+            thrown.insert(thrown.end(), c->errors.begin(), c->errors.end());
+        rethrow_all(thrown);
         if (options_.arrivals) // sessions the cap dropped never ran: in the open-loop records
             std::erase_if(out_.sessions, [](const session_result& r) { return !r.dispatched; });
     }
 
 private:
+    // A conversation's voice ends, before any session starts: each turn's own audio once, and
+    // each input once for the turns that stream the session's input.
+    void find_voice_ends() {
+        if (!options_.conversation)
+            return;
+        turns_ = options_.conversation.turns;
+        for (auto& t : turns_)
+            if (t.pcm)
+                t.voice_end = find_voice_end(t.pcm, options_.conversation.voice);
+        const std::size_t inputs = std::max<std::size_t>(1, options_.inputs.size());
+        for (std::size_t i = 0; i < inputs; ++i)
+            input_voice_ends_.push_back(find_voice_end(input_of(i), options_.conversation.voice));
+    }
     protocol::pcm_input input_of(std::size_t i) const {
         return options_.inputs.empty() ? options_.pcm : options_.inputs[i % options_.inputs.size()];
     }
@@ -340,6 +387,8 @@ private:
     std::vector<std::exception_ptr> failures_;
     time_point stagger_origin_;
     asio::cancellation_signal stop_dispatch_; // used on context 0 only
+    std::vector<session_turn> turns_;         // the conversation's turns, voice ends found
+    std::vector<std::optional<duration>> input_voice_ends_; // per input
 };
 
 session_options session_runner::session_options_for(std::size_t i) {
@@ -370,9 +419,12 @@ session_options session_runner::session_options_for(std::size_t i) {
                       : options_.wire_inputs[i % options_.wire_inputs.size()];
     if (const auto& plan = options_.conversation) {
         const auto pauses = schedule::draw_pauses(*plan.scenario, i);
-        so.conversation = plan.turns; // a turn without audio streams so.pcm
-        for (std::size_t j = 0; j < so.conversation.size(); ++j)
+        so.conversation = turns_; // a turn without audio streams so.pcm
+        for (std::size_t j = 0; j < so.conversation.size(); ++j) {
             so.conversation[j].pause = pauses[j];
+            if (!so.conversation[j].pcm)
+                so.conversation[j].voice_end = input_voice_ends_[i % input_voice_ends_.size()];
+        }
         so.pause_packets = plan.scenario->pause_packets;
     }
     so.on_streaming = [&c] { c.on_streaming(); };

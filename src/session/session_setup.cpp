@@ -10,36 +10,24 @@ namespace pacer::session::detail {
 
 namespace {
 
-// The input at the realtime protocol's rate (openai-realtime: 24 kHz; vllm-realtime: as is).
-protocol::pcm_input wire_input(const protocol::pcm_input& pcm, protocol::realtime_protocol p) {
-    return p == protocol::realtime_protocol::openai
-               ? pcm.at_rate(protocol::input_sample_rate, protocol::openai_sample_rate)
-               : pcm;
-}
-
-// The turns as the grid sees them; empty for a one-turn session. Every turn but the last is
-// padded with silence to whole packets, so that the server's media time (the audio it has
-// received) stays on the grid from turn to turn; the wires send those padded packets.
+// The turns as the grid sees them; empty for a one-turn session. A turn's audio is not padded:
+// its last packet may be short, its end of input is its audio's end, and the next turn starts
+// on the next slot (the native wire alone pads that packet with silence on the wire, as its
+// protocol wants; docs/scenarios.md).
 std::vector<schedule::turn_layout> turn_plan(const session_options& o) {
     std::vector<schedule::turn_layout> plan;
-    for (std::size_t j = 0; j < o.conversation.size(); ++j) {
-        const auto& t = o.conversation[j];
-        const std::size_t bytes =
-            j + 1 < o.conversation.size()
-                ? schedule::packet_count(t.pcm.size()) * protocol::packet_bytes
-                : t.pcm.size();
-        plan.push_back({bytes, t.pause, t.interrupt_after});
-    }
+    for (const auto& t : o.conversation)
+        plan.push_back({t.pcm.size(), t.pause, t.interrupt_after});
     return plan;
 }
 
 } // namespace
 
-void prepare_inputs(session_options& options) {
+void prepare_inputs(session_options& options, wire_input_fn wire_input) {
     if (options.pcm.empty() || options.pcm.size() % 2 != 0)
         throw std::invalid_argument("session input must be non-empty whole PCM16 samples");
-    if (options.realtime && !options.wire_pcm)
-        options.wire_pcm = wire_input(options.pcm, *options.realtime);
+    if (!options.wire_pcm)
+        options.wire_pcm = wire_input(options, options.pcm);
     for (auto& t : options.conversation) {
         if (!t.pcm) { // the session's own input (shared: nothing is copied, silence is not held)
             t.pcm = options.pcm;
@@ -47,8 +35,8 @@ void prepare_inputs(session_options& options) {
         }
         if (t.pcm.empty() || t.pcm.size() % 2 != 0)
             throw std::invalid_argument("a turn's input must be non-empty whole PCM16 samples");
-        if (options.realtime && !t.wire_pcm)
-            t.wire_pcm = wire_input(t.pcm, *options.realtime);
+        if (!t.wire_pcm)
+            t.wire_pcm = wire_input(options, t.pcm);
     }
 }
 
@@ -67,9 +55,7 @@ protocol::native_session_options machine_options(const session_options& o) {
     return m;
 }
 
-std::optional<protocol::realtime_session> realtime_machine(const session_options& o) {
-    if (!o.realtime)
-        return std::nullopt;
+protocol::realtime_session realtime_machine(const session_options& o) {
     protocol::realtime_session_options m;
     m.protocol = *o.realtime;
     m.turns = o.turns;

@@ -7,20 +7,22 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/duplex_session.hpp>
 
-#include <optional>
 
 namespace pacer::session::detail {
 
+/// A protocol's input at its wire rate (its client's `wire_input`): empty when the protocol
+/// sends pacer's 16 kHz input itself.
+using wire_input_fn = protocol::pcm_input (*)(const session_options&, const protocol::pcm_input&);
+
 /// Checks the inputs (non-empty whole PCM16 samples, else std::invalid_argument) and fills
 /// what the options leave to the session: a turn without audio streams the session's own
-/// input, and a realtime protocol's inputs at its rate (resampled here when not given).
-void prepare_inputs(session_options& options);
+/// input, and the inputs at the protocol's wire rate (`wire_input`) when not given.
+void prepare_inputs(session_options& options, wire_input_fn wire_input);
 
 /// The native protocol's machine for these options.
 protocol::native_session_options machine_options(const session_options& options);
 
-/// openai-realtime / vllm-realtime: their machine, which drives instead of the native one;
-/// nullopt for the native protocol.
-std::optional<protocol::realtime_session> realtime_machine(const session_options& options);
+/// openai-realtime / vllm-realtime: their machine (`options.realtime` is set).
+protocol::realtime_session realtime_machine(const session_options& options);
 
 } // namespace pacer::session::detail

@@ -1,13 +1,17 @@
 #pragma once
 // Internal to src/session: one duplex session's state, shared by the coroutines of
-// duplex_session.cpp (the receive loop, the driver, the phases). Not installed, not part of
-// the public API.
+// session_run.hpp (the receive loop, the driver, the phases) and its protocol's client
+// (native_client.hpp, realtime_client.hpp). Not installed, not part of the public API.
+//
+// The state is generic over the protocol's client (its sans-io machine, its wire, its receive
+// handling) and over its I/O (`Io`: the timer, whose clock is the session's clock, and the
+// connection). The program runs `asio_io`: Asio's steady_timer and the WebSocket connection;
+// the unit tests run a manual clock's timer and a scripted connection.
 
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/events.hpp>
-#include <pacer/protocol/native_session.hpp>
-#include <pacer/protocol/realtime_session.hpp>
+#include <pacer/protocol/native_session.hpp> // task_completion
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/session/error.hpp>
 #include <pacer/session/turn_timeline.hpp>
@@ -32,6 +36,12 @@ namespace pacer::session::detail {
 
 namespace asio = boost::asio;
 
+/// The program's I/O: Asio's monotonic timer (pacer's one clock) and the WebSocket connection.
+struct asio_io {
+    using timer = steady_timer;
+    using connection = transport::ws_connection;
+};
+
 /// Session states alive in this process (session_states_alive()).
 inline std::atomic<std::size_t> states_alive{0};
 
@@ -47,13 +57,23 @@ inline std::string error_event(std::string_view message) {
 // moves the bytes. Both tasks run on one single-threaded executor: no lock. The only owner
 // is the session coroutine (callbacks hold weak references), so a finished session's socket,
 // timers and buffers go as soon as it returns.
+template <class Client, class Io>
 struct session_state {
+    using client = Client;
+    using timer = typename Io::timer;
+    using clock = typename timer::clock_type;
+    using connection = typename Io::connection;
+
     session_state(executor ex, session_options opts, trace::channel& ch)
         : options(std::move(opts)), trace(ch, options.index, options.trace_lines), signal(ex),
-          wake(ex), pace(ex), watchdog(ex), ids(options.seed), machine(machine_options(options)),
-          rt(realtime_machine(options)), completion(options.post_close) {
-        if (!options.conversation.empty())
-            timeline.emplace(options.conversation.size());
+          wake(ex), pace(ex), watchdog(ex), ids(options.seed),
+          machine(Client::make_machine(options)), completion(options.post_close) {
+        if (!options.conversation.empty()) {
+            std::vector<std::optional<duration>> voice;
+            for (const auto& t : options.conversation)
+                voice.push_back(t.voice_end);
+            timeline.emplace(options.conversation.size(), std::move(voice));
+        }
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }
     ~session_state() { states_alive.fetch_sub(1, std::memory_order_relaxed); }
@@ -62,15 +82,14 @@ struct session_state {
 
     session_options options;
     trace::sink trace;
-    std::unique_ptr<transport::ws_connection> ws;
-    steady_timer signal;   // the driver waits on it for server events (one waiter)
-    steady_timer wake;     // the first task to end waits on it for the other (one waiter)
-    steady_timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
-    steady_timer watchdog; // the session deadline
+    std::unique_ptr<connection> ws;
+    timer signal;   // the driver waits on it for server events (one waiter)
+    timer wake;     // the first task to end waits on it for the other (one waiter)
+    timer pace;     // absolute deadlines: the grid, stagger, EOS, admission backoff
+    timer watchdog; // the session deadline
     protocol::event_id_source ids;
-    protocol::native_session machine;
-    /// openai-realtime / vllm-realtime: their machine, which drives instead of `machine`.
-    std::optional<protocol::realtime_session> rt;
+    /// The protocol's sans-io machine: what the driver does next.
+    typename Client::machine machine;
     protocol::task_completion completion;
     /// Multi-turn scenarios: what each turn saw; the commits sent so far (one per turn, in
     /// order) and the assistant's item the next barge-in truncates.
@@ -182,8 +201,6 @@ struct session_state {
         }
         if (ec) {
             machine.send_failed();
-            if (rt)
-                rt->send_failed();
             co_await fail(ws->failure_of(ec));
             co_return false;
         }
@@ -191,9 +208,9 @@ struct session_state {
     }
 
     // Waits on `timer` until `at` (absolute), or until cancelled (a notification, a stop).
-    static awaitable<void> wait(steady_timer& timer, time_point at) {
-        timer.expires_at(at);
-        co_await timer.async_wait(use_tuple);
+    static awaitable<void> wait(timer& t, time_point at) {
+        t.expires_at(at);
+        co_await t.async_wait(use_tuple);
     }
 };
 

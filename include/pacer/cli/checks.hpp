@@ -57,8 +57,8 @@ void add_progress_option(CLI::App& sub, std::string& progress, const std::string
 /// Declares `--scenario` on `command` (run and serve take one grammar): the built-in names or
 /// a file, with `where` saying what plays it and `results` what it adds to the result folder.
 /// session::load_scenario (session/scenario_plan.hpp) loads it.
-void add_scenario_option(CLI::App& command, std::string& scenario, const std::string& where,
-                         const std::string& results);
+void add_scenario_option(CLI::App& command, std::string& scenario, session::voice_settings& voice,
+                         const std::string& where, const std::string& results);
 
 /// The nearest subcommand name to a mistyped one, or "" when none is close.
 std::string nearest_command(const CLI::App& app, const std::string& typed);

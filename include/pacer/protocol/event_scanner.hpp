@@ -1,9 +1,9 @@
 #pragma once
 // The receive hot path: validates a server frame as JSON and extracts only what the client
-// acts on (`type`, `sglang.fatal`), without building a DOM. A 4.7 kB audio delta is scanned
-// once, with no allocation per string, instead of being copied into a tree and destroyed.
-// The mocks read the client's appends with it too (`event_id`, `sglang.seq`, the size of
-// `audio`), so a 3.5 kB append is not copied into a tree either.
+// acts on (`type`, `sglang.fatal`, a delta's `response_id`), without building a DOM. A 4.7 kB
+// audio delta is scanned once, with no allocation per string, instead of being copied into a
+// tree and destroyed. The mocks read the client's appends with it too (`event_id`, `sglang.seq`,
+// the size of `audio`), so a 3.5 kB append is not copied into a tree either.
 
 #include <cstddef>
 #include <cstdint>
@@ -33,6 +33,9 @@ public:
     bool fatal() const;
     /// The top-level `event_id` when it is a string, else empty (valid until the next `scan`).
     std::string_view event_id() const;
+    /// The top-level `response_id` when it is a string (a response's deltas), else empty (valid
+    /// until the next `scan`).
+    std::string_view response_id() const;
     /// `sglang.seq` when `sglang` is an object and its `seq` an integer that fits in int64 (what
     /// Boost.JSON's `is_int64()` accepts), else nullopt.
     std::optional<std::int64_t> seq() const;

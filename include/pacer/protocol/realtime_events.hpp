@@ -2,6 +2,7 @@
 // The client events of the openai-realtime and vllm-realtime protocols (docs/protocols.md),
 // and the resampling of pacer's 16 kHz input to a protocol's rate.
 
+#include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 
 #include <cstddef>
@@ -16,6 +17,21 @@ namespace pacer::protocol {
 /// The protocol named `name` (`openai-realtime`, `vllm-realtime`); false for any other name.
 bool parse_realtime_protocol(std::string_view name, realtime_protocol& out);
 
+/// The PCM16 rate on the wire: openai-realtime 24 kHz, vllm-realtime pacer's 16 kHz input.
+std::size_t wire_sample_rate(realtime_protocol p);
+/// The bytes of one 80 ms packet of PCM16 mono at `rate` Hz (the last packet of an input may
+/// be shorter).
+constexpr std::size_t packet_bytes_at(std::size_t rate) {
+    return rate * 2 * 80 / 1000;
+}
+static_assert(packet_bytes_at(openai_sample_rate) == openai_packet_bytes);
+/// `pcm` (16 kHz) at the protocol's wire rate: resampled for openai-realtime, as is for vllm.
+pcm_input at_wire_rate(const pcm_input& pcm, realtime_protocol p);
+
+/// The protocol's `session.update`: openai-realtime's with the turn detection, vllm-realtime's
+/// with the model.
+std::string realtime_session_update(std::string_view event_id, realtime_protocol p,
+                                    realtime_turns turns, std::string_view model);
 /// openai-realtime's `session.update`: PCM16 in and out at `rate` Hz, and turn detection
 /// (`server_vad`, or none with manual turns).
 std::string openai_session_update(std::string_view event_id, realtime_turns turns,

@@ -61,6 +61,7 @@ struct run_options {
     std::string protocol = "native";
     std::string turns = "server-vad";
     std::string scenario = "single"; ///< `--scenario` (docs/scenarios.md)
+    session::voice_settings voice;   ///< `--voice-threshold-db`, `--voice-hangover-ms`
     std::string model;
     std::size_t threads = 1;
     std::string output;

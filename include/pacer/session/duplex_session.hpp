@@ -102,6 +102,9 @@ struct session_turn {
     protocol::pcm_input wire_pcm;
     duration pause{}; ///< after the turn's audio (this session's draw)
     std::optional<duration> interrupt_after;
+    /// Where the voice ends in the turn's audio, from its start (find_voice_end, found once
+    /// before the run); none: no voice, or not looked for.
+    std::optional<duration> voice_end;
 };
 
 struct session_options {

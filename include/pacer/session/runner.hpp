@@ -12,6 +12,7 @@
 #include <pacer/schedule/scenario.hpp>
 #include <pacer/session/duplex_session.hpp>
 #include <pacer/session/open_loop.hpp>
+#include <pacer/session/voice_end.hpp>
 #include <pacer/trace/writer.hpp>
 
 #include <chrono>
@@ -45,6 +46,9 @@ struct conversation_plan {
     std::shared_ptr<const schedule::scenario> scenario;
     /// Each turn's audio, in order; a turn without `pcm` streams the session's own input.
     std::vector<session_turn> turns;
+    /// How each turn's voice end is found (`--voice-threshold-db`, `--voice-hangover-ms`): the
+    /// runner looks once per turn audio and per input, before any session starts.
+    voice_settings voice;
 
     explicit operator bool() const { return scenario != nullptr; }
     /// The scenario's name (`multi-turn`, `barge-in`, a file's path), `single` without one.
@@ -56,9 +60,10 @@ struct conversation_plan {
     /// scenario). A barge-in's turn may start later than its pause's end: the session's
     /// timeout has room for that (the default adds 60 s).
     duration length(std::size_t input_bytes) const;
-    /// The 16 kHz bytes a session's `appends` appends carried with an input of `input_bytes`:
-    /// 80 ms each (pauses' silence packets, the turns' audio padded to the grid), the last
-    /// one the last turn's last packet. How long a conversation's input was, for the
+    /// The 16 kHz bytes a session's `appends` appends span on the grid with an input of
+    /// `input_bytes`: 80 ms each (pauses' silence packets, a turn's short last packet counted as
+    /// its whole slot, since the next turn starts on the next one), the last one the last
+    /// turn's last packet. How long a conversation's input was, for the
     /// evaluation of its files (`appends` is the session's own count: its pause draws and
     /// barge-ins decide it).
     std::size_t streamed_bytes(std::size_t input_bytes, std::size_t appends) const;

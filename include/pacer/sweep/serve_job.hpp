@@ -38,6 +38,7 @@ struct serve_options {
     std::string protocol = "native"; ///< native, openai-realtime or vllm-realtime
     std::string turns = "server-vad";
     std::string scenario = "single"; ///< `--scenario` (docs/scenarios.md)
+    session::voice_settings voice;   ///< `--voice-threshold-db`, `--voice-hangover-ms`
     std::string model;
     std::string concurrencies = "1,2,4,8";
     std::size_t concurrency = 0;

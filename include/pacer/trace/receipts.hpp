@@ -60,15 +60,25 @@ struct turn_result {
     std::optional<double> speech_end_s;     ///< its end-of-input instant (end of the speech)
     std::optional<double> commit_s;         ///< openai-realtime manual: its commit sent
     std::optional<double> speech_stopped_s; ///< server VAD: the server's `speech_stopped`
-    /// The assistant's audio for the turn: what arrived after its end and before the next
-    /// turn's end.
+    /// Where the user's voice ended: the last voiced 10 ms frame of the turn's input, found
+    /// before the run, played out on the grid (none for a turn without voice).
+    std::optional<double> voice_end_s;
+    /// The assistant's reply to the turn (docs/scenarios.md, "Which turn a reply answers"):
+    /// the audio of the responses tied to the turn (openai-realtime), or what arrived after
+    /// its end and before the next turn's end (responses without ids: the native protocol).
     std::optional<double> first_audio_s;
     std::optional<double> last_audio_s;
-    double audio_s = 0; ///< seconds of PCM received
-    /// The simulated player (plays each delta as it comes, in real time): times it ran dry
-    /// between two deltas, and for how long in all.
+    double audio_s = 0;                     ///< seconds of PCM received
+    std::optional<std::string> response_id; ///< the first response tied to the turn
+    /// Responses the server started with no turn's commit or `speech_stopped` before them,
+    /// while this turn was the latest started (turn 0: also before it).
+    std::uint64_t unsolicited = 0;
+    /// The simulated player (plays each delta as it comes, in real time): its silent gaps
+    /// between two deltas (`gap_s`, all of them), and the underruns, the gaps of at least
+    /// `player_underrun_tolerance` (count and seconds).
     std::uint64_t underruns = 0;
     double gap_s = 0;
+    double underrun_s = 0;
     /// Interrupted by the next turn's barge-in: its first packet's send start, what the player
     /// had played by then, and the audio that arrived after it.
     std::optional<double> interrupted_s;

@@ -128,4 +128,51 @@ TEST(TurnRows, OneLinePerTurnEachFigureBesideItsReferencePoints) {
     EXPECT_DOUBLE_EQ(all.at("interrupt_latency_s").at("max").as_double(), 0.5);
 }
 
+// Voice-to-voice beside the voice end, the response the reply was tied to, the underruns'
+// time and the unsolicited responses; every time and duration in plain decimals, to the
+// microsecond (0.1 + 0.7 is 0.7999999999999999 in binary: the row says 0.8).
+TEST(TurnRows, VoiceToVoiceAndPlainDecimals) {
+    trace::turn_result t;
+    t.start_s = 848.1;
+    t.voice_end_s = 848.289;
+    t.speech_end_s = 848.768;
+    t.speech_stopped_s = 848.7690001;
+    t.first_audio_s = 848.7690004;
+    t.last_audio_s = 0.1 + 0.7 + 848.7690004;
+    t.audio_s = 0.1 + 0.7;
+    t.response_id = "response_3";
+    t.underruns = 1;
+    t.gap_s = 0.026;
+    t.underrun_s = 0.020;
+    t.unsolicited = 2;
+    trace::turn_result silent; // a turn without voice and without reply
+    silent.start_s = 850.0;
+    silent.speech_end_s = 851.0;
+
+    std::string text;
+    metrics::append_turn_rows(text, 0, std::vector<trace::turn_result>{t, silent});
+    EXPECT_EQ(text.find("99999"), std::string::npos) << text;
+    EXPECT_EQ(text.find("00001"), std::string::npos) << text;
+    const auto r = rows(0, {t, silent});
+    EXPECT_EQ(r[0].at("voice_end_s").as_double(), 848.289);
+    EXPECT_EQ(r[0].at("ttfa_from_voice_end_s").as_double(), 0.48);
+    EXPECT_EQ(r[0].at("ttfa_from_speech_end_s").as_double(), 0.001);
+    EXPECT_EQ(r[0].at("ttfa_from_speech_stopped_s").as_double(), 0.0);
+    EXPECT_EQ(r[0].at("response_duration_s").as_double(), 0.8);
+    EXPECT_EQ(r[0].at("audio_s").as_double(), 0.8);
+    EXPECT_EQ(r[0].at("response_id").as_string(), "response_3");
+    EXPECT_EQ(r[0].at("underrun_s").as_double(), 0.02);
+    EXPECT_EQ(r[0].at("player_gap_s").as_double(), 0.026);
+    EXPECT_EQ(r[0].at("unsolicited_responses").to_number<int>(), 2);
+    for (const char* k : {"voice_end_s", "ttfa_from_voice_end_s", "response_id", "underrun_s"})
+        EXPECT_TRUE(r[1].at(k).is_null()) << k;
+
+    const std::vector<std::vector<trace::turn_result>> sessions{{t, silent}};
+    const auto all = metrics::turn_metrics_json(sessions).at("all").as_object();
+    EXPECT_EQ(all.at("ttfa_from_voice_end_s").at("p50").as_double(), 0.48);
+    EXPECT_EQ(all.at("ttfa_from_voice_end_s").at("count").to_number<int>(), 1);
+    EXPECT_EQ(all.at("underrun_s").at("max").as_double(), 0.02);
+    EXPECT_EQ(all.at("unsolicited_responses").to_number<int>(), 2);
+}
+
 } // namespace
