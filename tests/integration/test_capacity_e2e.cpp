@@ -63,7 +63,9 @@ TEST(CapacityE2E, WithoutConfirmationAColdFirstLevelGivesFirstLevelMinusOne) {
     mock_process mock(cold_gpu_server, "native-mock");
     temp_dir out;
     const auto r = run_pacer(
-        search_args(mock, out, {"--confirm", "0", "--verify-repeats", "0", "--settle", "0s"}));
+        search_args(mock, out,
+                    {"--confirm", "0", "--verify-repeats", "0", "--settle", "0s", "--recovery",
+                     "none"}));
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
     const auto top = read_json(out / "summary.json");
     EXPECT_EQ(whole(at(top, {"capacity", "sessions"})), 2u) << r.out;
@@ -76,7 +78,8 @@ TEST(CapacityE2E, ConfirmationAndVerificationFindTheKneeOfAColdServer) {
     temp_dir out;
     const auto r = run_pacer(search_args(
         mock, out,
-        {"--settle", "1s", "--verify-repeats", "1", "--server-metrics", mock.stats_url()}));
+        {"--settle", "1s", "--verify-repeats", "1", "--server-stats", mock.stats_url(),
+         "--recovery", "none"}));
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
     const auto top = read_json(out / "summary.json");
     const auto& capacity = at(top, {"capacity"}).as_object();
