@@ -65,7 +65,7 @@ TEST(RecoveryE2E, WithoutACanaryTheSearchAnswersFarBelowTheKnee) {
 // With the canary (the default) every run waits until the server is back: the search finds the
 // knee, and says how long each overload took to recover from.
 TEST(RecoveryE2E, WithTheCanaryTheSearchFindsTheKneeAndReportsTheRecoveryTimes) {
-    mock_process mock(degrading_server("2"), "native-mock");
+    mock_process mock(degrading_server("6"), "native-mock");
     temp_dir out;
     const auto r = run_pacer(search_args(mock, out, {"--recovery-max", "30s"}));
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
@@ -84,7 +84,8 @@ TEST(RecoveryE2E, WithTheCanaryTheSearchFindsTheKneeAndReportsTheRecoveryTimes) 
         ASSERT_TRUE(after.is_object()) << json::serialize(o);
         EXPECT_TRUE(at(after, {"recovered"}).as_bool()) << json::serialize(o);
         // The first canary after an overload meets the degraded server (65 ms against a limit
-        // of about 25 ms): the wait took more than one look.
+        // of about 25 ms) for 6 s after its last overloaded unit: the wait took more than one
+        // look.
         EXPECT_GE(whole(at(after, {"looks"})), 2u) << json::serialize(o);
     }
     EXPECT_EQ(std::string(recovery.at("verdict").as_string()).rfind(
