@@ -12,8 +12,10 @@
 
 #include <gtest/gtest.h>
 
+#include "fakes.hpp"
 #include "integration/process.hpp"
 #include <algorithm>
+#include <fstream>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -132,6 +134,29 @@ TEST(RecoveryE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         EXPECT_EQ(r.exit_code, 2) << r.out;
         EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     }
+}
+
+// serve's --server-metrics scrapes a Prometheus endpoint as run's does (a remote DCGM exporter:
+// energy per level), and --idle-baseline takes it; the server's JSON stats are --server-stats.
+TEST(RecoveryE2E, ServeScrapesAPrometheusServerMetricsEndpoint) {
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    const auto page = dir.path() / "metrics.txt";
+    std::ofstream(page) << "# TYPE DCGM_FI_DEV_POWER_USAGE gauge\n"
+                           "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 250\n";
+    child fixture({metrics_fixture_program().string(), page.string()});
+    const auto line = fixture.read_line();
+    ASSERT_EQ(line.rfind("listening on 127.0.0.1:", 0), 0u) << line;
+    const std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/metrics";
+    const auto out = dir.path() / "serve";
+    const auto r = run_pacer({"serve", "-c", "1", "-d", "1s", "--server-metrics", url,
+                              "--idle-baseline", "0.3s", "--progress", "never", "--no-report",
+                              "-o", out.string()});
+    ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
+    const auto top = read_json(out / "summary.json");
+    const auto& t = at(at(top, {"runs"}).as_array().at(0), {"telemetry"});
+    EXPECT_EQ(at(t, {"energy_from"}).as_string(), "server_metrics") << json::serialize(t);
+    EXPECT_DOUBLE_EQ(at(t, {"peak_power_w"}).to_number<double>(), 250);
 }
 
 } // namespace
