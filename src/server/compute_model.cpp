@@ -84,7 +84,7 @@ duration overload_penalty::unit(time_point ready, duration lag) {
         }
     }
     return ticks(ready) < degraded_until_.load(std::memory_order_relaxed) ? extra_
-                                                                           : duration::zero();
+                                                                          : duration::zero();
 }
 
 duration overload_penalty::degraded(time_point now) const {

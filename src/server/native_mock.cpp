@@ -138,8 +138,7 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                o.overload_penalty.count() > 0
                    ? fmt::format("+{:g} ms per unit for {:g} s after a unit whose modelled lag "
                                  "exceeded one unit ({} ms)",
-                                 o.overload_penalty.count(), o.recovery.count(),
-                                 o.profile->unit_ms)
+                                 o.overload_penalty.count(), o.recovery.count(), o.profile->unit_ms)
                    : std::string("none (no --overload-penalty-ms)"));
     if (o.realtime == protocol::realtime_protocol::openai)
         fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "

@@ -111,8 +111,8 @@ json::object overloads_json(const recovery_settings& s, std::optional<double> ba
     json::array list;
     for (const auto& o : overloads) {
         json::object e{{"level", o.level}, {"folder", o.folder}};
-        e["recovery"] = o.after ? json::value(recovery_json(*o.after, baseline_s))
-                                : json::value(nullptr);
+        e["recovery"] =
+            o.after ? json::value(recovery_json(*o.after, baseline_s)) : json::value(nullptr);
         list.push_back(std::move(e));
     }
     json::array checks;
@@ -120,16 +120,15 @@ json::object overloads_json(const recovery_settings& s, std::optional<double> ba
         checks.emplace_back("canary");
     if (s.stats)
         checks.emplace_back("stats");
-    return json::object{
-        {"checks", std::move(checks)},
-        {"max_s", to_seconds(s.max)},
-        {"canary_input_s", canary_input_s},
-        {"baseline_s", number_or_null(baseline_s)},
-        {"canary_limit_s",
-         baseline_s ? json::value(canary_limit_s(*baseline_s)) : json::value(nullptr)},
-        {"stats_pointer", s.stats ? json::value(pointer) : json::value(nullptr)},
-        {"overloads", std::move(list)},
-        {"verdict", recovery_verdict(overloads, baseline_s)}};
+    return json::object{{"checks", std::move(checks)},
+                        {"max_s", to_seconds(s.max)},
+                        {"canary_input_s", canary_input_s},
+                        {"baseline_s", number_or_null(baseline_s)},
+                        {"canary_limit_s", baseline_s ? json::value(canary_limit_s(*baseline_s))
+                                                      : json::value(nullptr)},
+                        {"stats_pointer", s.stats ? json::value(pointer) : json::value(nullptr)},
+                        {"overloads", std::move(list)},
+                        {"verdict", recovery_verdict(overloads, baseline_s)}};
 }
 
 } // namespace pacer::sweep

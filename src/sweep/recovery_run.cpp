@@ -7,10 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "sweep_run.hpp"
 #include <algorithm>
 #include <chrono>
-
-#include "sweep_run.hpp"
 
 namespace pacer::sweep::detail {
 
@@ -84,8 +83,8 @@ recovery_look recovery_watch::look() {
         if (v && v->is_number())
             l.pending = v->to_number<double>();
         else
-            l.error = !got.ok()  ? (got.error.empty() ? fmt::format("HTTP {}", got.status)
-                                                      : got.error)
+            l.error = !got.ok()
+                          ? (got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error)
                       : ec || !v ? fmt::format("no number at {}", s_.stats_pointer)
                                  : fmt::format("{} is not a number", s_.stats_pointer);
     }

@@ -98,8 +98,8 @@ void check_warm_rule(const serve_options& s, bool gpu_telemetry, bool stable_rul
 
 // --recovery and --recovery-max (the default: a canary with the search, nothing without).
 void check_recovery(const serve_options& s, sweep_options& w) {
-    const std::string_view r = s.recovery.empty() ? (s.find_capacity ? "canary" : "none")
-                                                  : std::string_view(s.recovery);
+    const std::string_view r =
+        s.recovery.empty() ? (s.find_capacity ? "canary" : "none") : std::string_view(s.recovery);
     w.recovery.canary = r == "canary" || r == "canary,stats" || r == "stats,canary";
     w.recovery.stats = r == "stats" || r == "canary,stats" || r == "stats,canary";
     if (!w.recovery.on() && r != "none")
@@ -110,8 +110,8 @@ void check_recovery(const serve_options& s, sweep_options& w) {
                           "URL[#POINTER]: add it (e.g. native-mock's http://HOST:PORT/stats)");
     const auto max = parse_duration(s.recovery_max);
     if (!max)
-        throw usage_error(fmt::format("--recovery-max '{}' is not a duration such as 120s",
-                                      s.recovery_max));
+        throw usage_error(
+            fmt::format("--recovery-max '{}' is not a duration such as 120s", s.recovery_max));
     w.recovery.max = std::chrono::duration_cast<duration>(*max);
     if (w.recovery.canary && to_seconds(w.recovery.max) < canary_input_s)
         throw usage_error(fmt::format("--recovery-max {} is shorter than one canary ({:g} s of "

@@ -64,8 +64,12 @@ void take_given(const serve_options& s, sweep_options& w) {
     w.limits = {s.loop_lag_limit_ms, s.send_lateness_limit_ms};
     w.drop_traces = s.drop_traces;
     w.find_capacity = s.find_capacity;
-    w.capacity = {s.start_level, s.max_level, s.resolution, s.confirm.value_or(1),
-                  s.verify_repeats.value_or(2), s.growth.value_or(1.25)};
+    w.capacity = {s.start_level,
+                  s.max_level,
+                  s.resolution,
+                  s.confirm.value_or(1),
+                  s.verify_repeats.value_or(2),
+                  s.growth.value_or(1.25)};
     w.slo = s.slo;
 }
 
@@ -325,13 +329,12 @@ void print_recovery_lines(const json::object& r) {
         const auto& o = v.as_object();
         const auto& after = o.at("recovery");
         list += fmt::format(
-            "{}level {} ({}): {}", list.empty() ? "" : "; ", o.at("level").to_number<std::uint64_t>(),
-            o.at("folder").as_string().c_str(),
-            after.is_null()                          ? std::string("not watched")
-            : after.at("recovered").as_bool() ? fmt::format("back after {:.1f} s",
-                                                            after.at("waited_s").to_number<double>())
-                                              : fmt::format("NOT back after {:.1f} s",
-                                                            after.at("waited_s").to_number<double>()));
+            "{}level {} ({}): {}", list.empty() ? "" : "; ",
+            o.at("level").to_number<std::uint64_t>(), o.at("folder").as_string().c_str(),
+            after.is_null() ? std::string("not watched")
+            : after.at("recovered").as_bool()
+                ? fmt::format("back after {:.1f} s", after.at("waited_s").to_number<double>())
+                : fmt::format("NOT back after {:.1f} s", after.at("waited_s").to_number<double>()));
     }
     if (!list.empty())
         fmt::print("overloads  {}\n", list);
@@ -385,9 +388,9 @@ void print_capacity_lines(const serve_job& job, const sweep_result& result,
         runs,
         std::set<std::size_t>(capacity.probed_levels.begin(), capacity.probed_levels.end()).size(),
         wall / 60, to_seconds(job.sweep.settle),
-        job.sweep.recovery.on() ? fmt::format("; {:.1f} min waiting for recovery ({} looks)",
-                                              waited / 60, looks)
-                                : std::string());
+        job.sweep.recovery.on()
+            ? fmt::format("; {:.1f} min waiting for recovery ({} looks)", waited / 60, looks)
+            : std::string());
 }
 
 } // namespace

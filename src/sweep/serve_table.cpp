@@ -141,8 +141,8 @@ void print_row_details(const level_run& r, const json::object& a) {
                    o.at("looks").to_number<std::uint64_t>(),
                    o.at("looks").to_number<std::uint64_t>() == 1 ? "" : "s",
                    canary && canary->is_number()
-                       ? fmt::format("; canary {} ms {} {} ms", cell_ms(canary),
-                                     back ? "<=" : ">", cell_ms(limit))
+                       ? fmt::format("; canary {} ms {} {} ms", cell_ms(canary), back ? "<=" : ">",
+                                     cell_ms(limit))
                        : std::string(),
                    back ? "" : ": it ran on a degraded server and decides nothing alone");
     }

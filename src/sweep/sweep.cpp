@@ -15,8 +15,6 @@
 #include <pacer/telemetry/recorder.hpp>
 #include <pacer/trace/writer.hpp>
 
-#include "sweep_run.hpp"
-
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/signal_set.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -25,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "sweep_run.hpp"
 #include <algorithm>
 #include <csignal>
 #include <stdexcept>
@@ -616,8 +615,8 @@ sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observ
     if (!interrupted && s.find_capacity) {
         result.capacity = search_capacity(s.capacity, [&](const level_try& t) {
             const auto& r = probe(t);
-            return level_outcome{r.interrupted, r.unreachable, r.valid, r.slo_met, false,
-                                 r.recovered};
+            return level_outcome{r.interrupted, r.unreachable, r.valid,
+                                 r.slo_met,     false,         r.recovered};
         });
         // How the server held up: the wait after the last run too, when it overloaded.
         std::optional<recovery_record> closing;
@@ -654,26 +653,26 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
         audio.emplace_back(a);
     for (auto c : levels)
         plan.push_back(c);
-    json::object c{{"url", s.url},
-                   {"audio", std::move(audio)},
-                   {"profile", s.realtime ? json::value(nullptr) : json::value(s.profile->name)},
-                   {"protocol", s.protocol},
-                   {"levels", std::move(plan)},
-                   {"warmup_runs", s.warmup_runs},
-                   {"warmup_level", s.warmup_level},
-                   {"settle_s", to_seconds(s.settle)},
-                   {"server_stats",
-                    s.server_stats ? json::value(s.server_stats_url) : json::value(nullptr)},
-                   {"repeats", s.repeats},
-                   {"stagger_ms", s.stagger_ms},
-                   {"pacing", s.pacing},
-                   {"startup_reserve_ms", s.startup_reserve_ms},
-                   {"timeout_s", to_seconds(s.timeout)},
-                   {"threads", s.threads},
-                   {"loop_lag_limit_ms", s.limits.loop_lag_ms},
-                   {"send_lateness_limit_ms", s.limits.send_lateness_ms},
-                   {"start_lead_s", 0.2},
-                   {"drop_traces", s.drop_traces}};
+    json::object c{
+        {"url", s.url},
+        {"audio", std::move(audio)},
+        {"profile", s.realtime ? json::value(nullptr) : json::value(s.profile->name)},
+        {"protocol", s.protocol},
+        {"levels", std::move(plan)},
+        {"warmup_runs", s.warmup_runs},
+        {"warmup_level", s.warmup_level},
+        {"settle_s", to_seconds(s.settle)},
+        {"server_stats", s.server_stats ? json::value(s.server_stats_url) : json::value(nullptr)},
+        {"repeats", s.repeats},
+        {"stagger_ms", s.stagger_ms},
+        {"pacing", s.pacing},
+        {"startup_reserve_ms", s.startup_reserve_ms},
+        {"timeout_s", to_seconds(s.timeout)},
+        {"threads", s.threads},
+        {"loop_lag_limit_ms", s.limits.loop_lag_ms},
+        {"send_lateness_limit_ms", s.limits.send_lateness_ms},
+        {"start_lead_s", 0.2},
+        {"drop_traces", s.drop_traces}};
     if (s.audio.empty())
         c["silence"] = s.silence;
     if (s.conversation)
@@ -685,11 +684,13 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
     if (s.warm_until_stable)
         c["warm_until_stable"] = telemetry::stability_json(*s.warm_until_stable, {}, 0).at("rule");
     if (s.find_capacity)
-        c["find_capacity"] = json::object{
-            {"start_level", s.capacity.start_level},       {"max_level", s.capacity.max_level},
-            {"resolution", s.capacity.resolution},         {"confirm", s.capacity.confirm},
-            {"verify_repeats", s.capacity.verify_repeats}, {"growth", s.capacity.growth},
-            {"slo", s.slo}};
+        c["find_capacity"] = json::object{{"start_level", s.capacity.start_level},
+                                          {"max_level", s.capacity.max_level},
+                                          {"resolution", s.capacity.resolution},
+                                          {"confirm", s.capacity.confirm},
+                                          {"verify_repeats", s.capacity.verify_repeats},
+                                          {"growth", s.capacity.growth},
+                                          {"slo", s.slo}};
     c["recovery"] = s.recovery.on()
                         ? json::value(json::object{{"canary", s.recovery.canary},
                                                    {"stats", s.recovery.stats},

@@ -15,8 +15,8 @@
 #include "fakes.hpp"
 #include "integration/process.hpp"
 #include <algorithm>
-#include <fstream>
 #include <cstdint>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -33,11 +33,32 @@ std::vector<std::string> degrading_server(const char* recovery_s) {
 
 std::vector<std::string> search_args(const mock_process& mock, const temp_dir& out,
                                      std::vector<std::string> extra) {
-    std::vector<std::string> a{"serve", "--url", mock.url(), "-o", out.path().string(), "-d", "1s",
-                               "--find-capacity", "--slo", "unit-miss-rate=0.5", "--start-level",
-                               "2", "--max-level", "6", "--confirm", "0", "--verify-repeats", "1",
-                               "--settle", "0s", "--loop-lag-limit-ms", "1000",
-                               "--send-lateness-limit-ms", "1000", "--progress", "never",
+    std::vector<std::string> a{"serve",
+                               "--url",
+                               mock.url(),
+                               "-o",
+                               out.path().string(),
+                               "-d",
+                               "1s",
+                               "--find-capacity",
+                               "--slo",
+                               "unit-miss-rate=0.5",
+                               "--start-level",
+                               "2",
+                               "--max-level",
+                               "6",
+                               "--confirm",
+                               "0",
+                               "--verify-repeats",
+                               "1",
+                               "--settle",
+                               "0s",
+                               "--loop-lag-limit-ms",
+                               "1000",
+                               "--send-lateness-limit-ms",
+                               "1000",
+                               "--progress",
+                               "never",
                                "--no-report"};
     a.insert(a.end(), extra.begin(), extra.end());
     return a;
@@ -90,9 +111,8 @@ TEST(RecoveryE2E, WithTheCanaryTheSearchFindsTheKneeAndReportsTheRecoveryTimes) 
         // look.
         EXPECT_GE(whole(at(after, {"looks"})), 2u) << json::serialize(o);
     }
-    EXPECT_EQ(std::string(recovery.at("verdict").as_string()).rfind(
-                  "the server recovered within", 0),
-              0u)
+    EXPECT_EQ(
+        std::string(recovery.at("verdict").as_string()).rfind("the server recovered within", 0), 0u)
         << json::serialize(recovery);
     EXPECT_NE(r.out.find("recovery   the server recovered within"), std::string::npos) << r.out;
     // Every run of a level but the first records its wait.
@@ -149,9 +169,9 @@ TEST(RecoveryE2E, ServeScrapesAPrometheusServerMetricsEndpoint) {
     ASSERT_EQ(line.rfind("listening on 127.0.0.1:", 0), 0u) << line;
     const std::string url = "http://127.0.0.1:" + line.substr(line.rfind(':') + 1) + "/metrics";
     const auto out = dir.path() / "serve";
-    const auto r = run_pacer({"serve", "-c", "1", "-d", "1s", "--server-metrics", url,
-                              "--idle-baseline", "0.3s", "--progress", "never", "--no-report",
-                              "-o", out.string()});
+    const auto r =
+        run_pacer({"serve", "-c", "1", "-d", "1s", "--server-metrics", url, "--idle-baseline",
+                   "0.3s", "--progress", "never", "--no-report", "-o", out.string()});
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
     const auto top = read_json(out / "summary.json");
     const auto& t = at(at(top, {"runs"}).as_array().at(0), {"telemetry"});

@@ -137,8 +137,8 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
 /// The common ones plus `appends`, `units`, `responses`, `responses_cancelled`,
 /// `faults_injected`, the options that
 /// shape the output, `unit_output_lag_s`: from a unit's last input byte to the write of its
-/// output, `cold_starts`, `high_water_sessions` and `overloads`, and `server_stats`: the document of
-/// `GET /stats` since its last reset.
+/// output, `cold_starts`, `high_water_sessions` and `overloads`, and `server_stats`: the document
+/// of `GET /stats` since its last reset.
 ///
 /// @par GET /stats
 /// A plain HTTP GET of `/stats` on the mock's port (not an upgrade) answers the server's own

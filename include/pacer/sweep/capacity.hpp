@@ -245,13 +245,13 @@ using level_probe = std::function<level_outcome(const level_try&)>;
 /// figures would measure the client); a level whose every miss came on a server that had not
 /// recovered is tried once more than `confirm` asks, and if it still has no miss on a recovered
 /// server the search ends (`not-recovered`). Verification runs on an unrecovered server are
-/// run again and not counted, as those with invalid client timing. Then the verification: the capacity level and the first
-/// failing level are each run until verify_repeats runs had valid client timing (at most
-/// 2 x verify_repeats runs: a run whose client fell behind says nothing about the server). A
-/// capacity level that misses in any of them
-/// becomes the first failing level and the search goes on below it; a first failing level that
-/// meets in all of them becomes good and the search goes on above it (each said in `notes`;
-/// at most four rounds). An unreachable server or an interruption ends it at once.
+/// run again and not counted, as those with invalid client timing. Then the verification: the
+/// capacity level and the first failing level are each run until verify_repeats runs had valid
+/// client timing (at most 2 x verify_repeats runs: a run whose client fell behind says nothing
+/// about the server). A capacity level that misses in any of them becomes the first failing level
+/// and the search goes on below it; a first failing level that meets in all of them becomes good
+/// and the search goes on above it (each said in `notes`; at most four rounds). An unreachable
+/// server or an interruption ends it at once.
 capacity_result search_capacity(const capacity_settings& settings, const level_probe& probe);
 
 /// What the search costs a server that meets its SLOs up to `capacity` sessions and misses

@@ -51,9 +51,9 @@ struct recovery_look {
 struct recovery_record {
     bool recovered = false;
     bool interrupted = false;
-    double waited_s = 0;      ///< from the start of the wait to the verdict
-    std::size_t looks = 0;    ///< canaries run (or stats read)
-    recovery_look last;       ///< the last look's figures
+    double waited_s = 0;   ///< from the start of the wait to the verdict
+    std::size_t looks = 0; ///< canaries run (or stats read)
+    recovery_look last;    ///< the last look's figures
 };
 
 /// The clock the wait runs on: now, and an idle pause that returns true when a signal ended it.

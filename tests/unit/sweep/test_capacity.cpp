@@ -215,7 +215,9 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     // With two confirmations, three tries; the verification does not run after the client.
     model_server again{.capacity = 1000};
     again.scripted[16] = {{.valid = false}, {.valid = false}, {.valid = false}};
-    r = search(again, {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2, .growth = 2});
+    r = search(
+        again,
+        {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2, .growth = 2});
     EXPECT_EQ(r.limited_by, "client");
     EXPECT_EQ(again.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
 }
@@ -223,7 +225,8 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
 TEST(sweep_capacity, a_level_that_misses_once_then_meets_counts_as_good) {
     model_server m{.capacity = 1000};
     m.scripted[4] = {{.slo_met = false}}; // a transient: the second try meets
-    const auto r = search(m, {.start_level = 1, .max_level = 8, .confirm = 1, .verify_repeats = 0, .growth = 2});
+    const auto r = search(
+        m, {.start_level = 1, .max_level = 8, .confirm = 1, .verify_repeats = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
     ASSERT_EQ(r.notes.size(), 1u);
@@ -457,7 +460,8 @@ TEST(sweep_capacity, a_miss_on_a_recovered_server_decides_as_before) {
     model_server m{.capacity = 20};
     // The first try ran degraded, its confirmation on a recovered server: a real miss.
     m.scripted[16] = {{.slo_met = false, .recovered = false}, {.slo_met = false}};
-    const auto r = search(m, {.start_level = 8, .max_level = 64, .confirm = 1, .verify_repeats = 0});
+    const auto r =
+        search(m, {.start_level = 8, .max_level = 64, .confirm = 1, .verify_repeats = 0});
     EXPECT_EQ(r.first_failing_level, 16u);
     EXPECT_EQ(m.story()[1], "16s");
     EXPECT_EQ(m.story()[2], "16c1");
@@ -483,8 +487,7 @@ TEST(sweep_capacity, a_verification_run_on_an_unrecovered_server_is_run_again_no
     model_server m{.capacity = 37};
     // 37's search run, then its first verification on a degraded server (a miss).
     m.scripted[37] = {{}, {.slo_met = false, .recovered = false}};
-    const auto r =
-        search(m, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.boundary_held, true);
     ASSERT_TRUE(r.capacity_check);

@@ -30,21 +30,20 @@ struct scripted_server {
     bool interrupt_on_pause = false;
 
     recovery_record wait(const recovery_settings& s, std::optional<double> baseline) {
-        return sweep::wait_for_recovery(
-            s, baseline,
-            [this] {
-                now += look_cost;
-                const auto l = looks.front();
-                if (looks.size() > 1)
-                    looks.pop_front();
-                return l;
-            },
-            {[this] { return now; },
-             [this](duration d) {
-                 ++pauses;
-                 now += d;
-                 return interrupt_on_pause;
-             }});
+        return sweep::wait_for_recovery(s, baseline,
+                                        [this] {
+                                            now += look_cost;
+                                            const auto l = looks.front();
+                                            if (looks.size() > 1)
+                                                looks.pop_front();
+                                            return l;
+                                        },
+                                        {[this] { return now; },
+                                         [this](duration d) {
+                                             ++pauses;
+                                             now += d;
+                                             return interrupt_on_pause;
+                                         }});
     }
 };
 
