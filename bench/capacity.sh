@@ -31,7 +31,7 @@ search() { # NAME, then pacer serve's own flags
         --unit-latency-ms "$latency_ms" --cold-start-ms "$cold_ms" --cold-start-s "$cold_s"
     "$pacer" serve --url "ws://127.0.0.1:$port/v1/realtime" -d "$duration" --find-capacity \
         --slo "$slo" --start-level "$start" --max-level 256 --settle "$settle" \
-        --server-metrics "http://127.0.0.1:$port/stats" -o "$out/$name" --progress never "$@" \
+        --server-stats "http://127.0.0.1:$port/stats" -o "$out/$name" --progress never "$@" \
         >"$out/$name.log" 2>&1 || status=$?
     kill -INT "$mock_pid"
     wait "$mock_pid" || true

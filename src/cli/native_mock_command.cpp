@@ -81,6 +81,16 @@ command add_native_mock_command(CLI::App& app) {
                     "How long a cold start lasts after each new high-water mark, in seconds")
         ->check(number_in(0.001, 3600))
         ->capture_default_str();
+    sub->add_option("--overload-penalty-ms", s->overload_penalty_ms,
+                    "After an overload (a unit whose modelled lag exceeded one unit), every unit "
+                    "ready within --recovery-s of the last overloaded unit costs X ms more, as a "
+                    "server degraded by its overload. 0: off")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--recovery-s", s->recovery_s,
+                    "How long the server stays degraded after its last overloaded unit, in s")
+        ->check(number_in(0.001, 86400))
+        ->capture_default_str();
     sub->add_option("--vad-threshold-dbfs", s->vad_threshold_dbfs,
                     "openai-realtime server VAD: an 80 ms window of input is speech when its "
                     "RMS is at least this many dBFS (zeros never are)")

@@ -25,8 +25,8 @@ void add_target_options(CLI::App& sub, serve_settings& s) {
                    "cores; run `pacer native-mock` or a real server to measure). wss:// for "
                    "TLS (docs/tls.md)");
     add_client_options(sub, s.client);
-    // --server-metrics is the server's JSON stats here (below), not a Prometheus endpoint.
-    add_telemetry_options(sub, s.telemetry, s.metrics_listen, false);
+    // --server-metrics scrapes Prometheus, as run's; the server's JSON stats are --server-stats.
+    add_telemetry_options(sub, s.telemetry, s.metrics_listen, true);
 }
 
 // --warm-until-stable and its rule.
@@ -130,12 +130,13 @@ void add_level_options(CLI::App& sub, serve_settings& s) {
                    "confirmations, verifications), after every session of the run before has "
                    "closed: a real server drains its queues. Default: 5s with --find-capacity, "
                    "0s otherwise");
-    sub.add_option("--server-metrics", s.server_metrics,
-                   "The server's own stats endpoint, http://HOST:PORT/PATH (e.g. `pacer "
+    sub.add_option("--server-stats", s.server_stats,
+                   "The server's own JSON stats, http://HOST:PORT/PATH[#POINTER] (e.g. `pacer "
                    "native-mock`'s http://127.0.0.1:8097/stats): read with ?reset=1 before "
                    "each run and again after it; each run's summary.json records it "
                    "(server_stats) beside the client's unit lag (server_view), and the table "
-                   "prints both");
+                   "prints both. #POINTER: the pending work --recovery stats waits to be 0 "
+                   "(default /pending_units)");
     sub.add_option("--repeats", s.repeats,
                    "Run every level this many times (repeat-<r>/c<level>/); a level is valid "
                    "only if all its runs are")
@@ -189,9 +190,10 @@ void add_session_options(CLI::App& sub, serve_settings& s) {
 // --find-capacity and the search's settings.
 void add_capacity_options(CLI::App& sub, serve_settings& s) {
     sub.add_flag("--find-capacity", s.find_capacity,
-                 "Search levels (doubling from --start-level, then bisection) for the highest "
-                 "valid level that meets every --slo; reports the capacity and each level's "
-                 "evidence")
+                 "Search levels (doubling from --start-level, then bisection, at most x--growth "
+                 "above the last good level) for the highest valid level that meets every "
+                 "--slo, waiting for the server's recovery before each run (--recovery); "
+                 "reports the capacity, each level's evidence and how the server held up")
         ->group("Capacity search");
     sub.add_option("--slo", s.slo, metrics::slo_help())->group("Capacity search");
     sub.add_option("--start-level", s.start_level, "First level of the search")
@@ -222,6 +224,18 @@ void add_capacity_options(CLI::App& sub, serve_settings& s) {
                    "failing level that meets in all of them counts as good and the search goes "
                    "on above it; summary.json says whether the boundary held")
         ->check(whole_number(0, 100))
+        ->group("Capacity search");
+    sub.add_option("--growth", s.growth,
+                   "After the first miss, never probe above the last good level by more than "
+                   "this factor (default 1.25; 2: doubling and bisection)")
+        ->group("Capacity search");
+    sub.add_option("--recovery", s.recovery,
+                   "Before each run but the first, wait for the server to recover: canary (a "
+                   "1-session canary back near its baseline), stats (--server-stats at 0), "
+                   "canary,stats or none. Default: canary with --find-capacity, else none")
+        ->group("Capacity search");
+    sub.add_option("--recovery-max", s.recovery_max, "The longest recovery wait before a run")
+        ->capture_default_str()
         ->group("Capacity search");
 }
 

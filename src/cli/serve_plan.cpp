@@ -80,6 +80,10 @@ void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
 } // namespace
 
 sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct) {
+    if (const auto& m = s.telemetry.server_metrics; m.ends_with("/stats"))
+        throw usage_error(fmt::format("--server-metrics {} scrapes a Prometheus endpoint; the "
+                                      "server's JSON stats are --server-stats {} (renamed)",
+                                      m, m));
     sweep::serve_job job;
     job.options = s;
     auto& w = job.sweep;

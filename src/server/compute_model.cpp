@@ -67,4 +67,29 @@ duration cold_start::extra(time_point ready) const {
     return ticks(ready) < cold_until_.load(std::memory_order_relaxed) ? extra_ : duration::zero();
 }
 
+duration overload_penalty::unit(time_point ready, duration lag) {
+    if (extra_ <= duration::zero())
+        return duration::zero();
+    if (lag > limit_) {
+        // As the cold start's window: the latest end wins, and the compare-and-swap that ends a
+        // recovered state counts one overload.
+        const auto until = ticks(ready + recovery_);
+        auto current = degraded_until_.load(std::memory_order_relaxed);
+        while (current < until) {
+            if (degraded_until_.compare_exchange_weak(current, until, std::memory_order_relaxed)) {
+                if (ticks(ready) >= current)
+                    count_.fetch_add(1, std::memory_order_relaxed);
+                break;
+            }
+        }
+    }
+    return ticks(ready) < degraded_until_.load(std::memory_order_relaxed) ? extra_
+                                                                          : duration::zero();
+}
+
+duration overload_penalty::degraded(time_point now) const {
+    const auto until = at(degraded_until_.load(std::memory_order_relaxed));
+    return extra_ > duration::zero() && until > now ? until - now : duration::zero();
+}
+
 } // namespace pacer::server::detail

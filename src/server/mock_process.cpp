@@ -248,6 +248,8 @@ int run_native_mock(const native_mock_process_options& s) {
     o.service_time = std::chrono::duration<double, std::milli>(s.service_ms);
     o.cold_start_extra = std::chrono::duration<double, std::milli>(s.cold_start_ms);
     o.cold_start_window = std::chrono::duration<double>(s.cold_start_s);
+    o.overload_penalty = std::chrono::duration<double, std::milli>(s.overload_penalty_ms);
+    o.recovery = std::chrono::duration<double>(s.recovery_s);
     o.vad_threshold_dbfs = s.vad_threshold_dbfs;
     o.vad_silence = std::chrono::duration<double, std::milli>(s.vad_silence_ms);
     o.reply = std::chrono::duration<double, std::milli>(s.reply_ms);

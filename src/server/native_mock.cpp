@@ -134,6 +134,12 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                                  "open sessions",
                                  o.cold_start_extra.count(), o.cold_start_window.count())
                    : std::string("none (no --cold-start-ms)"));
+    fmt::print("  overload   {}\n",
+               o.overload_penalty.count() > 0
+                   ? fmt::format("+{:g} ms per unit for {:g} s after a unit whose modelled lag "
+                                 "exceeded one unit ({} ms)",
+                                 o.overload_penalty.count(), o.recovery.count(), o.profile->unit_ms)
+                   : std::string("none (no --overload-penalty-ms)"));
     if (o.realtime == protocol::realtime_protocol::openai)
         fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "
                    "at >= {:g} dBFS RMS per 80 ms, stopped after {:g} ms below; replies of {:g} "
@@ -184,6 +190,11 @@ native_mock_options checked(native_mock_options o) {
         throw std::invalid_argument("--vad-threshold-dbfs must be a number within -120..0");
     if (!(o.cold_start_window.count() > 0 && o.cold_start_window.count() <= 3600))
         throw std::invalid_argument("--cold-start-s must be a number of seconds within (0, 3600]");
+    if (!finite_ms(o.overload_penalty.count()))
+        throw std::invalid_argument(
+            "--overload-penalty-ms must be a number of ms within 0..3600000");
+    if (!(o.recovery.count() > 0 && o.recovery.count() <= 86400))
+        throw std::invalid_argument("--recovery-s must be a number of seconds within (0, 86400]");
     return o;
 }
 
@@ -212,6 +223,8 @@ native_sessions::native_sessions(std::shared_ptr<mock_host> h, native_mock_optio
       granted(granted_capabilities(options)), worker_on(options.service_time.count() > 0),
       worker(ticks(options.service_time)),
       cold(ticks(options.cold_start_extra), ticks(options.cold_start_window)),
+      overload(ticks(options.overload_penalty), ticks(options.recovery),
+               std::chrono::milliseconds(options.profile->unit_ms)),
       shards(host->shard_count()), since(clock::now().time_since_epoch().count()) {}
 
 awaitable<stats_window> native_sessions::take_window(std::size_t i, bool reset) {
@@ -244,8 +257,18 @@ awaitable<std::optional<std::string>> native_sessions::get(std::string target) {
     if (reset) {
         since.store(now.time_since_epoch().count());
         cold_starts_before.store(cold.count());
+        overloads_before.store(overload.overloads());
     }
     co_return doc;
+}
+
+// The units queued at the shared worker at `now`: its backlog in whole units (0 without one).
+std::uint64_t native_sessions::pending_units(time_point now) const {
+    const auto backlog = worker.backlog(now);
+    if (!worker_on || backlog <= duration::zero())
+        return 0;
+    return static_cast<std::uint64_t>((backlog + worker.service() - duration(1)) /
+                                      worker.service());
 }
 
 std::string native_sessions::stats_document(const stats_window& w, time_point now) const {
@@ -269,12 +292,15 @@ std::string native_sessions::stats_document(const stats_window& w, time_point no
         R"({{"since_s":{},"now_s":{},"sessions_open":{},"sessions_started":{},"units":{},)"
         R"("unit_latency_s":{},"queue_wait_s":{},"batch_size":{},"backlog_s":{},)"
         R"("cold_starts":{},"cold_units":{},"high_water_sessions":{},"threads":{},)"
-        R"("sessions_per_thread":[{}]}})",
+        R"("sessions_per_thread":[{}],"pending_units":{},"overloads":{},"overloaded_units":{},)"
+        R"("degraded_s":{}}})",
         plain(to_seconds(time_point(duration(since.load())))), plain(to_seconds(now)),
         host->open_sessions(), w.sessions_started, w.units, dist(w.unit_latency_s, 1),
         dist(w.queue_wait_s, 1), dist(w.batch_size, 1 / batch_scale),
         plain(to_seconds(worker.backlog(now))), cold.count() - cold_starts_before.load(),
-        w.cold_units, cold.high_water(), shards.size(), per_thread);
+        w.cold_units, cold.high_water(), shards.size(), per_thread, pending_units(now),
+        overload.overloads() - overloads_before.load(), w.overloaded_units,
+        plain(to_seconds(overload.degraded(now))));
 }
 
 boost::json::object native_sessions::stats() const {
@@ -291,6 +317,8 @@ boost::json::object native_sessions::stats() const {
     o["service_ms"] = s.options.service_time.count();
     o["cold_start_ms"] = s.options.cold_start_extra.count();
     o["cold_start_s"] = s.options.cold_start_window.count();
+    o["overload_penalty_ms"] = s.options.overload_penalty.count();
+    o["recovery_s"] = s.options.recovery.count();
     if (s.options.realtime == protocol::realtime_protocol::openai) {
         o["vad_threshold_dbfs"] = s.options.vad_threshold_dbfs;
         o["vad_silence_ms"] = s.options.vad_silence.count();
@@ -327,6 +355,7 @@ boost::json::object native_sessions::stats() const {
     o["unit_output_lag_s"] = to_json(summarize(lags, pacing_fractions));
     o["cold_starts"] = s.cold.count();
     o["high_water_sessions"] = s.cold.high_water();
+    o["overloads"] = s.overload.overloads();
     o["server_stats"] = boost::json::parse(stats_document(window, clock::now()));
     return o;
 }

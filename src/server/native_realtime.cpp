@@ -184,8 +184,8 @@ void native_session::start_response(time_point now) {
         1, static_cast<std::uint64_t>(std::ceil(options_.reply.count() / 80.0)));
     time_point first{};
     for (std::uint64_t k = 0; k < deltas; ++k) {
-        auto& job =
-            queue(k == 0 ? now + unit_delay() : first + step * static_cast<std::int64_t>(k));
+        auto& job = queue(k == 0 ? now + unit_delay() + penalty(now, unit_delay())
+                                 : first + step * static_cast<std::int64_t>(k));
         if (k == 0)
             first = job.due;
         job.response = r + 1;

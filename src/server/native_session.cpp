@@ -153,7 +153,8 @@ output_job& native_session::queue(time_point due) {
 
 // A unit completed at `now` (its last input byte arrived): through the shared worker when
 // there is one, then the capacity model's latency, plus the cold start's cost inside a
-// cold window. Returns the unit's note and when its output may leave.
+// cold window and the overload penalty while degraded. Returns the unit's note and when its
+// output may leave.
 std::pair<unit_note, time_point> native_session::compute(time_point now) {
     unit_note note{now};
     time_point done = now;
@@ -163,10 +164,19 @@ std::pair<unit_note, time_point> native_session::compute(time_point now) {
         note.queued = a.queued;
         done = a.done;
     }
+    const auto delay = unit_delay();
     const auto cold = mock_.cold.extra(now);
     if (cold > duration::zero())
         ++shard_.window.cold_units;
-    return {note, done + unit_delay() + cold};
+    return {note, done + delay + cold + penalty(now, done - now + delay)};
+}
+
+// The overload penalty of a unit (or a response) ready at `now` whose modelled lag is `lag`.
+duration native_session::penalty(time_point now, duration lag) {
+    const auto extra = mock_.overload.unit(now, lag);
+    if (extra > duration::zero())
+        ++shard_.window.overloaded_units;
+    return extra;
 }
 
 // The stats of the units of a job written at `now`.

@@ -70,13 +70,15 @@ struct output_job {
 struct stats_window {
     std::uint64_t sessions_started = 0;
     std::uint64_t units = 0;
-    std::uint64_t cold_units = 0; // units that paid the cold start
+    std::uint64_t cold_units = 0;       // units that paid the cold start
+    std::uint64_t overloaded_units = 0; // units that paid the overload penalty
     log_histogram unit_latency_s, queue_wait_s, batch_size;
 
     void merge(const stats_window& o) {
         sessions_started += o.sessions_started;
         units += o.units;
         cold_units += o.cold_units;
+        overloaded_units += o.overloaded_units;
         unit_latency_s.merge(o.unit_latency_s);
         queue_wait_s.merge(o.queue_wait_s);
         batch_size.merge(o.batch_size);
@@ -111,16 +113,18 @@ struct native_sessions final : mock_sessions {
     awaitable<stats_window> take_window(std::size_t i, bool reset);
     // The GET /stats document of `merged` (every shard's window) at `now`.
     std::string stats_document(const stats_window& merged, time_point now) const;
+    std::uint64_t pending_units(time_point now) const;
 
     native_mock_options options;
     std::string granted; // the granted capabilities, the same JSON for every session
     bool worker_on = false;
     service_queue worker;
     cold_start cold;
+    overload_penalty overload;
     std::vector<native_shard> shards; // one per host shard
     // Where the current stats window began, and the cold starts before it.
     std::atomic<duration::rep> since;
-    std::atomic<std::uint64_t> cold_starts_before{0};
+    std::atomic<std::uint64_t> cold_starts_before{0}, overloads_before{0};
 };
 
 // One session: a reader that answers the client's commands and a writer that sends what is
@@ -177,6 +181,7 @@ private:
     // ---- output (native_session.cpp)
     output_job& queue(time_point due);
     std::pair<unit_note, time_point> compute(time_point now);
+    duration penalty(time_point now, duration lag);
     void record(const output_job& job, time_point now);
     duration unit_delay() const;
 

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 
 namespace pacer::sweep {
@@ -44,6 +45,15 @@ std::optional<double> level_space::between(double good, double bad, std::size_t)
     return static_cast<double>(c);
 }
 
+double capacity_space::gently(double, double next) const {
+    return next;
+}
+
+double level_space::gently(double good, double next) const {
+    const double most = std::max(good + 1, std::floor(good * s_.growth));
+    return std::min(next, most);
+}
+
 std::string level_space::name(double value) const {
     return fmt::format("level {}", static_cast<std::size_t>(value));
 }
@@ -73,7 +83,7 @@ std::string rate_space::name(double value) const {
 namespace {
 
 // How a value was judged after its tries.
-enum class judged { met, missed, client, stopped };
+enum class judged { met, missed, client, not_recovered, stopped };
 
 // The closing verification stops after this many rounds that moved the answer.
 constexpr int max_verification_rounds = 4;
@@ -93,25 +103,33 @@ public:
             const auto v = judge(*c);
             if (v == judged::stopped)
                 return false;
-            if (v == judged::client) {
-                r_.limited_by = "client";
+            if (v == judged::client || v == judged::not_recovered) {
+                r_.limited_by = v == judged::client ? "client" : "not-recovered";
+                if (v == judged::not_recovered)
+                    r_.notes.push_back(fmt::format(
+                        "{} missed only on a server that had not recovered from the run "
+                        "before: the search stops there (raise --recovery-max)",
+                        space_.name(*c)));
                 return false;
             }
             judgement_[*c] = v == judged::met;
-            if (v == judged::met)
+            if (v == judged::met) {
                 r_.good = *c;
-            else
+            } else {
                 r_.bad = *c;
+                missed_ = true;
+            }
         }
         return true;
     }
 
-    // The next value the space gives for what is known, counted by the way it was chosen.
+    // The next value the space gives for what is known, counted by the way it was chosen;
+    // once some value missed, above the last good value only as far as the space allows.
     std::optional<double> next() {
         if (r_.good && r_.bad)
-            return space_.between(*r_.good, *r_.bad, splits_++);
+            return gently(space_.between(*r_.good, *r_.bad, splits_++));
         if (r_.good)
-            return space_.above(*r_.good, ups_++);
+            return gently(space_.above(*r_.good, ups_++));
         return space_.below(*r_.bad, downs_++);
     }
 
@@ -140,6 +158,7 @@ public:
                         "as failing, and the search goes on below it",
                         space_.name(good), v->met, v->runs));
                     judgement_[good] = false;
+                    missed_ = true;
                     r_.bad = good;
                     r_.good = highest_good_below(good);
                     if (!search_again())
@@ -190,6 +209,12 @@ public:
     }
 
 private:
+    std::optional<double> gently(std::optional<double> c) const {
+        if (!c || !missed_ || !r_.good || *c <= *r_.good)
+            return c;
+        return space_.gently(*r_.good, *c);
+    }
+
     // After a verification moved the answer, the space's step counts start again.
     bool search_again() {
         ups_ = downs_ = splits_ = 0;
@@ -217,7 +242,7 @@ private:
     // timing gets at least two.
     judged judge(double c) {
         const bool client_ends = s_.client == client_policy::ends_search;
-        bool any_valid = false;
+        bool any_valid = false, recovered_miss = false;
         for (std::size_t t = 1;; ++t) {
             const auto o = t == 1 ? run(c, try_kind::search, 1) : run(c, try_kind::confirm, t - 1);
             if (!o)
@@ -231,21 +256,28 @@ private:
                 return judged::met;
             }
             any_valid = any_valid || o->valid || !client_ends;
-            if (t >= 1 + s_.confirm && (any_valid || t >= 2))
-                return any_valid ? judged::missed : judged::client;
+            recovered_miss = recovered_miss || o->recovered;
+            if (t >= 1 + s_.confirm && (any_valid || t >= 2)) {
+                if (!any_valid)
+                    return judged::client;
+                if (recovered_miss)
+                    return judged::missed;
+                if (t >= 2 + s_.confirm)
+                    return judged::not_recovered;
+            }
         }
     }
 
     // verify_repeats runs with valid client timing: a run whose client fell behind says nothing
     // about the server and is run again, up to verify_repeats extra runs in all.
     std::optional<value_verification> verify_value(double value) {
-        value_verification v{value, 0, 0, 0, false};
+        value_verification v{value, 0, 0, 0, 0, false};
         for (std::size_t i = 1; v.runs < s_.verify_repeats && i <= 2 * s_.verify_repeats; ++i) {
             const auto o = run(value, try_kind::verify, i);
             if (!o)
                 return std::nullopt;
-            if (!o->valid) {
-                ++v.invalid;
+            if (!o->valid || !o->recovered) {
+                ++(o->valid ? v.unrecovered : v.invalid);
                 continue;
             }
             ++v.runs;
@@ -274,11 +306,12 @@ private:
     const capacity_probe_fn& probe_;
     capacity_search_result& r_;
     std::size_t ups_ = 0, downs_ = 0, splits_ = 0;
+    bool missed_ = false;              // some value missed: grow gently from now on
     std::map<double, bool> judgement_; // value -> good, as last judged
 };
 
 verification level_verification(const value_verification& v) {
-    return {static_cast<std::size_t>(v.value), v.runs, v.met, v.invalid, v.held};
+    return {static_cast<std::size_t>(v.value), v.runs, v.met, v.invalid, v.unrecovered, v.held};
 }
 
 json::value verification_json(const std::optional<verification>& v) {
@@ -288,6 +321,7 @@ json::value verification_json(const std::optional<verification>& v) {
                         {"runs", v->runs},
                         {"met", v->met},
                         {"client_not_valid", v->invalid},
+                        {"not_recovered", v->unrecovered},
                         {"held", v->held}};
 }
 
@@ -334,6 +368,16 @@ capacity_result search_capacity(const capacity_settings& settings, const level_p
     return result;
 }
 
+search_cost search_cost_at(const capacity_settings& settings, std::size_t capacity) {
+    search_cost cost;
+    search_capacity(settings, [&](const level_try& t) {
+        ++cost.runs;
+        cost.above += t.level > capacity;
+        return level_outcome{.slo_met = t.level <= capacity};
+    });
+    return cost;
+}
+
 json::object capacity_json(const capacity_result& r, std::string_view slo) {
     json::object o;
     o["sessions"] = r.sessions;
@@ -349,7 +393,8 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
                                       {"attempt", p.run.attempt},
                                       {"client_timing_valid", p.outcome.valid},
                                       {"slo_met", p.outcome.slo_met},
-                                      {"met", p.outcome.met()}});
+                                      {"met", p.outcome.met()},
+                                      {"server_recovered", p.outcome.recovered}});
     for (const auto& n : r.notes)
         notes.emplace_back(n);
     o["probed_levels"] = std::move(levels);

@@ -42,6 +42,10 @@ void check_levels(const serve_options& s, sweep_options& w) {
             throw usage_error("--start-level must be >= 1 and <= --max-level");
         if (!(s.resolution >= 0 && s.resolution < 1))
             throw usage_error("--resolution must be in [0, 1)");
+        if (s.growth && !(*s.growth > 1 && *s.growth <= 2))
+            throw usage_error(fmt::format("--growth {:g} must be > 1 and <= 2: the factor by which "
+                                          "a level may exceed the last good one after a miss",
+                                          *s.growth));
     } else {
         try {
             w.levels = s.concurrency > 0 ? std::vector<std::size_t>{s.concurrency}
@@ -49,9 +53,9 @@ void check_levels(const serve_options& s, sweep_options& w) {
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
-        if (s.confirm || s.verify_repeats)
-            throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
-                              "--find-capacity, or drop them");
+        if (s.confirm || s.verify_repeats || s.growth)
+            throw usage_error("--confirm, --verify-repeats and --growth shape the capacity "
+                              "search: add --find-capacity, or drop them");
     }
     if (s.warmup_level && s.warmup_runs == 0)
         throw usage_error("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
@@ -92,7 +96,30 @@ void check_warm_rule(const serve_options& s, bool gpu_telemetry, bool stable_rul
     w.warm_until_stable = rule;
 }
 
-// --settle (its default depends on the search) and --server-metrics.
+// --recovery and --recovery-max (the default: a canary with the search, nothing without).
+void check_recovery(const serve_options& s, sweep_options& w) {
+    const std::string_view r =
+        s.recovery.empty() ? (s.find_capacity ? "canary" : "none") : std::string_view(s.recovery);
+    w.recovery.canary = r == "canary" || r == "canary,stats" || r == "stats,canary";
+    w.recovery.stats = r == "stats" || r == "canary,stats" || r == "stats,canary";
+    if (!w.recovery.on() && r != "none")
+        throw usage_error(fmt::format(
+            "--recovery '{}' is not known: use canary, stats, canary,stats or none", s.recovery));
+    if (w.recovery.stats && !w.server_stats)
+        throw usage_error("--recovery stats reads the server's pending work from --server-stats "
+                          "URL[#POINTER]: add it (e.g. native-mock's http://HOST:PORT/stats)");
+    const auto max = parse_duration(s.recovery_max);
+    if (!max)
+        throw usage_error(
+            fmt::format("--recovery-max '{}' is not a duration such as 120s", s.recovery_max));
+    w.recovery.max = std::chrono::duration_cast<duration>(*max);
+    if (w.recovery.canary && to_seconds(w.recovery.max) < canary_input_s)
+        throw usage_error(fmt::format("--recovery-max {} is shorter than one canary ({:g} s of "
+                                      "input): give at least {:g}s",
+                                      s.recovery_max, canary_input_s, canary_input_s));
+}
+
+// --settle (its default depends on the search) and --server-stats.
 void check_settle_and_stats(const serve_options& s, sweep_options& w) {
     if (s.settle.empty()) {
         w.settle = s.find_capacity ? std::chrono::seconds(5) : duration::zero();
@@ -103,14 +130,24 @@ void check_settle_and_stats(const serve_options& s, sweep_options& w) {
                 fmt::format("--settle '{}' is not a duration such as 5s or 0s", s.settle));
         w.settle = std::chrono::duration_cast<duration>(*settle);
     }
-    if (!s.server_metrics.empty()) {
+    if (!s.server_stats.empty()) {
+        // URL#POINTER: the fragment, never sent, is where --recovery stats reads pending work.
+        const auto hash = s.server_stats.find('#');
+        w.server_stats_url = s.server_stats.substr(0, hash);
+        if (hash != std::string::npos) {
+            w.stats_pointer = s.server_stats.substr(hash + 1);
+            if (w.stats_pointer.empty() || w.stats_pointer.front() != '/')
+                throw usage_error(fmt::format("--server-stats {}: the part after # must be a "
+                                              "JSON pointer such as /pending_units",
+                                              s.server_stats));
+        }
         try {
-            w.server_metrics = transport::parse_get_url(s.server_metrics, "--server-metrics");
+            w.server_stats = transport::parse_get_url(w.server_stats_url, "--server-stats");
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }
-        w.server_metrics_url = s.server_metrics;
     }
+    check_recovery(s, w);
 }
 
 } // namespace

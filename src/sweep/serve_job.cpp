@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstdint>
 #include <cstdio>
 #include <set>
 #include <stdexcept>
@@ -63,8 +64,12 @@ void take_given(const serve_options& s, sweep_options& w) {
     w.limits = {s.loop_lag_limit_ms, s.send_lateness_limit_ms};
     w.drop_traces = s.drop_traces;
     w.find_capacity = s.find_capacity;
-    w.capacity = {s.start_level, s.max_level, s.resolution, s.confirm.value_or(1),
-                  s.verify_repeats.value_or(2)};
+    w.capacity = {s.start_level,
+                  s.max_level,
+                  s.resolution,
+                  s.confirm.value_or(1),
+                  s.verify_repeats.value_or(2),
+                  s.growth.value_or(1.25)};
     w.slo = s.slo;
 }
 
@@ -110,6 +115,44 @@ std::uint64_t disk_estimate(const serve_options& s, const sweep_options& w) {
     return receipts + (s.drop_traces ? largest : traces);
 }
 
+namespace {
+
+// What the search will do to the server: how gently it grows, the runs above the capacity it
+// expects (over every capacity from the start level to the largest the plan can reach, 256 at
+// most: the search is pure, so this is its own count), and what it waits for before each run.
+void print_overload_plan(const sweep_options& w) {
+    const auto& c = w.capacity;
+    std::size_t runs_lo = SIZE_MAX, runs_hi = 0, above_lo = SIZE_MAX, above_hi = 0;
+    for (std::size_t k = c.start_level; k < std::min<std::size_t>(c.max_level, 256); ++k) {
+        const auto cost = search_cost_at(c, k);
+        runs_lo = std::min(runs_lo, cost.runs);
+        runs_hi = std::max(runs_hi, cost.runs);
+        above_lo = std::min(above_lo, cost.above);
+        above_hi = std::max(above_hi, cost.above);
+    }
+    if (runs_hi > 0)
+        fmt::print("  growth     doubling until the first miss, then at most x{:g} above the last "
+                   "good level: {}-{} runs above the capacity (of {}-{} runs) for a capacity "
+                   "from {} to {}\n",
+                   c.growth, above_lo, above_hi, runs_lo, runs_hi, c.start_level,
+                   std::min<std::size_t>(c.max_level, 256) - 1);
+    const auto& r = w.recovery;
+    fmt::print("  recovery   {}\n",
+               !r.on() ? std::string("none: each run starts after --settle alone (--recovery)")
+                       : fmt::format("before each level, confirmation and verification run: "
+                                     "{}{}{}, up to {:g} s",
+                                     r.canary ? "a one-session canary back within max(20 ms, "
+                                                "50 %) of its baseline"
+                                              : "",
+                                     r.canary && r.stats ? " and " : "",
+                                     r.stats ? fmt::format("{}#{} at 0", w.server_stats_url,
+                                                           w.stats_pointer)
+                                             : std::string(),
+                                     to_seconds(r.max)));
+}
+
+} // namespace
+
 void print_plan(const serve_job& job, std::size_t descriptors,
                 std::span<const std::string> telemetry) {
     const auto& s = job.options;
@@ -154,9 +197,11 @@ void print_plan(const serve_job& job, std::size_t descriptors,
                    "failing; then the capacity and first failing levels are re-run {} time(s) "
                    "each\n",
                    w.capacity.confirm, w.capacity.verify_repeats);
-    if (w.server_metrics)
+    if (s.find_capacity)
+        print_overload_plan(w);
+    if (w.server_stats)
         fmt::print("  server     its stats from {} before and after each run\n",
-                   w.server_metrics_url);
+                   w.server_stats_url);
     if (w.conversation)
         fmt::print("  scenario   {}: {} turns{} (docs/scenarios.md)\n", w.conversation.name(),
                    w.conversation.turns.size(), w.conversation.barge_in() ? ", barge-in" : "");
@@ -276,6 +321,25 @@ std::string verification_words(const std::optional<verification>& v, bool capaci
              : std::string();
 }
 
+// How the server held up: the verdict, then each overload and the recovery after it.
+void print_recovery_lines(const json::object& r) {
+    fmt::print("recovery   {}\n", r.at("verdict").as_string().c_str());
+    std::string list;
+    for (const auto& v : r.at("overloads").as_array()) {
+        const auto& o = v.as_object();
+        const auto& after = o.at("recovery");
+        list += fmt::format(
+            "{}level {} ({}): {}", list.empty() ? "" : "; ",
+            o.at("level").to_number<std::uint64_t>(), o.at("folder").as_string().c_str(),
+            after.is_null() ? std::string("not watched")
+            : after.at("recovered").as_bool()
+                ? fmt::format("back after {:.1f} s", after.at("waited_s").to_number<double>())
+                : fmt::format("NOT back after {:.1f} s", after.at("waited_s").to_number<double>()));
+    }
+    if (!list.empty())
+        fmt::print("overloads  {}\n", list);
+}
+
 // The capacity search's lines: its notes, the capacity and why it stops there, the
 // verification, the energy at the capacity level and what the search cost.
 void print_capacity_lines(const serve_job& job, const sweep_result& result,
@@ -299,25 +363,34 @@ void print_capacity_lines(const serve_job& job, const sweep_result& result,
                    verification_words(capacity.capacity_check, true),
                    capacity.capacity_check && capacity.failing_check ? "; " : "",
                    verification_words(capacity.failing_check, false));
+    if (const auto* rec = find_pointer(summary, "/capacity/recovery"); rec && rec->is_object())
+        print_recovery_lines(rec->get_object());
     if (const auto* e = find_pointer(summary, "/capacity/energy_j_per_session_second");
         e && e->is_number())
         fmt::print("energy     {:.3f} J per session-second of input at the capacity level "
                    "(docs/telemetry.md)\n",
                    e->to_number<double>());
-    std::size_t runs = 0;
-    double wall = 0;
+    std::size_t runs = 0, looks = 0;
+    double wall = 0, waited = 0;
     for (const auto& l : result.levels)
         for (const auto& r : l.runs) {
             ++runs;
             if (const auto* v = find_pointer(r.summary, "/resources/wall_s"); v && v->is_number())
                 wall += v->to_number<double>();
+            if (r.recovery) {
+                looks += r.recovery->looks;
+                waited += r.recovery->waited_s;
+            }
         }
     fmt::print(
         "cost       {} runs of {} levels, {:.1f} min of sessions plus {:g} s settle "
-        "pauses each\n",
+        "pauses each{}\n",
         runs,
         std::set<std::size_t>(capacity.probed_levels.begin(), capacity.probed_levels.end()).size(),
-        wall / 60, to_seconds(job.sweep.settle));
+        wall / 60, to_seconds(job.sweep.settle),
+        job.sweep.recovery.on()
+            ? fmt::format("; {:.1f} min waiting for recovery ({} looks)", waited / 60, looks)
+            : std::string());
 }
 
 } // namespace

@@ -135,6 +135,21 @@ void print_row_details(const level_run& r, const json::object& a) {
                                   : "";
                    }());
     }
+    if (const auto* rec = r.summary.if_contains("recovery"); rec && rec->is_object()) {
+        const auto& o = rec->get_object();
+        const auto* canary = o.if_contains("canary_s");
+        const auto* limit = o.if_contains("canary_limit_s");
+        const bool back = o.at("recovered").as_bool();
+        fmt::print("{:>10} recovery before it: {} after {:.1f} s ({} look{}{}){}\n", "",
+                   back ? "back" : "NOT back", o.at("waited_s").to_number<double>(),
+                   o.at("looks").to_number<std::uint64_t>(),
+                   o.at("looks").to_number<std::uint64_t>() == 1 ? "" : "s",
+                   canary && canary->is_number()
+                       ? fmt::format("; canary {} ms {} {} ms", cell_ms(canary), back ? "<=" : ">",
+                                     cell_ms(limit))
+                       : std::string(),
+                   back ? "" : ": it ran on a degraded server and decides nothing alone");
+    }
     if (r.server_failed && !r.unreachable && !r.errors.empty()) {
         const auto& top = r.errors.front();
         fmt::print("{:>10} {} failed, {} rejected; most frequent error ({} session(s), {} "
@@ -151,6 +166,16 @@ void table_printer::warmup_done(std::size_t index, const level_run& run) {
     fmt::print("warmup {} ({} session{}, not part of the levels): {} of {} succeeded -> {}\n",
                index, run.concurrency, run.concurrency == 1 ? "" : "s", ok, run.sessions.size(),
                run.valid ? "client timing valid" : "client timing NOT valid");
+}
+
+void table_printer::canary_baseline(std::optional<double> seconds) {
+    if (seconds)
+        fmt::print("recovery baseline: a canary (1 session, {:g} s) measured {:.1f} ms; a run "
+                   "waits until a canary is within {:.1f} ms\n",
+                   canary_input_s, *seconds * 1e3, canary_limit_s(*seconds) * 1e3);
+    else
+        fmt::print("recovery baseline: the canary measured nothing; no canary can be judged, "
+                   "so every run waits --recovery-max\n");
 }
 
 void table_printer::levels_starting() {

@@ -23,6 +23,7 @@
 
 #include <fmt/format.h>
 
+#include "sweep_run.hpp"
 #include <algorithm>
 #include <csignal>
 #include <stdexcept>
@@ -42,6 +43,7 @@ session::live_counters* sweep_observer::level_starting(const std::string&, doubl
 }
 void sweep_observer::level_ended() {}
 void sweep_observer::settling(double) {}
+void sweep_observer::canary_baseline(std::optional<double>) {}
 void sweep_observer::warmup_done(std::size_t, const level_run&) {}
 void sweep_observer::levels_starting() {}
 void sweep_observer::run_done(const level_run&) {}
@@ -110,14 +112,14 @@ bool idle_interrupted(duration d) {
     return interrupted;
 }
 
-constexpr auto server_metrics_timeout = std::chrono::milliseconds(2000);
+constexpr auto server_stats_timeout = std::chrono::milliseconds(2000);
 
 // The server's own view of a run: its stats endpoint read after the run (`?reset=1` before it
 // started the window). A server that does not answer, or not with JSON, is recorded, never fatal.
 json::object read_server_stats(const sweep_options& s) {
-    json::object o{{"url", s.server_metrics_url}, {"stats", nullptr}, {"error", nullptr}};
+    json::object o{{"url", s.server_stats_url}, {"stats", nullptr}, {"error", nullptr}};
     const auto got =
-        transport::http_get(*s.server_metrics, s.server_metrics->target, server_metrics_timeout);
+        transport::http_get(*s.server_stats, s.server_stats->target, server_stats_timeout);
     if (!got.ok()) {
         o["error"] = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
         return o;
@@ -197,7 +199,8 @@ session::run_options level_runner_options(const sweep_options& s, sweep_observer
         for (std::size_t i = 0; i < ro.inputs.size(); ++i)
             longest = std::max(longest, s.input_duration_s[i]);
         ro.live = observer.level_starting(
-            warmup          ? fmt::format("warmup c{}", concurrency)
+            s.canary        ? std::string("recovery canary c1")
+            : warmup        ? fmt::format("warmup c{}", concurrency)
             : s.repeats > 1 ? fmt::format("level c{} (repeat {})", concurrency, repeat)
                             : fmt::format("level c{}", concurrency),
             longest + 0.2 + to_seconds(ro.stagger));
@@ -355,7 +358,7 @@ void add_run_figures(json::object& o, const sweep_options& s, const level_run& r
         o["telemetry"] =
             s.telemetry->window(*outcome.common_start_s, ended_s, {input_s, output_s, {}});
     }
-    if (s.server_metrics) {
+    if (s.server_stats) {
         auto stats = read_server_stats(s);
         o["server_view"] = server_view(o.at("aggregate"), stats);
         o["server_stats"] = std::move(stats);
@@ -381,9 +384,9 @@ json::object run_resources(const session::run_outcome& outcome, const runtime::p
 level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
                     std::size_t concurrency, std::size_t repeat, bool warmup) {
     create_level_dir(dir);
-    if (s.server_metrics) // the window starts now: what the server did before is not this run's
-        transport::http_get(*s.server_metrics, s.server_metrics->with_query("reset=1"),
-                            server_metrics_timeout);
+    if (s.server_stats) // the window starts now: what the server did before is not this run's
+        transport::http_get(*s.server_stats, s.server_stats->with_query("reset=1"),
+                            server_stats_timeout);
     auto ro = level_runner_options(s, observer, dir, concurrency, repeat, warmup);
     const double cpu_before = runtime::read_process_usage().cpu_s;
     auto outcome = session::run_duplex(ro);
@@ -434,11 +437,12 @@ std::string run_folder_name(const level_try& t) {
     return fmt::format("c{}", t.level);
 }
 
-// Runs every repeat of one level; `before_run` is called before each (the settle pause) and
-// returns true when a signal came instead.
+// Runs every repeat of one level; `before_run` is called before each (the settle pause and the
+// wait for the server's recovery, which it records) and returns true when a signal came instead.
 template <class BeforeRun>
 level_result run_plan_level(const sweep_options& s, sweep_observer& observer, const fs::path& out,
-                            const level_try& t, BeforeRun&& before_run) {
+                            const level_try& t, std::optional<double> baseline_s,
+                            BeforeRun&& before_run) {
     const std::size_t c = t.level;
     level_result lr;
     lr.concurrency = c;
@@ -453,13 +457,19 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     std::vector<std::vector<trace::turn_result>> pooled_turns;
     double lag_p99_max = 0;
     for (std::size_t r = 1; r <= s.repeats; ++r) {
-        if (before_run()) {
+        std::optional<recovery_record> recovery;
+        if (before_run(&recovery)) {
             lr.interrupted = true;
             break;
         }
         const fs::path dir =
             s.repeats > 1 ? out / fmt::format("repeat-{}", r) / lr.folder : out / lr.folder;
         auto run = run_level(s, observer, dir, c, r, false);
+        if (recovery) {
+            lr.recovered = lr.recovered && recovery->recovered;
+            run.summary["recovery"] = recovery_json(*recovery, baseline_s);
+            run.recovery = std::move(recovery);
+        }
         run.summary["folder"] = lr.folder;
         run.summary["try"] = to_string(t.kind);
         run.summary["attempt"] = t.attempt;
@@ -487,6 +497,7 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     lr.entry["second_try"] = t.kind != try_kind::search; // kept for readers of earlier results
     lr.entry["repeats"] = lr.runs.size();
     lr.entry["client_timing_valid"] = lr.valid;
+    lr.entry["server_recovered"] = lr.recovered;
     lr.entry["loop_lag_p99_s"] = lag_p99_max;
     auto aggregate = s.realtime ? metrics::aggregate_realtime_level(pooled_realtime)
                                 : metrics::aggregate_level(pooled, *s.profile);
@@ -501,19 +512,59 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     return lr;
 }
 
+// Each overload of the search (a level that missed its SLOs) and the wait that followed it: the
+// next run's, or `closing` after the last run.
+std::vector<overload_record> overloads(const std::vector<level_result>& levels,
+                                       const std::optional<recovery_record>& closing) {
+    std::vector<overload_record> list;
+    for (std::size_t i = 0; i < levels.size(); ++i) {
+        if (levels[i].slo_met || levels[i].runs.empty())
+            continue;
+        overload_record o{levels[i].concurrency, levels[i].folder, closing};
+        if (i + 1 < levels.size() && !levels[i + 1].runs.empty())
+            o.after = levels[i + 1].runs.front().recovery;
+        list.push_back(std::move(o));
+    }
+    return list;
+}
+
 } // namespace
+
+namespace detail {
+
+level_run run_once(const sweep_options& s, sweep_observer& observer, const fs::path& dir,
+                   std::size_t concurrency, std::size_t repeat, bool warmup) {
+    return run_level(s, observer, dir, concurrency, repeat, warmup);
+}
+
+bool idle(duration d) {
+    return idle_interrupted(d);
+}
+
+} // namespace detail
 
 sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observer& observer) {
     sweep_result result;
     bool& interrupted = result.interrupted;
     // The settle pause before every run but the first (a real server drains its queues and
-    // frees the previous run's sessions); a signal during it ends the sweep.
+    // frees the previous run's sessions), then the wait for its recovery before each level's
+    // run (`--recovery`); a signal during either ends the sweep.
     bool first_run = true;
-    auto before_run = [&] {
-        if (std::exchange(first_run, false) || s.settle <= duration::zero())
+    std::optional<detail::recovery_watch> watch;
+    if (s.recovery.on())
+        watch.emplace(s, out, observer);
+    auto before_run = [&](std::optional<recovery_record>* recovery = nullptr) {
+        if (std::exchange(first_run, false))
             return false;
-        observer.settling(to_seconds(s.settle));
-        return idle_interrupted(s.settle);
+        if (s.settle > duration::zero()) {
+            observer.settling(to_seconds(s.settle));
+            if (idle_interrupted(s.settle))
+                return true;
+        }
+        if (!watch || !recovery)
+            return false;
+        *recovery = watch->wait();
+        return (*recovery)->interrupted;
     };
     for (std::size_t i = 1; i <= s.warmup_runs && !interrupted; ++i) {
         if (before_run()) {
@@ -551,18 +602,30 @@ sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observ
                 telemetry::stability_json(*s.warm_until_stable, verdict, runs);
         first_run = true; // the first level follows at once: the GPUs stay warm
     }
+    std::optional<double> baseline;
+    if (watch && !interrupted) // the unloaded server's canary, before any level loads it
+        observer.canary_baseline(baseline = watch->measure_baseline());
     observer.levels_starting();
     auto& results = result.levels;
     auto probe = [&](const level_try& t) -> const level_result& {
-        results.push_back(run_plan_level(s, observer, out, t, before_run));
+        results.push_back(run_plan_level(s, observer, out, t, baseline, before_run));
         interrupted = interrupted || results.back().interrupted;
         return results.back();
     };
     if (!interrupted && s.find_capacity) {
         result.capacity = search_capacity(s.capacity, [&](const level_try& t) {
             const auto& r = probe(t);
-            return level_outcome{r.interrupted, r.unreachable, r.valid, r.slo_met};
+            return level_outcome{r.interrupted, r.unreachable, r.valid,
+                                 r.slo_met,     false,         r.recovered};
         });
+        // How the server held up: the wait after the last run too, when it overloaded.
+        std::optional<recovery_record> closing;
+        if (watch && !interrupted && !results.empty() && !results.back().slo_met) {
+            closing = watch->wait();
+            interrupted = closing->interrupted;
+        }
+        result.recovery =
+            overloads_json(s.recovery, baseline, s.stats_pointer, overloads(results, closing));
     } else if (!s.find_capacity) {
         for (auto c : s.levels) {
             if (interrupted)
@@ -590,26 +653,26 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
         audio.emplace_back(a);
     for (auto c : levels)
         plan.push_back(c);
-    json::object c{{"url", s.url},
-                   {"audio", std::move(audio)},
-                   {"profile", s.realtime ? json::value(nullptr) : json::value(s.profile->name)},
-                   {"protocol", s.protocol},
-                   {"levels", std::move(plan)},
-                   {"warmup_runs", s.warmup_runs},
-                   {"warmup_level", s.warmup_level},
-                   {"settle_s", to_seconds(s.settle)},
-                   {"server_metrics",
-                    s.server_metrics ? json::value(s.server_metrics_url) : json::value(nullptr)},
-                   {"repeats", s.repeats},
-                   {"stagger_ms", s.stagger_ms},
-                   {"pacing", s.pacing},
-                   {"startup_reserve_ms", s.startup_reserve_ms},
-                   {"timeout_s", to_seconds(s.timeout)},
-                   {"threads", s.threads},
-                   {"loop_lag_limit_ms", s.limits.loop_lag_ms},
-                   {"send_lateness_limit_ms", s.limits.send_lateness_ms},
-                   {"start_lead_s", 0.2},
-                   {"drop_traces", s.drop_traces}};
+    json::object c{
+        {"url", s.url},
+        {"audio", std::move(audio)},
+        {"profile", s.realtime ? json::value(nullptr) : json::value(s.profile->name)},
+        {"protocol", s.protocol},
+        {"levels", std::move(plan)},
+        {"warmup_runs", s.warmup_runs},
+        {"warmup_level", s.warmup_level},
+        {"settle_s", to_seconds(s.settle)},
+        {"server_stats", s.server_stats ? json::value(s.server_stats_url) : json::value(nullptr)},
+        {"repeats", s.repeats},
+        {"stagger_ms", s.stagger_ms},
+        {"pacing", s.pacing},
+        {"startup_reserve_ms", s.startup_reserve_ms},
+        {"timeout_s", to_seconds(s.timeout)},
+        {"threads", s.threads},
+        {"loop_lag_limit_ms", s.limits.loop_lag_ms},
+        {"send_lateness_limit_ms", s.limits.send_lateness_ms},
+        {"start_lead_s", 0.2},
+        {"drop_traces", s.drop_traces}};
     if (s.audio.empty())
         c["silence"] = s.silence;
     if (s.conversation)
@@ -621,10 +684,18 @@ json::object config_json(const sweep_options& s, std::span<const std::size_t> le
     if (s.warm_until_stable)
         c["warm_until_stable"] = telemetry::stability_json(*s.warm_until_stable, {}, 0).at("rule");
     if (s.find_capacity)
-        c["find_capacity"] = json::object{
-            {"start_level", s.capacity.start_level},       {"max_level", s.capacity.max_level},
-            {"resolution", s.capacity.resolution},         {"confirm", s.capacity.confirm},
-            {"verify_repeats", s.capacity.verify_repeats}, {"slo", s.slo}};
+        c["find_capacity"] = json::object{{"start_level", s.capacity.start_level},
+                                          {"max_level", s.capacity.max_level},
+                                          {"resolution", s.capacity.resolution},
+                                          {"confirm", s.capacity.confirm},
+                                          {"verify_repeats", s.capacity.verify_repeats},
+                                          {"growth", s.capacity.growth},
+                                          {"slo", s.slo}};
+    c["recovery"] = s.recovery.on()
+                        ? json::value(json::object{{"canary", s.recovery.canary},
+                                                   {"stats", s.recovery.stats},
+                                                   {"max_s", to_seconds(s.recovery.max)}})
+                        : json::value(nullptr);
     return c;
 }
 
@@ -648,9 +719,12 @@ json::object summary_json(const sweep_options& s, const sweep_result& result,
     if (result.warm_until_stable)
         summary["warm_until_stable"] = *result.warm_until_stable;
     summary["levels"] = std::move(level_entries);
-    if (s.find_capacity) // empty when a warm-up was interrupted before the search
+    if (s.find_capacity) { // empty when a warm-up was interrupted before the search
         summary["capacity"] =
             result.capacity ? capacity_json(*result.capacity, s.slo) : json::object{};
+        if (result.recovery)
+            summary["capacity"].as_object()["recovery"] = *result.recovery;
+    }
     summary["client_timing_valid"] = result.all_valid;
     summary["interrupted"] = result.interrupted;
     summary["transport"] = std::move(extras.transport); // every level's connections

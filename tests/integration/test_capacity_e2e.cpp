@@ -62,8 +62,9 @@ std::uint64_t whole(const json::value& v) {
 TEST(CapacityE2E, WithoutConfirmationAColdFirstLevelGivesFirstLevelMinusOne) {
     mock_process mock(cold_gpu_server, "native-mock");
     temp_dir out;
-    const auto r = run_pacer(
-        search_args(mock, out, {"--confirm", "0", "--verify-repeats", "0", "--settle", "0s"}));
+    const auto r = run_pacer(search_args(
+        mock, out,
+        {"--confirm", "0", "--verify-repeats", "0", "--settle", "0s", "--recovery", "none"}));
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
     const auto top = read_json(out / "summary.json");
     EXPECT_EQ(whole(at(top, {"capacity", "sessions"})), 2u) << r.out;
@@ -74,9 +75,10 @@ TEST(CapacityE2E, WithoutConfirmationAColdFirstLevelGivesFirstLevelMinusOne) {
 TEST(CapacityE2E, ConfirmationAndVerificationFindTheKneeOfAColdServer) {
     mock_process mock(cold_gpu_server, "native-mock");
     temp_dir out;
-    const auto r = run_pacer(search_args(
-        mock, out,
-        {"--settle", "1s", "--verify-repeats", "1", "--server-metrics", mock.stats_url()}));
+    const auto r =
+        run_pacer(search_args(mock, out,
+                              {"--settle", "1s", "--verify-repeats", "1", "--server-stats",
+                               mock.stats_url(), "--recovery", "none"}));
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out;
     const auto top = read_json(out / "summary.json");
     const auto& capacity = at(top, {"capacity"}).as_object();

@@ -352,8 +352,11 @@ TEST(ServeE2E, BadInputIsOneLineExitTwoAndWritesNothing) {
         {{"serve", "--url", url, "--verify-repeats", "1"}, "--find-capacity"},
         {{"serve", "--url", url, "--warmup-level", "4"}, "--warmup-runs"},
         {{"serve", "--url", url, "--settle", "soon"}, "--settle"},
-        {{"serve", "--url", url, "--server-metrics", "https://127.0.0.1:9/stats"}, "http://"},
-        {{"serve", "--url", url, "--server-metrics", "http://127.0.0.1:70000/stats"}, "1..65535"},
+        {{"serve", "--url", url, "--server-stats", "https://127.0.0.1:9/stats"}, "http://"},
+        {{"serve", "--url", url, "--server-stats", "http://127.0.0.1:70000/stats"}, "1..65535"},
+        // serve's JSON stats were --server-metrics, which now scrapes Prometheus as run's does.
+        {{"serve", "--url", url, "--server-metrics", "http://127.0.0.1:9/stats"},
+         "--server-stats http://127.0.0.1:9/stats"},
     };
     for (const auto& c : cases) {
         const auto r = run_pacer(c.args);

@@ -44,6 +44,8 @@ struct native_mock_process_options {
     double service_ms = 0;
     double cold_start_ms = 0;
     double cold_start_s = 2;
+    double overload_penalty_ms = 0;
+    double recovery_s = 30;
     double vad_threshold_dbfs = -40;
     double vad_silence_ms = 500;
     double reply_ms = 800;

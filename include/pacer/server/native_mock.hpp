@@ -77,6 +77,12 @@ struct native_mock_options : host_options {
     /// high-water mark, every unit completed in the next K costs X more. X of 0: off.
     std::chrono::duration<double, std::milli> cold_start_extra{0};
     std::chrono::duration<double> cold_start_window{2.0};
+    /// `--overload-penalty-ms X` and `--recovery-s T`: once a unit's modelled lag (worker wait,
+    /// service, capacity model; neither cold start nor this penalty) exceeds one unit, every
+    /// unit (and openai-realtime response) ready within T of the last such unit costs X more.
+    /// X of 0: off.
+    std::chrono::duration<double, std::milli> overload_penalty{0};
+    std::chrono::duration<double> recovery{30.0};
     peer_fault fault = peer_fault::none;
     /// Sessions (accept order) the fault hits; nullopt: all of them.
     std::optional<session_set> fault_sessions;
@@ -131,8 +137,8 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
 /// The common ones plus `appends`, `units`, `responses`, `responses_cancelled`,
 /// `faults_injected`, the options that
 /// shape the output, `unit_output_lag_s`: from a unit's last input byte to the write of its
-/// output, `cold_starts` and `high_water_sessions`, and `server_stats`: the document of
-/// `GET /stats` since its last reset.
+/// output, `cold_starts`, `high_water_sessions` and `overloads`, and `server_stats`: the document
+/// of `GET /stats` since its last reset.
 ///
 /// @par GET /stats
 /// A plain HTTP GET of `/stats` on the mock's port (not an upgrade) answers the server's own

@@ -24,7 +24,7 @@
 
 namespace pacer::sweep {
 
-/// `--start-level`, `--max-level`, `--resolution`, `--confirm`, `--verify-repeats`.
+/// `--start-level`, `--max-level`, `--resolution`, `--confirm`, `--verify-repeats`, `--growth`.
 struct capacity_settings {
     std::size_t start_level = 1;
     std::size_t max_level = 1024;
@@ -35,6 +35,10 @@ struct capacity_settings {
     std::size_t confirm = 1;
     /// Closing re-runs of the capacity level and of the first failing level (0: none).
     std::size_t verify_repeats = 2;
+    /// After the first miss, no level above the last good one by more than this factor (at
+    /// least one more session): the search overloads the server it measures as little as it
+    /// can (> 1; 2 is the classic doubling and bisection).
+    double growth = 1.25;
 };
 
 /// Why a level is run: the search's first look, a confirmation of a miss, or the verification
@@ -60,6 +64,9 @@ struct level_outcome {
     /// The value gives nothing to run (a rate with no arrival within --duration): the search
     /// stops there, the value unjudged.
     bool nothing_to_run = false;
+    /// The server had recovered when the run started (docs/serving.md, "Overload and
+    /// recovery"): a miss on a server that had not never decides the search alone.
+    bool recovered = true;
 
     bool met() const { return valid && slo_met; }
 };
@@ -76,6 +83,7 @@ struct verification {
     std::size_t runs = 0;    ///< runs with valid client timing (the evidence)
     std::size_t met = 0;     ///< of which met every SLO
     std::size_t invalid = 0; ///< runs whose client timing was not valid (run again, not counted)
+    std::size_t unrecovered = 0; ///< runs started on a server not recovered (again, not counted)
     /// The capacity level holds when every run met; the first failing level when none did.
     bool held = false;
 };
@@ -84,7 +92,9 @@ struct verification {
 struct capacity_result {
     std::size_t sessions = 0;                       ///< the highest good level (0: none)
     std::optional<std::size_t> first_failing_level; ///< the lowest level that missed the SLOs
-    std::string limited_by = "max-level";   ///< slo, client, max-level, unreachable, interrupted
+    /// slo, client, max-level, unreachable, interrupted, not-recovered (a level missed only on
+    /// a server that had not recovered, twice: the search cannot go on)
+    std::string limited_by = "max-level";
     std::vector<std::size_t> probed_levels; ///< every run's level, in order (all tries)
     std::vector<probe_record> probes;       ///< every run with its kind and outcome
     /// The closing verification of the answer, of its last round (nullopt: not run).
@@ -119,11 +129,16 @@ public:
     virtual std::string name(double value) const = 0;
     /// `limited_by` when the search ends because above() has no value: "max-level", "max-rate".
     virtual std::string top() const = 0;
+    /// Once some value missed: the value to try instead of `next` (above `good`, the last good
+    /// value), so as not to overload the server far beyond what it was seen to keep. The
+    /// default tries `next` as it is.
+    virtual double gently(double good, double next) const;
 };
 
 /// Session levels 1 to max_level: doubling from the start (capped at max_level), bisection to
 /// first-bad - last-good <= max(1, resolution x last-good); below a failing level no good level
-/// is known, so the search bisects between 0 and it (halving).
+/// is known, so the search bisects between 0 and it (halving). Once a level missed, no level
+/// above the last good one by more than `growth` (gently).
 class level_space final : public capacity_space {
 public:
     explicit level_space(const capacity_settings& settings) : s_(settings) {}
@@ -132,6 +147,8 @@ public:
     std::optional<double> between(double good, double bad, std::size_t splits) const override;
     std::string name(double value) const override;
     std::string top() const override { return "max-level"; }
+    /// At most max(good + 1, floor(good x growth)).
+    double gently(double good, double next) const override;
 
 private:
     capacity_settings s_;
@@ -188,7 +205,7 @@ struct capacity_probe {
 /// How the closing re-runs of one value went (verification, over a space's value).
 struct value_verification {
     double value = 0;
-    std::size_t runs = 0, met = 0, invalid = 0;
+    std::size_t runs = 0, met = 0, invalid = 0, unrecovered = 0;
     bool held = false;
 };
 
@@ -225,14 +242,26 @@ using level_probe = std::function<level_outcome(const level_try&)>;
 /// max(1, resolution x last-good). A level is judged by up to 1 + confirm runs: it is good as
 /// soon as one run meets its SLOs with valid client timing, and bad only if every run fails;
 /// a level whose every run had invalid client timing ends the search (`client`: beyond it the
-/// figures would measure the client). Then the verification: the capacity level and the first
-/// failing level are each run until verify_repeats runs had valid client timing (at most
-/// 2 x verify_repeats runs: a run whose client fell behind says nothing about the server). A
-/// capacity level that misses in any of them
-/// becomes the first failing level and the search goes on below it; a first failing level that
-/// meets in all of them becomes good and the search goes on above it (each said in `notes`;
-/// at most four rounds). An unreachable server or an interruption ends it at once.
+/// figures would measure the client); a level whose every miss came on a server that had not
+/// recovered is tried once more than `confirm` asks, and if it still has no miss on a recovered
+/// server the search ends (`not-recovered`). Verification runs on an unrecovered server are
+/// run again and not counted, as those with invalid client timing. Then the verification: the
+/// capacity level and the first failing level are each run until verify_repeats runs had valid
+/// client timing (at most 2 x verify_repeats runs: a run whose client fell behind says nothing
+/// about the server). A capacity level that misses in any of them becomes the first failing level
+/// and the search goes on below it; a first failing level that meets in all of them becomes good
+/// and the search goes on above it (each said in `notes`; at most four rounds). An unreachable
+/// server or an interruption ends it at once.
 capacity_result search_capacity(const capacity_settings& settings, const level_probe& probe);
+
+/// What the search costs a server that meets its SLOs up to `capacity` sessions and misses
+/// above, every run alike: its runs, and how many of them are above the capacity (each an
+/// overload the server has to recover from).
+struct search_cost {
+    std::size_t runs = 0;
+    std::size_t above = 0;
+};
+search_cost search_cost_at(const capacity_settings& settings, std::size_t capacity);
 
 /// `{sessions, first_failing_level, limited_by, probed_levels, probes, verification,
 /// boundary_held, notes, slo}` (`slo`: the text given).

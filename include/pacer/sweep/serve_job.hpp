@@ -47,7 +47,10 @@ struct serve_options {
     std::size_t repeats = 1;
     std::string settle; ///< default: 5s with --find-capacity, else 0s
     std::optional<std::size_t> confirm, verify_repeats; ///< --find-capacity only
-    std::string server_metrics;                         ///< the server's JSON stats (`/stats`)
+    std::string server_stats;     ///< the server's JSON stats (`/stats`), `#pointer` optional
+    std::optional<double> growth; ///< --find-capacity only (default 1.25)
+    std::string recovery; ///< canary, stats, canary,stats, none; default: canary with the search
+    std::string recovery_max = "120s";
     std::string metrics_listen; ///< --metrics-listen: the live totals, served ("": none)
     bool warm_until_stable = false;
     double stable_power_pct = 3, stable_temperature_c = 1;

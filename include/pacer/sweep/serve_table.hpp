@@ -7,6 +7,7 @@
 #include <pacer/sweep/sweep.hpp>
 
 #include <cstddef>
+#include <optional>
 
 namespace pacer::sweep {
 
@@ -18,6 +19,7 @@ public:
     explicit table_printer(bool color) : color_(color) {}
 
     void warmup_done(std::size_t index, const level_run& run) override;
+    void canary_baseline(std::optional<double> seconds) override;
     void levels_starting() override;
     void run_done(const level_run& run) override;
     void stopped_unreachable() override;

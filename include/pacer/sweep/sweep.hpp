@@ -24,6 +24,7 @@
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/runner.hpp>
 #include <pacer/sweep/capacity.hpp>
+#include <pacer/sweep/recovery.hpp>
 #include <pacer/sweep/validity.hpp>
 #include <pacer/telemetry/stability.hpp>
 #include <pacer/transport/http_get.hpp>
@@ -92,10 +93,17 @@ struct sweep_options {
     /// Idle time before every run (warm-ups, levels, repeats, confirmations, verifications) but
     /// the sweep's first. A run starts only after every session of the one before has closed.
     duration settle{};
-    /// `--server-metrics`: the server's own stats endpoint (native-mock's `GET /stats`), read
+    /// `--server-stats`: the server's own JSON stats endpoint (native-mock's `GET /stats`), read
     /// with `?reset=1` before each run and again after it (nullopt: none).
-    std::optional<transport::get_target> server_metrics;
-    std::string server_metrics_url; ///< as given (recorded)
+    std::optional<transport::get_target> server_stats;
+    std::string server_stats_url; ///< as given (recorded), without its `#pointer`
+    /// `--server-stats URL#POINTER`: where `--recovery stats` finds the server's pending work.
+    std::string stats_pointer = "/pending_units";
+    /// `--recovery` and `--recovery-max` (docs/serving.md, "Overload and recovery"): what is
+    /// waited for before every run but the first (after the settle pause).
+    recovery_settings recovery;
+    /// These options are a recovery canary's (its runs are labelled so).
+    bool canary = false;
     /// `--gpu-telemetry` (docs/telemetry.md): sampling, started by the command; each run's
     /// summary gets the window from its common start to its last session's end (nullptr: none).
     std::shared_ptr<telemetry::recorder> telemetry;
@@ -141,6 +149,8 @@ struct level_run {
     std::optional<std::string> unreachable; ///< "cannot connect to URL: connection refused"
     std::size_t failed = 0, rejected = 0;
     std::vector<metrics::error_count> errors; ///< distinct messages, most frequent first
+    /// The wait for the server's recovery before the run (nullopt: none).
+    std::optional<recovery_record> recovery;
 };
 
 /// One level of the plan, `repeats` times; the level's pooled entry for the top summary.
@@ -155,6 +165,7 @@ struct level_result {
     bool client_fell_behind = false;
     bool server_failed = false;
     bool unreachable = false;
+    bool recovered = true; ///< every run started on a recovered server
     boost::json::object entry;
 };
 
@@ -176,6 +187,8 @@ public:
     virtual void level_ended();
     /// The sweep waits `seconds` before its next run (`--settle`).
     virtual void settling(double seconds);
+    /// The recovery canary's baseline was measured (nullopt: it gave no figure).
+    virtual void canary_baseline(std::optional<double> seconds);
     /// Warm-up `index` (from 1) is over.
     virtual void warmup_done(std::size_t index, const level_run& run);
     /// The warm-ups are over; the levels follow.
@@ -193,6 +206,8 @@ struct sweep_result {
     std::optional<boost::json::object> warm_until_stable;
     std::vector<level_result> levels;        ///< as probed, in order
     std::optional<capacity_result> capacity; ///< find_capacity only
+    /// find_capacity: how the server held up (overloads_json; nullopt: no search ran).
+    std::optional<boost::json::object> recovery;
     bool interrupted = false;
     bool all_valid = true;           ///< every run's client timing was valid
     bool client_fell_behind = false; ///< some level's client fell behind

@@ -1,5 +1,6 @@
 // The native mock's compute model with a manual clock: the shared worker's queue arithmetic
-// (`service_queue`) and the cold start of a new high-water mark of open sessions (`cold_start`).
+// (`service_queue`), the cold start of a new high-water mark of open sessions (`cold_start`) and
+// the degradation after an overload (`overload_penalty`).
 // Times are plain time points the test chooses; nothing waits. Its use from many threads at once
 // is tested in tests/async/server/test_compute_model_threads.cpp (run under TSan too).
 
@@ -162,6 +163,55 @@ TEST(ColdStart, ZeroExtraIsOffButKeepsTheMark) {
     EXPECT_EQ(c.extra(at(1ms)), 0ms);
     EXPECT_EQ(c.count(), 0u);
     EXPECT_EQ(c.high_water(), 5u);
+}
+
+TEST(OverloadPenalty, AFreshServerPaysNothingBelowTheLimit) {
+    overload_penalty p(40ms, 10s, 80ms);
+    // Lags up to one unit (80 ms) are not an overload: no unit pays.
+    for (int t = 0; t < 10; ++t)
+        EXPECT_EQ(p.unit(at(ms(80 * t)), 80ms), 0ms);
+    EXPECT_EQ(p.overloads(), 0u);
+    EXPECT_EQ(p.degraded(at(1000ms)), 0ms);
+}
+
+TEST(OverloadPenalty, AfterAnOverloadEveryUnitPaysUntilTheRecovery) {
+    overload_penalty p(40ms, 10s, 80ms);
+    // An overload period: units at 1.0 s .. 1.8 s lag 85 ms. They pay (the server is degraded
+    // from the first), and the period is one overload.
+    for (int t = 0; t < 10; ++t)
+        EXPECT_EQ(p.unit(at(ms(1000 + 80 * t)), 85ms), 40ms);
+    EXPECT_EQ(p.overloads(), 1u);
+    // One session afterwards, lag 5 ms: degraded for 10 s after the last overloaded unit
+    // (1.72 s), whatever the load now.
+    EXPECT_EQ(p.degraded(at(2000ms)), 9720ms);
+    EXPECT_EQ(p.unit(at(2000ms), 5ms), 40ms);
+    EXPECT_EQ(p.unit(at(11719ms), 5ms), 40ms);
+    EXPECT_EQ(p.unit(at(11720ms), 5ms), 0ms);
+    EXPECT_EQ(p.degraded(at(11720ms)), 0ms);
+    // The penalty is not part of the lag judged: 5 + 40 ms never counted as an overload.
+    EXPECT_EQ(p.overloads(), 1u);
+}
+
+TEST(OverloadPenalty, ANewOverloadWhileDegradedProlongsItAndAfterRecoveryCountsAgain) {
+    overload_penalty p(40ms, 5s, 80ms);
+    EXPECT_EQ(p.unit(at(0ms), 100ms), 40ms);
+    EXPECT_EQ(p.unit(at(3000ms), 100ms), 40ms); // inside the window: the same overload, longer
+    EXPECT_EQ(p.overloads(), 1u);
+    EXPECT_EQ(p.degraded(at(3000ms)), 5000ms);
+    // A report from another thread with an earlier clock never shortens it.
+    EXPECT_EQ(p.unit(at(2000ms), 100ms), 40ms);
+    EXPECT_EQ(p.degraded(at(3000ms)), 5000ms);
+    EXPECT_EQ(p.unit(at(8000ms), 5ms), 0ms); // recovered
+    EXPECT_EQ(p.unit(at(9000ms), 100ms), 40ms);
+    EXPECT_EQ(p.overloads(), 2u);
+}
+
+TEST(OverloadPenalty, ZeroPenaltyIsOff) {
+    overload_penalty p(0ms, 5s, 80ms);
+    EXPECT_EQ(p.unit(at(0ms), 500ms), 0ms);
+    EXPECT_EQ(p.unit(at(10ms), 5ms), 0ms);
+    EXPECT_EQ(p.overloads(), 0u);
+    EXPECT_EQ(p.degraded(at(10ms)), 0ms);
 }
 
 } // namespace

@@ -146,13 +146,15 @@ sweep::capacity_result search(model_server& m, sweep::capacity_settings s) {
 
 using levels = std::vector<std::size_t>;
 
-// The classic search: no confirmation, no verification.
+// The classic search: no confirmation, no verification, doubling and bisection (growth 2; the
+// tests below that name no growth are of the search before --growth, and keep its stories).
 sweep::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
     return {.start_level = start,
             .max_level = max,
             .resolution = resolution,
             .confirm = 0,
-            .verify_repeats = 0};
+            .verify_repeats = 0,
+            .growth = 2};
 }
 
 TEST(sweep_capacity, doubles_then_bisects_to_the_last_good_level) {
@@ -213,7 +215,9 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     // With two confirmations, three tries; the verification does not run after the client.
     model_server again{.capacity = 1000};
     again.scripted[16] = {{.valid = false}, {.valid = false}, {.valid = false}};
-    r = search(again, {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2});
+    r = search(
+        again,
+        {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2, .growth = 2});
     EXPECT_EQ(r.limited_by, "client");
     EXPECT_EQ(again.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
 }
@@ -221,7 +225,8 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
 TEST(sweep_capacity, a_level_that_misses_once_then_meets_counts_as_good) {
     model_server m{.capacity = 1000};
     m.scripted[4] = {{.slo_met = false}}; // a transient: the second try meets
-    const auto r = search(m, {.start_level = 1, .max_level = 8, .confirm = 1, .verify_repeats = 0});
+    const auto r = search(
+        m, {.start_level = 1, .max_level = 8, .confirm = 1, .verify_repeats = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
     ASSERT_EQ(r.notes.size(), 1u);
@@ -242,7 +247,7 @@ TEST(sweep_capacity, a_cold_first_level_fools_the_classic_search_and_not_the_con
     EXPECT_EQ(r.first_failing_level, 8u);
 
     model_server m{.capacity = 37, .cold_start = true};
-    r = search(m, {.start_level = 8, .max_level = 1024, .resolution = 0});
+    r = search(m, {.start_level = 8, .max_level = 1024, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
     EXPECT_EQ(r.limited_by, "slo");
@@ -260,7 +265,7 @@ TEST(sweep_capacity, a_capacity_level_that_fails_verification_sends_the_search_d
     model_server m{.capacity = 39};
     m.scripted[40] = {{}}; // one lucky run of 40 in the search; it misses when verified
 
-    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0});
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 39u);
     EXPECT_EQ(r.first_failing_level, 40u);
     EXPECT_EQ(r.boundary_held, true);
@@ -276,7 +281,7 @@ TEST(sweep_capacity, a_capacity_level_that_fails_verification_sends_the_search_d
 TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_the_search_up) {
     model_server m{.capacity = 20};
     m.scripted[20] = {{.slo_met = false}, {.slo_met = false}}; // both search tries: a bad moment
-    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0});
+    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, 21u);
     EXPECT_EQ(r.limited_by, "slo");
@@ -294,7 +299,7 @@ TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_t
 TEST(sweep_capacity, a_boundary_that_meets_sometimes_is_reported_not_held) {
     model_server m{.capacity = 9};
     m.scripted[10] = {{.slo_met = false}, {.slo_met = false}, {}, {.slo_met = false}};
-    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0});
+    const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 9u);
     EXPECT_EQ(r.first_failing_level, 10u);
     EXPECT_EQ(r.boundary_held, false);
@@ -309,7 +314,7 @@ TEST(sweep_capacity, a_boundary_that_meets_sometimes_is_reported_not_held) {
 TEST(sweep_capacity, a_verification_run_whose_client_fell_behind_is_run_again_not_counted) {
     model_server m{.capacity = 37};
     m.scripted[37] = {{}, {.valid = false, .slo_met = false}}; // search, then a host stall
-    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0});
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.boundary_held, true);
     ASSERT_TRUE(r.capacity_check);
@@ -340,7 +345,7 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     // A signal during the verification ends it there too.
     model_server verifying{.capacity = 37};
     verifying.scripted[37] = {{}, {.interrupted = true}};
-    r = search(verifying, {.start_level = 32, .max_level = 64, .resolution = 0});
+    r = search(verifying, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.limited_by, "interrupted");
     EXPECT_EQ(r.boundary_held, std::nullopt);
     EXPECT_EQ(verifying.story().back(), "37v1");
@@ -361,6 +366,137 @@ TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
     EXPECT_EQ(o.at("slo").as_string(), "ttfa-p95<=0.5");
     r.first_failing_level.reset();
     EXPECT_TRUE(sweep::capacity_json(r, "").at("first_failing_level").is_null());
+}
+
+// --growth: after the first miss no level is probed above the last good one by more than the
+// factor, so the search overloads the server it measures less deeply than doubling does.
+TEST(sweep_capacity, after_the_first_miss_it_grows_gently) {
+    model_server m{.capacity = 37};
+    const auto r = search(m, {.start_level = 8,
+                              .max_level = 1024,
+                              .resolution = 0,
+                              .confirm = 0,
+                              .verify_repeats = 0,
+                              .growth = 1.25});
+    EXPECT_EQ(r.sessions, 37u);
+    EXPECT_EQ(r.first_failing_level, 38u);
+    // Doubling to the first miss (64), then 40 = 32 x 1.25 where bisection would try 48.
+    EXPECT_EQ(r.probed_levels, (levels{8, 16, 32, 64, 40, 36, 38, 37}));
+    model_server doubling{.capacity = 37};
+    search(doubling, classic(8, 1024, 0));
+    EXPECT_EQ(doubling.levels(), (levels{8, 16, 32, 64, 48, 40, 36, 38, 37}));
+}
+
+TEST(sweep_capacity, no_probe_after_a_miss_exceeds_the_growth_and_the_knee_is_still_found) {
+    for (double growth : {1.1, 1.25, 1.5}) {
+        for (std::size_t capacity = 1; capacity <= 150; ++capacity) {
+            SCOPED_TRACE(testing::Message() << "growth " << growth << ", capacity " << capacity);
+            model_server m{.capacity = capacity};
+            const auto r = search(m, {.start_level = 4,
+                                      .max_level = 1024,
+                                      .resolution = 0,
+                                      .confirm = 1,
+                                      .verify_repeats = 2,
+                                      .growth = growth});
+            EXPECT_EQ(r.sessions, capacity);
+            EXPECT_EQ(r.boundary_held, true);
+            std::size_t good = 0;
+            bool missed = false;
+            for (const auto& t : m.runs) {
+                // A new level (confirmations and verifications re-run a level already tried).
+                if (missed && good > 0 && t.kind == sweep::try_kind::search) {
+                    const auto most = std::max<std::size_t>(
+                        good + 1, static_cast<std::size_t>(static_cast<double>(good) * growth));
+                    EXPECT_LE(t.level, most) << "after good " << good;
+                }
+                if (t.level <= capacity)
+                    good = std::max(good, t.level);
+                else
+                    missed = true;
+            }
+        }
+    }
+}
+
+TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
+    const sweep::capacity_settings gentle{.start_level = 8, .resolution = 0.05};
+    auto classic_settings = gentle;
+    classic_settings.growth = 2;
+    // The server: capacity 62 from level 8 (confirm 1, verify 2).
+    model_server m{.capacity = 62};
+    search(m, gentle);
+    const auto cost = sweep::search_cost_at(gentle, 62);
+    EXPECT_EQ(cost.runs, m.runs.size());
+    std::size_t above = 0;
+    for (const auto& t : m.runs)
+        above += t.level > 62;
+    EXPECT_EQ(cost.above, above);
+    // Over every capacity from 8 to 255, gentle growth overloads less often than doubling.
+    std::size_t gentle_above = 0, doubling_above = 0;
+    for (std::size_t k = 8; k < 256; ++k) {
+        gentle_above += sweep::search_cost_at(gentle, k).above;
+        doubling_above += sweep::search_cost_at(classic_settings, k).above;
+    }
+    EXPECT_LT(gentle_above, doubling_above);
+}
+
+// A run that started on a server that had not recovered from the run before (`recovered`
+// false) never decides the search alone.
+TEST(sweep_capacity, a_miss_on_an_unrecovered_server_is_tried_again) {
+    model_server m{.capacity = 20};
+    const level_outcome degraded{.slo_met = false, .recovered = false};
+    m.scripted[16] = {degraded, degraded}; // the search's try and its confirmation
+    const auto r = search(m, {.start_level = 8, .max_level = 20, .verify_repeats = 0});
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2", "20s"}));
+    EXPECT_EQ(r.sessions, 20u);
+    ASSERT_EQ(r.probes.size(), 5u);
+    EXPECT_FALSE(r.probes[1].outcome.recovered);
+    const auto o = sweep::capacity_json(r, "");
+    EXPECT_FALSE(o.at("probes").as_array()[1].at("server_recovered").as_bool());
+    EXPECT_TRUE(o.at("probes").as_array()[3].at("server_recovered").as_bool());
+}
+
+TEST(sweep_capacity, a_miss_on_a_recovered_server_decides_as_before) {
+    model_server m{.capacity = 20};
+    // The first try ran degraded, its confirmation on a recovered server: a real miss.
+    m.scripted[16] = {{.slo_met = false, .recovered = false}, {.slo_met = false}};
+    const auto r =
+        search(m, {.start_level = 8, .max_level = 64, .confirm = 1, .verify_repeats = 0});
+    EXPECT_EQ(r.first_failing_level, 16u);
+    EXPECT_EQ(m.story()[1], "16s");
+    EXPECT_EQ(m.story()[2], "16c1");
+    EXPECT_NE(m.story()[3], "16c2");
+}
+
+TEST(sweep_capacity, a_level_missed_only_on_an_unrecovered_server_stops_the_search) {
+    model_server m{.capacity = 1000};
+    const level_outcome degraded{.slo_met = false, .recovered = false};
+    m.scripted[16] = {degraded, degraded, degraded};
+    const auto r = search(m, {.start_level = 8, .max_level = 64});
+    EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
+    EXPECT_EQ(r.sessions, 8u);
+    EXPECT_EQ(r.first_failing_level, std::nullopt);
+    EXPECT_EQ(r.limited_by, "not-recovered");
+    ASSERT_EQ(r.notes.size(), 1u);
+    EXPECT_NE(r.notes[0].find("level 16 missed only on a server that had not recovered"),
+              std::string::npos)
+        << r.notes[0];
+}
+
+TEST(sweep_capacity, a_verification_run_on_an_unrecovered_server_is_run_again_not_counted) {
+    model_server m{.capacity = 37};
+    // 37's search run, then its first verification on a degraded server (a miss).
+    m.scripted[37] = {{}, {.slo_met = false, .recovered = false}};
+    const auto r = search(m, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
+    EXPECT_EQ(r.sessions, 37u);
+    EXPECT_EQ(r.boundary_held, true);
+    ASSERT_TRUE(r.capacity_check);
+    EXPECT_EQ(r.capacity_check->runs, 2u);
+    EXPECT_EQ(r.capacity_check->met, 2u);
+    EXPECT_EQ(r.capacity_check->invalid, 0u);
+    EXPECT_EQ(r.capacity_check->unrecovered, 1u);
+    const auto o = sweep::capacity_json(r, "");
+    EXPECT_EQ(o.at("verification").at("capacity_level").at("not_recovered").as_uint64(), 1u);
 }
 
 } // namespace

@@ -2,7 +2,8 @@
 // The native mock's model of a GPU server's compute, as pure arithmetic on times (no timers, no
 // I/O), so that unit tests can drive it with a manual clock: one compute worker shared by every
 // session (`service_queue`), and the cost of a batch size the server has not seen before
-// (`cold_start`). docs/native-mock.md describes both.
+// (`cold_start`), and the slowness a server keeps after an overload (`overload_penalty`).
+// docs/native-mock.md describes them.
 
 #include <pacer/core/clock.hpp>
 
@@ -78,6 +79,38 @@ private:
     std::atomic<std::size_t> high_water_{0};
     std::atomic<std::uint64_t> count_{0};
     std::atomic<duration::rep> cold_until_{time_point::min().time_since_epoch().count()};
+};
+
+/// A server that stays degraded after an overload (its queue, caches and allocator take time to
+/// recover): once a unit's modelled lag without this penalty (its wait at the shared worker,
+/// its service and the capacity model's latency) exceeds `limit` (one unit: the server no longer
+/// keeps up in real time), every unit ready within `recovery` of the last such unit costs
+/// `extra` more. The penalty is never part of the lag it judges, so a degraded server that is
+/// not overloaded again recovers `recovery` after its last overloaded unit.
+///
+/// @par Thread safety
+/// Every member may be called from any thread (atomics).
+class overload_penalty {
+public:
+    /// `extra` of zero turns the model off (nothing is counted).
+    overload_penalty(duration extra, duration recovery, duration limit)
+        : extra_(extra), recovery_(recovery), limit_(limit) {}
+
+    /// A unit ready at `ready` whose lag without the penalty is `lag`: returns what it costs
+    /// more (`extra` while the server is degraded, this unit's overload included, else zero).
+    duration unit(time_point ready, duration lag);
+    /// How long the server stays degraded after `now` (zero: recovered).
+    duration degraded(time_point now) const;
+    /// Overloads so far: overloaded units that found the server recovered (an overload period
+    /// of many units is one).
+    std::uint64_t overloads() const { return count_.load(std::memory_order_relaxed); }
+    duration extra() const { return extra_; }
+    duration recovery() const { return recovery_; }
+
+private:
+    const duration extra_, recovery_, limit_;
+    std::atomic<std::uint64_t> count_{0};
+    std::atomic<duration::rep> degraded_until_{time_point::min().time_since_epoch().count()};
 };
 
 } // namespace pacer::server::detail
