@@ -105,7 +105,8 @@ void check_settle_and_stats(const serve_options& s, sweep_options& w) {
     }
     if (!s.server_metrics.empty()) {
         try {
-            w.server_metrics = transport::parse_get_url(s.server_metrics, "--server-metrics");
+            w.server_metrics = transport::parse_http_url(s.server_metrics, "--server-metrics",
+                                                         transport::url_use::get);
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }

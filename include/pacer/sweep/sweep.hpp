@@ -94,7 +94,7 @@ struct sweep_options {
     duration settle{};
     /// `--server-metrics`: the server's own stats endpoint (native-mock's `GET /stats`), read
     /// with `?reset=1` before each run and again after it (nullopt: none).
-    std::optional<transport::get_target> server_metrics;
+    std::optional<transport::http_endpoint> server_metrics;
     std::string server_metrics_url; ///< as given (recorded)
     /// `--gpu-telemetry` (docs/telemetry.md): sampling, started by the command; each run's
     /// summary gets the window from its common start to its last session's end (nullptr: none).
