@@ -22,11 +22,11 @@ get_result http_get(const http_endpoint& url, std::string_view target,
         out.body.append(bytes);
         return true;
     };
+    // The coroutine holds the headers by reference: they live until io.run() returns.
+    const header_list headers{{"Accept", "*/*"}};
     http_exchange x;
     std::exception_ptr failure;
-    asio::co_spawn(io,
-                   pool.get_stream(std::string(target), {{"Accept", "*/*"}},
-                                   clock::now() + timeout, sink),
+    asio::co_spawn(io, pool.get_stream(std::string(target), headers, clock::now() + timeout, sink),
                    [&](std::exception_ptr e, http_exchange r) {
                        failure = e;
                        x = std::move(r);
