@@ -46,8 +46,8 @@ std::optional<runtime::shard> shard_of(const run_options& s) {
 }
 
 // How run's open loop is named in its messages: no schedule --duration (-d is the input's).
-constexpr schedule::arrival_command open_loop_command{"an open-loop run", "--sessions", false,
-                                                      true, true};
+constexpr schedule::arrival_command open_loop_command{"an open-loop run", "--sessions", false, true,
+                                                      true};
 
 // The options of the open loop that a closed batch refuses (and the other way round), and the
 // schedule's size.

@@ -15,13 +15,12 @@ namespace {
 using runtime::usage_error;
 
 // --stages, or --rate with the count or --duration.
-void take_rate_and_length(const arrival_options& o, const arrival_command& c,
-                          schedule_spec& spec) {
+void take_rate_and_length(const arrival_options& o, const arrival_command& c, schedule_spec& spec) {
     if (o.stages) {
         if (o.rate || o.duration)
-            throw usage_error(fmt::format(
-                "--stages sets the rate and the length of the schedule: drop --rate{}",
-                c.has_duration ? " and --duration" : ""));
+            throw usage_error(
+                fmt::format("--stages sets the rate and the length of the schedule: drop --rate{}",
+                            c.has_duration ? " and --duration" : ""));
         try {
             spec.stages = parse_stages(*o.stages);
         } catch (const std::invalid_argument& e) {
@@ -30,13 +29,14 @@ void take_rate_and_length(const arrival_options& o, const arrival_command& c,
         return;
     }
     if (!o.rate)
-        throw usage_error(fmt::format("{} needs --rate R (arrivals per second){}", c.name,
-                                      c.replays ? ", --stages or --schedule FILE" : " or --stages"));
+        throw usage_error(
+            fmt::format("{} needs --rate R (arrivals per second){}", c.name,
+                        c.replays ? ", --stages or --schedule FILE" : " or --stages"));
     if (!o.count && !o.duration)
-        throw usage_error(c.has_duration ? fmt::format("{} needs {} N or --duration D (or both)",
-                                                       c.name, c.count_flag)
-                                         : fmt::format("{} needs {} N (how many arrivals)",
-                                                       c.name, c.count_flag));
+        throw usage_error(
+            c.has_duration
+                ? fmt::format("{} needs {} N or --duration D (or both)", c.name, c.count_flag)
+                : fmt::format("{} needs {} N (how many arrivals)", c.name, c.count_flag));
     spec.rate = *o.rate;
 }
 
@@ -81,10 +81,10 @@ std::optional<schedule_document> open_loop_of(const arrival_options& o, const ar
                                               const std::string& schedule_file) {
     if (!schedule_file.empty()) {
         if (o.asked())
-            throw usage_error(fmt::format(
-                "--schedule replays a saved schedule: drop --arrival/--rate/--stages/"
-                "--burstiness/{}{}",
-                c.count_flag, c.has_duration ? "/--duration" : ""));
+            throw usage_error(
+                fmt::format("--schedule replays a saved schedule: drop --arrival/--rate/--stages/"
+                            "--burstiness/{}{}",
+                            c.count_flag, c.has_duration ? "/--duration" : ""));
         try {
             return read_schedule_file(schedule_file);
         } catch (const schedule_file_error& e) {

@@ -447,8 +447,8 @@ TEST(CliStages, ConflictsAreOneLineExitTwoAndDryRunsShowTheStages) {
 // http and schedule, so each is refused alike: --burstiness without gamma (run took it
 // silently) and a stage rate without its /s (issue 39: `10s:5` was taken as 5/s).
 TEST(CliArrivals, RunHttpAndScheduleRefuseTheSameMistakesInTheSameWords) {
-    const std::vector<std::string> http = {"http", "--base-url", "http://127.0.0.1:9", "--model",
-                                           "m", "-o", "out"};
+    const std::vector<std::string> http = {
+        "http", "--base-url", "http://127.0.0.1:9", "--model", "m", "-o", "out"};
     const auto with = [](std::vector<std::string> a, std::initializer_list<std::string> more) {
         a.insert(a.end(), more);
         return a;
@@ -468,9 +468,9 @@ TEST(CliArrivals, RunHttpAndScheduleRefuseTheSameMistakesInTheSameWords) {
     // The same options that are accepted: gamma with its burstiness, a stage with its /s.
     scratch_dir cwd;
     for (const auto& command : commands) {
-        for (const auto& more : {std::vector<std::string>{"--rate", "5", "--arrival", "gamma",
-                                                          "--burstiness", "2"},
-                                 std::vector<std::string>{"--stages", "10s:5/s"}}) {
+        for (const auto& more :
+             {std::vector<std::string>{"--rate", "5", "--arrival", "gamma", "--burstiness", "2"},
+              std::vector<std::string>{"--stages", "10s:5/s"}}) {
             auto args = command;
             args.insert(args.end(), more.begin(), more.end());
             args.push_back("--dry-run");

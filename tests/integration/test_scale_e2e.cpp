@@ -298,8 +298,9 @@ void expect_launcher_shards(const std::function<std::vector<std::string>(int)>& 
         std::vector<std::string> argv{"/usr/bin/env"};
         for (const auto& v : env(i))
             argv.push_back(v);
-        argv.insert(argv.end(), {PACER_BINARY, "run", "--url", mock.url(), "-c", "6", "-d", "1s",
-                                 "--no-report", "-o", (dir / ("part-" + std::to_string(i))).string()});
+        argv.insert(argv.end(),
+                    {PACER_BINARY, "run", "--url", mock.url(), "-c", "6", "-d", "1s", "--no-report",
+                     "-o", (dir / ("part-" + std::to_string(i))).string()});
         argv.insert(argv.end(), extra.begin(), extra.end());
         ranks.push_back(std::make_unique<child>(argv));
     }
@@ -327,9 +328,7 @@ TEST(ScaleE2E, SlurmLikeEnvironmentGivesEachTaskItsShard) {
 TEST(ScaleE2E, KubernetesIndexedJobEnvironmentGivesEachPodItsShard) {
     // An Indexed Job sets only the pod's index: the count comes from --shards.
     expect_launcher_shards(
-        [](int i) {
-            return std::vector<std::string>{"JOB_COMPLETION_INDEX=" + std::to_string(i)};
-        },
+        [](int i) { return std::vector<std::string>{"JOB_COMPLETION_INDEX=" + std::to_string(i)}; },
         {"--shards", "3"}, "JOB_COMPLETION_INDEX");
 }
 
