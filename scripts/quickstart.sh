@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # README quick start, command 1: build pacer and run 256 paced sessions against the built-in
 # mock, printing the summary table. Extra arguments go to `pacer run` (e.g. --url, -c, -d).
+# It builds in build/ exactly as scripts/test.sh (command 2) configures it (RelWithDebInfo,
+# warnings as errors, the tests configured) but only the `pacer` target: command 2 then reuses
+# every object built here and compiles only the tests.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Warnings are errors in CI (scripts/test.sh); a user's optimised build only reports them.
-BUILD_TYPE=Release PACER_WARNINGS_AS_ERRORS=OFF \
-    scripts/build.sh build-release -DPACER_BUILD_TESTS=OFF -DPACER_BUILD_MICROBENCH=OFF
-exec build-release/pacer run --concurrency 256 --duration 20s "$@"
+BUILD_TYPE=RelWithDebInfo PACER_WARNINGS_AS_ERRORS=ON BUILD_TARGETS=pacer scripts/build.sh build
+exec build/pacer run --concurrency 256 --duration 20s "$@"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # README quick start, command 2: build everything and run the whole test suite.
-#   scripts/test.sh            normal build (build/)
+#   scripts/test.sh            normal build (build/: the quick start's, whose objects it reuses)
 #   SANITIZE=address scripts/test.sh   ASan+UBSan build (build-asan/)
 #   SANITIZE=thread  scripts/test.sh   TSan build (build-tsan/)
 # The plain build also opens every kind of report.html in headless Chromium (ctest label
@@ -13,9 +13,13 @@
 # unit tests, which run on one thread (tests of shared state from many threads are async tests).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Open MPI's mpirun (Debian's openmpi-bin) for every build: ScaleE2E.MpirunLaunchesThreeShards
+# runs the multi-host path under a real launcher (as root with --allow-run-as-root, and
+# --oversubscribe on a 2-core machine).
+test_packages=(openmpi-bin)
 case "${SANITIZE:-}" in
     "") dir=build; extra=()
-        if [ "${BROWSER:-1}" != 0 ]; then "$(pwd)/scripts/deps.sh" chromium; fi ;;
+        if [ "${BROWSER:-1}" != 0 ]; then test_packages+=(chromium); fi ;;
     # Sanitizer builds: -O1 without debug info compiles fast on 2 cores and still runs quickly.
     # Each builds only the test layers where its sanitizer can find something: ASan+UBSan all
     # but browser and conformance, TSan the layers with threads (the unit tests have none).
@@ -27,6 +31,7 @@ case "${SANITIZE:-}" in
                "-DPACER_TEST_LAYERS=async;integration") ;;
     *) echo "pacer: SANITIZE must be address or thread" >&2; exit 2 ;;
 esac
+"$(pwd)/scripts/deps.sh" "${test_packages[@]}"
 BUILD_TYPE=${BUILD_TYPE:-RelWithDebInfo} PACER_WARNINGS_AS_ERRORS=ON scripts/build.sh "$dir" "${extra[@]}"
 if [ -z "${SANITIZE:-}" ]; then scripts/node-deps.sh "$dir"; fi
 cd "$dir"

@@ -54,6 +54,33 @@ CLI::Validator number_in(double lo, double hi, bool lo_open) {
         fmt::format("{}{:g}..{:g}]", lo_open ? "(" : "[", lo, hi), "number_in");
 }
 
+void add_arrival_options(CLI::App& sub, schedule::arrival_options& o) {
+    sub.add_option("--arrival", o.arrival,
+                   "Arrival process: poisson (the default: exponential gaps, coefficient of "
+                   "variation 1), gamma (gamma gaps whose coefficient of variation is "
+                   "--burstiness) or constant (every gap exactly 1/rate)")
+        ->check(CLI::IsMember({"poisson", "gamma", "constant"}));
+    sub.add_option("--rate", o.rate,
+                   "Mean arrivals per second (a finite number > 0, at most 1e9); the mean gap "
+                   "is 1/rate");
+    sub.add_option("--stages", o.stages,
+                   "The rate in stages instead of --rate (and --duration): DURATION:RATE/s "
+                   "(constant) or DURATION:FROM-TO/s (a linear ramp), comma-separated, e.g. "
+                   "30s:10/s,2m:10-50/s,30s:50/s; the count, if given, ends it early "
+                   "(docs/schedule.md)");
+    sub.add_option("--burstiness", o.burstiness,
+                   "Gamma only (an error with other processes): B, the coefficient of "
+                   "variation (stddev/mean) of the gaps, in [0.001, 1000], default 1. 1 is as "
+                   "bursty as Poisson, 2 burstier, 0.5 more regular. Gamma shape k = 1/B^2, "
+                   "scale 1/(k*rate). vLLM's --burstiness is the shape k itself, so vLLM's "
+                   "value = 1/B^2 (vLLM 0.25 = our 2, vLLM 4 = our 0.5)");
+    sub.add_option("--seed", o.seed,
+                   "Seed (0 to 2^64-1) of everything drawn at random: the schedule "
+                   "(splitmix64 seeding xoshiro256**) and, in http, the synthetic prompts")
+        ->check(whole_number(0, UINT64_MAX))
+        ->capture_default_str();
+}
+
 void add_dry_run_flag(CLI::App& sub, bool& dry_run) {
     sub.add_flag("--dry-run", dry_run,
                  "Check every option and input exactly as a real run would (bad input: exit 2), "

@@ -35,28 +35,10 @@ struct http_settings : http::http_options {
     bool dry_run = false;
 };
 
-// Which options give the schedule: a saved one, --stages, or --rate with --requests and/or
-// --duration (their values are http::resolve_schedule's to check).
+// The schedule's options that http adds to schedule::open_loop_of's rules.
 void check_schedule_options(const http_settings& s) {
-    const bool asked = s.rate > 0 || !s.arrival.empty() || s.requests > 0 || !s.duration.empty() ||
-                       s.burstiness || !s.stages.empty();
-    if (!s.schedule_file.empty()) {
-        if (asked)
-            throw usage_error("--schedule replays a saved schedule: drop "
-                              "--arrival/--rate/--stages/--burstiness/--requests/--duration");
-    } else if (!s.stages.empty()) {
-        // The stages give the rate and the length; --requests may end them early.
-        if (s.rate > 0 || !s.duration.empty())
-            throw usage_error("--stages sets the rate and the length of the schedule: drop "
-                              "--rate and --duration");
-        if (s.find_capacity)
-            throw usage_error("--find-capacity searches for one --rate: not with --stages");
-    } else if (s.rate <= 0) {
-        throw usage_error("pacer http needs --rate R (requests per second), --stages or "
-                          "--schedule FILE");
-    } else if (s.requests == 0 && s.duration.empty()) {
-        throw usage_error("pacer http needs --requests N or --duration D (or both)");
-    }
+    if (s.find_capacity && s.arrivals.stages)
+        throw usage_error("--find-capacity searches for one --rate: not with --stages");
 }
 
 // The server, the schedule, the prompts and the headers: the values read and checked by the
@@ -66,7 +48,7 @@ void resolve(const http_settings& s, http_plan& p) {
         http::resolve_server(s, p);
         check_schedule_options(s);
         http::resolve_schedule(s, p);
-        p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.seed};
+        p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.arrivals.seed};
         if (!s.prompts_file.empty())
             p.prompt_file = http::read_prompts(s.prompts_file);
         http::add_headers(s.headers, s.api_key_env, p);
@@ -133,48 +115,27 @@ int run_http(const http_settings& s) {
 
 // The options of group "Schedule": the arrivals, the shard and the cap.
 void add_schedule_options(CLI::App& sub, http_settings& s) {
-    sub.add_option("--arrival", s.arrival, "poisson (default), gamma or constant")
-        ->group("Schedule");
-    sub.add_option("--rate", s.rate, "Requests per second (mean)")
-        ->check(number_in(0, 1e9, true))
-        ->group("Schedule");
-    sub.add_option("--stages", s.stages,
-                   "The rate in stages instead of --rate and --duration: DURATION:RATE/s "
-                   "(constant) or DURATION:FROM-TO/s (a linear ramp), comma-separated, e.g. "
-                   "30s:10/s,2m:10-50/s,30s:50/s; --requests may end it early (docs/http.md)")
-        ->group("Schedule");
-    sub.add_option("--burstiness", s.burstiness,
-                   "gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
-                   "--burstiness is 1/B^2)")
-        ->check(number_in(0.001, 1000))
-        ->group("Schedule");
-    sub.add_option("--seed", s.seed, "Schedule and prompt seed")
-        ->check(whole_number(0, UINT64_MAX))
-        ->capture_default_str()
-        ->group("Schedule");
-    sub.add_option("-n,--requests,--count", s.requests,
+    const std::string group = sub.option_defaults()->get_group();
+    sub.option_defaults()->group("Schedule");
+    add_arrival_options(sub, s.arrivals);
+    sub.add_option("-n,--requests,--count", s.arrivals.count,
                    "How many requests arrive (--count is the same, as in run and schedule)")
-        ->check(whole_number(1, schedule::max_arrivals))
-        ->group("Schedule");
-    sub.add_option("-d,--duration", s.duration,
+        ->check(whole_number(1, schedule::max_arrivals));
+    sub.add_option("-d,--duration", s.arrivals.duration,
                    "Keep the arrivals within this time, e.g. 60s (with --requests: whichever "
-                   "ends first)")
-        ->group("Schedule");
+                   "ends first)");
     sub.add_option("--schedule", s.schedule_file,
-                   "Replay a saved schedule.json (as written next to every run)")
-        ->group("Schedule");
-    sub.add_option("--shard", s.shard, "Run arrivals I, I+N, ... of the schedule (I/N)")
-        ->group("Schedule");
+                   "Replay a saved schedule.json (as written next to every run)");
+    sub.add_option("--shard", s.shard, "Run arrivals I, I+N, ... of the schedule (I/N)");
     sub.add_option("--max-concurrency", s.max_concurrency,
                    "Requests in flight at most; gates dispatch, never moves the schedule "
                    "(0: no cap)")
         ->check(whole_number(0, max_sessions))
-        ->capture_default_str()
-        ->group("Schedule");
+        ->capture_default_str();
     sub.add_option("--cap-policy", s.cap_policy,
                    "When the cap binds: queue (wait; counted in latency) or drop")
-        ->capture_default_str()
-        ->group("Schedule");
+        ->capture_default_str();
+    sub.option_defaults()->group(group);
 }
 
 } // namespace

@@ -31,7 +31,6 @@ namespace {
 struct run_settings : run::run_options {
     telemetry_settings telemetry;
     CLI::Option* concurrency_option = nullptr;
-    CLI::Option* rate_option = nullptr;
     bool dry_run = false;
 };
 
@@ -97,27 +96,11 @@ int run(const run_settings& s) {
 void add_open_loop_options(CLI::App& sub, run_settings& s) {
     const std::string group = sub.option_defaults()->get_group();
     sub.option_defaults()->group("Open loop");
-    sub.add_option("--arrival", s.arrival,
-                   "Open loop: start sessions on a seeded schedule instead of all at once: "
-                   "poisson (default), gamma (with --burstiness) or constant");
-    s.rate_option = sub.add_option("--rate", s.rate, "Open loop: arrivals per second")
-                        ->check(number_in(0, 1e9, true));
-    sub.add_option("--stages", s.stages,
-                   "Open loop: the arrival rate in stages instead of --rate, "
-                   "DURATION:RATE/s (constant) or DURATION:FROM-TO/s (a linear ramp), "
-                   "comma-separated, e.g. 30s:10/s,2m:10-50/s,30s:50/s; --sessions, if given, "
-                   "ends the schedule early (docs/open-loop.md)");
-    sub.add_option("--sessions,--count", s.sessions,
+    add_arrival_options(sub, s.arrivals);
+    sub.add_option("--sessions,--count", s.arrivals.count,
                    "Open loop: how many sessions arrive (--count is the same, the name that "
                    "schedule and http take too)")
         ->check(whole_number(1, max_sessions));
-    sub.add_option("--burstiness", s.burstiness,
-                   "Open loop, gamma: coefficient of variation of the gaps (1 = Poisson; vLLM's "
-                   "--burstiness is 1/B^2)")
-        ->check(number_in(0.001, 1000));
-    sub.add_option("--seed", s.seed, "Open loop: schedule seed")
-        ->check(whole_number(0, UINT64_MAX))
-        ->capture_default_str();
     sub.add_option("--max-concurrency", s.max_concurrency,
                    "Open loop: sessions in flight at most; gates dispatch, never moves the "
                    "schedule (0: no cap)")
@@ -287,7 +270,6 @@ command add_run_command(CLI::App& app) {
     add_dry_run_flag(*sub, s->dry_run);
     return {sub, [s] {
                 s->concurrency_given = s->concurrency_option->count() > 0;
-                s->rate_given = s->rate_option->count() > 0;
                 return run(*s);
             }};
 }

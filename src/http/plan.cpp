@@ -4,7 +4,7 @@
 #include <pacer/http/plan.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/shard.hpp>
-#include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/arrival_options.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
@@ -56,53 +56,10 @@ void resolve_server(const http_options& s, http_plan& p) {
     p.request.temperature = s.temperature;
 }
 
-namespace {
-
-// The schedule made from --arrival, --rate or --stages, --burstiness, --seed, --requests and
-// --duration.
-schedule::schedule_document made_schedule(const http_options& s) {
-    schedule::schedule_spec spec;
-    const auto process = schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
-    if (!process)
-        throw std::invalid_argument(
-            fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-    if (!s.stages.empty())
-        spec.stages = schedule::parse_stages(s.stages);
-    if (s.burstiness && *process != schedule::arrival_process::gamma)
-        throw std::invalid_argument(
-            fmt::format("--burstiness applies only to --arrival gamma (got --arrival {})",
-                        to_string(*process)));
-    spec.process = *process;
-    spec.rate = s.rate;
-    spec.burstiness = s.burstiness.value_or(1);
-    spec.seed = s.seed;
-    if (s.requests > 0)
-        spec.count = s.requests;
-    if (!s.duration.empty()) {
-        const auto d = parse_duration(s.duration);
-        if (!d || d->count() <= 0)
-            throw std::invalid_argument(fmt::format(
-                "--duration '{}' is not a positive duration such as 30s or 2m", s.duration));
-        spec.duration = *d;
-    }
-    schedule::validate(spec);
-    schedule::schedule_document doc{spec, schedule::make_schedule(spec), {}};
-    doc.sha256 = schedule::schedule_sha256(doc.offsets);
-    return doc;
-}
-
-} // namespace
-
 void resolve_schedule(const http_options& s, http_plan& p) {
-    if (s.schedule_file.empty()) {
-        p.schedule = made_schedule(s);
-    } else {
-        try {
-            p.schedule = schedule::read_schedule_file(s.schedule_file);
-        } catch (const std::exception& e) {
-            throw std::invalid_argument(e.what());
-        }
-    }
+    static constexpr schedule::arrival_command command{"pacer http", "--requests", true, true,
+                                                       false};
+    p.schedule = *schedule::open_loop_of(s.arrivals, command, s.schedule_file);
     if (p.schedule.offsets.empty())
         throw std::invalid_argument("the schedule has no arrivals");
     if (!s.shard.empty()) {
@@ -182,7 +139,7 @@ void print_dry_run(const http_options& s, const http_plan& p,
     else
         fmt::print("  prompts    synthetic, input {} and output {} tokens (range ratio {:g}, "
                    "seed {}; 1 word = 1 token)\n",
-                   s.input_len, s.output_len, s.range_ratio, s.seed);
+                   s.input_len, s.output_len, s.range_ratio, s.arrivals.seed);
     std::string names;
     for (const auto& n : p.header_names)
         names += (names.empty() ? "" : ", ") + n;

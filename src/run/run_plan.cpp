@@ -10,7 +10,7 @@
 #include <pacer/runtime/input_audio.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/runtime/shard.hpp>
-#include <pacer/schedule/arrival.hpp>
+#include <pacer/schedule/arrival_options.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/open_loop.hpp>
 #include <pacer/session/scenario_plan.hpp>
@@ -45,68 +45,9 @@ std::optional<runtime::shard> shard_of(const run_options& s) {
     return shard;
 }
 
-// The open loop's definition from --arrival, --stages or --rate, --sessions, --burstiness and
-// --seed.
-schedule::schedule_spec open_loop_spec(const run_options& s) {
-    schedule::schedule_spec spec;
-    const auto process = schedule::parse_arrival_process(s.arrival.empty() ? "poisson" : s.arrival);
-    if (!process)
-        throw invalid_options(
-            fmt::format("--arrival must be poisson, gamma or constant (got '{}')", s.arrival));
-    if (!s.stages.empty()) {
-        // The stages give the rate and the length; --sessions may end them early.
-        if (s.rate_given)
-            throw invalid_options("--stages sets the rate of the open loop: drop --rate");
-        try {
-            spec.stages = schedule::parse_stages(s.stages);
-        } catch (const std::invalid_argument& e) {
-            throw invalid_options(e.what());
-        }
-    } else {
-        if (s.sessions == 0)
-            throw invalid_options("open-loop runs need --sessions N (how many arrivals)");
-        if (!s.rate_given) // not a "got 0" never typed
-            throw invalid_options("open-loop runs need --rate R (arrivals per second) with "
-                                  "--sessions, or --stages, or --schedule FILE");
-        spec.rate = s.rate;
-    }
-    spec.process = *process;
-    if (s.burstiness)
-        spec.burstiness = *s.burstiness;
-    spec.seed = s.seed;
-    if (s.sessions > 0)
-        spec.count = s.sessions;
-    return spec;
-}
-
-// Open loop: a schedule fixed up front from (process, rate, burstiness, seed, count), or a
-// saved one (--schedule). Nullopt: a closed batch.
-std::optional<schedule::schedule_document> open_loop_of(const run_options& s) {
-    const bool open_loop_asked =
-        s.rate > 0 || !s.arrival.empty() || s.sessions > 0 || s.burstiness || !s.stages.empty();
-    if (!s.schedule_file.empty()) {
-        if (open_loop_asked)
-            throw invalid_options("--schedule replays a saved schedule: drop "
-                                  "--arrival/--rate/--stages/--sessions/--burstiness");
-        try {
-            return schedule::read_schedule_file(s.schedule_file);
-        } catch (const std::exception& e) {
-            throw invalid_options(e.what());
-        }
-    }
-    if (!open_loop_asked)
-        return std::nullopt;
-    const auto spec = open_loop_spec(s);
-    schedule::schedule_document doc;
-    try {
-        schedule::validate(spec);
-        doc = schedule::schedule_document{spec, schedule::make_schedule(spec), {}};
-    } catch (const std::invalid_argument& e) {
-        throw invalid_options(e.what());
-    }
-    doc.sha256 = schedule::schedule_sha256(doc.offsets);
-    return doc;
-}
+// How run's open loop is named in its messages: no schedule --duration (-d is the input's).
+constexpr schedule::arrival_command open_loop_command{"an open-loop run", "--sessions", false, true,
+                                                      true};
 
 // The options of the open loop that a closed batch refuses (and the other way round), and the
 // schedule's size.
@@ -211,7 +152,8 @@ void check_profile(run_job& job) {
 void plan_sessions(run_job& job) {
     const run_options& s = job.options;
     job.shard = shard_of(s);
-    job.open_loop = open_loop_of(s);
+    // Open loop: a schedule fixed up front, or a saved one (--schedule); nullopt: a closed batch.
+    job.open_loop = schedule::open_loop_of(s.arrivals, open_loop_command, s.schedule_file);
     const auto policy = session::parse_cap_policy(s.cap_policy);
     if (!policy)
         throw invalid_options(

@@ -217,8 +217,10 @@ std::vector<stage> parse_stages(std::string_view text) {
         if (duration->count() <= 0)
             throw bad("must last more than 0 s");
         std::string_view rates = item.substr(colon + 1);
-        if (rates.ends_with("/s"))
-            rates.remove_suffix(2);
+        if (!rates.ends_with("/s"))
+            throw bad("needs its rate per second after its ':', ending in /s, e.g. 10/s or "
+                      "10-50/s");
+        rates.remove_suffix(2);
         const std::size_t dash = rates.find('-');
         const auto from = parse_rate(rates.substr(0, dash));
         const auto to = dash == std::string_view::npos ? from : parse_rate(rates.substr(dash + 1));

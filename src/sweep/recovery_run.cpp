@@ -75,7 +75,7 @@ recovery_look recovery_watch::look() {
     if (s_.recovery.canary)
         l.canary_s = canary(dir_ / fmt::format("canary-{}", ++canaries_));
     if (s_.recovery.stats && s_.server_stats) {
-        const auto got = transport::http_get(*s_.server_stats, s_.server_stats->target,
+        const auto got = transport::http_get(*s_.server_stats, s_.server_stats->target(),
                                              std::chrono::milliseconds(2000));
         boost::system::error_code ec;
         const auto doc = got.ok() ? json::parse(got.body, ec) : json::value();

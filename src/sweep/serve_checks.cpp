@@ -142,7 +142,8 @@ void check_settle_and_stats(const serve_options& s, sweep_options& w) {
                                               s.server_stats));
         }
         try {
-            w.server_stats = transport::parse_get_url(w.server_stats_url, "--server-stats");
+            w.server_stats = transport::parse_http_url(w.server_stats_url, "--server-stats",
+                                                       transport::url_use::get);
         } catch (const std::invalid_argument& e) {
             throw usage_error(e.what());
         }

@@ -119,7 +119,7 @@ constexpr auto server_stats_timeout = std::chrono::milliseconds(2000);
 json::object read_server_stats(const sweep_options& s) {
     json::object o{{"url", s.server_stats_url}, {"stats", nullptr}, {"error", nullptr}};
     const auto got =
-        transport::http_get(*s.server_stats, s.server_stats->target, server_stats_timeout);
+        transport::http_get(*s.server_stats, s.server_stats->target(), server_stats_timeout);
     if (!got.ok()) {
         o["error"] = got.error.empty() ? fmt::format("HTTP {}", got.status) : got.error;
         return o;
@@ -385,7 +385,7 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
                     std::size_t concurrency, std::size_t repeat, bool warmup) {
     create_level_dir(dir);
     if (s.server_stats) // the window starts now: what the server did before is not this run's
-        transport::http_get(*s.server_stats, s.server_stats->with_query("reset=1"),
+        transport::http_get(*s.server_stats, s.server_stats->target_with("reset=1"),
                             server_stats_timeout);
     auto ro = level_runner_options(s, observer, dir, concurrency, repeat, warmup);
     const double cpu_before = runtime::read_process_usage().cpu_s;

@@ -117,7 +117,7 @@ server_metrics_source::server_metrics_source(const std::string& url,
             "(no query, no credentials)",
             url));
     }
-    std::string target = ep.base_path.empty() ? "/" : ep.base_path;
+    std::string target = ep.target();
     client_ = std::make_unique<client>(std::move(ep));
     client_->target = std::move(target);
 }

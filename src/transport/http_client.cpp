@@ -44,28 +44,38 @@ bool is_disconnect(const boost::system::error_code& ec) {
 
 } // namespace
 
-http_endpoint parse_http_url(std::string_view url, std::string_view flag) {
+http_endpoint parse_http_url(std::string_view url, std::string_view flag, url_use use) {
     const auto bad = [&](std::string_view why) {
         return std::invalid_argument(fmt::format("{} '{}' {}", flag, url, why));
     };
     http_endpoint ep;
     std::string_view rest;
-    if (url.starts_with("https://")) {
+    if (use == url_use::base && url.starts_with("https://")) {
         ep.tls = true;
         ep.port = "443";
         rest = url.substr(8);
     } else if (url.starts_with("http://")) {
         rest = url.substr(7);
     } else {
-        throw bad("must start with http:// or https://");
+        throw bad(use == url_use::base ? "must start with http:// or https://"
+                                       : "must start with http:// (e.g. "
+                                         "http://127.0.0.1:8097/stats)");
     }
-    if (rest.find_first_of("?#") != std::string_view::npos)
-        throw bad("must not have a query or fragment");
+    if (rest.find('#') != std::string_view::npos)
+        throw bad(use == url_use::base ? "must not have a query or fragment"
+                                       : "must not have a fragment");
+    const auto question = rest.find('?');
+    if (question != std::string_view::npos) {
+        if (use == url_use::base)
+            throw bad("must not have a query or fragment");
+        ep.query = std::string(rest.substr(question + 1));
+        rest = rest.substr(0, question);
+    }
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
     if (slash != std::string_view::npos) {
         std::string_view path = rest.substr(slash);
-        while (!path.empty() && path.back() == '/')
+        while (use == url_use::base && !path.empty() && path.back() == '/')
             path.remove_suffix(1);
         ep.base_path = std::string(path);
     }
@@ -103,6 +113,15 @@ std::string http_endpoint::url() const {
     const bool v6 = host.find(':') != std::string::npos;
     return fmt::format("{}://{}{}{}:{}{}", tls ? "https" : "http", v6 ? "[" : "", host,
                        v6 ? "]" : "", port, base_path);
+}
+
+std::string http_endpoint::target() const {
+    const std::string path = base_path.empty() ? "/" : base_path;
+    return query.empty() ? path : fmt::format("{}?{}", path, query);
+}
+
+std::string http_endpoint::target_with(std::string_view key_value) const {
+    return fmt::format("{}{}{}", target(), query.empty() ? '?' : '&', key_value);
 }
 
 std::string_view to_string(http_error e) noexcept {

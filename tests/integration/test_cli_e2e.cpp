@@ -443,5 +443,43 @@ TEST(CliStages, ConflictsAreOneLineExitTwoAndDryRunsShowTheStages) {
     }
 }
 
+// Issue 41: the arrival options are declared and checked once (schedule::spec_from) for run,
+// http and schedule, so each is refused alike: --burstiness without gamma (run took it
+// silently) and a stage rate without its /s (issue 39: `10s:5` was taken as 5/s).
+TEST(CliArrivals, RunHttpAndScheduleRefuseTheSameMistakesInTheSameWords) {
+    const std::vector<std::string> http = {
+        "http", "--base-url", "http://127.0.0.1:9", "--model", "m", "-o", "out"};
+    const auto with = [](std::vector<std::string> a, std::initializer_list<std::string> more) {
+        a.insert(a.end(), more);
+        return a;
+    };
+    const std::vector<std::string> commands[] = {
+        {"run", "--sessions", "3"}, with(http, {"--requests", "3"}), {"schedule", "--count", "3"}};
+    for (const auto& command : commands) {
+        expect_refused(with(command, {"--rate", "5", "--arrival", "poisson", "--burstiness", "2"}),
+                       "--burstiness applies only to --arrival gamma (got --arrival poisson)");
+        expect_refused(with(command, {"--rate", "5", "--burstiness", "2"}),
+                       "--burstiness applies only to --arrival gamma (got --arrival poisson)");
+        expect_refused(with(command, {"--stages", "10s:5"}),
+                       "--stages: stage 1 \"10s:5\" needs its rate per second");
+        expect_refused(with(command, {"--rate", "0"}), "--rate must be a finite number > 0");
+        expect_refused(with(command, {"--arrival", "weibull", "--rate", "5"}), "--arrival");
+    }
+    // The same options that are accepted: gamma with its burstiness, a stage with its /s.
+    scratch_dir cwd;
+    for (const auto& command : commands) {
+        for (const auto& more :
+             {std::vector<std::string>{"--rate", "5", "--arrival", "gamma", "--burstiness", "2"},
+              std::vector<std::string>{"--stages", "10s:5/s"}}) {
+            auto args = command;
+            args.insert(args.end(), more.begin(), more.end());
+            args.push_back("--dry-run");
+            const auto r = run_cli(args, in_dir(cwd.path()));
+            EXPECT_EQ(r.exit_code, 0) << args.front() << ":\n" << r.out << r.err;
+        }
+    }
+    EXPECT_EQ(cwd.listing(), "");
+}
+
 } // namespace
 } // namespace pacer::test

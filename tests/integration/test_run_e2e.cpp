@@ -418,7 +418,7 @@ TEST(RunE2E, TheTableAndTheRefusalsSayWhatHappenedInTheirOwnWords) {
     // --sessions without --rate: the missing option, not a "got 0" nobody typed.
     r = run_pacer({"run", "--sessions", "5", "-o", (dir / "no-rate").string()});
     EXPECT_EQ(r.exit_code, 2) << r.out;
-    EXPECT_NE(r.out.find("pacer: open-loop runs need --rate R (arrivals per second)"),
+    EXPECT_NE(r.out.find("pacer: an open-loop run needs --rate R (arrivals per second)"),
               std::string::npos)
         << r.out;
     EXPECT_EQ(r.out.find("got 0"), std::string::npos) << r.out;

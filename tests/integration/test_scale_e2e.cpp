@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <csignal>
 #include <cstdlib>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -282,6 +283,53 @@ TEST(ScaleE2E, MpirunLaunchesThreeShards) {
         EXPECT_EQ(num(s, {"pacing", "sessions", "requested"}), 2);
     }
     EXPECT_EQ(mock.stop(), 0);
+}
+
+// Three ranks of a launcher that only sets variables (no cluster): each `pacer run` takes its
+// shard from `env(i)`, as it would under srun or in a Kubernetes Indexed Job, and the parts are
+// the whole run's 6 sessions, 2 each.
+void expect_launcher_shards(const std::function<std::vector<std::string>(int)>& env,
+                            const std::vector<std::string>& extra, const std::string& source) {
+    mock_process mock;
+    temp_dir dir;
+    fs::create_directories(dir.path());
+    std::vector<std::unique_ptr<child>> ranks;
+    for (int i = 0; i < 3; ++i) {
+        std::vector<std::string> argv{"/usr/bin/env"};
+        for (const auto& v : env(i))
+            argv.push_back(v);
+        argv.insert(argv.end(),
+                    {PACER_BINARY, "run", "--url", mock.url(), "-c", "6", "-d", "1s", "--no-report",
+                     "-o", (dir / ("part-" + std::to_string(i))).string()});
+        argv.insert(argv.end(), extra.begin(), extra.end());
+        ranks.push_back(std::make_unique<child>(argv));
+    }
+    for (int i = 0; i < 3; ++i) {
+        const std::string printed = ranks[i]->read_all();
+        EXPECT_TRUE(finished(ranks[i]->wait())) << printed;
+        const auto s = read_json(dir / ("part-" + std::to_string(i)) / "summary.json");
+        EXPECT_EQ(num(s, {"shard", "index"}), i);
+        EXPECT_EQ(num(s, {"shard", "count"}), 3);
+        EXPECT_EQ(at(s, {"shard", "source"}).as_string(), source);
+        EXPECT_EQ(num(s, {"pacing", "sessions", "requested"}), 2);
+    }
+    EXPECT_EQ(mock.stop(), 0);
+}
+
+TEST(ScaleE2E, SlurmLikeEnvironmentGivesEachTaskItsShard) {
+    expect_launcher_shards(
+        [](int i) {
+            return std::vector<std::string>{"SLURM_PROCID=" + std::to_string(i), "SLURM_NTASKS=3",
+                                            "SLURM_JOB_ID=41"};
+        },
+        {}, "SLURM_PROCID");
+}
+
+TEST(ScaleE2E, KubernetesIndexedJobEnvironmentGivesEachPodItsShard) {
+    // An Indexed Job sets only the pod's index: the count comes from --shards.
+    expect_launcher_shards(
+        [](int i) { return std::vector<std::string>{"JOB_COMPLETION_INDEX=" + std::to_string(i)}; },
+        {"--shards", "3"}, "JOB_COMPLETION_INDEX");
 }
 
 TEST(ScaleE2E, OpenLoopRunSavesAndReplaysItsSchedule) {

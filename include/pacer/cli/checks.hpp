@@ -5,6 +5,7 @@
 // (--dry-run, --progress, --scenario, the end outputs).
 
 #include <pacer/run/run_plan.hpp>
+#include <pacer/schedule/arrival_options.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -40,6 +41,11 @@ inline constexpr const char* server_exit_statuses =
     "Exit status: 0 stopped by SIGINT/SIGTERM (the stats written); 1 pacer itself failed (a "
     "socket or file error while serving); 2 bad input, a port in use or a descriptor limit too "
     "low (nothing served, nothing written).";
+
+/// Declares --arrival, --rate, --stages, --burstiness and --seed into `o`, in the option group
+/// in force: one declaration and one wording for run, http and schedule, whose count and
+/// --duration the command declares itself. schedule::spec_from checks them together.
+void add_arrival_options(CLI::App& sub, schedule::arrival_options& o);
 
 /// Adds `--dry-run` to a subcommand: validate everything as the real command would, print the
 /// plan, create and write nothing, exit 0.

@@ -17,6 +17,7 @@
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/arrival_options.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/llm_prompts.hpp>
 #include <pacer/session/open_loop.hpp>
@@ -47,13 +48,9 @@ struct http_options {
     std::string base_url;
     std::string endpoint = "/v1/completions";
     std::string model;
-    std::string arrival;
-    double rate = 0;
-    std::string stages;
-    std::optional<double> burstiness;
-    std::uint64_t seed = 0;
-    std::uint64_t requests = 0;
-    std::string duration;
+    /// --arrival, --rate, --stages, --burstiness, --seed (also of the prompts), --requests and
+    /// --duration.
+    schedule::arrival_options arrivals;
     std::size_t max_concurrency = 0;
     std::string cap_policy = "queue";
     std::string schedule_file;

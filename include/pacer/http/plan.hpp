@@ -18,9 +18,9 @@ namespace pacer::http {
 void resolve_server(const http_options& s, http_plan& plan);
 
 /// The schedule into `plan`: the saved `--schedule`, or the one made from `--arrival`, `--rate`
-/// or `--stages`, `--burstiness`, `--seed`, `--requests` and `--duration` (which of them may be
-/// given together is the command's to check), then `--shard`'s arrivals of it and
-/// `--cap-policy`. Throws std::invalid_argument for a value that gives no valid schedule.
+/// or `--stages`, `--burstiness`, `--seed`, `--requests` and `--duration`
+/// (schedule::open_loop_of: which of them go together, runtime::usage_error when not), then
+/// `--shard`'s arrivals of it and `--cap-policy` (std::invalid_argument when bad).
 void resolve_schedule(const http_options& s, http_plan& plan);
 
 /// Adds `--header 'Name: value'` (each) and, with `--api-key-env VAR`, `Authorization: Bearer`

@@ -23,6 +23,7 @@
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/local_server.hpp>
 #include <pacer/runtime/shard.hpp>
+#include <pacer/schedule/arrival_options.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 #include <pacer/session/error.hpp>
 #include <pacer/session/open_loop.hpp>
@@ -77,13 +78,7 @@ struct run_options {
     std::string start_at;
     double start_at_monotonic = -1; // hidden: the parent's shared start for its workers
     // Open loop.
-    std::string arrival;
-    double rate = 0;
-    bool rate_given = false; ///< whether --rate was typed (0 typed is refused, not a default)
-    std::string stages;      // --stages: the rate in stages instead of --rate
-    std::size_t sessions = 0;
-    std::optional<double> burstiness;
-    std::uint64_t seed = 0;
+    schedule::arrival_options arrivals; ///< --arrival, --rate, --stages, --sessions...
     std::size_t max_concurrency = 0;
     std::string cap_policy = "queue";
     std::string schedule_file;

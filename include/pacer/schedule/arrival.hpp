@@ -74,9 +74,10 @@ inline constexpr std::size_t max_stages = 1000;
 
 /// Parses `--stages`: comma-separated stages `DURATION:RATE/s` (constant) or
 /// `DURATION:FROM-TO/s` (a linear ramp), e.g. `30s:10/s,2m:10-50/s,30s:50/s`. DURATION is as
-/// `parse_duration` reads it (> 0); rates are decimal numbers >= 0 and at most max_rate; the
-/// `/s` may be left out. Throws `std::invalid_argument` with one line naming `--stages` and the
-/// stage at fault. Checks each stage; `validate` checks them together.
+/// `parse_duration` reads it (> 0); rates are decimal numbers >= 0 and at most max_rate,
+/// followed by `/s` (a stage without it is refused). Throws `std::invalid_argument` with one
+/// line naming `--stages` and the stage at fault. Checks each stage; `validate` checks them
+/// together.
 std::vector<stage> parse_stages(std::string_view text);
 
 /// The canonical text of `stages`, which `parse_stages` reads back to the same values: each

@@ -14,10 +14,8 @@
 // argument sets that give the same offsets share it. Example: offsets {1000, 2500} have
 // the canonical text "1000\n2500\n".
 //
-// `pacer schedule` executed (src/schedule/schedule_job.cpp): its options as given
-// (`schedule_request`, declared by src/cli/schedule_command.cpp) checked into a spec
-// (`checked_spec`), then the schedule printed in one of these forms, or its `--dry-run` plan
-// (`print_schedule`).
+// `pacer schedule` prints a schedule in one of these forms (`print_schedule`,
+// arrival_options.hpp).
 
 #include <pacer/schedule/arrival.hpp>
 
@@ -72,31 +70,5 @@ schedule_document parse_schedule_json(std::string_view text,
 /// Reads and parses a schedule.json (`--schedule FILE`). Throws `schedule_file_error` when
 /// the file cannot be read or is not a valid schedule.
 schedule_document read_schedule_file(const std::filesystem::path& path);
-
-/// `pacer schedule` as given on the command line, not yet checked; an option not given is
-/// nullopt.
-struct schedule_request {
-    std::string arrival = "poisson"; ///< `to_string` of an arrival_process
-    std::optional<double> rate;
-    std::optional<double> burstiness; ///< nullopt: 1
-    std::uint64_t seed = 0;
-    std::optional<std::int64_t> count;   ///< signed, so that a negative count is named as such
-    std::optional<std::string> duration; ///< as `parse_duration` reads it: 60s, 1.5m, 250ms
-    std::optional<std::string> stages;   ///< as `parse_stages` reads it
-    std::string format = "csv";          ///< "json", or else csv
-    bool dry_run = false;
-};
-
-/// The spec of `request`, the flags checked together (--burstiness only with gamma; --stages
-/// instead of --rate and --duration; --rate or --stages given; --count > 0; --duration
-/// readable) and `--stages` parsed; `make_schedule` validates the values. Throws
-/// runtime::usage_error, one line naming the flag.
-schedule_spec checked_spec(const schedule_request& request);
-
-/// `pacer schedule`: the schedule of `checked_spec(request)` printed on stdout in `format`
-/// (`to_csv` or `to_json`), or with `dry_run` its plan (how many arrivals, the last one, the
-/// sha256). Returns 0. Bad input throws runtime::usage_error (nothing printed); stdout that
-/// cannot be written, std::runtime_error.
-int print_schedule(const schedule_request& request);
 
 } // namespace pacer::schedule

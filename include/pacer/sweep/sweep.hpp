@@ -95,7 +95,7 @@ struct sweep_options {
     duration settle{};
     /// `--server-stats`: the server's own JSON stats endpoint (native-mock's `GET /stats`), read
     /// with `?reset=1` before each run and again after it (nullopt: none).
-    std::optional<transport::get_target> server_stats;
+    std::optional<transport::http_endpoint> server_stats;
     std::string server_stats_url; ///< as given (recorded), without its `#pointer`
     /// `--server-stats URL#POINTER`: where `--recovery stats` finds the server's pending work.
     std::string stats_pointer = "/pending_units";

@@ -11,7 +11,7 @@ namespace pacer::trace {
 /// A full trace costs about this many bytes per second of input and session, by protocol
 /// (mostly base64 audio, both ways), whether or not it is kept at the end: it is written while
 /// streaming. Each is what the protocol's wire carries with audio both ways at its rates, with a
-/// margin over what was measured against `pacer native-mock` (docs/performance.md, "Disk"):
+/// margin over what was measured against `pacer native-mock` (docs/serving.md, 116.7 kB/s):
 /// - native: 16 kHz in (42.7 kB/s of base64), up to 24 kHz out (64 kB/s), and a receipt event
 ///   per append and unit (measured 116.7 kB/s with the 22,050 Hz default profile);
 /// - openai-realtime: 24 kHz both ways (64 kB/s each; measured 135.1 kB/s);

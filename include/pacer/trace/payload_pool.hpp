@@ -4,7 +4,7 @@
 // used to be a new string on the session thread, freed by the writer: with glibc's allocator
 // every such free takes the lock of the session thread's malloc arena, which the session thread
 // holds for its own allocations, and at 1,024 sessions three quarters of the client's futex calls
-// were those two threads waiting for each other on it (docs/performance.md, "Trace payloads").
+// were those two threads waiting for each other on it (docs/changelog.md, payload_pool).
 // Now the writer gives the strings back once written, a batch at a time, and the sessions build
 // their next lines in them: a line's bytes are still copied, but nothing is allocated or freed
 // per line, and the threads share one lock taken once per batch.

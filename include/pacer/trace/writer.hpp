@@ -59,7 +59,7 @@ struct writer_stats {
 /// does not wait for it) and to drop the window before them from the page cache (written back
 /// by then; a trace is not read during the run). So a trace holds at most about two windows of
 /// the page cache, and the disk gets whole windows rather than each batch: with 33 kB batches
-/// the calls per batch tripled what writing the traces cost the machine (docs/performance.md,
+/// the calls per batch tripled what writing the traces cost the machine (docs/changelog.md,
 /// BM_TraceWriteFloor). The first window is `first_window` long, so that the files of sessions
 /// started together do not all reach their window's end at once.
 class write_behind {

@@ -38,20 +38,34 @@ struct tls_client_context; // ws_connection.hpp; built by make_tls_client_contex
 struct http_endpoint {
     std::string host;
     std::string port = "80"; ///< "443" for https:// without a port
-    std::string base_path;   ///< the prefix without a trailing '/', e.g. "" or "/api"
-    bool tls = false;        ///< https://
+    /// A base URL's prefix without a trailing '/', e.g. "" or "/api"; a GET URL's path as given.
+    std::string base_path;
+    std::string query; ///< a GET URL's query, without its '?' (a base URL has none)
+    bool tls = false;  ///< https://
     /// https://: the trust settings (`make_tls_client_context`); the pool builds one with the
     /// system CA store when none is given.
     std::shared_ptr<tls_client_context> tls_context;
 
     /// `http://host:port/prefix` or `https://...` (IPv6 hosts in brackets).
     std::string url() const;
+    /// The request target of the URL itself: the path ("/" when none) and the query.
+    std::string target() const;
+    /// `target()` with `key=value` added to its query.
+    std::string target_with(std::string_view key_value) const;
 };
 
-/// Parses a base URL. Throws std::invalid_argument with one line for anything but
-/// `http://host[:port][/prefix]` or `https://host[:port][/prefix]` (a query or fragment;
-/// credentials; an empty host; a port that is not 1..65535), naming `flag` in it.
-http_endpoint parse_http_url(std::string_view url, std::string_view flag = "--base-url");
+/// What a URL names.
+enum class url_use {
+    base, ///< a base URL (`--base-url`): http:// or https://, a path prefix, no query
+    get,  ///< a resource to GET (`serve --server-metrics`): http:// only, a path and a query
+};
+
+/// Parses a URL: `http[s]://host[:port][/prefix]` as a base URL, `http://host[:port][/path]
+/// [?query]` as a GET URL (IPv6 hosts in brackets). The one URL parser of HTTP: throws
+/// std::invalid_argument with one line naming `flag` for anything else (a scheme not taken, a
+/// fragment, a query in a base URL, credentials, an empty host, a port that is not 1..65535).
+http_endpoint parse_http_url(std::string_view url, std::string_view flag = "--base-url",
+                             url_use use = url_use::base);
 
 /// How an exchange ended.
 enum class http_error {

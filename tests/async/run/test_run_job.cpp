@@ -127,8 +127,8 @@ TEST_F(RunJob, OpenLoopArrivalsEachPlayTheConversation) {
     const auto offsets = schedule::make_schedule(spec);
     j.open_loop = schedule::schedule_document{spec, offsets, schedule::schedule_sha256(offsets)};
     j.arrivals = offsets;
-    j.options.rate = spec.rate;
-    j.options.sessions = 2;
+    j.options.arrivals.rate = spec.rate;
+    j.options.arrivals.count = 2;
     const int code = run::execute_run(std::move(j));
     EXPECT_TRUE(code == 0 || code == 3) << code;
     const auto s = read_json(root_ / "open-loop" / "summary.json");

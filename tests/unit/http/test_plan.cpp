@@ -2,6 +2,7 @@
 // key from the environment and the schedule, each bad value one line.
 
 #include <pacer/http/plan.hpp>
+#include <pacer/runtime/exit_status.hpp>
 
 #include <gtest/gtest.h>
 
@@ -18,6 +19,8 @@ std::string error_of(const auto& f) {
     try {
         f();
     } catch (const std::invalid_argument& e) {
+        return e.what();
+    } catch (const runtime::usage_error& e) { // the schedule's options (schedule::spec_from)
         return e.what();
     }
     return "";
@@ -48,8 +51,8 @@ TEST(http_plan, a_bad_header_or_a_missing_key_is_one_line) {
 
 TEST(http_plan, the_schedule_is_made_from_the_options_and_sharded) {
     http::http_options s;
-    s.rate = 50;
-    s.requests = 6;
+    s.arrivals.rate = 50;
+    s.arrivals.count = 6;
     s.shard = "1/2";
     http::http_plan p;
     http::resolve_schedule(s, p);
@@ -58,13 +61,13 @@ TEST(http_plan, the_schedule_is_made_from_the_options_and_sharded) {
     EXPECT_EQ(p.schedule.sha256.size(), 64u);
     EXPECT_EQ(p.policy, session::cap_policy::queue);
 
-    s.burstiness = 2;
+    s.arrivals.burstiness = 2;
     EXPECT_EQ(error_of([&] { http::resolve_schedule(s, p); }),
               "--burstiness applies only to --arrival gamma (got --arrival poisson)");
-    s.burstiness.reset();
-    s.duration = "soon";
+    s.arrivals.burstiness.reset();
+    s.arrivals.duration = "soon";
     EXPECT_EQ(error_of([&] { http::resolve_schedule(s, p); }),
-              "--duration 'soon' is not a positive duration such as 30s or 2m");
+              "--duration must be a duration such as 60s, 1.5m or 250ms, got \"soon\"");
 }
 
 } // namespace

@@ -524,9 +524,9 @@ TEST(ArrivalStages, ParseReadsConstantAndRampStages) {
     EXPECT_EQ(stages[0], (stage{30s, 10, 10}));
     EXPECT_EQ(stages[1], (stage{120s, 10, 50}));
     EXPECT_EQ(stages[2], (stage{30s, 50, 50}));
-    // The canonical text, which reads back to the same values; "/s" may be left out.
+    // The canonical text, which reads back to the same values.
     EXPECT_EQ(pacer::schedule::to_string(stages), "30s:10/s,120s:10-50/s,30s:50/s");
-    EXPECT_EQ(pacer::schedule::parse_stages("30s:10,2m:10-50,30s:50"), stages);
+    EXPECT_EQ(pacer::schedule::parse_stages("30s:10/s,120s:10-50/s,30s:50/s"), stages);
     const std::vector<stage> odd = {
         {1ns, 0.1, 1.0 / 3}, {1500ms, 0, 7}, {ns(2'000'123'457), 1e9, 0}, {250us, 2.5, 2.5}};
     EXPECT_EQ(pacer::schedule::to_string(odd),
@@ -549,6 +549,10 @@ TEST(ArrivalStages, BadStagesAreOneLineNamingTheStage) {
         {"30s:inf/s", "--stages: stage 1 \"30s:inf/s\" needs a rate"},
         {"30s:2000000000/s", "--stages: stage 1 \"30s:2000000000/s\" has a rate above 1e+09"},
         {"30s:10/s,", "--stages: stage 2 \"\" must be DURATION:RATE/s"},
+        // A rate without its unit (issue 39: `--stages 10s:5` was taken as 5/s).
+        {"10s:5", "--stages: stage 1 \"10s:5\" needs its rate per second after its ':', "
+                  "ending in /s"},
+        {"30s:10/s,2m:10-50", "--stages: stage 2 \"2m:10-50\" needs its rate per second"},
     };
     for (const auto& [text, expected] : cases) {
         const auto message = stages_error(text);

@@ -302,7 +302,7 @@ TEST(ScheduleCommand, BadArgumentsAreUsageErrorsNamingTheFlag) {
     const std::pair<std::vector<std::string>, std::string> cases[] = {
         {{"--rate", "0", "--count", "5"}, "--rate must be a finite number > 0"},
         {{"--rate", "inf", "--count", "5"}, "--rate must be a finite number > 0"},
-        {{"--rate", "10"}, "one of --count or --duration is required"},
+        {{"--rate", "10"}, "pacer schedule needs --count N or --duration D (or both)"},
         {{"--rate", "10", "--count", "0"}, "--count must be > 0"},
         {{"--rate", "10", "--count", "-3"}, "--count must be > 0"},
         {{"--rate", "10", "--duration", "soon"}, "--duration must be a duration such as 60s"},
@@ -416,7 +416,8 @@ TEST(ScheduleCommand, StagesConflictsAreUsageErrors) {
         {{"--stages", "10s:5/s", "--duration", "5s"},
          "--stages sets the rate and the length of the schedule: drop --rate and --duration"},
         {{"--count", "5"}, "pacer schedule needs --rate R (arrivals per second) or --stages"},
-        {{"--stages", "10s:5"}, ""}, // "/s" may be left out
+        {{"--stages", "10s:5/s"}, ""},
+        {{"--stages", "10s:5"}, "--stages: stage 1 \"10s:5\" needs its rate per second"},
         {{"--stages", "10s:five/s"}, "--stages: stage 1 \"10s:five/s\" needs a rate"},
         {{"--stages", "10s:5/s", "--burstiness", "2"},
          "--burstiness applies only to --arrival gamma"},

@@ -1,5 +1,6 @@
-// transport::parse_get_url: the URL of a server's own stats endpoint (`--server-metrics`), split
-// into what the GET connects to and the target it sends; the reset query added to it.
+// transport::parse_http_url for a URL to GET (url_use::get): the URL of a server's own stats
+// endpoint (`--server-metrics`), split into what the GET connects to and the target it sends;
+// the reset query added to it. The same parser reads base URLs (tests/unit/metrics/test_llm.cpp).
 
 #include <pacer/transport/http_get.hpp>
 
@@ -7,26 +8,34 @@
 
 #include <stdexcept>
 #include <string>
+#include <string_view>
 
 namespace {
 
-using pacer::transport::parse_get_url;
+using pacer::transport::url_use;
+
+pacer::transport::http_endpoint get_url(std::string_view url, std::string_view flag) {
+    return pacer::transport::parse_http_url(url, flag, url_use::get);
+}
 
 TEST(GetUrl, SplitsHostPortAndTarget) {
-    const auto t = parse_get_url("http://127.0.0.1:8097/stats", "--server-metrics");
+    const auto t = get_url("http://127.0.0.1:8097/stats", "--server-metrics");
     EXPECT_EQ(t.host, "127.0.0.1");
     EXPECT_EQ(t.port, "8097");
-    EXPECT_EQ(t.target, "/stats");
-    EXPECT_EQ(t.with_query("reset=1"), "/stats?reset=1");
+    EXPECT_EQ(t.target(), "/stats");
+    EXPECT_EQ(t.target_with("reset=1"), "/stats?reset=1");
 
-    const auto q = parse_get_url("http://[::1]/metrics?format=json", "--server-metrics");
+    const auto q = get_url("http://[::1]/metrics?format=json", "--server-metrics");
     EXPECT_EQ(q.host, "::1");
     EXPECT_EQ(q.port, "80");
-    EXPECT_EQ(q.target, "/metrics?format=json");
-    EXPECT_EQ(q.with_query("reset=1"), "/metrics?format=json&reset=1");
+    EXPECT_EQ(q.target(), "/metrics?format=json");
+    EXPECT_EQ(q.target_with("reset=1"), "/metrics?format=json&reset=1");
 
-    EXPECT_EQ(parse_get_url("http://h:1", "--x").target, "/");
-    EXPECT_EQ(parse_get_url("http://h:1?a=b", "--x").target, "/?a=b");
+    EXPECT_EQ(get_url("http://h:1", "--x").target(), "/");
+    EXPECT_EQ(get_url("http://h:1?a=b", "--x").target(), "/?a=b");
+    // A GET URL's path is sent as given; a base URL's prefix loses its trailing '/'.
+    EXPECT_EQ(get_url("http://h/stats/", "--x").target(), "/stats/");
+    EXPECT_EQ(pacer::transport::parse_http_url("http://h/api/").target(), "/api");
 }
 
 TEST(GetUrl, RefusesWhatItCannotGetNamingTheFlag) {
@@ -34,12 +43,14 @@ TEST(GetUrl, RefusesWhatItCannotGetNamingTheFlag) {
          {"https://127.0.0.1/stats", "ws://127.0.0.1/stats", "http:///stats", "http://h:0/stats",
           "http://h:70000/stats", "http://u@h/stats", "http://h/stats#top"}) {
         try {
-            parse_get_url(bad, "--server-metrics");
+            get_url(bad, "--server-metrics");
             ADD_FAILURE() << bad << " was accepted";
         } catch (const std::invalid_argument& e) {
             EXPECT_EQ(std::string(e.what()).rfind("--server-metrics '", 0), 0u) << e.what();
         }
     }
+    // A query is a GET URL's only: a base URL refuses it.
+    EXPECT_THROW(pacer::transport::parse_http_url("http://h/v1?x=1"), std::invalid_argument);
 }
 
 } // namespace
