@@ -81,7 +81,7 @@ TEST(HttpPool, ReusesAKeepAliveConnectionAndStreamsTheWholeAnswer) {
     mock.listen();
     asio::co_spawn(io, mock.serve(), asio::detached);
     http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(mock.port()), "", false, nullptr});
+                   {"127.0.0.1", std::to_string(mock.port()), "", "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 2, c);
     ASSERT_EQ(r.size(), 2u);
@@ -128,7 +128,7 @@ TEST(HttpPool, RetriesOnceWhenThePooledConnectionWasClosedByTheServer) {
                    asio::detached);
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 2, c);
     ASSERT_EQ(r.size(), 2u);
@@ -145,7 +145,7 @@ TEST(HttpPool, SkipsEveryStalePooledConnectionBeforeOpeningANewOne) {
                    asio::detached);
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     collected c;
     std::vector<http_exchange> out;
     const auto one = [&]() -> pacer::awaitable<void> {
@@ -176,7 +176,7 @@ TEST(HttpPool, ANon2xxAnswerIsAStatusErrorWithTheStartOfItsBody) {
                    asio::detached);
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 1, c);
     ASSERT_EQ(r.size(), 1u);
@@ -194,7 +194,7 @@ TEST(HttpPool, ASilentServerEndsTheExchangeAtTheDeadline) {
     acceptor.async_accept(held, [](boost::system::error_code) {}); // accepts, never answers
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 1, c, std::chrono::milliseconds(50));
     ASSERT_EQ(r.size(), 1u);
@@ -226,7 +226,7 @@ TEST(HttpPool, AServerStallingMidStreamEndsTheExchangeAtTheDeadline) {
     asio::co_spawn(io, stall_mid_body(acceptor, held), asio::detached);
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     collected c;
     const auto r = sequential(io, pool, 1, c, std::chrono::milliseconds(100));
     ASSERT_EQ(r.size(), 1u);
@@ -246,7 +246,7 @@ TEST(HttpPool, APooledConnectionOutlivesTheDeadlineOfTheRequestThatUsedIt) {
     mock.listen();
     asio::co_spawn(io, mock.serve(), asio::detached);
     http_pool pool(io.get_executor(),
-                   {"127.0.0.1", std::to_string(mock.port()), "", false, nullptr});
+                   {"127.0.0.1", std::to_string(mock.port()), "", "", false, nullptr});
     collected c;
     std::vector<http_exchange> out;
     asio::co_spawn(
@@ -334,7 +334,7 @@ TEST(HttpPool, WritesTheBytesBeastWouldForEveryTargetHeadersAndBodyLength) {
     asio::co_spawn(io, capture_requests(acceptor, 4, raw), asio::detached);
     http_pool pool(
         io.get_executor(),
-        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", false, nullptr});
+        {"127.0.0.1", std::to_string(acceptor.local_endpoint().port()), "", "", false, nullptr});
     const header_list custom = {
         {"user-agent", "bench/1"}, {"X-Trace", "a b"}, {"Content-Length", "7"}};
     struct sent {
