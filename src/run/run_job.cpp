@@ -93,7 +93,7 @@ struct live_views {
     session::live_counters exported; // a worker's totals, for its parent's progress line
     std::optional<live_file_writer> live_file;
     std::optional<progress_reporter> progress;
-    session::live_counters listened; // `--metrics-listen` when nothing else counts
+    session::live_counters listened;              // `--metrics-listen` when nothing else counts
     std::optional<telemetry::served_page> served; // the counters above, while they live
 };
 
@@ -164,7 +164,7 @@ process_run run_sessions(run_job& job, const std::string& url, local_server* moc
     r.outcome = session::run_duplex(ro);
     r.sessions_end_s = to_seconds(clock::now());
     live.progress->end(); // the terminal line is cleared before the table
-    if (job.listener) // the counters go with `live`: their final totals stay served
+    if (job.listener)     // the counters go with `live`: their final totals stay served
         job.listener->serve_final(live_metrics_text(*ro.live));
     if (job.telemetry)
         job.telemetry->stop(); // a last sample after the sessions' end

@@ -41,8 +41,7 @@ inline bool one_line(std::string_view frame) {
 /// A received frame's trace line: the frame as it arrived, unless it spans lines
 /// (pretty-printed JSON would break the one-object-per-line trace): then its compact form.
 inline std::string trace_line(std::string_view frame) {
-    return one_line(frame) ? std::string(frame)
-                           : boost::json::serialize(boost::json::parse(frame));
+    return one_line(frame) ? std::string(frame) : boost::json::serialize(boost::json::parse(frame));
 }
 
 struct native_client {

@@ -26,9 +26,9 @@ runtime::loaded_input load_turn_audio(const schedule::scenario& sc, std::size_t 
     const auto where = fmt::format("scenario {}: turns[{}].audio", sc.name, i);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec))
-        throw usage_error(fmt::format("{}: {} {}", where, file,
-                                      std::filesystem::exists(file, ec) ? "is not a file"
-                                                                        : "does not exist"));
+        throw usage_error(
+            fmt::format("{}: {} {}", where, file,
+                        std::filesystem::exists(file, ec) ? "is not a file" : "does not exist"));
     try {
         return runtime::load_input_audio(file, wire_rate);
     } catch (const usage_error& e) {
@@ -55,11 +55,10 @@ conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, 
         }
         if (!text) {
             const auto near = nearest_name({"single", "multi-turn", "barge-in"}, name);
-            throw usage_error(fmt::format("--scenario '{}' is neither single, multi-turn, "
-                                          "barge-in nor a file{}",
-                                          name,
-                                          near.empty() ? std::string()
-                                                       : fmt::format("; did you mean '{}'?", near)));
+            throw usage_error(fmt::format(
+                "--scenario '{}' is neither single, multi-turn, "
+                "barge-in nor a file{}",
+                name, near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near)));
         }
         try {
             sc = schedule::parse_scenario(*text, name,

@@ -7,7 +7,6 @@
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/duplex_session.hpp>
 
-
 namespace pacer::session::detail {
 
 /// A protocol's input at its wire rate (its client's `wire_input`): empty when the protocol

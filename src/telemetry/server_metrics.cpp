@@ -58,8 +58,9 @@ sample server_sample(const exposition& e, double monotonic_s, double realtime_s)
     std::set<std::string> gpus;
     for (const auto& m : e.samples) {
         const bool finite = std::isfinite(m.value);
-        if (m.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" || m.name == "DCGM_FI_DEV_POWER_USAGE" ||
-            m.name == "DCGM_FI_DEV_GPU_UTIL" || m.name == "DCGM_FI_DEV_FB_USED")
+        if (m.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION" ||
+            m.name == "DCGM_FI_DEV_POWER_USAGE" || m.name == "DCGM_FI_DEV_GPU_UTIL" ||
+            m.name == "DCGM_FI_DEV_FB_USED")
             gpus.insert(gpu_of(m));
         if (m.name == "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION") {
             if (finite && m.value >= 0) {

@@ -5,9 +5,9 @@
 // the run goes on and says why it has no figure. http --help says what http measures.
 // No pacing outcome is asserted: a run that finished (exit 0 or 3) is all that is asked.
 
-#include <gtest/gtest.h>
-
 #include <boost/json/parse.hpp>
+
+#include <gtest/gtest.h>
 
 #include "fakes.hpp"
 #include "integration/cli_process.hpp"
@@ -161,9 +161,9 @@ TEST(FirstTryE2E, AScenarioNamingAMissingWavNamesTheFileAndTheTurn) {
     std::ofstream(cwd.path() / "conv" / "notes.wav") << "not audio at all\n";
     const std::string before = cwd.listing();
     for (const std::string command : {"run", "serve"}) {
-        auto r = run_cli({command, "-c", "1", "-d", "1s", "--scenario", "conv/talk.json", "-o",
-                          "out"},
-                         in_dir(cwd.path()));
+        auto r =
+            run_cli({command, "-c", "1", "-d", "1s", "--scenario", "conv/talk.json", "-o", "out"},
+                    in_dir(cwd.path()));
         EXPECT_EQ(r.exit_code, 2) << command << r.out << r.err;
         ASSERT_EQ(r.err_lines().size(), 1u) << command << r.err;
         EXPECT_EQ(r.err_lines()[0], "pacer: scenario conv/talk.json: turns[1].audio: "
@@ -185,17 +185,17 @@ TEST(FirstTryE2E, AScenarioNamingAMissingWavNamesTheFileAndTheTurn) {
 TEST(FirstTryE2E, AMistypedBuiltInScenarioGetsADidYouMean) {
     for (const std::string command : {"run", "serve"}) {
         scratch_dir cwd;
-        const auto r = run_cli({command, "-c", "1", "-d", "1s", "--scenario", "multiturn", "-o",
-                                "out"},
-                               in_dir(cwd.path()));
+        const auto r =
+            run_cli({command, "-c", "1", "-d", "1s", "--scenario", "multiturn", "-o", "out"},
+                    in_dir(cwd.path()));
         expect_one_line(r, cwd,
                         "pacer: --scenario 'multiturn' is neither single, multi-turn, barge-in "
                         "nor a file; did you mean 'multi-turn'?",
                         command);
         // Far from every name: no guess.
-        const auto far = run_cli({command, "-c", "1", "-d", "1s", "--scenario", "chat", "-o",
-                                  "out"},
-                                 in_dir(cwd.path()));
+        const auto far =
+            run_cli({command, "-c", "1", "-d", "1s", "--scenario", "chat", "-o", "out"},
+                    in_dir(cwd.path()));
         expect_one_line(far, cwd,
                         "pacer: --scenario 'chat' is neither single, multi-turn, barge-in nor a "
                         "file",

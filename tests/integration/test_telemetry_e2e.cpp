@@ -392,10 +392,10 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
     ASSERT_EQ(dry_missing.err_lines().size(), 1u) << dry_missing.err;
     EXPECT_EQ(dry_missing.err_lines()[0], r.err_lines()[0]); // the run's own line
     EXPECT_EQ(dry_missing.out, "");
-    const auto dry_gpu = run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:3",
-                                  "--nvml-library", fake_nvml_library().string(), "--dry-run",
-                                  "-o", out.string()},
-                                 o);
+    const auto dry_gpu =
+        run_cli({"run", "-c", "1", "-d", "1s", "--gpu-telemetry", "nvml:3", "--nvml-library",
+                 fake_nvml_library().string(), "--dry-run", "-o", out.string()},
+                o);
     EXPECT_EQ(dry_gpu.exit_code, 2) << dry_gpu.err;
     EXPECT_EQ(dry_gpu.err, bad.err);
     std::ofstream(script) << "devices 2\n";
@@ -711,9 +711,26 @@ TEST(TelemetryE2E, HttpMetricsListenServesTheRequestsCounters) {
     temp_dir t;
     mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
     const std::string base = mock.http_url();
-    child http({PACER_BINARY, "http", "--base-url", base, "--model", "m", "--rate", "20",
-                "--requests", "20", "--output-len", "2", "--progress", "never", "--no-report",
-                "--metrics-listen", "127.0.0.1:0", "--metrics-linger", "0", "-o",
+    child http({PACER_BINARY,
+                "http",
+                "--base-url",
+                base,
+                "--model",
+                "m",
+                "--rate",
+                "20",
+                "--requests",
+                "20",
+                "--output-len",
+                "2",
+                "--progress",
+                "never",
+                "--no-report",
+                "--metrics-listen",
+                "127.0.0.1:0",
+                "--metrics-linger",
+                "0",
+                "-o",
                 (t / "http").string()});
     const std::string port = listened_port(http);
     ASSERT_FALSE(port.empty()) << "no --metrics-listen line";

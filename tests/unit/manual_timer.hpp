@@ -112,8 +112,8 @@ private:
     };
 
     static void complete(std::uint64_t id, boost::system::error_code ec) {
-        const auto it = std::find_if(waits_.begin(), waits_.end(),
-                                     [id](const wait& w) { return w.id == id; });
+        const auto it =
+            std::find_if(waits_.begin(), waits_.end(), [id](const wait& w) { return w.id == id; });
         if (it == waits_.end())
             return;
         auto h = std::move(it->h);

@@ -47,7 +47,7 @@
 namespace pacer::telemetry {
 class recorder;         // telemetry/recorder.hpp
 class metrics_listener; // telemetry/metrics_listener.hpp
-}
+} // namespace pacer::telemetry
 
 namespace pacer::run {
 

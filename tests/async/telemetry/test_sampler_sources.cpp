@@ -387,8 +387,8 @@ TEST(TelemetryListener, ServesWhatRenderGivesAndNothingElse) {
 TEST(TelemetryListener, ABusyPortIsOneLineWhenItIsBound) {
     metrics_listener first("127.0.0.1:0");
     const auto base = first.url().substr(0, first.url().size() - 8);
-    EXPECT_EQ(http_get(base, "/metrics"), std::make_pair(std::string("HTTP/1.1 200 OK"),
-                                                         std::string()));
+    EXPECT_EQ(http_get(base, "/metrics"),
+              std::make_pair(std::string("HTTP/1.1 200 OK"), std::string()));
     const auto port = base.substr(base.rfind(':') + 1);
     try {
         metrics_listener second("127.0.0.1:" + port);

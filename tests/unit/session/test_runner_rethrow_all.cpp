@@ -26,14 +26,13 @@ TEST(RunnerRethrowAll, OneExceptionIsRethrownWithItsType) {
 TEST(RunnerRethrowAll, SeveralAreAllNamedInOrder) {
     const std::vector<std::exception_ptr> three{
         std::make_exception_ptr(std::runtime_error("session 3 broke")),
-        std::make_exception_ptr(std::logic_error("session 7 broke")),
-        std::make_exception_ptr(42)};
+        std::make_exception_ptr(std::logic_error("session 7 broke")), std::make_exception_ptr(42)};
     try {
         rethrow_all(three);
         FAIL() << "nothing thrown";
     } catch (const std::runtime_error& e) {
         EXPECT_EQ(std::string(e.what()), "3 failures: [session 3 broke] [session 7 broke] "
-                                          "[an exception of unknown type]");
+                                         "[an exception of unknown type]");
     }
 }
 

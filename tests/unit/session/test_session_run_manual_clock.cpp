@@ -38,9 +38,9 @@ using namespace std::chrono_literals;
 using pacer::duration;
 using pacer::time_point;
 using pacer::protocol::packet_bytes;
+using pacer::session::session_errc;
 using pacer::session::session_options;
 using pacer::session::session_result;
-using pacer::session::session_errc;
 using pacer::test::manual_clock;
 using pacer::test::manual_io;
 using pacer::test::scripted_connection;
@@ -65,7 +65,8 @@ void native_script(scripted_server& s, std::string_view frame) {
         s.push(native_updated);
     else if (type == "sglang.input_audio.end") {
         s.push(R"({"type":"sglang.input_audio.ended","event_id":"s3","accepted_end_ms":0})");
-        s.push(R"({"type":"sglang.input_audio.drained","event_id":"s4","accepted_end_ms":0,"consumed_ms":0})");
+        s.push(
+            R"({"type":"sglang.input_audio.drained","event_id":"s4","accepted_end_ms":0,"consumed_ms":0})");
     } else if (type == "session.close") {
         s.push(R"({"type":"session.closed","event_id":"s5","reason":"client_closed"})");
         s.close();
@@ -124,7 +125,7 @@ struct SessionManualClock : ::testing::Test {
             io,
             [this, o = std::move(o)]() mutable -> pacer::awaitable<void> {
                 result = co_await pacer::session::detail::run_cancellable<manual_io>(std::move(o),
-                                                                                      channel);
+                                                                                     channel);
             },
             asio::bind_cancellation_slot(caller.slot(), asio::detached));
     }
@@ -232,7 +233,7 @@ TEST_F(SessionManualClock, AnInterruptStopsStreamingAtOnceAndTheSessionStillEnds
     run_until(t0 + 10s);
     ASSERT_TRUE(result);
     EXPECT_EQ(sent("input_audio_buffer.append").size(), 6u); // nothing after the stop
-    EXPECT_TRUE(sent("session.close").empty());             // no grace, nothing more sent
+    EXPECT_TRUE(sent("session.close").empty());              // no grace, nothing more sent
     EXPECT_TRUE(result->interrupted);
     ASSERT_EQ(result->failures.size(), 1u);
     EXPECT_EQ(result->failures[0].code, make_error_code(session_errc::interrupted));
@@ -267,7 +268,8 @@ std::string audio_delta(const std::string& response) {
     const std::vector<std::uint8_t> pcm(24000 * 2 * 240 / 1000, 0);
     pacer::base64_append(b64, pcm.data(), pcm.size());
     return R"({"type":"response.output_audio.delta","event_id":"d","response_id":")" + response +
-           R"(","item_id":")" + item + R"(","output_index":0,"content_index":0,"delta":")" + b64 + R"("})";
+           R"(","item_id":")" + item + R"(","output_index":0,"content_index":0,"delta":")" + b64 +
+           R"("})";
 }
 
 TEST_F(SessionManualClock, RecordsTheTurnTimelineOfATwoTurnConversation) {
@@ -290,12 +292,14 @@ TEST_F(SessionManualClock, RecordsTheTurnTimelineOfATwoTurnConversation) {
     EXPECT_EQ(sent("input_audio_buffer.commit")[0], t0 + 3 * p);
     EXPECT_EQ(sent("response.create").size(), 1u);
     server.push(audio_delta("r0"));
-    server.push(R"({"type":"response.done","event_id":"e3","response":{"id":"r0","status":"completed"}})");
+    server.push(
+        R"({"type":"response.done","event_id":"e3","response":{"id":"r0","status":"completed"}})");
     // Turn 1 after the 400 ms pause (5 silence packets): its packets at t0 + 720 ms on.
     run_until(t0 + 3 * p + 400ms + 3 * p + 200ms);
     ASSERT_EQ(sent("input_audio_buffer.commit").size(), 2u);
     server.push(audio_delta("r1"));
-    server.push(R"({"type":"response.done","event_id":"e4","response":{"id":"r1","status":"completed"}})");
+    server.push(
+        R"({"type":"response.done","event_id":"e4","response":{"id":"r1","status":"completed"}})");
     run_until(t0 + 10s);
     ASSERT_TRUE(result);
     ASSERT_EQ(result->turns.size(), 2u);
