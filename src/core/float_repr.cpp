@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <limits>
 #include <string_view>
 
 namespace pacer {
@@ -85,7 +86,11 @@ void append_fixed6(std::string& out, double x) {
     append_fixed<6>(out, x);
 }
 
-std::string python_float_repr(double x) {
+namespace {
+
+// The shortest digits that read back as `x`, in fixed notation for decimal exponents from
+// `min_fixed` to 15 and in scientific notation outside them.
+std::string shortest_float_text(double x, int min_fixed) {
     if (std::isnan(x))
         return "nan";
     if (std::isinf(x))
@@ -106,7 +111,7 @@ std::string python_float_repr(double x) {
     if (e_pos > 1)
         digits.append(sci.substr(2, e_pos - 2)); // skip the '.'
     const int n = static_cast<int>(digits.size());
-    if (exponent < -4 || exponent >= 16) {
+    if (exponent < min_fixed || exponent >= 16) {
         out += digits.front();
         if (n > 1) {
             out += '.';
@@ -134,6 +139,16 @@ std::string python_float_repr(double x) {
         }
     }
     return out;
+}
+
+} // namespace
+
+std::string python_float_repr(double x) {
+    return shortest_float_text(x, -4);
+}
+
+std::string plain_float_text(double x) {
+    return shortest_float_text(x, std::numeric_limits<int>::min());
 }
 
 } // namespace pacer

@@ -24,7 +24,7 @@ void append_json_text(std::string& out, const boost::json::value& v) {
         fmt::format_to(std::back_inserter(out), "{}", v.get_uint64());
         return;
     case boost::json::kind::double_:
-        out += std::isfinite(v.get_double()) ? python_float_repr(v.get_double()) : "null";
+        out += std::isfinite(v.get_double()) ? plain_float_text(v.get_double()) : "null";
         return;
     case boost::json::kind::string:
         out += boost::json::serialize(v.get_string()); // quoted and escaped

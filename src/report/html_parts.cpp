@@ -71,6 +71,8 @@ std::string display(const json::value& v, unit u) {
         return format_number(d) + " cores";
     case unit::millis:
         return format_number(d) + " ms";
+    case unit::long_seconds:
+        return format_number(d) + " s";
     default:
         return format_number(d);
     }

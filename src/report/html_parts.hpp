@@ -22,7 +22,8 @@
 namespace pacer::report::detail {
 
 /// How a figure's number is shown: seconds and millis as "12.3 ms", counts plain, flags yes/no.
-enum class unit { seconds, count, ratio, flag, text, cores, bytes, millis };
+/// `seconds`: a figure in seconds shown in ms; `long_seconds`: one shown in s (waits).
+enum class unit { seconds, count, ratio, flag, text, cores, bytes, millis, long_seconds };
 
 struct figure {
     std::string label;

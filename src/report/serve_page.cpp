@@ -193,6 +193,120 @@ std::string level_table(const json::object& s, const std::string& prefix) {
     return h + "</table>\n";
 }
 
+// ------------------------------------------------------------ how the server held up
+
+// The verdict of capacity.recovery as a coloured line: recovered after every overload (or none
+// overloaded it) is good, a server that stayed degraded is bad, an unwatched recovery neutral.
+std::string recovery_verdict_line(const json::object& r) {
+    const auto* v = r.if_contains("verdict");
+    if (!v || !v->is_string())
+        return {};
+    const std::string text(v->as_string());
+    const char* tone =
+        text.starts_with("the server recovered") || text.starts_with("no level overloaded") ? "good"
+        : text.starts_with("the server stayed degraded")                                    ? "bad"
+                                                         : "neutral";
+    return fmt::format("<p><span class=\"verdict {}\" data-key=\"capacity.recovery.verdict\">{}"
+                       "</span></p>\n",
+                       tone, escape(text));
+}
+
+// One row per overload (a missed level): the recovery that followed it.
+std::string overload_table(const json::object& s, std::size_t n) {
+    std::string h = "<table class=\"overloads\"><tr><th>overload (missed level)</th><th>run "
+                    "folder</th><th>recovered</th><th>recovery time</th><th>canaries</th><th>last "
+                    "canary</th><th>canary limit</th><th>pending units</th></tr>\n";
+    for (std::size_t i = 0; i < n; ++i) {
+        const std::vector<std::string> o = {"capacity", "recovery", "overloads",
+                                            fmt::format("[{}]", i)};
+        const auto at = [&](std::initializer_list<const char*> more) {
+            auto p = o;
+            for (const char* m : more)
+                p.emplace_back(m);
+            return p;
+        };
+        h += "<tr>" + figure_cell(s, at({"level"}), unit::count) +
+             figure_cell(s, at({"folder"}), unit::text);
+        if (const auto* after = lookup(s, at({"recovery"})); !after || after->is_null()) {
+            h += "<td colspan=\"6\">not watched (--recovery none)</td></tr>\n";
+            continue;
+        }
+        h += figure_cell(s, at({"recovery", "recovered"}), unit::flag) +
+             figure_cell(s, at({"recovery", "waited_s"}), unit::long_seconds) +
+             figure_cell(s, at({"recovery", "looks"}), unit::count) +
+             figure_cell(s, at({"recovery", "canary_s"}), unit::seconds) +
+             figure_cell(s, at({"recovery", "canary_limit_s"}), unit::seconds) +
+             figure_cell(s, at({"recovery", "pending"}), unit::count) + "</tr>\n";
+    }
+    return h + "</table>\n";
+}
+
+// The runs behind the answer: every run of the capacity level and of the first failing level
+// (search, confirmation, verification), each with its folder, verdicts and the server's state.
+std::string supporting_runs(const json::object& s) {
+    const auto cap = number_at(s, {"capacity", "sessions"});
+    const auto failing = number_at(s, {"capacity", "first_failing_level"});
+    std::string rows;
+    for (const auto& lp : level_points(s)) {
+        if (lp.concurrency != cap && lp.concurrency != failing)
+            continue;
+        const std::vector<std::string> e = {"levels", fmt::format("[{}]", lp.entry)};
+        const auto at = [&](const char* k) {
+            auto p = e;
+            p.emplace_back(k);
+            return p;
+        };
+        const auto* recovered = lookup(s, at("server_recovered"));
+        rows += fmt::format(
+            "<tr><td class=\"num\">{}{}</td>{}<td class=\"verdict {}\">{}</td><td "
+            "class=\"verdict {}\">{}</td><td>{}</td></tr>\n",
+            format_number(lp.concurrency), escape(lp.try_label),
+            figure_cell(s, at("folder"), unit::text), lp.valid ? "good" : "bad",
+            lp.valid ? "valid" : "NOT VALID", lp.slo_met ? "good" : "bad",
+            lp.slo_met ? "met" : "missed",
+            recovered && recovered->is_bool() ? (recovered->as_bool() ? "yes" : "no") : "–");
+    }
+    if (rows.empty())
+        return {};
+    return "<p>The runs behind the answer: every run of the capacity level and of the first "
+           "failing level.</p>\n<table class=\"support\"><tr><th>level</th><th>run "
+           "folder</th><th>client timing</th><th>SLO</th><th>server recovered before "
+           "it</th></tr>\n" +
+           rows + "</table>\n";
+}
+
+// capacity.recovery (docs/serving.md, "Overload and recovery"): the verdict, what the search
+// waited for, and each overload with the recovery that followed it.
+std::string recovery_block(const json::object& s) {
+    const auto* r = lookup(s, {"capacity", "recovery"});
+    if (!r || !r->is_object())
+        return {};
+    const auto& o = r->as_object();
+    std::string checks;
+    if (const auto* c = o.if_contains("checks"); c && c->is_array())
+        for (const auto& x : c->as_array())
+            if (x.is_string())
+                checks += (checks.empty() ? "" : " and ") + std::string(x.as_string());
+    const auto baseline = number_at(o, {"baseline_s"});
+    const auto limit = number_at(o, {"canary_limit_s"});
+    const auto max = number_at(o, {"max_s"});
+    std::string how =
+        checks.empty()
+            ? "The search did not wait for the server's recovery (--recovery none)."
+            : fmt::format("Before every run the search waited for the server's recovery ({}{}, "
+                          "at most {} s).",
+                          checks,
+                          baseline && limit ? fmt::format(": canary baseline {} ms, limit {} ms",
+                                                          format_number(*baseline * 1e3),
+                                                          format_number(*limit * 1e3))
+                                            : "",
+                          max ? format_number(*max) : "?");
+    const auto* list = o.if_contains("overloads");
+    const std::size_t n = list && list->is_array() ? list->as_array().size() : 0;
+    return "<h3>How the server held up</h3>\n" + recovery_verdict_line(o) + "<p class=\"note\">" +
+           escape(how) + "</p>\n" + (n > 0 ? overload_table(s, n) : std::string());
+}
+
 std::string capacity_line(const json::object& s) {
     const auto* cap = s.if_contains("capacity");
     if (!cap || !cap->is_object())
@@ -232,7 +346,7 @@ std::string capacity_line(const json::object& s) {
     else if (why == "max-level")
         h += "<p class=\"note\">Every probed level met the SLOs: the capacity is at least the "
              "largest level probed.</p>\n";
-    return h;
+    return h + supporting_runs(s) + recovery_block(s);
 }
 
 // The levels' per-turn figures (a multi-turn --scenario): one row per run of a level.

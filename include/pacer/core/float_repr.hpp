@@ -12,6 +12,10 @@ namespace pacer {
 /// outside them.
 std::string python_float_repr(double x);
 
+/// The same digits as python_float_repr, in plain decimal whatever the magnitude below 1e16:
+/// `0.000084`, not `8.4e-05` (the result files: json_text). Scientific only from 1e16.
+std::string plain_float_text(double x);
+
 /// Appends `x` with nine decimals, exactly as `fmt::format("{:.9f}", x)` and printf's `%.9f`
 /// print it (correctly rounded, exact ties to even): the trace lines' and receipts' seconds, at
 /// nanosecond resolution. Below 2^33 (any clock reading) in exact integer arithmetic; beyond,

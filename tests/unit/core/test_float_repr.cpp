@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <random>
 #include <string>
@@ -50,6 +51,28 @@ TEST(float_repr, scientific_outside_exponents_minus_four_to_fifteen) {
     EXPECT_EQ(python_float_repr(-3e-300), "-3e-300");
     EXPECT_EQ(python_float_repr(5e-324), "5e-324");
     EXPECT_EQ(python_float_repr(std::numeric_limits<double>::max()), "1.7976931348623157e+308");
+}
+
+// The result files' numbers (json_text): the same shortest digits, never in scientific notation
+// below 1e16 (issue 39: turns.jsonl wrote `8.4e-05` where people read 0.000084).
+TEST(float_repr, plain_float_text_lays_small_numbers_out_in_plain_decimals) {
+    EXPECT_EQ(plain_float_text(8.4e-05), "0.000084");
+    EXPECT_EQ(plain_float_text(9.75e-05), "0.0000975");
+    EXPECT_EQ(plain_float_text(-1.5e-07), "-0.00000015");
+    EXPECT_EQ(plain_float_text(1e-05), "0.00001");
+    EXPECT_EQ(plain_float_text(0.00012), "0.00012");
+    EXPECT_EQ(plain_float_text(0.48), "0.48");
+    EXPECT_EQ(plain_float_text(70.0), "70.0");
+    EXPECT_EQ(plain_float_text(1e16), "1e+16");
+    // Reads back as the same double, as python_float_repr's text does.
+    std::mt19937_64 g(7);
+    std::uniform_real_distribution<double> exponent(-12, 15);
+    for (int i = 0; i < 2000; ++i) {
+        const double x = std::pow(10.0, exponent(g));
+        const auto text = plain_float_text(x);
+        EXPECT_EQ(text.find('e'), std::string::npos) << text;
+        EXPECT_EQ(std::strtod(text.c_str(), nullptr), x) << text;
+    }
 }
 
 TEST(float_repr, non_finite_values) {
@@ -117,11 +140,13 @@ TEST(float_repr, nine_and_six_decimals_print_as_fmt_does) {
     }
 }
 
-// Issue 33 item 16: result files write plain decimals, not Boost.JSON 1.81's 9.9E0 and 7E1.
+// Issue 33 item 16: result files write plain decimals, not Boost.JSON 1.81's 9.9E0 and 7E1
+// (nor, issue 39, Python's 8.4e-05).
 TEST(json_text, doubles_are_plain_decimals_and_the_rest_is_boost_json_text) {
     const boost::json::value v = {{"duration", 9.917630892},
                                   {"capacity_rps", 70.0},
                                   {"tiny", 1e-05},
+                                  {"lag", 8.4e-05},
                                   {"count", 3},
                                   {"big", std::uint64_t{18446744073709551615u}},
                                   {"neg", -2},
@@ -130,10 +155,11 @@ TEST(json_text, doubles_are_plain_decimals_and_the_rest_is_boost_json_text) {
                                   {"flags", {true, false}},
                                   {"nested", {{"x", 0.5}, {"empty", boost::json::array{}}}},
                                   {"nan", std::nan("")}};
-    EXPECT_EQ(json_text(v),
-              R"({"duration":9.917630892,"capacity_rps":70.0,"tiny":1e-05,"count":3,)"
-              R"("big":18446744073709551615,"neg":-2,"name":"a \"quoted\"\n line","none":null,)"
-              R"("flags":[true,false],"nested":{"x":0.5,"empty":[]},"nan":null})");
+    EXPECT_EQ(
+        json_text(v),
+        R"({"duration":9.917630892,"capacity_rps":70.0,"tiny":0.00001,"lag":0.000084,"count":3,)"
+        R"("big":18446744073709551615,"neg":-2,"name":"a \"quoted\"\n line","none":null,)"
+        R"("flags":[true,false],"nested":{"x":0.5,"empty":[]},"nan":null})");
     // What it writes reads back as the same value, numbers of the same kind.
     boost::json::value finite = v;
     finite.as_object().erase("nan");

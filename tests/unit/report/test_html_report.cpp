@@ -441,6 +441,92 @@ TEST(report, a_capacity_whose_boundary_did_not_hold_says_so_with_the_searchs_not
         data_value(render_report(read_result_folder(old.path())), "capacity.boundary_held"));
 }
 
+// Issue 43: the page of a capacity search says how the server held up, from summary.json's
+// capacity.recovery: the verdict, each overload (a missed level) with the recovery that followed
+// it, and the runs that support the capacity.
+TEST(report, a_capacity_search_shows_each_overloads_recovery_and_the_runs_behind_it) {
+    temp_folder t;
+    auto summary = serve_summary();
+    auto& levels = summary["levels"].as_array();
+    levels[0].as_object()["folder"] = "c1";
+    levels[0].as_object()["server_recovered"] = true;
+    levels[1].as_object()["folder"] = "c2";
+    levels[1].as_object()["server_recovered"] = true;
+    const auto recovery = [](bool recovered, double waited, double canary) {
+        return json::object{
+            {"recovered", recovered}, {"waited_s", waited},   {"looks", 3},
+            {"canary_s", canary},     {"baseline_s", 0.0051}, {"canary_limit_s", 0.0251},
+            {"pending", nullptr}};
+    };
+    auto& cap = summary["capacity"].as_object();
+    cap["recovery"] = json::object{
+        {"checks", json::array{"canary"}},
+        {"max_s", 120.0},
+        {"canary_input_s", 2.0},
+        {"baseline_s", 0.0051},
+        {"canary_limit_s", 0.0251},
+        {"stats_pointer", nullptr},
+        {"overloads", json::array{json::object{{"level", 2},
+                                               {"folder", "c2"},
+                                               {"recovery", recovery(true, 18.7, 0.0062)}},
+                                  json::object{{"level", 3},
+                                               {"folder", "c3"},
+                                               {"recovery", recovery(true, 22.04, 0.007)}}}},
+        {"verdict", "the server recovered within 23 s after every overload (2 overloads)"}};
+    write(t.path() / "summary.json", json::serialize(summary));
+    write_sessions(t.path() / "c1", {{0.0001, 0.0002, 0.0003}});
+    write_sessions(t.path() / "c2", {{0.0001, 0.0002, 0.0003}, {0.001, 0.002, 0.003}});
+    const auto verdict = [](const std::string& html) {
+        const std::string k = "data-key=\"capacity.recovery.verdict\">";
+        const auto a = html.find(k);
+        if (a == std::string::npos)
+            return std::string();
+        const auto b = a + k.size();
+        return html.substr(b, html.find("</span>", b) - b);
+    };
+    const auto html = render_report(read_result_folder(t.path()));
+    EXPECT_EQ(verdict(html), "the server recovered within 23 s after every overload (2 overloads)");
+    EXPECT_NE(html.find("<span class=\"verdict good\" data-key=\"capacity.recovery.verdict\">"),
+              std::string::npos);
+    EXPECT_NE(html.find("canary baseline 5.1 ms, limit 25.1 ms, at most 120 s"), std::string::npos);
+    // Each overload with the recovery time that followed it, as summary.json has it.
+    EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[0].level"), "2");
+    EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[0].folder"), "c2");
+    EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[0].recovery.waited_s"), "18.7 s");
+    EXPECT_EQ(*data_value(html, "capacity.recovery.overloads[1].recovery.waited_s"), "22.04");
+    EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[1].recovery.canary_s"), "7 ms");
+    EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[1].recovery.recovered"), "yes");
+    // The runs behind the answer: the capacity level's and the first failing level's folders.
+    const auto support = html.substr(html.find("The runs behind the answer"));
+    EXPECT_NE(support.find("data-key=\"levels[0].folder\" data-value=\"c1\""), std::string::npos);
+    EXPECT_NE(support.find("data-key=\"levels[1].folder\" data-value=\"c2\""), std::string::npos);
+
+    // A server that stayed degraded: the verdict in red, with the canary against the baseline.
+    auto& rec = cap["recovery"].as_object();
+    rec["overloads"].as_array()[1].as_object()["recovery"] = recovery(false, 120.4, 0.045);
+    rec["verdict"] = "the server stayed degraded after level 3 (canary lag 45 ms vs baseline 5 ms, "
+                     "120 s waited)";
+    write(t.path() / "summary.json", json::serialize(summary));
+    const auto degraded = render_report(read_result_folder(t.path()));
+    EXPECT_EQ(verdict(degraded), "the server stayed degraded after level 3 (canary lag 45 ms vs "
+                                 "baseline 5 ms, 120 s waited)");
+    EXPECT_NE(degraded.find("<span class=\"verdict bad\" data-key=\"capacity.recovery.verdict\">"),
+              std::string::npos);
+    EXPECT_EQ(cell_text(degraded, "capacity.recovery.overloads[1].recovery.recovered"), "no");
+    // A search without recovery (--recovery none) says so; a sweep without a search, nothing.
+    rec["checks"] = json::array{};
+    rec["overloads"].as_array()[1].as_object()["recovery"] = nullptr;
+    rec["verdict"] = "the server's recovery was not watched (--recovery none)";
+    write(t.path() / "summary.json", json::serialize(summary));
+    const auto unwatched = render_report(read_result_folder(t.path()));
+    EXPECT_NE(unwatched.find("did not wait for the server's recovery"), std::string::npos);
+    EXPECT_NE(unwatched.find("not watched (--recovery none)</td>"), std::string::npos);
+    temp_folder old;
+    make_serve(old.path());
+    EXPECT_EQ(render_report(read_result_folder(old.path())).find("How the server held up"),
+              std::string::npos);
+}
+
 TEST(report, merged_run_reads_its_parts_where_they_were_moved) {
     temp_folder t;
     // The parts were recorded at paths that no longer exist; they sit in the folder now.

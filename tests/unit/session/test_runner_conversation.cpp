@@ -167,6 +167,17 @@ TEST(TurnRows, VoiceToVoiceAndPlainDecimals) {
     for (const char* k : {"voice_end_s", "ttfa_from_voice_end_s", "response_id", "underrun_s"})
         EXPECT_TRUE(r[1].at(k).is_null()) << k;
 
+    // A figure below 1e-4 (the server answered 84 µs after its own speech_stopped) is a plain
+    // decimal too, not 8.4e-05 (json_text).
+    trace::turn_result quick = t;
+    quick.first_audio_s = 848.769184;
+    quick.speech_stopped_s = 848.7691;
+    std::string quick_text;
+    metrics::append_turn_rows(quick_text, 0, std::vector<trace::turn_result>{quick});
+    EXPECT_NE(quick_text.find("\"ttfa_from_speech_stopped_s\":0.000084,"), std::string::npos)
+        << quick_text;
+    EXPECT_EQ(quick_text.find("e-"), std::string::npos) << quick_text;
+
     const std::vector<std::vector<trace::turn_result>> sessions{{t, silent}};
     const auto all = metrics::turn_metrics_json(sessions).at("all").as_object();
     EXPECT_EQ(all.at("ttfa_from_voice_end_s").at("p50").as_double(), 0.48);
