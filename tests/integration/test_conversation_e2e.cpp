@@ -21,6 +21,8 @@
 #include <cstdio>
 #include <fstream>
 #include <numbers>
+#include <optional>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -74,6 +76,79 @@ void expect_summary_is_rows(const value& by_turn, const std::vector<value>& rows
     EXPECT_EQ(number(at(f, {"max"})), v.back());
 }
 
+// The value of `key` in report.html: the data-value of its cell (as summary.json wrote it) and
+// its text in ms as the reader sees it ("412.3 ms"); nullopt when the page has no such cell.
+struct page_figure {
+    double value, shown_ms;
+};
+std::optional<page_figure> page_value(const std::string& html, const std::string& key) {
+    const auto k = html.find("data-key=\"" + key + "\" data-value=\"");
+    if (k == std::string::npos)
+        return std::nullopt;
+    const auto v = html.find("data-value=\"", k) + 12;
+    const auto text = html.find('>', v) + 1;
+    const std::string shown = html.substr(text, html.find("</td>", text) - text);
+    if (!shown.ends_with(" ms"))
+        return std::nullopt;
+    return page_figure{std::strtod(html.c_str() + v, nullptr), std::strtod(shown.c_str(), nullptr)};
+}
+
+// The table's "<label> p50 X ms  p95 Y ms" on the run's `turns` line, in ms.
+std::optional<std::pair<double, double>> table_p50_p95(const std::string& out,
+                                                       const std::string& label) {
+    const auto line_at = out.find("\n  turns ");
+    if (line_at == std::string::npos)
+        return std::nullopt;
+    const std::string line = out.substr(line_at + 1, out.find('\n', line_at + 1) - line_at - 1);
+    std::smatch m;
+    if (!std::regex_search(line, m, std::regex(label + " p50 ([0-9.]+) ms  p95 ([0-9.]+) ms")))
+        return std::nullopt;
+    return std::pair{std::stod(m[1]), std::stod(m[2])};
+}
+
+// Nearest rank over every turns.jsonl row's `name`, as summary.json's figures are computed.
+double rows_percentile(const std::vector<value>& rows, const char* name, double q) {
+    std::vector<double> v;
+    for (const auto& r : rows)
+        if (!at(r, {name}).is_null())
+            v.push_back(number(at(r, {name})));
+    EXPECT_FALSE(v.empty()) << name;
+    if (v.empty())
+        return std::nan("");
+    std::sort(v.begin(), v.end());
+    return v[std::min(v.size(), static_cast<std::size_t>(std::ceil(q * double(v.size())))) - 1];
+}
+
+// One run's figure `name` (voice-to-voice, interruption latency) is the same in each output:
+// turns.jsonl's rows give summary.json's p50 and p95 exactly; report.html's cells carry the
+// summary's values and show them to their 4 significant digits; the run's table prints them to
+// the hundredth of a ms.
+void expect_same_figures_everywhere(const fs::path& dir, const std::string& out, const char* name,
+                                    const std::string& table_label) {
+    SCOPED_TRACE(name);
+    const auto summary = read_json(dir / "summary.json");
+    const auto rows = read_jsonl(dir / "turns.jsonl");
+    const auto html = slurp(dir / "report.html");
+    const auto table = table_p50_p95(out, table_label);
+    ASSERT_TRUE(table) << out;
+    const double p50 = number(at(summary, {"turns", "all", name, "p50"}));
+    const double p95 = number(at(summary, {"turns", "all", name, "p95"}));
+    std::printf("%s: table p50 %.2f ms p95 %.2f ms; summary.json %.6f s, %.6f s\n", name,
+                table->first, table->second, p50, p95);
+    EXPECT_EQ(rows_percentile(rows, name, 0.5), p50);
+    EXPECT_EQ(rows_percentile(rows, name, 0.95), p95);
+    EXPECT_NEAR(table->first, p50 * 1e3, 0.005 + 1e-9);
+    EXPECT_NEAR(table->second, p95 * 1e3, 0.005 + 1e-9);
+    for (const auto& [q, v] : {std::pair{"p50", p50}, std::pair{"p95", p95}}) {
+        const auto cell = page_value(html, fmt::format("turns.all.{}.{}", name, q));
+        ASSERT_TRUE(cell) << q;
+        EXPECT_EQ(cell->value, v) << q;
+        // 4 significant digits: half a unit of the 4th digit either way.
+        const double digit = std::pow(10.0, std::floor(std::log10(v * 1e3)) - 3);
+        EXPECT_NEAR(cell->shown_ms, v * 1e3, digit / 2 + 1e-9) << q;
+    }
+}
+
 // Server VAD, three turns of 0.48 s of voice followed in the WAV by 0, 300 and 700 ms of
 // silence, 0.8 s of silence between turns. The mock ends each turn 3 silent windows after
 // the voice (within the turn's WAV for 300 and 700 ms, in the pause for 0) and answers 150 ms
@@ -96,10 +171,9 @@ TEST(ConversationE2E, VoiceToVoiceIsTheServersVadSilencePlusItsLatency) {
                        "200"},
                       "native-mock");
     const auto dir = out / "run";
-    const auto r =
-        run_pacer({"run", "--protocol", "openai-realtime", "--turns", "server-vad", "--url",
-                   mock.url(), "-c", "2", "-d", "0.5s", "--scenario", scenario.string(),
-                   "--timeout", "30s", "--no-report", "-o", dir.string()});
+    const auto r = run_pacer({"run", "--protocol", "openai-realtime", "--turns", "server-vad",
+                              "--url", mock.url(), "-c", "2", "-d", "0.5s", "--scenario",
+                              scenario.string(), "--timeout", "30s", "-o", dir.string()});
     EXPECT_EQ(mock.stop(), 0);
     ASSERT_TRUE(finished(r.exit_code)) << r.out;
     const auto summary = read_json(dir / "summary.json");
@@ -142,6 +216,8 @@ TEST(ConversationE2E, VoiceToVoiceIsTheServersVadSilencePlusItsLatency) {
     }
     // The 700 ms turn was answered inside its WAV: before its end of input.
     EXPECT_LT(number(at(by_turn.as_array()[2], {"ttfa_from_speech_end_s", "max"})), 0);
+    // The same voice-to-voice in the table, summary.json, turns.jsonl and report.html.
+    expect_same_figures_everywhere(dir, r.out, "ttfa_from_voice_end_s", "voice-to-voice");
 }
 
 // The decoded bytes of an append line's `audio`.
@@ -172,7 +248,7 @@ TEST(ConversationE2E, ManualTurnsSendTheirAudioUnpaddedAndTheCancelReactionIsMea
     const auto r =
         run_pacer({"run", "--protocol", "openai-realtime", "--turns", "manual", "--url", mock.url(),
                    "-c", "2", "--audio", wav.string(), "--scenario", scenario.string(), "--timeout",
-                   "30s", "--keep-traces", "--no-report", "-o", dir.string()});
+                   "30s", "--keep-traces", "-o", dir.string()});
     EXPECT_EQ(mock.stop(), 0);
     ASSERT_TRUE(finished(r.exit_code)) << r.out;
     for (int i = 0; i < 2; ++i) {
@@ -231,6 +307,9 @@ TEST(ConversationE2E, ManualTurnsSendTheirAudioUnpaddedAndTheCancelReactionIsMea
     EXPECT_GE(latency, cancel_reaction - packet - scheduling);
     EXPECT_LE(latency, cancel_reaction + scheduling);
     expect_summary_is_rows(by_turn, rows, 0, "interrupt_latency_s");
+    // The same voice-to-voice and interruption latency in every output of the run.
+    expect_same_figures_everywhere(dir, r.out, "ttfa_from_voice_end_s", "voice-to-voice");
+    expect_same_figures_everywhere(dir, r.out, "interrupt_latency_s", "interruption latency");
 }
 
 } // namespace
