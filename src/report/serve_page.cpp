@@ -292,8 +292,8 @@ std::string recovery_block(const json::object& s) {
     const auto max = number_at(o, {"max_s"});
     std::string how =
         checks.empty()
-            ? "The search did not wait for the server's recovery (--recovery none)."
-            : fmt::format("Before every run the search waited for the server's recovery ({}{}, "
+            ? "The search did not wait for the server to recover (--recovery none)."
+            : fmt::format("Before every run the search waited for the server to recover ({}{}, "
                           "at most {} s).",
                           checks,
                           baseline && limit ? fmt::format(": canary baseline {} ms, limit {} ms",

@@ -519,7 +519,7 @@ TEST(report, a_capacity_search_shows_each_overloads_recovery_and_the_runs_behind
     rec["verdict"] = "the server's recovery was not watched (--recovery none)";
     write(t.path() / "summary.json", json::serialize(summary));
     const auto unwatched = render_report(read_result_folder(t.path()));
-    EXPECT_NE(unwatched.find("did not wait for the server's recovery"), std::string::npos);
+    EXPECT_NE(unwatched.find("did not wait for the server to recover"), std::string::npos);
     EXPECT_NE(unwatched.find("not watched (--recovery none)</td>"), std::string::npos);
     temp_folder old;
     make_serve(old.path());
