@@ -46,7 +46,7 @@ if [ -z "$scenario" ]; then
 EOF
 fi
 
-echo "scenario $scenario, $sessions sessions, $turn of input per turn"
+echo "scenario $scenario, $sessions sessions, ${AUDIO:-$turn of silence} per turn"
 printf '%-16s %-8s %-8s %-10s %-12s %-10s %-16s %-16s %-16s %-12s %s\n' protocol sessions \
     late lag_p99_ms client_cores mock_cores v2v_p50/p95_ms ttfa_p50/p95_ms interrupt_p50/p95 \
     answered/int steal_%
