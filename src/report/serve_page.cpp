@@ -293,10 +293,10 @@ std::string recovery_block(const json::object& s) {
     std::string how =
         checks.empty()
             ? "The search did not wait for the server to recover (--recovery none)."
-            : fmt::format("Before every run the search waited for the server to recover ({}{}, "
-                          "at most {} s).",
+            : fmt::format("Before every run the search waited for the server to recover "
+                          "(checks: {}{}; at most {} s).",
                           checks,
-                          baseline && limit ? fmt::format(": canary baseline {} ms, limit {} ms",
+                          baseline && limit ? fmt::format(", baseline {} ms, limit {} ms",
                                                           format_number(*baseline * 1e3),
                                                           format_number(*limit * 1e3))
                                             : "",

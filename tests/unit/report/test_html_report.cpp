@@ -488,7 +488,8 @@ TEST(report, a_capacity_search_shows_each_overloads_recovery_and_the_runs_behind
     EXPECT_EQ(verdict(html), "the server recovered within 23 s after every overload (2 overloads)");
     EXPECT_NE(html.find("<span class=\"verdict good\" data-key=\"capacity.recovery.verdict\">"),
               std::string::npos);
-    EXPECT_NE(html.find("canary baseline 5.1 ms, limit 25.1 ms, at most 120 s"), std::string::npos);
+    EXPECT_NE(html.find("(checks: canary, baseline 5.1 ms, limit 25.1 ms; at most 120 s)"),
+              std::string::npos);
     // Each overload with the recovery time that followed it, as summary.json has it.
     EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[0].level"), "2");
     EXPECT_EQ(cell_text(html, "capacity.recovery.overloads[0].folder"), "c2");
