@@ -16,6 +16,7 @@
 #include "integration/process.hpp"
 #include <algorithm>
 #include <cstdint>
+#include <cstdlib>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -115,6 +116,23 @@ TEST(RecoveryE2E, WithTheCanaryTheSearchFindsTheKneeAndReportsTheRecoveryTimes) 
         std::string(recovery.at("verdict").as_string()).rfind("the server recovered within", 0), 0u)
         << json::serialize(recovery);
     EXPECT_NE(r.out.find("recovery   the server recovered within"), std::string::npos) << r.out;
+    // report.html (`pacer report` of the folder: the search ran with --no-report) says the same:
+    // the verdict, and each overload's recovery time as summary.json has it.
+    const auto page = run_pacer({"report", out.path().string()});
+    ASSERT_EQ(page.exit_code, 0) << page.out;
+    const auto html = slurp(out / "report.html");
+    EXPECT_NE(html.find("data-key=\"capacity.recovery.verdict\">" +
+                        std::string(recovery.at("verdict").as_string()) + "</span>"),
+              std::string::npos);
+    for (std::size_t i = 0; i < overloads.size(); ++i) {
+        const std::string key = "data-key=\"capacity.recovery.overloads[" + std::to_string(i) +
+                                "].recovery.waited_s\" data-value=\"";
+        const auto k = html.find(key);
+        ASSERT_NE(k, std::string::npos) << key;
+        EXPECT_EQ(std::strtod(html.c_str() + k + key.size(), nullptr),
+                  at(overloads[i], {"recovery", "waited_s"}).to_number<double>())
+            << key;
+    }
     // Every run of a level but the first records its wait.
     const auto& runs = at(top, {"runs"}).as_array();
     ASSERT_GE(runs.size(), 2u);
