@@ -208,7 +208,7 @@ body{font-family:system-ui,-apple-system,Segoe UI,Helvetica,Arial,sans-serif;mar
 h1{font-size:1.5em}h2{font-size:1.2em;margin-top:1.8em;border-bottom:1px solid #ccc}
 table{border-collapse:collapse;margin:.5em 0;font-size:.9em}th,td{border:1px solid #ddd;padding:2px 8px;text-align:left}
 td.num{text-align:right;font-variant-numeric:tabular-nums}th{background:#f6f6f6;font-weight:600}
-.verdict{font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block}
+.verdict{font-weight:700;padding:.3em .6em;border-radius:4px;display:inline-block}td.verdict{display:table-cell;border-radius:0}
 .good{background:#dff3e4;color:#14532d}.bad{background:#fde2e1;color:#8b0000}.neutral{background:#eee;color:#333}
 svg.plot{max-width:100%;height:auto;display:block;margin:.4em 0}
 details{margin:.3em 0 1em}summary{cursor:pointer;color:#0b5394}.note{color:#555}
