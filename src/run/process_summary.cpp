@@ -3,6 +3,7 @@
 
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/loop_lag.hpp>
+#include <pacer/metrics/omni.hpp>
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/realtime.hpp>
 #include <pacer/protocol/realtime_events.hpp>
@@ -97,20 +98,22 @@ namespace {
 // scenario.
 json::object config_json(run_job& job, const std::string& url, duration timeout) {
     const run_options& s = job.options;
-    json::object cfg{{"concurrency", job.sessions},
-                     {"threads", s.threads},
-                     {"input", s.audio.empty() ? "silence" : s.audio},
-                     {"input_duration_s", to_seconds(job.input_length)},
-                     {"url", url},
-                     {"profile", job.profile->name},
-                     {"protocol", s.protocol},
-                     {"timeout_s", to_seconds(timeout)},
-                     {"packet_ms", 80},
-                     {"inject_stall_ms", s.inject_stall_ms},
-                     {"stagger_ms", s.stagger_ms},
-                     {"stagger_slots", s.stagger_slots},
-                     {"keep_traces", s.keep_traces},
-                     {"trace", s.trace}};
+    json::object cfg{
+        {"concurrency", job.sessions},
+        {"threads", s.threads},
+        {"input", s.audio.empty() ? "silence" : s.audio},
+        {"input_duration_s", to_seconds(job.input_length)},
+        {"url", url},
+        {"profile", job.profile->name},
+        {"protocol", s.protocol},
+        {"timeout_s", to_seconds(timeout)},
+        {"packet_ms",
+         std::chrono::duration_cast<std::chrono::milliseconds>(job.omni.chunk).count()},
+        {"inject_stall_ms", s.inject_stall_ms},
+        {"stagger_ms", s.stagger_ms},
+        {"stagger_slots", s.stagger_slots},
+        {"keep_traces", s.keep_traces},
+        {"trace", s.trace}};
     cfg["input_conversion"] = std::move(job.input_conversion);
     if (job.realtime) {
         cfg["turns"] = s.turns;
@@ -229,6 +232,8 @@ json::object process_summary(run_job& job, const std::string& url, const process
     if (job.realtime)
         summary["server"].as_object()["realtime"] =
             metrics::realtime_latency_json(outcome.sessions);
+    if (job.realtime == protocol::realtime_protocol::vllm_omni)
+        summary["server"].as_object()["omni"] = metrics::omni_json(outcome.sessions);
     if (job.conversation) // multi-turn: its per-turn figures
         summary["turns"] = metrics::turn_metrics_json(outcome.sessions);
     summary["disk"] = {{"estimated_bytes", job.disk_estimate},
