@@ -25,6 +25,7 @@ void add_target_options(CLI::App& sub, serve_settings& s) {
                    "cores; run `pacer native-mock` or a real server to measure). wss:// for "
                    "TLS (docs/tls.md)");
     add_client_options(sub, s.client);
+    add_omni_options(sub, s.omni);
     // --server-metrics scrapes Prometheus, as run's; the server's JSON stats are --server-stats.
     add_telemetry_options(sub, s.telemetry, s.metrics_listen, true);
 }

@@ -1,10 +1,14 @@
 #include <pacer/core/base64.hpp>
+#include <pacer/protocol/constants.hpp>
 #include <pacer/protocol/omni_events.hpp>
 
+#include <boost/json/array.hpp>
 #include <boost/json/object.hpp>
 #include <boost/json/serialize.hpp>
 
 #include <fmt/format.h>
+
+#include <iterator>
 
 namespace pacer::protocol {
 

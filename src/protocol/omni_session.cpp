@@ -369,20 +369,23 @@ std::optional<omni_action> omni_session::housekeeping(time_point now) {
     return std::nullopt;
 }
 
-// When housekeeping next has something to send (time_point::max() when only an event can
-// bring something).
-time_point omni_session::housekeeping_due() const {
+// When housekeeping next has something to send, or the player next changes (time_point::max()
+// when only an event can bring something).
+time_point omni_session::housekeeping_due(time_point now) const {
     time_point due = next_heartbeat_.value_or(time_point::max());
-    if (!o_.ack)
-        return due;
     for (const auto& p : player_) {
         if (p.final_acked || p.segments.empty())
             continue;
         const auto end = p.segments.back().second;
+        if (!o_.ack) { // only the end of its playback matters (the session's end waits for it)
+            if (end > now)
+                due = std::min(due, end);
+            continue;
+        }
+        if (p.next_ack < end) // still playing then: the next periodic ack (never a busy wake)
+            due = std::min(due, std::max(p.next_ack, now + std::chrono::milliseconds(1)));
         if (p.done)
             due = std::min(due, end);
-        else if (p.next_ack < end) // still playing: the next periodic ack
-            due = std::min(due, p.next_ack);
     }
     return due;
 }
@@ -397,9 +400,9 @@ bool omni_session::player_idle(time_point now) const {
     return true;
 }
 
-omni_action omni_session::wait(time_point at) const {
+omni_action omni_session::wait(time_point at, time_point now) const {
     omni_action a{omni_action::kind::wait_event};
-    a.at = std::min(at, housekeeping_due());
+    a.at = std::min(at, housekeeping_due(now));
     if (a.at == time_point::max())
         a.at = time_point{};
     return a;
@@ -423,7 +426,7 @@ omni_action omni_session::next(time_point now) {
             return {k::send_update};
         case phase::opening:
             if (!created_seen_ || !updated_seen_)
-                return wait(time_point::max());
+                return wait(time_point::max(), now);
             phase_ = o_.gate ? phase::join : phase::stagger;
             continue;
         case phase::join:
@@ -431,14 +434,14 @@ omni_action omni_session::next(time_point now) {
             return {k::join_gate};
         case phase::gate:
             if (!gate_start_)
-                return wait(time_point::max());
+                return wait(time_point::max(), now);
             o_.origin = *gate_start_ + o_.start_offset;
             phase_ = phase::stagger;
             continue;
         case phase::stagger:
             if (!o_.origin)
                 if (const auto at = stagger_.until(now))
-                    return wait(*at);
+                    return wait(*at, now);
             grid_.emplace(o_.turn_plan, o_.pause_packets, o_.origin, o_.chunk);
             phase_ = phase::streaming;
             continue;
@@ -451,7 +454,7 @@ omni_action omni_session::next(time_point now) {
                 continue;
             }
             if (a.what == g::wait)
-                return wait(a.scheduled);
+                return wait(a.scheduled, now);
             if (a.what == g::turn_end) {
                 if (o_.turns == omni_turns::manual && a.turn + 1 < grid_->turns())
                     phase_ = phase::turn_commit;
@@ -479,7 +482,7 @@ omni_action omni_session::next(time_point now) {
             }
             const auto eos_at = grid_->end_of_turn_at(grid_->turns() - 1);
             if (now < eos_at)
-                return wait(eos_at);
+                return wait(eos_at, now);
             input_end_at_ = now;
             phase_ = phase::awaiting;
             if (o_.turns == omni_turns::manual) {
@@ -507,8 +510,8 @@ omni_action omni_session::next(time_point now) {
                 continue;
             }
             // (Manual turns before any deferral: only an event moves it on.)
-            return wait(manual && counts_.deferred == 0 ? time_point::max()
-                                                        : quiet_from + o_.quiet);
+            return wait(manual && counts_.deferred == 0 ? time_point::max() : quiet_from + o_.quiet,
+                        now);
         }
         case phase::closing:
             phase_ = phase::closing_wait;

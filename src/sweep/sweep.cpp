@@ -187,6 +187,8 @@ session::run_options level_runner_options(const sweep_options& s, sweep_observer
     ro.realtime = s.realtime;
     ro.turns = s.turns;
     ro.model = s.model;
+    ro.chunk = s.chunk;
+    ro.omni = s.omni;
     ro.conversation = s.conversation;
     if (s.realtime) {
         ro.wire_inputs = s.wire_inputs;

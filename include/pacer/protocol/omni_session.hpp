@@ -43,7 +43,7 @@ enum class omni_turns { server_vad, manual, model };
 inline constexpr std::size_t omni_output_rate = 24000;
 inline constexpr std::chrono::milliseconds omni_default_chunk{200};
 inline constexpr std::chrono::milliseconds omni_default_ack{200};
-inline constexpr std::chrono::seconds omni_heartbeat{10};
+inline constexpr std::chrono::seconds omni_heartbeat_period{10};
 /// After the input's end: how long a session waits for a quiet server before it closes.
 inline constexpr std::chrono::seconds omni_quiet{3};
 
@@ -106,7 +106,7 @@ struct omni_session_options {
     duration chunk = omni_default_chunk;
     bool ack = true;
     duration ack_every = omni_default_ack;
-    duration heartbeat = omni_heartbeat;
+    duration heartbeat = omni_heartbeat_period;
     duration quiet = omni_quiet;
 };
 
@@ -136,7 +136,7 @@ struct omni_action {
     bool silence = false;
     bool barge_in = false;
     std::int64_t event_seq = 0;
-    std::string response_id;
+    std::string response_id{};
     std::int64_t played_ms = 0;
 };
 
@@ -239,9 +239,9 @@ private:
     void on_cleared(std::string_view id, time_point now);
     static std::int64_t played_ms(const playing& p, time_point now);
     std::optional<omni_action> housekeeping(time_point now);
-    time_point housekeeping_due() const;
+    time_point housekeeping_due(time_point now) const;
     bool player_idle(time_point now) const;
-    omni_action wait(time_point at) const;
+    omni_action wait(time_point at, time_point now) const;
 
     omni_session_options o_;
     std::size_t expected_ = 0;

@@ -114,7 +114,7 @@ struct omni_settings {
     /// The listener's playback acks: on, at least every `ack_every`; off (`--ack never`).
     bool ack = true;
     duration ack_every = protocol::omni_default_ack;
-    duration heartbeat = protocol::omni_heartbeat;
+    duration heartbeat = protocol::omni_heartbeat_period;
     /// The assistant's voice, `data:audio/wav;base64,…`, shared read-only; null: none.
     std::shared_ptr<const std::string> ref_audio;
     std::string instructions;

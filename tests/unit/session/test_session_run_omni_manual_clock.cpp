@@ -175,8 +175,11 @@ TEST_F(SessionOmniManualClock, AcknowledgesAReplyOnTimeAndEndsWithSessionClosed)
     ASSERT_EQ(appends.size(), 3u);
     for (std::size_t k = 0; k < appends.size(); ++k)
         EXPECT_EQ(appends[k], t0 + static_cast<int>(k) * 200ms) << "chunk " << k;
-    const auto appended = boost::json::parse(server.frames[1].frame);
-    EXPECT_EQ(appended.at("duration_ms"), 200);
+    for (const auto& f : server.frames) {
+        if (type_of(f.frame) == "input_audio_buffer.append") {
+            EXPECT_EQ(boost::json::parse(f.frame).at("duration_ms"), 200);
+        }
+    }
     const auto commits = sent("input_audio_buffer.commit");
     ASSERT_EQ(commits.size(), 1u);
     EXPECT_EQ(commits[0], t0 + 600ms); // the input's end
