@@ -19,15 +19,17 @@
 
 namespace pacer::protocol {
 
-enum class wire_protocol : std::uint8_t { native, openai_realtime, vllm_realtime };
+enum class wire_protocol : std::uint8_t { native, openai_realtime, vllm_realtime, vllm_omni };
 
-/// `native`, `openai-realtime`, `vllm-realtime`: the words of `--protocol`.
+/// `native`, `openai-realtime`, `vllm-realtime`, `vllm-omni`: the words of `--protocol`.
 constexpr std::string_view wire_protocol_name(wire_protocol p) {
     switch (p) {
     case wire_protocol::native:
         return "native";
     case wire_protocol::openai_realtime:
         return "openai-realtime";
+    case wire_protocol::vllm_omni:
+        return "vllm-omni";
     case wire_protocol::vllm_realtime:
         break;
     }
@@ -114,6 +116,7 @@ private:
         case wire_protocol::native:
             return s.append("with 'session.sglang')");
         case wire_protocol::openai_realtime:
+        case wire_protocol::vllm_omni:
             return s.append("a 'session' object without 'sglang')");
         case wire_protocol::vllm_realtime:
             break;
