@@ -408,6 +408,28 @@ omni_action omni_session::wait(time_point at, time_point now) const {
     return a;
 }
 
+// After the input: done once every reply is over, played and acknowledged (manual: every
+// commit answered); server VAD and the model's own turns also wait out a quiet period. A
+// server that stops answering (a deferred commit under ack_only) ends the session after the
+// quiet period: the server's stall, reported by `stall()`. Nullopt: the session closes now.
+std::optional<omni_action> omni_session::await_replies(time_point now) {
+    const bool idle = !response_active() && player_idle(now);
+    const time_point quiet_from =
+        std::max({*input_end_at_, last_event_at_.value_or(*input_end_at_), play_end_});
+    const bool quiet = now >= quiet_from + o_.quiet;
+    const bool manual = o_.turns == omni_turns::manual;
+    // With manual turns a slow reply is waited for (the session's timeout bounds it); once
+    // the server has deferred a commit, a quiet period ends it.
+    const bool stalled = quiet && now >= play_end_ && (!manual || counts_.deferred > 0);
+    if ((idle && (manual ? unanswered() == 0 : quiet)) || stalled) {
+        finished_ = true;
+        phase_ = phase::closing;
+        return std::nullopt;
+    }
+    // (Manual turns before any deferral: only an event moves it on.)
+    return wait(manual && counts_.deferred == 0 ? time_point::max() : quiet_from + o_.quiet, now);
+}
+
 omni_action omni_session::next(time_point now) {
     using k = omni_action::kind;
     for (;;) {
@@ -491,28 +513,10 @@ omni_action omni_session::next(time_point now) {
             }
             continue;
         }
-        case phase::awaiting: {
-            // Done once every reply is over, played and acknowledged (manual: every commit
-            // answered); server VAD and the model's own turns also wait out a quiet period.
-            // A server that stops answering (a deferred commit under ack_only) ends the
-            // session after the quiet period: the server's stall, reported by `stall()`.
-            const bool idle = !response_active() && player_idle(now);
-            const time_point quiet_from =
-                std::max({*input_end_at_, last_event_at_.value_or(*input_end_at_), play_end_});
-            const bool quiet = now >= quiet_from + o_.quiet;
-            const bool manual = o_.turns == omni_turns::manual;
-            // With manual turns a slow reply is waited for (the session's timeout bounds it);
-            // once the server has deferred a commit, a quiet period ends it.
-            const bool stalled = quiet && now >= play_end_ && (!manual || counts_.deferred > 0);
-            if ((idle && (manual ? unanswered() == 0 : quiet)) || stalled) {
-                finished_ = true;
-                phase_ = phase::closing;
-                continue;
-            }
-            // (Manual turns before any deferral: only an event moves it on.)
-            return wait(manual && counts_.deferred == 0 ? time_point::max() : quiet_from + o_.quiet,
-                        now);
-        }
+        case phase::awaiting:
+            if (auto a = await_replies(now))
+                return *a;
+            continue;
         case phase::closing:
             phase_ = phase::closing_wait;
             close_sent_at_ = now;

@@ -242,6 +242,7 @@ private:
     time_point housekeeping_due(time_point now) const;
     bool player_idle(time_point now) const;
     omni_action wait(time_point at, time_point now) const;
+    std::optional<omni_action> await_replies(time_point now);
 
     omni_session_options o_;
     std::size_t expected_ = 0;
