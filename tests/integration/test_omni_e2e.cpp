@@ -136,5 +136,25 @@ TEST(OmniE2E, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall) {
     EXPECT_EQ(at(r->mock_stats, {"deferred_commits"}).to_number<int>(), 2 * sessions);
 }
 
+TEST(OmniE2E, AServeSweepJudgesEveryLevelsSessionsAgainstTheMock) {
+    temp_dir out;
+    fs::create_directories(out.path());
+    mock_process mock({"--protocol", "vllm-omni", "--reply-ms", "400"}, "native-mock");
+    const auto r =
+        run_pacer({"serve", "--protocol", "vllm-omni", "--turns", "manual", "--url", mock.url(),
+                   "-d", "1s", "--concurrencies", "1,2", "-o", (out / "sweep").string()});
+    EXPECT_EQ(mock.stop(), 0);
+    EXPECT_TRUE(r.exit_code == 0 || r.exit_code == 3) << r.out;
+    const auto summary = read_json(out / "sweep" / "summary.json");
+    const auto& levels = at(summary, {"levels"}).as_array();
+    ASSERT_EQ(levels.size(), 2u);
+    for (const auto& level : levels) {
+        // Every session streamed its 200 ms chunks and got its reply: judged successful.
+        EXPECT_EQ(at(level, {"aggregate", "successful_sessions"}).to_number<int>(),
+                  at(level, {"aggregate", "attempted_sessions"}).to_number<int>())
+            << r.out;
+    }
+}
+
 } // namespace
 } // namespace pacer::test
