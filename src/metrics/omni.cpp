@@ -105,7 +105,7 @@ std::string omni_line(const json::object& o) {
         n("unanswered"), n("playback_acks"), n("acknowledged"), n("ack_errors"));
     const auto& rtt = o.at("ack_round_trip_s").as_object();
     if (!rtt.at("p50").is_null())
-        line += fmt::format(", ack round trip p50 {:.1f} ms p99 {:.1f} ms",
+        line += fmt::format(", ack round trip p50 {:.2f} ms p99 {:.2f} ms",
                             rtt.at("p50").to_number<double>() * 1e3,
                             rtt.at("p99").to_number<double>() * 1e3);
     line += fmt::format("; audio {:.1f} s received, the server's audio_duration_ms {:.1f} s",
