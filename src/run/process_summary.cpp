@@ -98,22 +98,22 @@ namespace {
 // scenario.
 json::object config_json(run_job& job, const std::string& url, duration timeout) {
     const run_options& s = job.options;
-    json::object cfg{
-        {"concurrency", job.sessions},
-        {"threads", s.threads},
-        {"input", s.audio.empty() ? "silence" : s.audio},
-        {"input_duration_s", to_seconds(job.input_length)},
-        {"url", url},
-        {"profile", job.profile->name},
-        {"protocol", s.protocol},
-        {"timeout_s", to_seconds(timeout)},
-        {"packet_ms",
-         std::chrono::duration_cast<std::chrono::milliseconds>(job.omni.chunk).count()},
-        {"inject_stall_ms", s.inject_stall_ms},
-        {"stagger_ms", s.stagger_ms},
-        {"stagger_slots", s.stagger_slots},
-        {"keep_traces", s.keep_traces},
-        {"trace", s.trace}};
+    // The append grid's period: 80 ms, or vllm-omni's --chunk-ms.
+    const auto packet_ms = std::chrono::duration_cast<std::chrono::milliseconds>(job.omni.chunk);
+    json::object cfg{{"concurrency", job.sessions},
+                     {"threads", s.threads},
+                     {"input", s.audio.empty() ? "silence" : s.audio},
+                     {"input_duration_s", to_seconds(job.input_length)},
+                     {"url", url},
+                     {"profile", job.profile->name},
+                     {"protocol", s.protocol},
+                     {"timeout_s", to_seconds(timeout)},
+                     {"packet_ms", packet_ms.count()},
+                     {"inject_stall_ms", s.inject_stall_ms},
+                     {"stagger_ms", s.stagger_ms},
+                     {"stagger_slots", s.stagger_slots},
+                     {"keep_traces", s.keep_traces},
+                     {"trace", s.trace}};
     cfg["input_conversion"] = std::move(job.input_conversion);
     if (job.realtime) {
         cfg["turns"] = s.turns;
