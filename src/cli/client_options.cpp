@@ -23,4 +23,19 @@ void add_client_options(CLI::App& sub, run::client_settings& s) {
     sub.add_option("--headers-env", s.headers_env)->group(""); // a worker's headers
 }
 
+void add_omni_options(CLI::App& sub, run::omni_cli& o) {
+    sub.add_option("--chunk-ms", o.chunk_ms,
+                   "vllm-omni: each append's audio, a multiple of 10 ms, on the absolute grid "
+                   "(default 200)");
+    sub.add_option("--ref-audio", o.ref_audio,
+                   "vllm-omni: a WAV of the assistant's voice, sent in session.update as a "
+                   "data:audio/wav;base64 URL (MiniCPM-o refuses a session without it)");
+    sub.add_option("--ack", o.ack,
+                   "vllm-omni: the listener acknowledges played audio (played, the default) or "
+                   "never (shows the server's ack_only stall)");
+    sub.add_option("--ack-ms", o.ack_ms,
+                   "vllm-omni: the listener's playback.ack period while a reply plays (default "
+                   "200)");
+}
+
 } // namespace pacer::cli

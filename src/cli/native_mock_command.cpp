@@ -21,7 +21,9 @@ command add_native_mock_command(CLI::App& app) {
         "VoiceChat-like (continuous audio) or MiniCPM-o-like (replies to questions), unit output "
         "in bursts, a capacity model whose unit latency grows with open sessions, a shared compute "
         "worker with its backlog, a cold start per new high-water mark of sessions, HTTP 503 "
-        "admission limits, and the reference peer's fault modes for chosen sessions. GET /stats "
+        "admission limits, and the reference peer's fault modes for chosen sessions. With "
+        "--protocol vllm-omni: vLLM-Omni's full-duplex /v1/realtime?duplex=1 (and /v1/duplex), "
+        "server_event_seq, playback.ack and the ack_only stall. GET /stats "
         "on the same port answers the server's own view (?reset=1 resets it). Prints "
         "'listening on HOST:PORT' when ready; on SIGINT/SIGTERM writes --stats-output and exits "
         "0. See docs/native-mock.md.");
@@ -31,8 +33,10 @@ command add_native_mock_command(CLI::App& app) {
     add_mock_threads_option(*sub, s->threads);
     sub->add_option("--protocol", s->protocol,
                     "Protocol served: native, openai-realtime (responses of audio and transcript "
-                    "deltas at 24 kHz, server VAD, cancel, truncate) or vllm-realtime "
-                    "(transcription deltas); docs/protocols.md")
+                    "deltas at 24 kHz, server VAD, cancel, truncate), vllm-realtime "
+                    "(transcription deltas) or vllm-omni (vLLM-Omni's full duplex: 1000 ms "
+                    "units, replies on commit or server VAD, playback acknowledgement, "
+                    "barge-in); docs/native-mock.md")
         ->capture_default_str();
     sub->add_option("--profile", s->profile,
                     "Server profile: nemotron (80 ms units, 22050 Hz, speaks continuously, grants "
@@ -91,27 +95,52 @@ command add_native_mock_command(CLI::App& app) {
                     "How long the server stays degraded after its last overloaded unit, in s")
         ->check(number_in(0.001, 86400))
         ->capture_default_str();
-    sub->add_option("--vad-threshold-dbfs", s->vad_threshold_dbfs,
-                    "openai-realtime server VAD: an 80 ms window of input is speech when its "
-                    "RMS is at least this many dBFS (zeros never are)")
+    sub->add_option(
+           "--vad-threshold-dbfs", s->vad_threshold_dbfs,
+           "openai-realtime and vllm-omni server VAD: an 80 ms window of input is speech when its "
+           "RMS is at least this many dBFS (zeros never are)")
         ->check(number_in(-120, 0))
         ->capture_default_str();
-    sub->add_option("--vad-silence-ms", s->vad_silence_ms,
-                    "openai-realtime server VAD: speech stops after this many ms below the "
-                    "threshold (a session's silence_duration_ms overrides it); then the mock "
-                    "commits and answers")
+    sub->add_option(
+           "--vad-silence-ms", s->vad_silence_ms,
+           "openai-realtime and vllm-omni server VAD: speech stops after this many ms below the "
+           "threshold (a session's silence_duration_ms overrides it); then the mock "
+           "commits and answers")
         ->check(number_in(80, max_ms))
         ->capture_default_str();
     sub->add_option("--reply-ms", s->reply_ms,
-                    "openai-realtime: ms of audio in each response, sent in 80 ms deltas paced "
-                    "in real time")
+                    "openai-realtime and vllm-omni: ms of audio in each response, sent in 80 ms "
+                    "deltas (vllm-omni: --reply-delta-ms) paced in real time")
         ->check(number_in(0, max_ms))
         ->capture_default_str();
-    sub->add_option("--cancel-reaction-ms", s->cancel_reaction_ms,
-                    "openai-realtime: a cancelled response (response.cancel, or speech under "
-                    "server VAD) sends nothing due later than this, then response.done "
-                    "cancelled")
+    sub->add_option(
+           "--cancel-reaction-ms", s->cancel_reaction_ms,
+           "openai-realtime and vllm-omni: a cancelled response (response.cancel, or speech under "
+           "server VAD) sends nothing due later than this, then response.done "
+           "cancelled")
         ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub->add_option("--reply-delta-ms", s->reply_delta_ms,
+                    "vllm-omni: each reply (--reply-ms of audio) goes out in deltas of this much "
+                    "audio, paced in real time")
+        ->check(number_in(10, max_ms))
+        ->capture_default_str();
+    sub->add_option("--playback-commit-policy", s->playback_commit_policy,
+                    "vllm-omni, for sessions that do not set it: ack_only (a reply whose audio "
+                    "was sent but not acknowledged as played by playback.ack keeps the session "
+                    "busy; later commits are deferred, so a client that never acks stalls) or "
+                    "commit_all_on_done")
+        ->capture_default_str();
+    sub->add_flag("--require-ref-audio", o.require_ref_audio,
+                  "vllm-omni: refuse a session.update without ref_audio (a "
+                  "data:audio/wav;base64 URL) with ref_audio_required, as MiniCPM-o does");
+    sub->add_flag("--beta-audio-names", o.beta_audio_names,
+                  "vllm-omni: name the deltas response.audio.delta and "
+                  "response.audio_transcript.delta, as older servers do");
+    sub->add_option("--listen-every", o.listen_every,
+                    "vllm-omni: answer every Nth commit with response.listen (the model keeps "
+                    "listening) instead of a reply; 0: never")
+        ->check(whole_number(0, 1'000'000))
         ->capture_default_str();
     sub->add_option(
            "--fault", s->fault,

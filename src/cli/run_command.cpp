@@ -59,6 +59,7 @@ int run(const run_settings& s) {
                                       "speaks the native protocol only",
                                       s.protocol));
     job.turns = turns_option(s.turns);
+    job.omni = omni_option(s.omni, job.realtime, s.turns);
     run::plan_sessions(job);
     run::load_run_input(job);
     run::set_timeout(job, timeout);
@@ -137,13 +138,14 @@ void add_server_options(CLI::App& sub, run_settings& s) {
                    "(docs/tls.md)");
     add_client_options(sub, s.client);
     sub.add_option("--protocol", s.protocol,
-                   "Wire protocol: native (sglang-omni), openai-realtime or vllm-realtime "
-                   "(docs/protocols.md; the last two need --url)")
+                   "Wire protocol: native (sglang-omni), openai-realtime, vllm-realtime or "
+                   "vllm-omni (docs/protocols.md; all but native need --url)")
         ->capture_default_str();
     sub.add_option("--turns", s.turns,
-                   "openai-realtime turn handling: server-vad (stream, the server finds the "
-                   "turns) or manual (commit + response.create at the input's end)")
+                   "Turn handling: server-vad (the server finds the turns) or manual (commit at "
+                   "each turn's end); vllm-omni also model (the model decides, no commit)")
         ->capture_default_str();
+    add_omni_options(sub, s.omni);
     sub.add_option("--model", s.model,
                    "vllm-realtime: the served model, named in session.update (required); "
                    "openai-realtime: added to --url's query as model=");

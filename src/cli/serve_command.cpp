@@ -25,6 +25,7 @@ void add_target_options(CLI::App& sub, serve_settings& s) {
                    "cores; run `pacer native-mock` or a real server to measure). wss:// for "
                    "TLS (docs/tls.md)");
     add_client_options(sub, s.client);
+    add_omni_options(sub, s.omni);
     // --server-metrics scrapes Prometheus, as run's; the server's JSON stats are --server-stats.
     add_telemetry_options(sub, s.telemetry, s.metrics_listen, true);
 }
@@ -84,17 +85,17 @@ void add_input_options(CLI::App& sub, serve_settings& s) {
                    "output audio and text). The sessions negotiate it; the levels record it")
         ->capture_default_str();
     sub.add_option("--protocol", s.protocol,
-                   "Wire protocol: native (sglang-omni), openai-realtime or vllm-realtime "
-                   "(docs/protocols.md). A realtime session is ready for the level's start gate "
-                   "once its session.update is acknowledged (openai-realtime: session.updated; "
+                   "Wire protocol: native (sglang-omni), openai-realtime, vllm-realtime or "
+                   "vllm-omni (docs/protocols.md). A realtime session is ready for the level's "
+                   "start gate once its session.update is acknowledged (session.updated; "
                    "vllm-realtime, which answers nothing: once the update and the starting "
                    "commit are sent); its level is judged by the client's timing and the "
                    "protocol's own checks (the native oracle does not apply); without --url the "
                    "built-in native mock speaks it")
         ->capture_default_str();
     sub.add_option("--turns", s.turns,
-                   "openai-realtime turn handling: server-vad (stream, the server finds the "
-                   "turns) or manual (commit + response.create at the input's end)")
+                   "Turn handling: server-vad (the server finds the turns) or manual (commit at "
+                   "each turn's end); vllm-omni also model (the model decides, no commit)")
         ->capture_default_str();
     add_scenario_option(sub, s.scenario, s.voice, "every session of every level (warm-ups too)",
                         "a turn of `input` streams the session's --audio file. Each run's and "

@@ -49,6 +49,9 @@ void check_target(const serve_settings& s, sweep::sweep_options& w) {
     }
     model_in_url(w.endpoint, w.realtime, s.model);
     w.turns = turns_option(s.turns);
+    const auto omni = omni_option(s.omni, w.realtime, s.turns);
+    w.chunk = omni.chunk;
+    w.omni = omni.settings;
     if (s.pacing == "lockstep" && profile->continuous)
         throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
                                       "minicpmo; {} speaks continuously",

@@ -28,8 +28,10 @@ std::optional<double> minus(std::optional<double> a, std::optional<double> b) {
 std::size_t input_bytes(double d) {
     return static_cast<std::size_t>(std::llround(std::max(0.0, d) * input_bytes_per_s));
 }
-std::size_t input_packets(double d) {
-    return (input_bytes(d) + input_packet_bytes - 1) / input_packet_bytes;
+// (vllm-omni appends in chunks of `chunk_s`, a multiple of 10 ms: 320 bytes each.)
+std::size_t input_packets(double d, double chunk_s) {
+    const auto chunk = static_cast<std::size_t>(std::llround(chunk_s * 100)) * 320;
+    return (input_bytes(d) + chunk - 1) / chunk;
 }
 
 } // namespace
@@ -296,7 +298,7 @@ realtime_level_session evaluate_realtime_session(std::uint32_t index,
     s.admitted = classify_admission(trace.lines, receipts);
     auto& m = s.session;
     m.input_duration_s = c.input_duration_s;
-    m.expected_appends = input_packets(c.input_duration_s);
+    m.expected_appends = input_packets(c.input_duration_s, c.chunk_s);
     m.appends_sent = receipts.appends.size();
     m.sends = send_lateness(receipts);
     s.send_lateness_p99_s = percentile(m.sends.lateness_s, 0.99);

@@ -20,6 +20,8 @@ bool parse_realtime_protocol(std::string_view name, realtime_protocol& out) {
         out = realtime_protocol::openai;
     else if (name == "vllm-realtime")
         out = realtime_protocol::vllm;
+    else if (name == "vllm-omni")
+        out = realtime_protocol::vllm_omni;
     else
         return false;
     return true;

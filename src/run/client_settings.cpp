@@ -1,4 +1,5 @@
 #include <pacer/core/stats.hpp>
+#include <pacer/protocol/omni_events.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/runtime/exit_status.hpp>
 
@@ -9,6 +10,9 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <memory>
 #include <stdexcept>
 
 namespace pacer::run {
@@ -178,7 +182,7 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
     protocol::realtime_protocol p{};
     if (!protocol::parse_realtime_protocol(name, p))
         throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                      "openai-realtime or vllm-realtime",
+                                      "openai-realtime, vllm-realtime or vllm-omni",
                                       name));
     if (p == protocol::realtime_protocol::vllm && model.empty())
         throw usage_error("--protocol vllm-realtime needs --model (the served model)");
@@ -187,6 +191,18 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
 
 void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_protocol> p,
                   const std::string& model) {
+    if (p == protocol::realtime_protocol::vllm_omni) {
+        if (const auto given = transport::query_parameter(ep.target, "autostart");
+            given && *given != "0")
+            throw usage_error(fmt::format("--protocol vllm-omni opens with session.update: the "
+                                          "URL's autostart={} must be 0 (or left out)",
+                                          *given));
+        for (const char* key : {"duplex", "autostart"})
+            if (!transport::query_parameter(ep.target, key))
+                ep.target =
+                    transport::with_query_parameter(ep.target, key, key[0] == 'd' ? "1" : "0");
+        return;
+    }
     if (p != protocol::realtime_protocol::openai || model.empty())
         return;
     if (const auto given = transport::query_parameter(ep.target, "model")) {
@@ -199,11 +215,61 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
 }
 
 protocol::realtime_turns turns_option(const std::string& turns) {
-    if (turns != "server-vad" && turns != "manual")
+    if (turns != "server-vad" && turns != "manual" && turns != "model")
+        throw usage_error(fmt::format(
+            "--turns '{}' is not known: use server-vad or manual (vllm-omni: also model)", turns));
+    return turns == "server-vad" ? protocol::realtime_turns::server_vad
+                                 : protocol::realtime_turns::manual;
+}
+
+namespace {
+
+// The --ref-audio file as a data URL: it must be there and be a WAV (RIFF/WAVE).
+std::shared_ptr<const std::string> ref_audio_url(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        throw usage_error(fmt::format("--ref-audio {}: cannot read the file", path));
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (bytes.size() < 12 || bytes.compare(0, 4, "RIFF") != 0 || bytes.compare(8, 4, "WAVE") != 0)
+        throw usage_error(fmt::format("--ref-audio {}: not a WAV file (RIFF/WAVE)", path));
+    return std::make_shared<const std::string>(protocol::wav_data_url(bytes));
+}
+
+} // namespace
+
+omni_plan omni_option(const omni_cli& o, std::optional<protocol::realtime_protocol> p,
+                      const std::string& turns) {
+    omni_plan plan;
+    if (p != protocol::realtime_protocol::vllm_omni) {
+        const char* given = o.chunk_ms != 0        ? "--chunk-ms"
+                            : !o.ref_audio.empty() ? "--ref-audio"
+                            : !o.ack.empty()       ? "--ack"
+                            : o.ack_ms != 0        ? "--ack-ms"
+                            : turns == "model"     ? "--turns model"
+                                                   : nullptr;
+        if (given != nullptr)
+            throw usage_error(fmt::format("{} is for --protocol vllm-omni", given));
+        return plan;
+    }
+    const int chunk = o.chunk_ms == 0 ? 200 : o.chunk_ms;
+    if (chunk < 10 || chunk > 2000 || chunk % 10 != 0)
         throw usage_error(
-            fmt::format("--turns '{}' is not known: use server-vad or manual", turns));
-    return turns == "manual" ? protocol::realtime_turns::manual
-                             : protocol::realtime_turns::server_vad;
+            fmt::format("--chunk-ms {}: must be a multiple of 10 ms, from 10 to 2000", o.chunk_ms));
+    plan.chunk = std::chrono::milliseconds(chunk);
+    if (o.ack != "" && o.ack != "played" && o.ack != "never")
+        throw usage_error(fmt::format("--ack '{}' is not known: use played or never", o.ack));
+    if (o.ack_ms < 0)
+        throw usage_error(fmt::format("--ack-ms {}: must be positive", o.ack_ms));
+    auto& s = plan.settings;
+    s.ack = o.ack != "never";
+    if (o.ack_ms > 0)
+        s.ack_every = std::chrono::milliseconds(o.ack_ms);
+    s.turns = turns == "server-vad" ? protocol::omni_turns::server_vad
+              : turns == "model"    ? protocol::omni_turns::model
+                                    : protocol::omni_turns::manual;
+    if (!o.ref_audio.empty())
+        s.ref_audio = ref_audio_url(o.ref_audio);
+    return plan;
 }
 
 } // namespace pacer::run

@@ -3,6 +3,7 @@
 
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/loop_lag.hpp>
+#include <pacer/metrics/omni.hpp>
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/metrics/realtime.hpp>
 #include <pacer/protocol/realtime_events.hpp>
@@ -97,6 +98,8 @@ namespace {
 // scenario.
 json::object config_json(run_job& job, const std::string& url, duration timeout) {
     const run_options& s = job.options;
+    // The append grid's period: 80 ms, or vllm-omni's --chunk-ms.
+    const auto packet_ms = std::chrono::duration_cast<std::chrono::milliseconds>(job.omni.chunk);
     json::object cfg{{"concurrency", job.sessions},
                      {"threads", s.threads},
                      {"input", s.audio.empty() ? "silence" : s.audio},
@@ -105,7 +108,7 @@ json::object config_json(run_job& job, const std::string& url, duration timeout)
                      {"profile", job.profile->name},
                      {"protocol", s.protocol},
                      {"timeout_s", to_seconds(timeout)},
-                     {"packet_ms", 80},
+                     {"packet_ms", packet_ms.count()},
                      {"inject_stall_ms", s.inject_stall_ms},
                      {"stagger_ms", s.stagger_ms},
                      {"stagger_slots", s.stagger_slots},
@@ -229,6 +232,8 @@ json::object process_summary(run_job& job, const std::string& url, const process
     if (job.realtime)
         summary["server"].as_object()["realtime"] =
             metrics::realtime_latency_json(outcome.sessions);
+    if (job.realtime == protocol::realtime_protocol::vllm_omni)
+        summary["server"].as_object()["omni"] = metrics::omni_json(outcome.sessions);
     if (job.conversation) // multi-turn: its per-turn figures
         summary["turns"] = metrics::turn_metrics_json(outcome.sessions);
     summary["disk"] = {{"estimated_bytes", job.disk_estimate},

@@ -58,6 +58,8 @@ session::run_options runner_options(run_job& job) {
     ro.realtime = realtime;
     ro.turns = job.turns;
     ro.model = s.model;
+    ro.chunk = job.omni.chunk;
+    ro.omni = job.omni.settings;
     if (realtime && job.wire_pcm)
         ro.wire_pcm = protocol::pcm_input(std::move(*job.wire_pcm));
     else if (realtime)

@@ -2,6 +2,7 @@
 // once its summary.json is written (see run_job.hpp).
 
 #include <pacer/core/units.hpp>
+#include <pacer/metrics/omni.hpp>
 #include <pacer/run/turn_line.hpp>
 #include <pacer/schedule/arrival.hpp>
 
@@ -129,6 +130,8 @@ void print_table(const run_options& s, const metrics::pacing_figures& f,
                    ms(ttfa.at("p50")), ms(ttfa.at("p95")), ms(ttfa.at("p99")),
                    plural(ttfa.at("n").to_number<std::uint64_t>(), "session"));
     }
+    if (const auto* omni = server.if_contains("omni"))
+        fmt::print("{}\n", metrics::omni_line(omni->as_object()));
     std::string kinds;
     for (const auto& k : server.at("errors_by_kind").as_array())
         kinds += fmt::format("{}{} {} session(s)", kinds.empty() ? "" : ", ",

@@ -67,6 +67,15 @@ std::vector<std::string> worker_args(const run_options& s, const std::string& ur
     a.insert(a.end(), {"--protocol", s.protocol, "--turns", s.turns});
     if (!s.model.empty())
         a.insert(a.end(), {"--model", s.model});
+    // vllm-omni's options, as given (the worker checks and resolves them as the parent did).
+    if (s.omni.chunk_ms != 0)
+        a.insert(a.end(), {"--chunk-ms", std::to_string(s.omni.chunk_ms)});
+    if (!s.omni.ref_audio.empty())
+        a.insert(a.end(), {"--ref-audio", s.omni.ref_audio});
+    if (!s.omni.ack.empty())
+        a.insert(a.end(), {"--ack", s.omni.ack});
+    if (s.omni.ack_ms != 0)
+        a.insert(a.end(), {"--ack-ms", std::to_string(s.omni.ack_ms)});
     if (s.inject_stall_ms > 0) {
         a.push_back("--inject-stall-ms");
         a.push_back(fmt::format("{}", s.inject_stall_ms));

@@ -250,7 +250,8 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
     // The path alone: clients put parameters in the query (the OpenAI API's `?model=`).
     const std::string_view target = request.target();
     const auto query = target.find('?');
-    if (target.substr(0, query) != "/v1/realtime") {
+    const std::string_view path = target.substr(0, query);
+    if (path != "/v1/realtime" && (options_.alias_path.empty() || path != options_.alias_path)) {
         co_await refuse(http::status::not_found, "the realtime endpoint is /v1/realtime\n");
         co_return;
     }
@@ -266,22 +267,34 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
             }
         } while (!active_.compare_exchange_weak(open, open + 1, std::memory_order_relaxed));
     }
+    // Over capacity with a protocol that says so in the session (vllm-omni): upgraded, told,
+    // and never counted as open. Rejected before --reject-first's count: HTTP 503 still.
+    const bool told =
+        !admitted && handshake > options_.reject_first && options_.capacity_error_in_session;
     if (!admitted) {
         rejected_.fetch_add(1, std::memory_order_relaxed);
-        co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
-        co_return;
+        if (!told) {
+            co_await refuse(http::status::service_unavailable, "connection capacity exhausted\n");
+            co_return;
+        }
     }
     ws.set_option(websocket::stream_base::timeout::suggested(beast::role_type::server));
     ws.read_message_max(8 * 1024 * 1024);
     auto [aec] = co_await ws.async_accept(request, use_tuple);
     if (aec) {
-        active_.fetch_sub(1, std::memory_order_relaxed);
+        if (!told)
+            active_.fetch_sub(1, std::memory_order_relaxed);
         co_return;
     }
     stream.set_option(tcp::no_delay(true));
-    const std::size_t index = seen_.fetch_add(1, std::memory_order_relaxed);
+    session_start start{0, std::string(target), told};
+    if (told) {
+        co_await handler(ws, start);
+        co_return;
+    }
+    start.index = seen_.fetch_add(1, std::memory_order_relaxed);
     where.sessions.fetch_add(1, std::memory_order_relaxed);
-    co_await handler(ws, index);
+    co_await handler(ws, start);
     active_.fetch_sub(1, std::memory_order_relaxed);
 }
 
@@ -411,8 +424,10 @@ pacer::awaitable<void> mock_server::serve() {
     // a capturing temporary twice (GCC PR c++/100611, temporaries in a co_await expression
     // destroyed more than once; seen here as one release too many of `s`, then a call into
     // the destroyed mock; reproduced with g++ 12.2, fine once named).
-    const detail::mock_host::session_handler handler =
-        [s](detail::ws_stream& ws, std::size_t index) { return s->run_session(ws, index); };
+    const detail::mock_host::session_handler handler = [s](detail::ws_stream& ws,
+                                                           const detail::session_start& start) {
+        return s->run_session(ws, start);
+    };
     const detail::mock_host::get_handler get = [s](std::string target) {
         return s->get(std::move(target));
     };

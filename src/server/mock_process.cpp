@@ -237,7 +237,7 @@ int run_native_mock(const native_mock_process_options& s) {
         protocol::realtime_protocol p{};
         if (!protocol::parse_realtime_protocol(s.protocol, p))
             throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                          "openai-realtime or vllm-realtime",
+                                          "openai-realtime, vllm-realtime or vllm-omni",
                                           s.protocol));
         if (s.fault != "none")
             throw usage_error("--fault needs --protocol native (the fault modes are native's)");
@@ -254,6 +254,12 @@ int run_native_mock(const native_mock_process_options& s) {
     o.vad_silence = std::chrono::duration<double, std::milli>(s.vad_silence_ms);
     o.reply = std::chrono::duration<double, std::milli>(s.reply_ms);
     o.cancel_reaction = std::chrono::duration<double, std::milli>(s.cancel_reaction_ms);
+    o.reply_delta = std::chrono::duration<double, std::milli>(s.reply_delta_ms);
+    if (s.playback_commit_policy != "ack_only" && s.playback_commit_policy != "commit_all_on_done")
+        throw usage_error(fmt::format(
+            "--playback-commit-policy must be ack_only or commit_all_on_done (got '{}')",
+            s.playback_commit_policy));
+    o.ack_only = s.playback_commit_policy == "ack_only";
     try {
         o.fault = parse_peer_fault(s.fault);
         if (!s.fault_sessions.empty())

@@ -40,6 +40,21 @@ std::string plain(std::optional<double> x, double scale = 1) {
     return x ? plain(*x * scale) : std::string("null");
 }
 
+// The word of `--protocol` for the mock's protocol.
+std::string_view protocol_name(const native_mock_options& o) {
+    if (!o.realtime)
+        return "native";
+    switch (*o.realtime) {
+    case protocol::realtime_protocol::openai:
+        return "openai-realtime";
+    case protocol::realtime_protocol::vllm:
+        return "vllm-realtime";
+    case protocol::realtime_protocol::vllm_omni:
+        break;
+    }
+    return "vllm-omni";
+}
+
 std::size_t parse_index(std::string_view text) {
     std::size_t v = 0;
     const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
@@ -109,10 +124,7 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                             const std::string& stats_output, std::string_view fault_sessions) {
     const std::string_view fault = fault_names[static_cast<std::size_t>(o.fault)];
     server::print_mock_process_plan("native-mock", o, stats_output);
-    fmt::print("  protocol   {}\n", !o.realtime ? "native"
-                                    : *o.realtime == protocol::realtime_protocol::openai
-                                        ? "openai-realtime"
-                                        : "vllm-realtime");
+    fmt::print("  protocol   {}\n", protocol_name(o));
     fmt::print("  profile    {}, output {}, bursts of {} unit(s){}\n", o.profile->name,
                o.output_sample_rate == 0 ? std::string("at the profile's rate")
                                          : fmt::format("{} Hz", o.output_sample_rate),
@@ -146,6 +158,19 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                    "ms of audio; cancels take {:g} ms\n",
                    o.vad_threshold_dbfs, o.vad_silence.count(), o.reply.count(),
                    o.cancel_reaction.count());
+    if (o.realtime == protocol::realtime_protocol::vllm_omni)
+        fmt::print("  vllm-omni  /v1/realtime?duplex=1 and /v1/duplex; 1000 ms units (the first at "
+                   "1030 ms); replies of {:g} ms in {:g} ms deltas{}; playback_commit_policy {} "
+                   "unless the session sets it; ref_audio {}; {}; over --max-sessions an error "
+                   "event (resource_exhausted)\n",
+                   o.reply.count(), o.reply_delta.count(),
+                   o.beta_audio_names ? " (beta names)" : "",
+                   o.ack_only ? "ack_only" : "commit_all_on_done",
+                   o.require_ref_audio ? "required" : "optional",
+                   o.listen_every == 0 ? std::string("every commit answered")
+                                       : fmt::format("every {}th commit answered by "
+                                                     "response.listen",
+                                                     o.listen_every));
     // Formatted, not `" in sessions " + std::string(...)`: GCC 12 at -O3 warns -Wrestrict
     // (a false positive) inside the inlined string insert that operator+ makes of it.
     if (fault == "none")
@@ -183,6 +208,8 @@ native_mock_options checked(native_mock_options o) {
         throw std::invalid_argument("--vad-silence-ms must be a number of ms within 80..3600000");
     if (!finite_ms(o.reply.count()))
         throw std::invalid_argument("--reply-ms must be a number of ms within 0..3600000");
+    if (!(o.reply_delta.count() >= 10 && o.reply_delta.count() <= 3.6e6))
+        throw std::invalid_argument("--reply-delta-ms must be a number of ms within 10..3600000");
     if (!finite_ms(o.cancel_reaction.count()))
         throw std::invalid_argument(
             "--cancel-reaction-ms must be a number of ms within 0..3600000");
@@ -198,6 +225,15 @@ native_mock_options checked(native_mock_options o) {
     return o;
 }
 
+// vllm-omni's host: `/v1/duplex` beside `/v1/realtime`, and capacity told in the session.
+native_mock_options hosted(native_mock_options o) {
+    if (o.realtime == protocol::realtime_protocol::vllm_omni) {
+        o.alias_path = "/v1/duplex";
+        o.capacity_error_in_session = true;
+    }
+    return o;
+}
+
 template <class Rep, class Period>
 duration ticks(std::chrono::duration<Rep, Period> d) {
     return std::chrono::duration_cast<duration>(d);
@@ -206,16 +242,18 @@ duration ticks(std::chrono::duration<Rep, Period> d) {
 } // namespace
 
 native_mock::native_mock(asio::io_context& ctx, native_mock_options options)
-    : mock_server(detail::make_sessions<detail::native_sessions>(ctx, std::move(options))) {}
+    : mock_server(detail::make_sessions<detail::native_sessions>(ctx, hosted(std::move(options)))) {
+}
 
 native_mock::native_mock(std::span<asio::io_context* const> contexts, native_mock_options options)
-    : mock_server(detail::make_sessions<detail::native_sessions>(contexts, std::move(options))) {}
+    : mock_server(
+          detail::make_sessions<detail::native_sessions>(contexts, hosted(std::move(options)))) {}
 
 namespace detail {
 
-awaitable<void> native_sessions::run_session(ws_stream& ws, std::size_t index) {
-    native_session session(*this, ws, index);
-    co_await session.run();
+awaitable<void> native_sessions::run_session(ws_stream& ws, const session_start& start) {
+    native_session session(*this, ws, start);
+    co_await session.run(start);
 }
 
 native_sessions::native_sessions(std::shared_ptr<mock_host> h, native_mock_options opts)
@@ -293,23 +331,56 @@ std::string native_sessions::stats_document(const stats_window& w, time_point no
         R"("unit_latency_s":{},"queue_wait_s":{},"batch_size":{},"backlog_s":{},)"
         R"("cold_starts":{},"cold_units":{},"high_water_sessions":{},"threads":{},)"
         R"("sessions_per_thread":[{}],"pending_units":{},"overloads":{},"overloaded_units":{},)"
-        R"("degraded_s":{}}})",
+        R"("degraded_s":{},"responses_completed":{},"responses_cancelled":{},)"
+        R"("playback_acks":{},"playback_ack_errors":{},"deferred_commits":{}}})",
         plain(to_seconds(time_point(duration(since.load())))), plain(to_seconds(now)),
         host->open_sessions(), w.sessions_started, w.units, dist(w.unit_latency_s, 1),
         dist(w.queue_wait_s, 1), dist(w.batch_size, 1 / batch_scale),
         plain(to_seconds(worker.backlog(now))), cold.count() - cold_starts_before.load(),
         w.cold_units, cold.high_water(), shards.size(), per_thread, pending_units(now),
         overload.overloads() - overloads_before.load(), w.overloaded_units,
-        plain(to_seconds(overload.degraded(now))));
+        plain(to_seconds(overload.degraded(now))), w.responses_completed, w.responses_cancelled,
+        w.playback_acks, w.playback_ack_errors, w.deferred_commits);
+}
+
+// vllm-omni's options and counts in the --stats-output document.
+void native_sessions::add_omni_stats(boost::json::object& o) const {
+    o["require_ref_audio"] = options.require_ref_audio;
+    o["playback_commit_policy"] = options.ack_only ? "ack_only" : "commit_all_on_done";
+    o["beta_audio_names"] = options.beta_audio_names;
+    o["listen_every"] = options.listen_every;
+    o["reply_ms"] = options.reply.count();
+    o["reply_delta_ms"] = options.reply_delta.count();
+    o["cancel_reaction_ms"] = options.cancel_reaction.count();
+    std::uint64_t acks = 0, mismatch = 0, not_found = 0, too_late = 0, deferred = 0, listens = 0,
+                  event_acks = 0, heartbeats = 0, capacity = 0;
+    for (const auto& shard : shards) {
+        acks += shard.playback_acks;
+        mismatch += shard.ack_mismatch;
+        not_found += shard.ack_not_found;
+        too_late += shard.ack_too_late;
+        deferred += shard.deferred_commits;
+        listens += shard.listens;
+        event_acks += shard.event_acks;
+        heartbeats += shard.heartbeats;
+        capacity += shard.capacity_errors;
+    }
+    o["playback_acks"] = acks;
+    o["playback_ack_errors"] = boost::json::object{{"playback_item_mismatch", mismatch},
+                                                   {"playback_item_not_found", not_found},
+                                                   {"playback_ack_too_late", too_late}};
+    o["deferred_commits"] = deferred;
+    o["listens"] = listens;
+    o["event_acks"] = event_acks;
+    o["heartbeats"] = heartbeats;
+    o["capacity_errors"] = capacity;
 }
 
 boost::json::object native_sessions::stats() const {
     const auto& s = *this;
     boost::json::object o = host->stats();
     o["profile"] = s.options.profile->name;
-    o["protocol"] = !s.options.realtime                                          ? "native"
-                    : *s.options.realtime == protocol::realtime_protocol::openai ? "openai-realtime"
-                                                                                 : "vllm-realtime";
+    o["protocol"] = protocol_name(s.options);
     o["output_sample_rate"] = s.options.output_sample_rate;
     o["burst_units"] = s.options.burst_units;
     o["unit_latency_ms"] = s.options.unit_latency.count();
@@ -319,6 +390,8 @@ boost::json::object native_sessions::stats() const {
     o["cold_start_s"] = s.options.cold_start_window.count();
     o["overload_penalty_ms"] = s.options.overload_penalty.count();
     o["recovery_s"] = s.options.recovery.count();
+    if (s.options.realtime == protocol::realtime_protocol::vllm_omni)
+        add_omni_stats(o);
     if (s.options.realtime == protocol::realtime_protocol::openai) {
         o["vad_threshold_dbfs"] = s.options.vad_threshold_dbfs;
         o["vad_silence_ms"] = s.options.vad_silence.count();

@@ -12,6 +12,10 @@ namespace pacer::server::detail {
 // openai-realtime and vllm-realtime (see native_mock_options::realtime).
 void native_session::on_realtime(std::string_view type, const protocol::event_scanner& scanner,
                                  std::string_view frame, time_point now) {
+    if (*options_.realtime == protocol::realtime_protocol::vllm_omni) {
+        on_omni(type, scanner, frame, now);
+        return;
+    }
     if (*options_.realtime == protocol::realtime_protocol::openai) {
         on_openai(type, scanner, frame, now);
         return;
@@ -248,6 +252,7 @@ bool native_session::cancel_response(time_point now, std::string_view reason, st
               R"("cancelled","reason":"{}"}},"output":[],"usage":{{}}}})",
               r - 1, reason);
         ++shard_.cancelled;
+        ++shard_.window.responses_cancelled;
     }
     return active;
 }

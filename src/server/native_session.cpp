@@ -7,6 +7,8 @@
 #include <boost/asio/write.hpp>
 #include <boost/beast/core/flat_buffer.hpp>
 #include <boost/beast/websocket/rfc6455.hpp>
+#include <boost/uuid/random_generator.hpp>
+#include <boost/uuid/uuid_io.hpp>
 
 #include <algorithm>
 #include <array>
@@ -16,12 +18,30 @@ namespace pacer::server::detail {
 namespace asio = boost::asio;
 namespace websocket = boost::beast::websocket;
 
-native_session::native_session(native_sessions& mock, ws_stream& ws, std::size_t index)
+namespace {
+
+// vLLM-Omni's session ids are `duplex-<uuid>`, never reused; the others count sessions.
+std::string session_id(const native_mock_options& o, std::size_t index) {
+    if (o.realtime == protocol::realtime_protocol::vllm_omni)
+        return "duplex-" + boost::uuids::to_string(boost::uuids::random_generator()());
+    return fmt::format("sess_{}", index);
+}
+
+// Writes `n` into the blanks of a `server_event_seq` slot at `at`.
+void stamp(std::string& batch, std::size_t at, std::uint64_t n) {
+    char digits[seq_width];
+    const auto end = fmt::format_to_n(digits, seq_width, "{}", n).out;
+    std::copy(digits, end, batch.begin() + static_cast<std::ptrdiff_t>(at));
+}
+
+} // namespace
+
+native_session::native_session(native_sessions& mock, ws_stream& ws, const session_start& start)
     : mock_(mock), shard_(mock.shards[mock.host->shard_of(ws.get_executor())]),
       options_(mock.options), ws_(ws), wake_(ws.get_executor()),
-      session_id_(fmt::format("sess_{}", index)),
+      session_id_(session_id(mock.options, start.index)),
       fault_(options_.fault != peer_fault::none &&
-                     (!options_.fault_sessions || options_.fault_sessions->contains(index))
+                     (!options_.fault_sessions || options_.fault_sessions->contains(start.index))
                  ? options_.fault
                  : peer_fault::none),
       unit_ms_(static_cast<std::uint64_t>(options_.profile->unit_ms)),
@@ -33,8 +53,15 @@ native_session::native_session(native_sessions& mock, ws_stream& ws, std::size_t
                 : "output_text"),
       text_field_(text_ == "output_text" ? "text" : "transcript") {}
 
-awaitable<void> native_session::run() {
+awaitable<void> native_session::run(const session_start& start) {
     using namespace asio::experimental::awaitable_operators;
+    if (options_.realtime == protocol::realtime_protocol::vllm_omni) {
+        omni_open(start);
+        if (start.over_capacity) { // told, and closed: not a session of the mock's
+            co_await (read_loop() && write_loop());
+            co_return;
+        }
+    }
     if (fault_ != peer_fault::none)
         ++shard_.faults;
     ++shard_.window.sessions_started;
@@ -52,7 +79,7 @@ awaitable<void> native_session::run() {
               R"("type":"session.created","session":{{"id":"{}","object":)"
               R"("realtime.session","type":"realtime","model":"pacer-native-mock"}})",
               session_id_);
-    else
+    else if (*options_.realtime == protocol::realtime_protocol::vllm)
         event(immediate_, R"("type":"session.created","id":"{}","created":0)", session_id_);
     co_await (read_loop() && write_loop());
 }
@@ -105,19 +132,27 @@ awaitable<void> native_session::write_loop() {
     auto& socket = boost::beast::get_lowest_layer(ws_);
     auto& layer = ws_.next_layer(); // raw frames go through TLS when it is on
     std::string batch;
+    std::vector<std::uint32_t> slots; // vllm-omni's server_event_seq slots in the batch
     for (;;) {
         if (peer_gone_)
             co_return;
         const auto now = clock::now();
         batch.swap(immediate_);
+        slots.swap(immediate_slots_);
         then after = then::nothing;
         while (!pending_.empty() && pending_.front().due <= now && after == then::nothing) {
             auto& job = pending_.front();
+            const auto base = static_cast<std::uint32_t>(batch.size());
             batch += job.frames;
+            for (const auto at : job.seq_slots)
+                slots.push_back(base + at);
             record(job, now);
             after = job.after;
             pending_.pop_front();
         }
+        for (const auto at : slots)
+            stamp(batch, at, next_seq_++);
+        slots.clear();
         if (!batch.empty()) {
             auto [ec, n] = co_await asio::async_write(layer, asio::buffer(batch), use_tuple);
             batch.clear();
@@ -147,7 +182,7 @@ awaitable<void> native_session::write_loop() {
 output_job& native_session::queue(time_point due) {
     if (!pending_.empty() && pending_.back().due > due)
         due = pending_.back().due;
-    pending_.push_back(output_job{due, {}, {}, then::nothing, 0, false});
+    pending_.push_back(output_job{due, {}, {}, then::nothing, 0, false, {}});
     return pending_.back();
 }
 
@@ -181,8 +216,10 @@ duration native_session::penalty(time_point now, duration lag) {
 
 // The stats of the units of a job written at `now`.
 void native_session::record(const output_job& job, time_point now) {
-    if (job.completes)
+    if (job.completes) {
         ++shard_.responses;
+        ++shard_.window.responses_completed;
+    }
     for (const auto& u : job.units) {
         const double lag = to_seconds(now - u.ready);
         shard_.unit_output_lag_s.push_back(lag);

@@ -5,6 +5,8 @@
 //   native_session.cpp   the session loop (reader, writer) and the output queue
 //   native_replies.cpp   the native protocol (sglang): acknowledgements, unit output, faults
 //   native_realtime.cpp  openai-realtime and vllm-realtime
+//   native_omni.cpp      vllm-omni (the session, input, playback ledger, barge-in)
+//   omni_replies.cpp     vllm-omni's responses and events
 
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
@@ -64,7 +66,13 @@ struct output_job {
     then after = then::nothing;
     std::uint64_t response = 0; // openai-realtime: 1 + the response these frames are of, or 0
     bool completes = false;     // openai-realtime: carries a response.done completed
+    // vllm-omni: where each frame's `server_event_seq` digits go (offsets into `frames`),
+    // stamped as the job is written so that the numbers rise in the order the client reads.
+    std::vector<std::uint32_t> seq_slots{};
 };
+
+// The width of a `server_event_seq` slot: the number, then blanks (JSON whitespace).
+inline constexpr std::size_t seq_width = 20;
 
 // What `GET /stats` reports, kept per thread since the last reset.
 struct stats_window {
@@ -72,11 +80,20 @@ struct stats_window {
     std::uint64_t units = 0;
     std::uint64_t cold_units = 0;       // units that paid the cold start
     std::uint64_t overloaded_units = 0; // units that paid the overload penalty
+    // Responses completed (written) and cancelled; vllm-omni's playback acknowledgements,
+    // those refused, and commits deferred.
+    std::uint64_t responses_completed = 0, responses_cancelled = 0;
+    std::uint64_t playback_acks = 0, playback_ack_errors = 0, deferred_commits = 0;
     log_histogram unit_latency_s, queue_wait_s, batch_size;
 
     void merge(const stats_window& o) {
         sessions_started += o.sessions_started;
         units += o.units;
+        responses_completed += o.responses_completed;
+        responses_cancelled += o.responses_cancelled;
+        playback_acks += o.playback_acks;
+        playback_ack_errors += o.playback_ack_errors;
+        deferred_commits += o.deferred_commits;
         cold_units += o.cold_units;
         overloaded_units += o.overloaded_units;
         unit_latency_s.merge(o.unit_latency_s);
@@ -96,6 +113,11 @@ struct alignas(64) native_shard {
     std::uint64_t vad_cancels = 0; // openai-realtime: of those, by speech (server VAD)
     std::uint64_t speech_started = 0, speech_stopped = 0, truncates = 0;
     std::uint64_t faults = 0;
+    // vllm-omni: playback.ack answered, refused (by code), commits deferred, listen decisions,
+    // event acks, heartbeats, sessions told the capacity is exhausted.
+    std::uint64_t playback_acks = 0, ack_mismatch = 0, ack_not_found = 0, ack_too_late = 0;
+    std::uint64_t deferred_commits = 0, listens = 0, event_acks = 0, heartbeats = 0;
+    std::uint64_t capacity_errors = 0;
     std::vector<double> unit_output_lag_s;
     stats_window window;
 };
@@ -105,8 +127,9 @@ struct alignas(64) native_shard {
 struct native_sessions final : mock_sessions {
     native_sessions(std::shared_ptr<mock_host> h, native_mock_options o);
 
-    awaitable<void> run_session(ws_stream& ws, std::size_t index) override;
+    awaitable<void> run_session(ws_stream& ws, const session_start& start) override;
     boost::json::object stats() const override;
+    void add_omni_stats(boost::json::object& o) const;
     awaitable<std::optional<std::string>> get(std::string target) override;
 
     // Shard `i`'s window, reset when asked; runs on that shard's thread.
@@ -137,9 +160,9 @@ struct native_sessions final : mock_sessions {
 // the client is leaving then, and only its goodbye can suffer.
 class native_session {
 public:
-    native_session(native_sessions& mock, ws_stream& ws, std::size_t index);
+    native_session(native_sessions& mock, ws_stream& ws, const session_start& start);
 
-    awaitable<void> run();
+    awaitable<void> run(const session_start& start);
 
 private:
     // ---- the loop (native_session.cpp)
@@ -177,6 +200,55 @@ private:
     void committed(std::string& out);
     void start_response(time_point now);
     bool cancel_response(time_point now, std::string_view reason, std::string* lead = nullptr);
+
+    // ---- vllm-omni (native_omni.cpp: the session, input, ledger, barge-in)
+    void omni_open(const session_start& start);
+    void on_omni(std::string_view type, const protocol::event_scanner& scanner,
+                 std::string_view frame, time_point now);
+    void omni_update(std::string_view frame, std::string_view event_id);
+    void omni_append(const protocol::event_scanner& scanner, std::string_view frame,
+                     time_point now);
+    void omni_vad(std::string_view frame, time_point now);
+    void omni_commit(std::string_view frame, std::string_view event_id, time_point now);
+    void omni_ack(std::string_view frame, std::string_view event_id);
+    void omni_clear(time_point now);
+    void omni_close();
+    bool omni_generating(time_point now) const;
+    bool omni_unplayed() const;
+    void omni_release(time_point now);
+    // ---- vllm-omni's replies (omni_replies.cpp)
+    void omni_session(std::string& out, std::vector<std::uint32_t>& slots, std::string_view type);
+    void omni_answer(time_point now);
+    void omni_start(time_point now);
+    std::optional<std::uint64_t> omni_cancel(time_point now, std::string_view reason, bool cleared);
+    void omni_error(std::string_view code, std::string_view message, std::string_view event_id,
+                    std::string_view param = {}, std::string_view type = "invalid_request_error");
+    void omni_playback(std::string& out, std::uint64_t generated, std::uint64_t played,
+                       std::uint64_t committed);
+
+    // One frame of a vllm-omni server event: `fields` (fmt format) after its
+    // `server_event_seq` slot (recorded in `slots`) and event_id.
+    template <class... Args>
+    void omni_event(std::string& out, std::vector<std::uint32_t>& slots,
+                    fmt::format_string<Args...> fields, Args&&... args) {
+        json_.assign(R"({"server_event_seq":)");
+        const std::size_t at = json_.size();
+        json_.append(seq_width, ' ');
+        fmt::format_to(std::back_inserter(json_), R"(,"event_id":"server_{}",)", next_event_++);
+        fmt::format_to(std::back_inserter(json_), fields, std::forward<Args>(args)...);
+        json_ += '}';
+        append_frame_header(out, json_.size());
+        slots.push_back(static_cast<std::uint32_t>(out.size() + at));
+        out += json_;
+    }
+    template <class... Args>
+    void omni_now(fmt::format_string<Args...> fields, Args&&... args) {
+        omni_event(immediate_, immediate_slots_, fields, std::forward<Args>(args)...);
+    }
+    template <class... Args>
+    void omni_job(output_job& job, fmt::format_string<Args...> fields, Args&&... args) {
+        omni_event(job.frames, job.seq_slots, fields, std::forward<Args>(args)...);
+    }
 
     // ---- output (native_session.cpp)
     output_job& queue(time_point due);
@@ -242,6 +314,28 @@ private:
     std::optional<speech_detector> detector_;
     std::vector<speech_detector::event> vad_events_;
     bool completed_ = false;
+
+    // vllm-omni: one response of the session, for the playback ledger and the busy rule.
+    struct omni_response {
+        std::uint64_t audio_ms = 0; // audio it was planned (or, cancelled, sent) to carry
+        std::uint64_t deltas = 0;   // the deltas planned
+        time_point done_due{};      // when its response.done leaves (or left)
+        std::uint64_t answered = 0; // commits answered when it began, itself included
+        std::uint64_t played_ms = 0, committed_ms = 0;
+        bool acked = false;    // a playback.ack of it was accepted
+        bool released = false; // cancelled or cleared: it keeps nothing busy
+    };
+    std::vector<omni_response> omni_responses_;
+    std::vector<std::uint32_t> immediate_slots_; // seq slots in immediate_
+    std::uint64_t next_seq_ = 1;                 // the next server_event_seq written
+    bool omni_created_ = false;                  // session.created sent
+    bool omni_ref_audio_ = false;                // a session.update gave ref_audio
+    bool omni_ack_only_ = options_.ack_only;
+    std::string omni_model_ = R"("pacer-native-mock")"; // as JSON: quoted, escaped
+    std::uint64_t omni_deferred_ = 0;    // commits waiting for the session to be free
+    std::uint64_t omni_answered_ = 0;    // commits answered (a response or a listen)
+    std::uint64_t omni_uncommitted_ = 0; // input bytes since the last commit
+    std::uint64_t omni_epoch_ = 0;       // advances on every cancel and clear
     std::string transcript_;
     std::string json_;
     constant_audio audio_;

@@ -87,7 +87,7 @@ struct probe_sessions final : detail::mock_sessions {
             throw std::invalid_argument("--fault-every must be >= 1");
     }
 
-    awaitable<void> run_session(detail::ws_stream& ws, std::size_t index) override;
+    awaitable<void> run_session(detail::ws_stream& ws, const detail::session_start& start) override;
     boost::json::object stats() const override;
     awaitable<bool> inject_fault(fault inject, detail::ws_stream& ws, std::string& batch,
                                  beast::flat_buffer& buffer, probe_shard& shard,
@@ -120,7 +120,9 @@ awaitable<bool> send_frame(detail::ws_stream& ws, std::string& batch, std::strin
     co_return co_await write_batch(ws, batch);
 }
 
-awaitable<void> probe_sessions::run_session(detail::ws_stream& ws, std::size_t index) {
+awaitable<void> probe_sessions::run_session(detail::ws_stream& ws,
+                                            const detail::session_start& start) {
+    const std::size_t index = start.index;
     auto& shard = shards[host->shard_of(ws.get_executor())];
     auto event_id = [&] { return probe_sessions::event_id(shard); };
     const fault inject = (options.inject != fault::none && index % options.fault_every == 0)

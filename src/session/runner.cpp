@@ -414,6 +414,8 @@ session_options session_runner::session_options_for(std::size_t i) {
     so.realtime = options_.realtime;
     so.turns = options_.turns;
     so.model = options_.model;
+    so.chunk = options_.chunk;
+    so.omni = options_.omni;
     so.wire_pcm = options_.wire_inputs.empty()
                       ? options_.wire_pcm
                       : options_.wire_inputs[i % options_.wire_inputs.size()];

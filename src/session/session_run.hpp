@@ -41,6 +41,7 @@
 #include <boost/json/serialize.hpp>
 
 #include "native_client.hpp"
+#include "omni_client.hpp"
 #include "realtime_client.hpp"
 #include "session_setup.hpp"
 #include "session_state.hpp"
@@ -436,7 +437,7 @@ awaitable<session_result> run_session(session_options options, trace::channel& t
 }
 
 /// The protocol table: one row a wire protocol, keyed by `session_options::realtime` (nullopt:
-/// native), naming the client that speaks it. A fourth protocol is one more row.
+/// native), naming the client that speaks it. A fifth protocol is one more row.
 template <class Io>
 struct protocol_row {
     std::optional<protocol::realtime_protocol> key;
@@ -444,10 +445,11 @@ struct protocol_row {
                                      std::shared_ptr<caller_stop>);
 };
 template <class Io>
-inline constexpr std::array<protocol_row<Io>, 3> protocol_table{{
+inline constexpr std::array<protocol_row<Io>, 4> protocol_table{{
     {std::nullopt, &run_session<native_client, Io>},
     {protocol::realtime_protocol::openai, &run_session<realtime_client, Io>},
     {protocol::realtime_protocol::vllm, &run_session<realtime_client, Io>},
+    {protocol::realtime_protocol::vllm_omni, &run_session<omni_client, Io>},
 }};
 
 /// One session on `Io`, of the protocol its options name (the table's row).

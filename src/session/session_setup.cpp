@@ -72,4 +72,24 @@ protocol::realtime_session realtime_machine(const session_options& o) {
     return protocol::realtime_session(m);
 }
 
+protocol::omni_session omni_machine(const session_options& o) {
+    protocol::omni_session_options m;
+    m.turns = o.omni.turns;
+    m.pcm_bytes = o.pcm.size();
+    m.origin = o.origin;
+    if (o.stagger_origin)
+        m.stagger_phase = *o.stagger_origin + o.start_delay;
+    m.start_delay = o.start_delay;
+    m.gate = o.gate != nullptr;
+    m.start_offset = o.start_offset;
+    m.turn_plan = turn_plan(o);
+    m.pause_packets = o.pause_packets;
+    m.chunk = o.chunk;
+    m.ack = o.omni.ack;
+    m.ack_every = o.omni.ack_every;
+    m.heartbeat = o.omni.heartbeat;
+    m.quiet = o.quiet;
+    return protocol::omni_session(m);
+}
+
 } // namespace pacer::session::detail

@@ -4,6 +4,7 @@
 // not part of the public API.
 
 #include <pacer/protocol/native_session.hpp>
+#include <pacer/protocol/omni_session.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/duplex_session.hpp>
 
@@ -23,5 +24,8 @@ protocol::native_session_options machine_options(const session_options& options)
 
 /// openai-realtime / vllm-realtime: their machine (`options.realtime` is set).
 protocol::realtime_session realtime_machine(const session_options& options);
+
+/// vllm-omni: its machine, with the listener's settings (`options.omni`).
+protocol::omni_session omni_machine(const session_options& options);
 
 } // namespace pacer::session::detail

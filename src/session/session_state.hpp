@@ -72,7 +72,7 @@ struct session_state {
             std::vector<std::optional<duration>> voice;
             for (const auto& t : options.conversation)
                 voice.push_back(t.voice_end);
-            timeline.emplace(options.conversation.size(), std::move(voice));
+            timeline.emplace(options.conversation.size(), std::move(voice), options.chunk);
         }
         states_alive.fetch_add(1, std::memory_order_relaxed);
     }

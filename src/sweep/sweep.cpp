@@ -75,6 +75,7 @@ metrics::realtime_context realtime_context(const sweep_options& o, double input_
     c.input_duration_s = input_duration_s;
     c.output_sample_rate = static_cast<double>(protocol::openai_sample_rate);
     c.startup_reserve_s = o.startup_reserve_ms / 1e3;
+    c.chunk_s = to_seconds(o.chunk);
     return c;
 }
 
@@ -187,6 +188,8 @@ session::run_options level_runner_options(const sweep_options& s, sweep_observer
     ro.realtime = s.realtime;
     ro.turns = s.turns;
     ro.model = s.model;
+    ro.chunk = s.chunk;
+    ro.omni = s.omni;
     ro.conversation = s.conversation;
     if (s.realtime) {
         ro.wire_inputs = s.wire_inputs;

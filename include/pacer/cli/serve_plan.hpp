@@ -13,6 +13,7 @@ namespace pacer::cli {
 struct serve_settings : sweep::serve_options {
     telemetry_settings telemetry;   ///< --gpu-telemetry & co. (not --server-metrics: above)
     run::client_settings client;    ///< wss:// trust and handshake headers
+    run::omni_cli omni;             ///< vllm-omni's --chunk-ms, --ref-audio, --ack, --ack-ms
     bool stable_rule_given = false; ///< one of the --stable-* options was typed
     bool dry_run = false;
 };

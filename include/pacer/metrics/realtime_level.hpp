@@ -29,6 +29,7 @@ struct realtime_context {
     double input_duration_s = 0;       ///< D, the input's length
     double output_sample_rate = 24000; ///< openai-realtime's PCM16 output (session.update)
     double startup_reserve_s = 0.080;  ///< the simulated player's buffer before it starts
+    double chunk_s = 0.080;            ///< an append's audio (vllm-omni: `--chunk-ms`)
 };
 
 /// The output audio of one session, response by response (`response_id`; deltas without one

@@ -19,15 +19,17 @@
 
 namespace pacer::protocol {
 
-enum class wire_protocol : std::uint8_t { native, openai_realtime, vllm_realtime };
+enum class wire_protocol : std::uint8_t { native, openai_realtime, vllm_realtime, vllm_omni };
 
-/// `native`, `openai-realtime`, `vllm-realtime`: the words of `--protocol`.
+/// `native`, `openai-realtime`, `vllm-realtime`, `vllm-omni`: the words of `--protocol`.
 constexpr std::string_view wire_protocol_name(wire_protocol p) {
     switch (p) {
     case wire_protocol::native:
         return "native";
     case wire_protocol::openai_realtime:
         return "openai-realtime";
+    case wire_protocol::vllm_omni:
+        return "vllm-omni";
     case wire_protocol::vllm_realtime:
         break;
     }
@@ -85,9 +87,12 @@ public:
                                  .append(wire_protocol_name(expected_))
                                  .append(" protocol's 'session.created'"));
             // The native protocol does not say what its session.created holds beyond an id:
-            // an openai-realtime shape passes here, and its session.updated tells.
+            // an openai-realtime shape passes here, and its session.updated tells. vllm-omni's
+            // session.created has openai-realtime's shape (a `session` object, no `sglang`).
+            const bool openai_shape_ok =
+                expected_ == wire_protocol::native || expected_ == wire_protocol::vllm_omni;
             if (named && *named != expected_ &&
-                !(expected_ == wire_protocol::native && *named == wire_protocol::openai_realtime))
+                !(openai_shape_ok && *named == wire_protocol::openai_realtime))
                 return wrong(std::string("server's first event was ")
                                  .append(describe(*named, "session.created"))
                                  .append(", not the ")
@@ -114,6 +119,7 @@ private:
         case wire_protocol::native:
             return s.append("with 'session.sglang')");
         case wire_protocol::openai_realtime:
+        case wire_protocol::vllm_omni:
             return s.append("a 'session' object without 'sglang')");
         case wire_protocol::vllm_realtime:
             break;

@@ -30,7 +30,7 @@
 
 namespace pacer::protocol {
 
-enum class realtime_protocol { openai, vllm };
+enum class realtime_protocol { openai, vllm, vllm_omni };
 enum class realtime_turns { server_vad, manual };
 
 /// openai-realtime's default PCM16 rate, and its bytes per 80 ms packet.

@@ -8,6 +8,7 @@
 
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/protocol/realtime_session.hpp>
+#include <pacer/session/duplex_session.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include <boost/json/object.hpp>
@@ -56,13 +57,36 @@ void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep)
 /// model (the server needs to be told which).
 std::optional<protocol::realtime_protocol> protocol_option(const std::string& name,
                                                            const std::string& model);
+/// For vllm-omni, adds `duplex=1` and `autostart=0` to the URL's query (unless it names them;
+/// an `autostart` other than 0 is a usage_error: pacer opens with session.update).
 /// For openai-realtime, puts `--model` into the URL's query as `model=` (percent-encoded), as
 /// the OpenAI API and its clients expect; the query already in `--url` is kept. Nothing for the
 /// other protocols, without a model, or when the URL already names the same model; a URL that
 /// names another model is a usage_error (the server would serve that one).
 void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_protocol> p,
                   const std::string& model);
-/// `--turns`: server-vad or manual (usage_error otherwise).
+/// `--turns`: server-vad or manual (usage_error otherwise); `model` passes here (as manual)
+/// and `omni_option` refuses it for any protocol but vllm-omni.
 protocol::realtime_turns turns_option(const std::string& turns);
+
+/// vllm-omni's options as given (`--chunk-ms`, `--ref-audio`, `--ack`, `--ack-ms`); zero and
+/// empty: not given.
+struct omni_cli {
+    int chunk_ms = 0;
+    std::string ref_audio;
+    std::string ack;
+    int ack_ms = 0;
+};
+/// What a vllm-omni session is given, resolved from the options.
+struct omni_plan {
+    duration chunk = protocol::packet_period;
+    session::omni_settings settings;
+};
+/// Checks vllm-omni's options against the protocol: with another protocol any of them (or
+/// `--turns model`) is a usage_error; with vllm-omni the chunk (default 200 ms) must be a
+/// multiple of 10 ms, the `--ref-audio` file a readable WAV (sent as a data URL), `--ack`
+/// `played` or `never`, `--ack-ms` positive. Returns the default plan for other protocols.
+omni_plan omni_option(const omni_cli& o, std::optional<protocol::realtime_protocol> p,
+                      const std::string& turns);
 
 } // namespace pacer::run

@@ -64,6 +64,7 @@ struct run_options {
     std::string scenario = "single"; ///< `--scenario` (docs/scenarios.md)
     session::voice_settings voice;   ///< `--voice-threshold-db`, `--voice-hangover-ms`
     std::string model;
+    omni_cli omni; ///< `--chunk-ms`, `--ref-audio`, `--ack`, `--ack-ms` (vllm-omni)
     std::size_t threads = 1;
     std::string output;
     bool keep_traces = false;
@@ -128,6 +129,7 @@ struct run_job {
     std::optional<protocol::realtime_protocol> realtime;
     session::cap_policy policy{};
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad; ///< `--turns`
+    omni_plan omni; ///< vllm-omni's chunk and listener (the default plan otherwise)
     /// A multi-turn `--scenario` (none: `single`) and its turns' audio, a turn with no `pcm`
     /// being the run's input; each session draws its own pauses.
     session::conversation_plan conversation;

@@ -12,6 +12,9 @@
 // later deadline. Appends are numbered 0, 1, 2, ... in the order sent (audio and silence).
 //
 // One turn with no pause is `packet_grid` exactly: the same deadlines, the same numbering.
+//
+// The period is 80 ms unless a protocol appends in other chunks (vllm-omni's `--chunk-ms`, a
+// multiple of 10 ms): slot k is then due at origin + k x period and carries period x 32 bytes.
 
 #include <pacer/core/clock.hpp>
 #include <pacer/schedule/constants.hpp>
@@ -53,14 +56,26 @@ struct turn_action {
 class turn_grid {
 public:
     turn_grid(std::vector<turn_layout> turns, bool pause_packets,
-              std::optional<time_point> origin = {})
+              std::optional<time_point> origin = {}, duration period = packet_period)
         : turns_(std::move(turns)), pause_packets_(pause_packets), origin_(origin),
-          starts_(turns_.size(), 0), first_audio_(turns_.size()) {}
+          starts_(turns_.size(), 0), first_audio_(turns_.size()), period_(period),
+          chunk_bytes_(chunk_bytes(period)) {}
+
+    /// The input bytes one slot of `period` carries (16 kHz PCM16: 32 bytes a millisecond).
+    static std::size_t chunk_bytes(duration period) {
+        return static_cast<std::size_t>(
+            std::chrono::duration_cast<std::chrono::milliseconds>(period).count() *
+            static_cast<std::int64_t>(input_bytes_per_second / 1000));
+    }
+    /// How many slots carry `bytes` of audio (the last one shorter, never padded).
+    std::size_t chunks(std::size_t bytes) const {
+        return (bytes + chunk_bytes_ - 1) / chunk_bytes_;
+    }
+    duration period() const { return period_; }
 
     /// The deadline of slot `k`; requires an origin.
     time_point scheduled(std::size_t k) const {
-        return *origin_ +
-               std::chrono::duration_cast<duration>(packet_period * static_cast<std::int64_t>(k));
+        return *origin_ + period_ * static_cast<std::int64_t>(k);
     }
 
     turn_action next(time_point now) {
@@ -68,7 +83,7 @@ public:
         for (;;) {
             if (turn_ >= turns_.size())
                 return {k::done, seq_};
-            const std::size_t n = packet_count(turns_[turn_].bytes);
+            const std::size_t n = chunks(turns_[turn_].bytes);
             if (!pausing_) {
                 if (index_ < n) {
                     const std::size_t slot = starts_[turn_] + index_;
@@ -96,7 +111,7 @@ public:
                 slot_ = starts_[turn_] + n;
                 ended_at_ = end;
                 const std::size_t pause_slots = static_cast<std::size_t>(
-                    (turns_[turn_].pause + packet_period - duration(1)) / packet_period);
+                    (turns_[turn_].pause + period_ - duration(1)) / period_);
                 pause_end_ = slot_ + pause_slots;
                 return {k::turn_end, seq_, 0, turn_, 0, false, false, end};
             }
@@ -153,8 +168,8 @@ public:
     /// + that packet's duration. Requires the turn's last packet to have gone.
     time_point end_of_turn_at(std::size_t j) const {
         const std::size_t bytes = turns_[j].bytes;
-        return end_of_input_at(scheduled(starts_[j]), bytes, last_start_,
-                               packet_size(bytes, packet_count(bytes) - 1));
+        const std::size_t last = bytes - (chunks(bytes) - 1) * chunk_bytes_;
+        return end_of_input_at(scheduled(starts_[j]), bytes, last_start_, last);
     }
 
     std::optional<time_point> origin() const { return origin_; }
@@ -167,7 +182,7 @@ public:
     std::size_t audio_packets() const {
         std::size_t sum = 0;
         for (const auto& t : turns_)
-            sum += packet_count(t.bytes);
+            sum += chunks(t.bytes);
         return sum;
     }
 
@@ -186,6 +201,8 @@ private:
     time_point ended_at_{};
     std::size_t seq_ = 0;
     time_point last_start_{};
+    duration period_;
+    std::size_t chunk_bytes_;
 };
 
 } // namespace pacer::schedule

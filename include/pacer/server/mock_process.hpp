@@ -50,6 +50,8 @@ struct native_mock_process_options {
     double vad_silence_ms = 500;
     double reply_ms = 800;
     double cancel_reaction_ms = 20;
+    double reply_delta_ms = 1000;
+    std::string playback_commit_policy = "ack_only";
     std::size_t threads = 1;
     std::string fault = "none";
     std::string fault_sessions;

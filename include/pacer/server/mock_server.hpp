@@ -32,6 +32,11 @@ struct host_options {
     /// neither; the mock refuses to start (std::invalid_argument) when they cannot be loaded.
     std::string tls_cert;
     std::string tls_key;
+    /// Also served beside /v1/realtime (vllm-omni's alias `/v1/duplex`); empty: none.
+    std::string alias_path;
+    /// Over --max-sessions, accept the upgrade and let the session say so (vllm-omni's
+    /// `resource_exhausted` error event) instead of answering HTTP 503.
+    bool capacity_error_in_session = false;
 };
 
 namespace detail {

@@ -94,7 +94,8 @@ struct native_mock_options : host_options {
     /// `conversation.item.truncate`; vllm-realtime
     /// answers each 80 ms (2,560 bytes at 16 kHz) with a `transcription.delta` and the final
     /// commit with `transcription.done`. Both on the same capacity model; the fault modes are
-    /// the native protocol's only. The session completes when the client closes.
+    /// the native protocol's only. The session completes when the client closes. vllm-omni
+    /// (vLLM-Omni's full-duplex `/v1/realtime?duplex=1`) is described in docs/native-mock.md.
     std::optional<protocol::realtime_protocol> realtime;
     /// openai-realtime, server VAD (on unless `session.update` sets `turn_detection` null, as
     /// OpenAI's default): an 80 ms window of input is speech when its RMS is at least this many
@@ -110,6 +111,25 @@ struct native_mock_options : host_options {
     /// VAD) sends nothing due after this, then `response.done` cancelled
     /// (`--cancel-reaction-ms`).
     std::chrono::duration<double, std::milli> cancel_reaction{20};
+    /// vllm-omni (docs/native-mock.md, "vllm-omni"): a session.update without `ref_audio` as a
+    /// `data:audio/wav;base64,` URL is refused with `ref_audio_required`, as MiniCPM-o's
+    /// (`--require-ref-audio`).
+    bool require_ref_audio = false;
+    /// vllm-omni: the `playback_commit_policy` of a session that does not set one
+    /// (`--playback-commit-policy`): under ack_only (true) a response whose audio was sent but
+    /// not acknowledged as played (`playback.ack`) keeps the session busy, and later commits
+    /// wait (`response_create_deferred`); under commit_all_on_done (false) only a response
+    /// still being generated does.
+    bool ack_only = true;
+    /// vllm-omni: the older servers' names `response.audio.delta` and
+    /// `response.audio_transcript.delta` (and their `.done`) instead of the GA ones.
+    bool beta_audio_names = false;
+    /// vllm-omni: every Nth answered commit gets `response.listen` (the model keeps listening)
+    /// instead of a response (`--listen-every`); 0: never.
+    std::size_t listen_every = 0;
+    /// vllm-omni: a response's `reply` audio goes out in deltas of this much audio, paced in
+    /// real time (`--reply-delta-ms`; the model's 1,000 ms unit by default).
+    std::chrono::duration<double, std::milli> reply_delta{1000};
 };
 
 /// The granted capabilities the mock sends in every `session.updated` of `options` (the

@@ -8,6 +8,7 @@
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/protocol/constants.hpp>
+#include <pacer/protocol/omni_session.hpp>
 #include <pacer/protocol/pcm_input.hpp>
 #include <pacer/protocol/realtime_session.hpp>
 #include <pacer/session/live_counters.hpp>
@@ -107,6 +108,18 @@ struct session_turn {
     std::optional<duration> voice_end;
 };
 
+/// What a vllm-omni session adds to its options (docs/protocols.md, "vllm-omni").
+struct omni_settings {
+    protocol::omni_turns turns = protocol::omni_turns::manual;
+    /// The listener's playback acks: on, at least every `ack_every`; off (`--ack never`).
+    bool ack = true;
+    duration ack_every = protocol::omni_default_ack;
+    duration heartbeat = protocol::omni_heartbeat_period;
+    /// The assistant's voice, `data:audio/wav;base64,…`, shared read-only; null: none.
+    std::shared_ptr<const std::string> ref_audio;
+    std::string instructions;
+};
+
 struct session_options {
     std::uint32_t index = 0;
     transport::ws_endpoint endpoint;
@@ -165,6 +178,10 @@ struct session_options {
     /// The session's result then has one `turns` entry each.
     std::vector<session_turn> conversation;
     bool pause_packets = true;
+    /// The append grid's period: 80 ms, or vllm-omni's `--chunk-ms` (a multiple of 10 ms).
+    duration chunk = protocol::packet_period;
+    /// vllm-omni only (`realtime` = vllm_omni): its turns, its listener and its voice.
+    omni_settings omni;
 };
 
 /// A socket write that takes longer than one packet period is a send stall: the server's

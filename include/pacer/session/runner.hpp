@@ -125,6 +125,9 @@ struct run_options {
     std::optional<protocol::realtime_protocol> realtime;
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
     std::string model;
+    /// The append grid's period and vllm-omni's settings (session_options' `chunk`, `omni`).
+    duration chunk = protocol::packet_period;
+    omni_settings omni;
     /// The input at the protocol's rate, resampled once for every session.
     protocol::pcm_input wire_pcm;
     /// With several `inputs`: each at the protocol's rate, in the same order (session i

@@ -42,8 +42,10 @@ class turn_timeline {
 public:
     /// `voice`: each turn's voice end from the start of its audio (find_voice_end), none for a
     /// turn without voice; empty: none known.
-    explicit turn_timeline(std::size_t turns, std::vector<std::optional<duration>> voice = {})
-        : turns_(turns) {
+    /// `period`: the append grid's (80 ms; vllm-omni's `--chunk-ms`).
+    explicit turn_timeline(std::size_t turns, std::vector<std::optional<duration>> voice = {},
+                           duration period = schedule::packet_period)
+        : turns_(turns), period_(period) {
         for (std::size_t j = 0; j < voice.size() && j < turns_.size(); ++j)
             turns_[j].voice = voice[j];
     }
@@ -70,7 +72,7 @@ public:
         auto& t = turns_[j];
         if (!t.voice || t.r.voice_end_s || *t.voice <= duration::zero())
             return;
-        const auto period = schedule::packet_period;
+        const auto period = period_;
         const auto packet_start = period * static_cast<std::int64_t>(k);
         if (*t.voice <= packet_start || *t.voice > packet_start + period)
             return;
@@ -195,6 +197,7 @@ private:
     }
 
     std::vector<turn> turns_;
+    duration period_;
     std::size_t latest_ = 0;          // the latest turn started
     std::deque<std::size_t> pending_; // triggers not yet answered, oldest first
     std::vector<std::pair<std::string, std::optional<std::size_t>>> responses_;

@@ -63,6 +63,9 @@ struct sweep_options {
     std::optional<protocol::realtime_protocol> realtime;
     protocol::realtime_turns turns = protocol::realtime_turns::server_vad;
     std::string turns_name = "server-vad"; ///< `--turns` as given (recorded)
+    /// vllm-omni: the append chunk and the listener (session_options' `chunk`, `omni`).
+    duration chunk = protocol::packet_period;
+    session::omni_settings omni;
     std::string model;
 
     // The input.

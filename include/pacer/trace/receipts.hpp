@@ -86,6 +86,30 @@ struct turn_result {
     double audio_after_interrupt_s = 0;
 };
 
+/// vllm-omni only: what its listener and its exchange counted (docs/protocols.md, "vllm-omni").
+struct omni_figures {
+    std::uint64_t responses = 0;     ///< `response.created`
+    std::uint64_t completed = 0;     ///< `response.done` completed
+    std::uint64_t cancelled = 0;     ///< `response.done` cancelled
+    std::uint64_t listens = 0;       ///< `response.listen` (the model kept listening)
+    std::uint64_t commits = 0;       ///< commits sent
+    std::uint64_t deferred = 0;      ///< commits answered `response_create_deferred`
+    std::uint64_t unanswered = 0;    ///< commits never answered when the session ended
+    std::uint64_t playback_acks = 0; ///< `playback.ack` sent
+    std::uint64_t acknowledged = 0;  ///< `playback.acknowledged`
+    std::uint64_t ack_errors = 0;    ///< `playback_item_mismatch`, `_not_found`, `_ack_too_late`
+    std::uint64_t event_acks = 0;    ///< `session.event_ack` sent
+    std::uint64_t heartbeats = 0;    ///< `session.heartbeat` sent
+    std::uint64_t cleared = 0;       ///< `output_audio_buffer.cleared`
+    double audio_received_ms = 0;    ///< the audio the deltas carried (24 kHz PCM16)
+    double server_audio_ms = 0; ///< the server's `metadata.audio_duration_ms`, each reply's last
+    double dropped_ms = 0;      ///< audio a clear dropped before it played
+    std::vector<double> ack_round_trip_s; ///< `playback.ack` → its answer
+    /// The server's stall: why commits went unanswered (`response_create_deferred`, or
+    /// `no reply`); empty when every commit was answered.
+    std::string stall;
+};
+
 struct session_result {
     std::uint32_t index = 0;
     bool admitted = false;
@@ -144,6 +168,8 @@ struct session_result {
     std::optional<double> pending_write_s;
     /// Multi-turn scenarios only (empty for `single`): each user turn.
     std::vector<turn_result> turns;
+    /// vllm-omni only.
+    std::optional<omni_figures> omni;
 };
 
 /// The receipts file is `{"session_start_s":…,"admitted":…,"appends":[…]}\n`, written in

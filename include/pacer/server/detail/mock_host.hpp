@@ -66,6 +66,16 @@ private:
 std::size_t parse_choice(std::span<const std::string_view> names, std::string_view name,
                          std::string_view flag);
 
+/// What a session handler is told of its session: its index (admitted sessions in accept order
+/// from 0), the upgrade's target (path and query), and whether it came over --max-sessions
+/// (only with `host_options::capacity_error_in_session`: such a session is not counted as
+/// open, and should tell its client and end).
+struct session_start {
+    std::size_t index = 0;
+    std::string target;
+    bool over_capacity = false;
+};
+
 /// The accept loop and the upgrade of one mock, with its session counters and loop monitors.
 ///
 /// @par Threads
@@ -90,7 +100,7 @@ class mock_host : public std::enable_shared_from_this<mock_host> {
 public:
     /// Runs one admitted session; its index counts admitted sessions in accept order from 0.
     /// The stream is open and owned by the host until the handler returns.
-    using session_handler = std::function<pacer::awaitable<void>(ws_stream&, std::size_t)>;
+    using session_handler = std::function<pacer::awaitable<void>(ws_stream&, const session_start&)>;
     /// Answers a plain HTTP GET (not an upgrade) for `target` (path and query): a JSON body, or
     /// nullopt for "not mine" (the host then answers as it would without the handler).
     using get_handler =
@@ -182,7 +192,7 @@ public:
     mock_sessions& operator=(const mock_sessions&) = delete;
 
     /// Runs one admitted session (see `mock_host::session_handler`).
-    virtual pacer::awaitable<void> run_session(ws_stream& ws, std::size_t index) = 0;
+    virtual pacer::awaitable<void> run_session(ws_stream& ws, const session_start& start) = 0;
     /// The host's stats plus the mock's own.
     virtual boost::json::object stats() const = 0;
     /// A plain HTTP GET of `target` (see `mock_host::get_handler`); by default none is served.
