@@ -176,8 +176,8 @@ void native_session::omni_update(std::string_view frame, std::string_view event_
 }
 
 // An append of PCM16 at 16 kHz, any size: units close at 1,030 ms and every 1,000 ms after,
-// each through the capacity model like the other protocols' (its job carries no frames: the
-// model listens), and server VAD reads the PCM when it is on.
+// each through the capacity model like the other protocols' (no frames answer it: the model
+// listens), and server VAD reads the PCM when it is on.
 void native_session::omni_append(const protocol::event_scanner& scanner, std::string_view frame,
                                  time_point now) {
     ++shard_.appends;
@@ -185,8 +185,13 @@ void native_session::omni_append(const protocol::event_scanner& scanner, std::st
     input_bytes_ += bytes;
     omni_uncommitted_ += bytes;
     while (input_bytes_ >= (first_unit_ms + unit_period_ms * units_done_) * input_bytes_per_ms) {
+        // No frames answer a unit: its modelled lag is recorded at once, and a reply cannot
+        // leave before the unit it follows is done. (A job in the queue would wait behind the
+        // paced reply audio, and whatever follows would wait behind it.)
         const auto [note, due] = compute(now);
-        queue(due).units.push_back(note);
+        output_job unit{due, {}, {note}, then::nothing, 0, false, {}};
+        record(unit, due);
+        omni_unit_due_ = std::max(omni_unit_due_, due);
         ++units_done_;
         count_unit();
     }

@@ -4,8 +4,9 @@
 // audio_duration_ms, the ack_only stall and its release, each playback.ack error, barge-in by
 // output_audio_buffer.clear, response.cancel and server VAD, the capacity error and the close.
 //
-// The mock runs on its own thread; the client blocks, each read bounded by a socket receive
-// timeout (a hang fails the test, it asserts no timing). "Nothing was answered" is shown by
+// The mock runs on its own thread; the client blocks, and a watchdog shuts its socket down
+// after 30 s (a liveness bound that turns a hang into a failed read, not a timing assertion;
+// the replies cut by barge-in here would run for a minute). "Nothing was answered" is shown by
 // order, not by waiting: a heartbeat sent after the commit comes back before any reply the
 // mock would have queued for it (the capacity model's latency is 0 here).
 
@@ -26,10 +27,13 @@
 #include <gtest/gtest.h>
 
 #include "async/mock_thread.hpp"
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -49,11 +53,28 @@ struct omni_client {
     std::int64_t last_seq = 0;
     std::vector<json::object> seen;
 
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool finished = false;
+    std::thread watchdog;
+
     omni_client(std::uint16_t port, const std::string& target) {
         ws.next_layer().connect({asio::ip::address_v4::loopback(), port});
-        timeval limit{20, 0}; // a liveness bound on every read, not a timing assertion
-        setsockopt(ws.next_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        const int fd = ws.next_layer().native_handle();
+        watchdog = std::thread([this, fd] {
+            std::unique_lock lock(mutex);
+            if (!cv.wait_for(lock, std::chrono::seconds(30), [this] { return finished; }))
+                ::shutdown(fd, SHUT_RDWR);
+        });
         ws.handshake("127.0.0.1", target);
+    }
+    ~omni_client() {
+        {
+            const std::lock_guard lock(mutex);
+            finished = true;
+        }
+        cv.notify_all();
+        watchdog.join();
     }
 
     void send(const std::string& event) { ws.write(asio::buffer(event)); }
