@@ -55,6 +55,10 @@ void add_conversation_options(CLI::App& sub, server::native_mock_process_options
     sub.add_flag("--require-ref-audio", s.options.require_ref_audio,
                  "vllm-omni: refuse a session.update without ref_audio (a "
                  "data:audio/wav;base64 URL) with ref_audio_required, as MiniCPM-o does");
+    sub.add_flag("--model-turns", s.options.model_turns,
+                 "vllm-omni, sessions with turn_detection null: the model decides; the end of "
+                 "speech in the input opens a reply without a commit (a commit gets "
+                 "input_audio_buffer.committed alone)");
     sub.add_flag("--beta-audio-names", s.options.beta_audio_names,
                  "vllm-omni: name the deltas response.audio.delta and "
                  "response.audio_transcript.delta, as older servers do");

@@ -352,6 +352,7 @@ void native_sessions::add_omni_stats(boost::json::object& o) const {
     o["require_ref_audio"] = options.require_ref_audio;
     o["playback_commit_policy"] = options.ack_only ? "ack_only" : "commit_all_on_done";
     o["beta_audio_names"] = options.beta_audio_names;
+    o["model_turns"] = options.model_turns;
     o["listen_every"] = options.listen_every;
     o["reply_ms"] = options.reply.count();
     o["reply_delta_ms"] = options.reply_delta.count();

@@ -210,6 +210,7 @@ private:
                      time_point now);
     void omni_vad(std::string_view frame, time_point now);
     void omni_commit(std::string_view frame, std::string_view event_id, time_point now);
+    void omni_turn(time_point now, bool busy);
     void omni_ack(std::string_view frame, std::string_view event_id);
     void omni_clear(time_point now);
     void omni_close();

@@ -456,7 +456,8 @@ TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
                              "--playback-commit-policy",
                              "--require-ref-audio",
                              "--beta-audio-names",
-                             "--listen-every"})
+                             "--listen-every",
+                             "--model-turns"})
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
 }
 

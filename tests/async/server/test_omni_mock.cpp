@@ -433,6 +433,28 @@ TEST(OmniMock, ServerVadSpeechOverAReplyCancelsIt) {
     EXPECT_EQ(done.at("response").at("status_details").at("reason").as_string(), "turn_detected");
 }
 
+TEST(OmniMock, ModelTurnsAnswerTheEndOfSpeechWithoutACommit) {
+    auto o = omni(100, 100);
+    o.model_turns = true;
+    o.vad_silence = ms(200);
+    pacer::testing::mock_thread mock(o);
+    omni_client c(mock.mock.port(), duplex);
+    c.open(); // turn_detection null
+    c.append(600);
+    c.append(400, 0); // the speech ends: the model answers on its own
+    std::vector<json::object> before;
+    const auto created = c.until("response.created", &before);
+    EXPECT_EQ(created.at("response_id").as_string(), "resp_0");
+    EXPECT_FALSE(has_type(before, "input_audio_buffer.speech_stopped")); // no VAD events
+    EXPECT_FALSE(has_type(before, "input_audio_buffer.committed"));
+    c.until("response.done");
+    // A commit is recorded, not answered: the model has decided already.
+    c.append(200, 0);
+    c.send(R"({"type":"input_audio_buffer.commit"})");
+    c.until("input_audio_buffer.committed");
+    EXPECT_FALSE(has_type(c.sync(), "response.created"));
+}
+
 TEST(OmniMock, OverCapacityTheSessionIsToldResourceExhausted) {
     auto o = omni();
     o.max_sessions = 1;
