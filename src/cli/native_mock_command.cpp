@@ -11,6 +11,66 @@
 
 namespace pacer::cli {
 
+namespace {
+
+// The flags of the conversational protocols: openai-realtime's and vllm-omni's server VAD,
+// replies and cancels, then vllm-omni's own.
+void add_conversation_options(CLI::App& sub, server::native_mock_process_options& s) {
+    sub.add_option(
+           "--vad-threshold-dbfs", s.vad_threshold_dbfs,
+           "openai-realtime and vllm-omni server VAD: an 80 ms window of input is speech when its "
+           "RMS is at least this many dBFS (zeros never are)")
+        ->check(number_in(-120, 0))
+        ->capture_default_str();
+    sub.add_option(
+           "--vad-silence-ms", s.vad_silence_ms,
+           "openai-realtime and vllm-omni server VAD: speech stops after this many ms below the "
+           "threshold (a session's silence_duration_ms overrides it); then the mock "
+           "commits and answers")
+        ->check(number_in(80, max_ms))
+        ->capture_default_str();
+    sub.add_option("--reply-ms", s.reply_ms,
+                   "openai-realtime and vllm-omni: ms of audio in each response, sent in 80 ms "
+                   "deltas (vllm-omni: --reply-delta-ms) paced in real time")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub.add_option(
+           "--cancel-reaction-ms", s.cancel_reaction_ms,
+           "openai-realtime and vllm-omni: a cancelled response (response.cancel, or speech under "
+           "server VAD) sends nothing due later than this, then response.done "
+           "cancelled")
+        ->check(number_in(0, max_ms))
+        ->capture_default_str();
+    sub.add_option("--reply-delta-ms", s.reply_delta_ms,
+                   "vllm-omni: each reply (--reply-ms of audio) goes out in deltas of this much "
+                   "audio, paced in real time")
+        ->check(number_in(10, max_ms))
+        ->capture_default_str();
+    sub.add_option("--playback-commit-policy", s.playback_commit_policy,
+                   "vllm-omni, for sessions that do not set it: ack_only (a reply whose audio "
+                   "was sent but not acknowledged as played by playback.ack keeps the session "
+                   "busy; later commits are deferred, so a client that never acks stalls) or "
+                   "commit_all_on_done")
+        ->capture_default_str();
+    sub.add_flag("--require-ref-audio", s.options.require_ref_audio,
+                 "vllm-omni: refuse a session.update without ref_audio (a "
+                 "data:audio/wav;base64 URL) with ref_audio_required, as MiniCPM-o does");
+    sub.add_flag("--model-turns", s.options.model_turns,
+                 "vllm-omni, sessions with turn_detection null: the model decides; the end of "
+                 "speech in the input opens a reply without a commit (a commit gets "
+                 "input_audio_buffer.committed alone)");
+    sub.add_flag("--beta-audio-names", s.options.beta_audio_names,
+                 "vllm-omni: name the deltas response.audio.delta and "
+                 "response.audio_transcript.delta, as older servers do");
+    sub.add_option("--listen-every", s.options.listen_every,
+                   "vllm-omni: answer every Nth commit with response.listen (the model keeps "
+                   "listening) instead of a reply; 0: never")
+        ->check(whole_number(0, 1'000'000))
+        ->capture_default_str();
+}
+
+} // namespace
+
 command add_native_mock_command(CLI::App& app) {
     auto s = std::make_shared<server::native_mock_process_options>();
     auto* sub = app.add_subcommand(
@@ -95,53 +155,7 @@ command add_native_mock_command(CLI::App& app) {
                     "How long the server stays degraded after its last overloaded unit, in s")
         ->check(number_in(0.001, 86400))
         ->capture_default_str();
-    sub->add_option(
-           "--vad-threshold-dbfs", s->vad_threshold_dbfs,
-           "openai-realtime and vllm-omni server VAD: an 80 ms window of input is speech when its "
-           "RMS is at least this many dBFS (zeros never are)")
-        ->check(number_in(-120, 0))
-        ->capture_default_str();
-    sub->add_option(
-           "--vad-silence-ms", s->vad_silence_ms,
-           "openai-realtime and vllm-omni server VAD: speech stops after this many ms below the "
-           "threshold (a session's silence_duration_ms overrides it); then the mock "
-           "commits and answers")
-        ->check(number_in(80, max_ms))
-        ->capture_default_str();
-    sub->add_option("--reply-ms", s->reply_ms,
-                    "openai-realtime and vllm-omni: ms of audio in each response, sent in 80 ms "
-                    "deltas (vllm-omni: --reply-delta-ms) paced in real time")
-        ->check(number_in(0, max_ms))
-        ->capture_default_str();
-    sub->add_option(
-           "--cancel-reaction-ms", s->cancel_reaction_ms,
-           "openai-realtime and vllm-omni: a cancelled response (response.cancel, or speech under "
-           "server VAD) sends nothing due later than this, then response.done "
-           "cancelled")
-        ->check(number_in(0, max_ms))
-        ->capture_default_str();
-    sub->add_option("--reply-delta-ms", s->reply_delta_ms,
-                    "vllm-omni: each reply (--reply-ms of audio) goes out in deltas of this much "
-                    "audio, paced in real time")
-        ->check(number_in(10, max_ms))
-        ->capture_default_str();
-    sub->add_option("--playback-commit-policy", s->playback_commit_policy,
-                    "vllm-omni, for sessions that do not set it: ack_only (a reply whose audio "
-                    "was sent but not acknowledged as played by playback.ack keeps the session "
-                    "busy; later commits are deferred, so a client that never acks stalls) or "
-                    "commit_all_on_done")
-        ->capture_default_str();
-    sub->add_flag("--require-ref-audio", o.require_ref_audio,
-                  "vllm-omni: refuse a session.update without ref_audio (a "
-                  "data:audio/wav;base64 URL) with ref_audio_required, as MiniCPM-o does");
-    sub->add_flag("--beta-audio-names", o.beta_audio_names,
-                  "vllm-omni: name the deltas response.audio.delta and "
-                  "response.audio_transcript.delta, as older servers do");
-    sub->add_option("--listen-every", o.listen_every,
-                    "vllm-omni: answer every Nth commit with response.listen (the model keeps "
-                    "listening) instead of a reply; 0: never")
-        ->check(whole_number(0, 1'000'000))
-        ->capture_default_str();
+    add_conversation_options(*sub, *s);
     sub->add_option(
            "--fault", s->fault,
            "Fault of the reference peer, on the session's first append unless said: "

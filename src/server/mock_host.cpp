@@ -257,16 +257,7 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
     }
     // The slot is taken from the upgrade on, so a burst of handshakes cannot overshoot it
     // (a compare-and-swap: shards admit at once).
-    bool admitted = handshake > options_.reject_first;
-    if (admitted) {
-        auto open = active_.load(std::memory_order_relaxed);
-        do {
-            if (options_.max_sessions != 0 && open >= options_.max_sessions) {
-                admitted = false;
-                break;
-            }
-        } while (!active_.compare_exchange_weak(open, open + 1, std::memory_order_relaxed));
-    }
+    const bool admitted = handshake > options_.reject_first && take_slot();
     // Over capacity with a protocol that says so in the session (vllm-omni): upgraded, told,
     // and never counted as open. Rejected before --reject-first's count: HTTP 503 still.
     const bool told =
@@ -296,6 +287,17 @@ awaitable<void> mock_host::handle(transport::detail::tcp_socket socket, session_
     where.sessions.fetch_add(1, std::memory_order_relaxed);
     co_await handler(ws, start);
     active_.fetch_sub(1, std::memory_order_relaxed);
+}
+
+// One more open session, unless --max-sessions are open (a compare-and-swap: shards admit at
+// once).
+bool mock_host::take_slot() {
+    auto open = active_.load(std::memory_order_relaxed);
+    do {
+        if (options_.max_sessions != 0 && open >= options_.max_sessions)
+            return false;
+    } while (!active_.compare_exchange_weak(open, open + 1, std::memory_order_relaxed));
+    return true;
 }
 
 // With names_mutex_ held.

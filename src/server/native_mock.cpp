@@ -150,7 +150,10 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                o.overload_penalty.count() > 0
                    ? fmt::format("+{:g} ms per unit for {:g} s after a unit whose modelled lag "
                                  "exceeded one unit ({} ms)",
-                                 o.overload_penalty.count(), o.recovery.count(), o.profile->unit_ms)
+                                 o.overload_penalty.count(), o.recovery.count(),
+                                 o.realtime == protocol::realtime_protocol::vllm_omni
+                                     ? 1000
+                                     : o.profile->unit_ms)
                    : std::string("none (no --overload-penalty-ms)"));
     if (o.realtime == protocol::realtime_protocol::openai)
         fmt::print("  turns      server VAD unless the session sets turn_detection null: speech "
@@ -167,9 +170,8 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
                    o.beta_audio_names ? " (beta names)" : "",
                    o.ack_only ? "ack_only" : "commit_all_on_done",
                    o.require_ref_audio ? "required" : "optional",
-                   o.listen_every == 0 ? std::string("every commit answered")
-                                       : fmt::format("every {}th commit answered by "
-                                                     "response.listen",
+                   o.listen_every == 0 ? std::string("every commit answered by a reply")
+                                       : fmt::format("1 answered commit in {} gets response.listen",
                                                      o.listen_every));
     // Formatted, not `" in sessions " + std::string(...)`: GCC 12 at -O3 warns -Wrestrict
     // (a false positive) inside the inlined string insert that operator+ makes of it.
@@ -262,7 +264,9 @@ native_sessions::native_sessions(std::shared_ptr<mock_host> h, native_mock_optio
       worker(ticks(options.service_time)),
       cold(ticks(options.cold_start_extra), ticks(options.cold_start_window)),
       overload(ticks(options.overload_penalty), ticks(options.recovery),
-               std::chrono::milliseconds(options.profile->unit_ms)),
+               std::chrono::milliseconds(options.realtime == protocol::realtime_protocol::vllm_omni
+                                             ? 1000
+                                             : options.profile->unit_ms)),
       shards(host->shard_count()), since(clock::now().time_since_epoch().count()) {}
 
 awaitable<stats_window> native_sessions::take_window(std::size_t i, bool reset) {
@@ -348,6 +352,7 @@ void native_sessions::add_omni_stats(boost::json::object& o) const {
     o["require_ref_audio"] = options.require_ref_audio;
     o["playback_commit_policy"] = options.ack_only ? "ack_only" : "commit_all_on_done";
     o["beta_audio_names"] = options.beta_audio_names;
+    o["model_turns"] = options.model_turns;
     o["listen_every"] = options.listen_every;
     o["reply_ms"] = options.reply.count();
     o["reply_delta_ms"] = options.reply_delta.count();

@@ -176,8 +176,8 @@ void native_session::omni_update(std::string_view frame, std::string_view event_
 }
 
 // An append of PCM16 at 16 kHz, any size: units close at 1,030 ms and every 1,000 ms after,
-// each through the capacity model like the other protocols' (its job carries no frames: the
-// model listens), and server VAD reads the PCM when it is on.
+// each through the capacity model like the other protocols' (no frames answer it: the model
+// listens), and server VAD reads the PCM when it is on.
 void native_session::omni_append(const protocol::event_scanner& scanner, std::string_view frame,
                                  time_point now) {
     ++shard_.appends;
@@ -185,12 +185,17 @@ void native_session::omni_append(const protocol::event_scanner& scanner, std::st
     input_bytes_ += bytes;
     omni_uncommitted_ += bytes;
     while (input_bytes_ >= (first_unit_ms + unit_period_ms * units_done_) * input_bytes_per_ms) {
+        // No frames answer a unit: its modelled lag is recorded at once, and a reply cannot
+        // leave before the unit it follows is done. (A job in the queue would wait behind the
+        // paced reply audio, and whatever follows would wait behind it.)
         const auto [note, due] = compute(now);
-        queue(due).units.push_back(note);
+        output_job unit{due, {}, {note}, then::nothing, 0, false, {}};
+        record(unit, due);
+        omni_unit_due_ = std::max(omni_unit_due_, due);
         ++units_done_;
         count_unit();
     }
-    if (vad_)
+    if (vad_ || options_.model_turns)
         omni_vad(frame, now);
 }
 
@@ -212,7 +217,15 @@ void native_session::omni_vad(std::string_view frame, time_point now) {
     vad_events_.clear();
     detector_->feed(*pcm, vad_events_);
     using kind = detail::speech_detector::event::kind;
+    const bool model = !vad_; // --model-turns: the model decides, and says nothing of speech
     for (const auto& e : vad_events_) {
+        if (model) {
+            if (e.what == kind::stopped) {
+                omni_uncommitted_ = 0;
+                omni_turn(now, omni_deferred_ > 0 || omni_generating(now) || omni_unplayed());
+            }
+            continue;
+        }
         if (e.what == kind::started) {
             ++shard_.speech_started;
             omni_now(R"("type":"input_audio_buffer.speech_started","audio_start_ms":{},)"
@@ -267,14 +280,20 @@ void native_session::omni_commit(std::string_view frame, std::string_view event_
     }
     omni_uncommitted_ = 0;
     const std::uint64_t c = commits_++;
+    create = create && !(options_.model_turns && !vad_); // the model has decided already
     const bool busy = create && (omni_deferred_ > 0 || omni_generating(now) || omni_unplayed());
     const std::string previous = c == 0 ? "null" : fmt::format(R"("item_input_{}")", c - 1);
     omni_now(R"("type":"input_audio_buffer.committed","previous_item_id":{},"item_id":)"
              R"("item_input_{}","event":{{"type":"input.committed","session_id":"{}",)"
              R"("turn_id":{},"epoch":{},"response_create_deferred":{}}})",
              previous, c, session_id_, c + 1, omni_epoch_, busy);
-    if (!create)
-        return;
+    if (create)
+        omni_turn(now, busy);
+}
+
+// A turn to answer: at once, or, while the session is busy, deferred (counted) until it is
+// free.
+void native_session::omni_turn(time_point now, bool busy) {
     if (!busy) {
         omni_answer(now);
         return;

@@ -210,6 +210,7 @@ private:
                      time_point now);
     void omni_vad(std::string_view frame, time_point now);
     void omni_commit(std::string_view frame, std::string_view event_id, time_point now);
+    void omni_turn(time_point now, bool busy);
     void omni_ack(std::string_view frame, std::string_view event_id);
     void omni_clear(time_point now);
     void omni_close();
@@ -336,6 +337,7 @@ private:
     std::uint64_t omni_answered_ = 0;    // commits answered (a response or a listen)
     std::uint64_t omni_uncommitted_ = 0; // input bytes since the last commit
     std::uint64_t omni_epoch_ = 0;       // advances on every cancel and clear
+    time_point omni_unit_due_{};         // when the latest unit is done (the capacity model)
     std::string transcript_;
     std::string json_;
     constant_audio audio_;

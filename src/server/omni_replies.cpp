@@ -46,7 +46,7 @@ void native_session::omni_answer(time_point now) {
     ++omni_answered_;
     if (options_.listen_every != 0 && omni_answered_ % options_.listen_every == 0) {
         ++shard_.listens;
-        omni_job(queue(now + unit_delay()),
+        omni_job(queue(std::max(now + unit_delay(), omni_unit_due_)),
                  R"("type":"response.listen","session_id":"{}","epoch":{},"response":{{)"
                  R"("object":"realtime.response","status":"listening","metadata":{{"reason":)"
                  R"("model_listen"}}}})",
@@ -83,7 +83,7 @@ void native_session::omni_start(time_point now) {
     std::uint64_t sent = 0;
     for (std::uint64_t k = 0; k < deltas; ++k) {
         auto& job =
-            queue(k == 0 ? now + unit_delay() + penalty(now, unit_delay())
+            queue(k == 0 ? std::max(now + unit_delay() + penalty(now, unit_delay()), omni_unit_due_)
                          : first + std::chrono::milliseconds(static_cast<std::int64_t>(sent)));
         const std::uint64_t ms = std::min(step_ms, total - sent);
         if (k == 0) {

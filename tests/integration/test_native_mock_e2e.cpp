@@ -416,10 +416,14 @@ TEST(NativeMockE2E, LingeringServerStillPasses) {
 
 TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
     const std::vector<std::vector<std::string>> bad = {
-        {"--profile", "bogus"},          {"--profile", "qwen3"},      {"--fault", "bogus"},
-        {"--fault-sessions", "1,,2"},    {"--fault-sessions", "5-2"}, {"--fault-sessions", "x"},
-        {"--burst-units", "0"},          {"--question-every", "0"},   {"--unit-latency-ms", "-1"},
-        {"--output-sample-rate", "100"}, {"--no-such-flag", "1"},
+        {"--profile", "bogus"},       {"--profile", "qwen3"},
+        {"--fault", "bogus"},         {"--fault-sessions", "1,,2"},
+        {"--fault-sessions", "5-2"},  {"--fault-sessions", "x"},
+        {"--burst-units", "0"},       {"--question-every", "0"},
+        {"--unit-latency-ms", "-1"},  {"--output-sample-rate", "100"},
+        {"--no-such-flag", "1"},      {"--playback-commit-policy", "sometimes"},
+        {"--reply-delta-ms", "5"},    {"--listen-every", "-1"},
+        {"--protocol", "vllm-omnix"},
     };
     for (auto args : bad) {
         const std::string what = args[0] + " " + args[1];
@@ -431,11 +435,29 @@ TEST(NativeMockE2E, BadFlagValuesExitTwoWithOneLine) {
     }
     const auto help = run_pacer({"native-mock", "--help"});
     EXPECT_EQ(help.exit_code, 0);
-    for (const char* flag :
-         {"--host", "--port", "--max-sessions", "--reject-first", "--stats-output", "--profile",
-          "--output-sample-rate", "--burst-units", "--question-every", "--unit-latency-ms",
-          "--per-session-cost-ms", "--fault", "--fault-sessions", "--service-ms", "--cold-start-ms",
-          "--cold-start-s", "--threads"})
+    for (const char* flag : {"--host",
+                             "--port",
+                             "--max-sessions",
+                             "--reject-first",
+                             "--stats-output",
+                             "--profile",
+                             "--output-sample-rate",
+                             "--burst-units",
+                             "--question-every",
+                             "--unit-latency-ms",
+                             "--per-session-cost-ms",
+                             "--fault",
+                             "--fault-sessions",
+                             "--service-ms",
+                             "--cold-start-ms",
+                             "--cold-start-s",
+                             "--threads",
+                             "--reply-delta-ms",
+                             "--playback-commit-policy",
+                             "--require-ref-audio",
+                             "--beta-audio-names",
+                             "--listen-every",
+                             "--model-turns"})
         EXPECT_NE(help.out.find(flag), std::string::npos) << flag;
 }
 

@@ -124,6 +124,11 @@ struct native_mock_options : host_options {
     /// vllm-omni: the older servers' names `response.audio.delta` and
     /// `response.audio_transcript.delta` (and their `.done`) instead of the GA ones.
     bool beta_audio_names = false;
+    /// vllm-omni, sessions with `turn_detection` null (`--model-turns`): the model decides:
+    /// the end of speech in the input (the server VAD's detector; no speech events are sent)
+    /// opens a reply without a commit, deferred alike while the session is busy, and a
+    /// client's commit gets `input_audio_buffer.committed` alone. Off: only commits get replies.
+    bool model_turns = false;
     /// vllm-omni: every Nth answered commit gets `response.listen` (the model keeps listening)
     /// instead of a response (`--listen-every`); 0: never.
     std::size_t listen_every = 0;

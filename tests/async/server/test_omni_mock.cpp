@@ -4,8 +4,9 @@
 // audio_duration_ms, the ack_only stall and its release, each playback.ack error, barge-in by
 // output_audio_buffer.clear, response.cancel and server VAD, the capacity error and the close.
 //
-// The mock runs on its own thread; the client blocks, each read bounded by a socket receive
-// timeout (a hang fails the test, it asserts no timing). "Nothing was answered" is shown by
+// The mock runs on its own thread; the client blocks, and a watchdog shuts its socket down
+// after 30 s (a liveness bound that turns a hang into a failed read, not a timing assertion;
+// the replies cut by barge-in here would run for a minute). "Nothing was answered" is shown by
 // order, not by waiting: a heartbeat sent after the commit comes back before any reply the
 // mock would have queued for it (the capacity model's latency is 0 here).
 
@@ -26,10 +27,13 @@
 #include <gtest/gtest.h>
 
 #include "async/mock_thread.hpp"
+#include <chrono>
+#include <condition_variable>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <sys/socket.h>
-#include <sys/time.h>
+#include <thread>
 #include <vector>
 
 namespace {
@@ -49,11 +53,28 @@ struct omni_client {
     std::int64_t last_seq = 0;
     std::vector<json::object> seen;
 
+    std::mutex mutex;
+    std::condition_variable cv;
+    bool finished = false;
+    std::thread watchdog;
+
     omni_client(std::uint16_t port, const std::string& target) {
         ws.next_layer().connect({asio::ip::address_v4::loopback(), port});
-        timeval limit{20, 0}; // a liveness bound on every read, not a timing assertion
-        setsockopt(ws.next_layer().native_handle(), SOL_SOCKET, SO_RCVTIMEO, &limit, sizeof limit);
+        const int fd = ws.next_layer().native_handle();
+        watchdog = std::thread([this, fd] {
+            std::unique_lock lock(mutex);
+            if (!cv.wait_for(lock, std::chrono::seconds(30), [this] { return finished; }))
+                ::shutdown(fd, SHUT_RDWR);
+        });
         ws.handshake("127.0.0.1", target);
+    }
+    ~omni_client() {
+        {
+            const std::lock_guard lock(mutex);
+            finished = true;
+        }
+        cv.notify_all();
+        watchdog.join();
     }
 
     void send(const std::string& event) { ws.write(asio::buffer(event)); }
@@ -410,6 +431,28 @@ TEST(OmniMock, ServerVadSpeechOverAReplyCancelsIt) {
     const auto done = c.until("response.done");
     EXPECT_EQ(done.at("response").at("status").as_string(), "cancelled");
     EXPECT_EQ(done.at("response").at("status_details").at("reason").as_string(), "turn_detected");
+}
+
+TEST(OmniMock, ModelTurnsAnswerTheEndOfSpeechWithoutACommit) {
+    auto o = omni(100, 100);
+    o.model_turns = true;
+    o.vad_silence = ms(200);
+    pacer::testing::mock_thread mock(o);
+    omni_client c(mock.mock.port(), duplex);
+    c.open(); // turn_detection null
+    c.append(600);
+    c.append(400, 0); // the speech ends: the model answers on its own
+    std::vector<json::object> before;
+    const auto created = c.until("response.created", &before);
+    EXPECT_EQ(created.at("response_id").as_string(), "resp_0");
+    EXPECT_FALSE(has_type(before, "input_audio_buffer.speech_stopped")); // no VAD events
+    EXPECT_FALSE(has_type(before, "input_audio_buffer.committed"));
+    c.until("response.done");
+    // A commit is recorded, not answered: the model has decided already.
+    c.append(200, 0);
+    c.send(R"({"type":"input_audio_buffer.commit"})");
+    c.until("input_audio_buffer.committed");
+    EXPECT_FALSE(has_type(c.sync(), "response.created"));
 }
 
 TEST(OmniMock, OverCapacityTheSessionIsToldResourceExhausted) {

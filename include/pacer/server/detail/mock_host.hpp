@@ -165,6 +165,7 @@ private:
     shard& my_shard(const pacer::executor& ex);
     void stop_shard(shard& s);
     void record_query(std::string_view target); // with names_mutex_ held
+    bool take_slot();
 
     host_options options_;
     std::unique_ptr<boost::asio::ssl::context> tls_; // set when serving wss://
