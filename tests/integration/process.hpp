@@ -6,6 +6,7 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
+#include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
@@ -18,6 +19,7 @@
 #include <spawn.h>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -229,6 +231,29 @@ inline std::vector<std::string> error_lines(const std::filesystem::path& trace) 
         if (at(l, {"direction"}).as_string() == "error")
             out.emplace_back(at(l, {"event", "message"}).as_string());
     return out;
+}
+
+/// The strings of a JSON array, in order.
+inline std::vector<std::string> strings(const boost::json::value& v) {
+    std::vector<std::string> out;
+    for (const auto& s : v.as_array())
+        out.emplace_back(s.as_string());
+    return out;
+}
+
+/// The `type`s of a trace's lines of one direction, in file order.
+inline std::vector<std::string> types(const std::filesystem::path& trace,
+                                      std::string_view direction) {
+    std::vector<std::string> out;
+    for (const auto& l : read_jsonl(trace))
+        if (at(l, {"direction"}).as_string() == direction)
+            out.emplace_back(at(l, {"event", "type"}).as_string());
+    return out;
+}
+
+/// How many of `v` are `what`.
+inline std::size_t count(const std::vector<std::string>& v, std::string_view what) {
+    return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
 }
 
 /// The exit status a finished run must have given its summary: 0 when `pacing_qualified`, else 3.

@@ -26,22 +26,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-std::vector<std::string> strings(const value& v) {
-    std::vector<std::string> out;
-    for (const auto& s : v.as_array())
-        out.emplace_back(s.as_string());
-    return out;
-}
-
-// The `type`s of a trace's lines of one direction, in file order.
-std::vector<std::string> types(const fs::path& trace, std::string_view direction) {
-    std::vector<std::string> out;
-    for (const auto& l : read_jsonl(trace))
-        if (at(l, {"direction"}).as_string() == direction)
-            out.emplace_back(at(l, {"event", "type"}).as_string());
-    return out;
-}
-
 struct mock_run {
     temp_dir out;
     run_result run;
@@ -106,10 +90,6 @@ void expect_every_case_passes(const mock_run& r) {
 // completed.
 void expect_run_complete(const mock_run& r) {
     EXPECT_TRUE(r.run.exit_code == 0 || r.run.exit_code == 3) << r.run.out;
-}
-
-std::size_t count(const std::vector<std::string>& v, std::string_view what) {
-    return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
 }
 
 TEST(NativeMockE2E, NemotronSessionsPassTheOracle) {

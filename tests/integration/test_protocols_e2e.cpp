@@ -21,18 +21,6 @@ namespace {
 namespace fs = std::filesystem;
 using boost::json::value;
 
-std::vector<std::string> types(const fs::path& trace, std::string_view direction) {
-    std::vector<std::string> out;
-    for (const auto& l : read_jsonl(trace))
-        if (at(l, {"direction"}).as_string() == direction)
-            out.emplace_back(at(l, {"event", "type"}).as_string());
-    return out;
-}
-
-std::size_t count(const std::vector<std::string>& v, std::string_view what) {
-    return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
-}
-
 struct protocol_run {
     temp_dir out;
     run_result run;
@@ -141,13 +129,6 @@ TEST(ProtocolsE2E, TheWrongProtocolEndsTheSessionAtOnceNamingWhatArrived) {
         EXPECT_EQ(error_lines(trace), std::vector<std::string>{m.expected});
         EXPECT_EQ(count(types(trace, "send"), "input_audio_buffer.append"), 0u);
     }
-}
-
-std::vector<std::string> strings(const value& v) {
-    std::vector<std::string> out;
-    for (const auto& s : v.as_array())
-        out.emplace_back(s.as_string());
-    return out;
 }
 
 // As OpenAI clients connect: the model in the URL's query, the query of --url kept, and the

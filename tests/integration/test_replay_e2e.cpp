@@ -34,13 +34,6 @@ std::vector<std::string> expected_probe_mock_violations() {
     return v;
 }
 
-std::vector<std::string> strings(const boost::json::value& v) {
-    std::vector<std::string> out;
-    for (const auto& s : v.as_array())
-        out.emplace_back(s.as_string());
-    return out;
-}
-
 TEST(ReplayE2E, ProbeMockRunFailsTheOracleWithTheExpectedViolations) {
     temp_dir dir;
     const auto run =

@@ -141,7 +141,7 @@ fault_run run_against(std::vector<std::string> mock_args, std::size_t sessions =
     return f;
 }
 
-std::vector<std::string> error_lines(const std::vector<value>& trace) {
+std::vector<std::string> error_messages(const std::vector<value>& trace) {
     std::vector<std::string> out;
     for (const auto& l : trace)
         if (at(l, {"direction"}).as_string() == "error")
@@ -195,7 +195,7 @@ TEST(RunE2E, NonfatalServerErrorStopsStreamingAndClosesCleanly) {
 TEST(RunE2E, MalformedFrameIsRecorded) {
     const auto f = run_against({"--fault", "malformed"});
     EXPECT_PRED1(server_failed_exit, f.exit_code);
-    const auto errors = error_lines(f.trace);
+    const auto errors = error_messages(f.trace);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].rfind("ValueError: malformed server frame ", 0), 0u) << errors[0];
 }
@@ -203,7 +203,7 @@ TEST(RunE2E, MalformedFrameIsRecorded) {
 TEST(RunE2E, VanishingServerIsRecorded) {
     const auto f = run_against({"--fault", "vanish"});
     EXPECT_PRED1(server_failed_exit, f.exit_code);
-    const auto errors = error_lines(f.trace);
+    const auto errors = error_messages(f.trace);
     ASSERT_EQ(errors.size(), 1u);
     EXPECT_EQ(errors[0].rfind("ConnectionClosedError: ", 0), 0u) << errors[0];
     EXPECT_EQ(count(f.summary, {"pacing", "sessions", "incomplete"}), 1u);
@@ -212,7 +212,7 @@ TEST(RunE2E, VanishingServerIsRecorded) {
 TEST(RunE2E, StalledServerTimesOut) {
     const auto f = run_against({"--fault", "stall"}, 1, "1s", "2.5s");
     EXPECT_PRED1(server_failed_exit, f.exit_code);
-    const auto errors = error_lines(f.trace);
+    const auto errors = error_messages(f.trace);
     EXPECT_EQ(errors, std::vector<std::string>{"Session timeout after 2.5s"});
 }
 

@@ -60,13 +60,6 @@ std::vector<std::string> files_containing(const fs::path& dir, const std::string
     return hits;
 }
 
-std::vector<std::string> strings(const boost::json::value& v) {
-    std::vector<std::string> out;
-    for (const auto& s : v.as_array())
-        out.emplace_back(s.as_string());
-    return out;
-}
-
 TEST(TlsE2E, RunOverWssWithCaFileCompletesAndTimesTheTlsHandshakeApart) {
     tls_files f;
     temp_dir out;

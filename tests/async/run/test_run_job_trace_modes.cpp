@@ -24,7 +24,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace pacer;
 
-boost::json::value read_json(const fs::path& p) {
+boost::json::value read_json_file(const fs::path& p) {
     std::ifstream in(p);
     std::ostringstream s;
     s << in.rdbuf();
@@ -72,7 +72,7 @@ protected:
 
     // The figures that come from the receipts: every packet sent, and a deviation for each.
     static void expect_complete(const fs::path& summary, std::uint64_t packets) {
-        const auto s = read_json(summary);
+        const auto s = read_json_file(summary);
         EXPECT_EQ(at(s, {"pacing", "packets", "sent"}).to_number<std::uint64_t>(), packets);
         EXPECT_EQ(at(s, {"pacing", "pacing_abs_deviation_s", "n"}).to_number<std::uint64_t>(),
                   packets);
@@ -90,7 +90,7 @@ TEST_F(TraceModesRun, FullWritesTracesAndReceipts) {
         EXPECT_GT(fs::file_size(root_ / "full" / session / "trace.jsonl"), 0u) << session;
         EXPECT_TRUE(fs::exists(root_ / "full" / session / "input-send-receipts.json"));
     }
-    EXPECT_EQ(at(read_json(root_ / "full" / "summary.json"), {"trace", "mode"}).as_string(),
+    EXPECT_EQ(at(read_json_file(root_ / "full" / "summary.json"), {"trace", "mode"}).as_string(),
               "full");
 }
 
@@ -102,7 +102,7 @@ TEST_F(TraceModesRun, ReceiptsWritesNoTraceAndTheSummaryIsComplete) {
         EXPECT_FALSE(fs::exists(root_ / "receipts" / session / "trace.jsonl")) << session;
         EXPECT_GT(fs::file_size(root_ / "receipts" / session / "input-send-receipts.json"), 0u);
     }
-    const auto s = read_json(root_ / "receipts" / "summary.json");
+    const auto s = read_json_file(root_ / "receipts" / "summary.json");
     EXPECT_EQ(at(s, {"trace", "lines"}).to_number<std::uint64_t>(), 0u);
 }
 
@@ -114,7 +114,7 @@ TEST_F(TraceModesRun, NoneWritesNoSessionFileAndTheSummaryIsComplete) {
     EXPECT_FALSE(fs::exists(root_ / "none" / "session-001"));
     // Every packet's deviation is in samples.json, as with the other modes, and the spool
     // they came from left nothing behind.
-    const auto samples = read_json(root_ / "none" / "samples.json");
+    const auto samples = read_json_file(root_ / "none" / "samples.json");
     for (const auto& session : at(samples, {"sessions"}).as_array())
         EXPECT_EQ(session.at("deviation_s").as_array().size(), 5u);
     for (const auto& entry : fs::directory_iterator(root_ / "none"))
@@ -135,7 +135,7 @@ TEST_F(TraceModesRun, TheWorkersOfProcessesGetTheMode) {
         EXPECT_FALSE(fs::exists(root_ / "none" / worker / "session-000")) << worker;
     }
     // The parent folded the workers' samples as it read them (quantiles from histograms).
-    const auto s = read_json(root_ / "none" / "summary.json");
+    const auto s = read_json_file(root_ / "none" / "summary.json");
     EXPECT_TRUE(at(s, {"pacing"}).as_object().contains("quantile_precision"));
 }
 

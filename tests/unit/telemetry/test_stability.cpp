@@ -8,7 +8,7 @@
 namespace pacer::telemetry {
 namespace {
 
-sample at(double t, std::optional<double> w, std::optional<double> c,
+sample power_sample(double t, std::optional<double> w, std::optional<double> c,
           std::string source = "nvml:0") {
     sample s;
     s.monotonic_s = t;
@@ -38,9 +38,9 @@ TEST(TelemetryStability, SteadyOnceAWholeWindowIsWithinTheRule) {
     // at 300 W ± 1 % and 60.0-60.8 °C.
     std::vector<sample> s;
     for (int t = 0; t <= 20; ++t)
-        s.push_back(at(100 + t, 200 + 5 * t, 40 + t));
+        s.push_back(power_sample(100 + t, 200 + 5 * t, 40 + t));
     for (int t = 21; t <= 40; ++t)
-        s.push_back(at(100 + t, t % 2 ? 303 : 297, 60 + (t % 5) * 0.2));
+        s.push_back(power_sample(100 + t, t % 2 ? 303 : 297, 60 + (t % 5) * 0.2));
     // At 125 s the window (115-125) still holds the climb.
     auto v = judge_stability(s, 100, 125, rule_10s());
     EXPECT_FALSE(v.stable);
@@ -63,7 +63,7 @@ TEST(TelemetryStability, SteadyOnceAWholeWindowIsWithinTheRule) {
 TEST(TelemetryStability, TemperatureAloneCanKeepItWaiting) {
     std::vector<sample> s;
     for (int t = 0; t <= 20; ++t)
-        s.push_back(at(t, 300, 50 + 0.15 * t)); // 1.35 °C over the last 10 s
+        s.push_back(power_sample(t, 300, 50 + 0.15 * t)); // 1.35 °C over the last 10 s
     const auto v = judge_stability(s, 0, 20, rule_10s());
     EXPECT_FALSE(v.stable);
     EXPECT_NE(v.why.find("temperature varied 1.35 °C"), std::string::npos) << v.why;
@@ -73,12 +73,12 @@ TEST(TelemetryStability, AWindowNotYetSampledIsNotSteady) {
     // Flat readings, but only 5 s of them since the wait began.
     std::vector<sample> s;
     for (int t = 0; t <= 5; ++t)
-        s.push_back(at(t, 300, 60));
+        s.push_back(power_sample(t, 300, 60));
     const auto v = judge_stability(s, 0, 5, rule_10s());
     EXPECT_FALSE(v.stable);
     EXPECT_NE(v.why.find("sampled for less than the 10 s window"), std::string::npos) << v.why;
     // Samples before the wait began do not count as covering the window.
-    std::vector<sample> older{at(-20, 300, 60)};
+    std::vector<sample> older{power_sample(-20, 300, 60)};
     older.insert(older.end(), s.begin(), s.end());
     EXPECT_FALSE(judge_stability(older, 0, 5, rule_10s()).stable);
 }
@@ -86,9 +86,9 @@ TEST(TelemetryStability, AWindowNotYetSampledIsNotSteady) {
 TEST(TelemetryStability, EveryGpuMustBeSteadyAndFailedReadsAreIgnored) {
     std::vector<sample> s;
     for (int t = 0; t <= 12; ++t) {
-        s.push_back(at(t, 300, 60, "nvml:0"));
-        s.push_back(at(t, 100 + 10 * t, 60, "nvml:1")); // still climbing
-        sample lost = at(t, 900, 99, "nvml:0");
+        s.push_back(power_sample(t, 300, 60, "nvml:0"));
+        s.push_back(power_sample(t, 100 + 10 * t, 60, "nvml:1")); // still climbing
+        sample lost = power_sample(t, 900, 99, "nvml:0");
         lost.error = "GPU is lost";
         s.push_back(lost);
     }
@@ -104,13 +104,13 @@ TEST(TelemetryStability, EveryGpuMustBeSteadyAndFailedReadsAreIgnored) {
 TEST(TelemetryStability, GivesUpAfterTheMaximumWait) {
     std::vector<sample> s;
     for (int t = 0; t <= 70; ++t)
-        s.push_back(at(t, 100 + 10 * t, 60));
+        s.push_back(power_sample(t, 100 + 10 * t, 60));
     EXPECT_FALSE(judge_stability(s, 0, 59, rule_10s()).gave_up);
     const auto v = judge_stability(s, 0, 60, rule_10s());
     EXPECT_FALSE(v.stable);
     EXPECT_TRUE(v.gave_up);
     // Nothing with power or temperature: never steady, so the wait ends at the maximum too.
-    const std::vector<sample> none{at(0, std::nullopt, std::nullopt)};
+    const std::vector<sample> none{power_sample(0, std::nullopt, std::nullopt)};
     const auto n = judge_stability(none, 0, 60, rule_10s());
     EXPECT_FALSE(n.stable);
     EXPECT_TRUE(n.gave_up);
