@@ -19,7 +19,8 @@ if command -v ccache >/dev/null 2>&1; then
 fi
 cmake -S . -B "$build_dir" -G Ninja "${launcher[@]}" \
     -DCMAKE_BUILD_TYPE="${BUILD_TYPE:-Release}" \
-    -DPACER_WARNINGS_AS_ERRORS="${PACER_WARNINGS_AS_ERRORS:-OFF}" "$@" >/dev/null
+    -DPACER_WARNINGS_AS_ERRORS="${PACER_WARNINGS_AS_ERRORS:-OFF}" \
+    -DPACER_UNITY_BUILD="${PACER_UNITY_BUILD:-ON}" "$@" >/dev/null
 # BUILD_TARGETS (default: everything) names the targets to build, e.g. "pacer".
 targets=()
 for t in ${BUILD_TARGETS:-}; do targets+=(--target "$t"); done
