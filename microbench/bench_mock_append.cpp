@@ -60,7 +60,7 @@ struct append_fields {
 };
 
 template <class Handle>
-void run(benchmark::State& state, Handle handle) {
+void run_append(benchmark::State& state, Handle handle) {
     const std::string frame = client_append();
     std::string batch;
     std::uint64_t event = 0;
@@ -84,7 +84,7 @@ void run(benchmark::State& state, Handle handle) {
 void BM_MockAppendDom(benchmark::State& state) {
     pacer::protocol::frame_parser parser;
     const std::string audio_b64 = mock_audio_b64();
-    run(state, [&](std::string_view frame, std::string& batch, std::uint64_t& event) {
+    run_append(state, [&](std::string_view frame, std::string& batch, std::uint64_t& event) {
         append_fields f;
         if (parser.parse(frame) != nullptr || parser.type() != "input_audio_buffer.append")
             return f;
@@ -126,7 +126,7 @@ void BM_MockAppendDom(benchmark::State& state) {
 void BM_MockAppendScanner(benchmark::State& state) {
     pacer::protocol::event_scanner scanner;
     const pacer::server::detail::probe_replies replies(mock_audio_b64());
-    run(state, [&](std::string_view frame, std::string& batch, std::uint64_t& event) {
+    run_append(state, [&](std::string_view frame, std::string& batch, std::uint64_t& event) {
         append_fields f;
         if (scanner.scan(frame) != nullptr || scanner.type() != "input_audio_buffer.append")
             return f;

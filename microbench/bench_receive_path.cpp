@@ -55,7 +55,7 @@ const char* kind_name(kind k) {
 }
 
 template <class Parse>
-void run(benchmark::State& state, Parse parse) {
+void run_receive(benchmark::State& state, Parse parse) {
     const auto k = static_cast<kind>(state.range(0));
     const std::string frame = make_frame(k);
     // One warm-up parse: parser buffers reach their steady size before counting.
@@ -75,7 +75,7 @@ void run(benchmark::State& state, Parse parse) {
 
 void BM_ReceiveScanner(benchmark::State& state) {
     pacer::protocol::event_scanner scanner;
-    run(state, [&](std::string_view frame) {
+    run_receive(state, [&](std::string_view frame) {
         if (scanner.scan(frame) != nullptr)
             return server_event::unknown;
         return pacer::protocol::classify_server_event(scanner.type());
@@ -84,7 +84,7 @@ void BM_ReceiveScanner(benchmark::State& state) {
 
 void BM_ReceiveDom(benchmark::State& state) {
     pacer::protocol::frame_parser parser;
-    run(state, [&](std::string_view frame) {
+    run_receive(state, [&](std::string_view frame) {
         if (parser.parse(frame) != nullptr)
             return server_event::unknown;
         return pacer::protocol::classify_server_event(parser.type());

@@ -252,7 +252,7 @@ inline std::vector<std::string> types(const std::filesystem::path& trace,
 }
 
 /// How many of `v` are `what`.
-inline std::size_t count(const std::vector<std::string>& v, std::string_view what) {
+inline std::size_t count_of(const std::vector<std::string>& v, std::string_view what) {
     return static_cast<std::size_t>(std::count(v.begin(), v.end(), what));
 }
 

@@ -104,9 +104,9 @@ TEST(NativeMockE2E, NemotronSessionsPassTheOracle) {
         // Output is conserved: 25 units x 1764 samples at 22050 Hz = 2 s.
         EXPECT_DOUBLE_EQ(m.at("output_audio_s").to_number<double>(), 2.0);
         const auto received = types(r->trace(c), "receive");
-        EXPECT_EQ(count(received, "sglang.unit.done"), 25u);
-        EXPECT_EQ(count(received, "response.created"), 1u);
-        EXPECT_EQ(count(received, "response.output_audio.delta"), 26u); // 25 + the flush
+        EXPECT_EQ(count_of(received, "sglang.unit.done"), 25u);
+        EXPECT_EQ(count_of(received, "response.created"), 1u);
+        EXPECT_EQ(count_of(received, "response.output_audio.delta"), 26u); // 25 + the flush
         EXPECT_EQ(received.back(), "session.closed");
     }
     EXPECT_EQ(r->mock_stats.at("sessions_completed").to_number<int>(), 3);
@@ -154,7 +154,7 @@ TEST(NativeMockE2E, HeldBurstAndTailLeaveWithTheEndOfInput) {
     expect_every_case_passes(*r);
     for (const auto& c : r->cases()) {
         const auto received = types(r->trace(c), "receive");
-        EXPECT_EQ(count(received, "sglang.unit.done"), 26u);
+        EXPECT_EQ(count_of(received, "sglang.unit.done"), 26u);
         const auto ended = std::find(received.begin(), received.end(), "sglang.input_audio.ended");
         // The held unit leaves before `ended`; the tail unit after it, before `drained`.
         ASSERT_NE(ended, received.end());
@@ -191,12 +191,12 @@ TEST(NativeMockE2E, MiniCpmRepliesToQuestionsAndPasses) {
             }
         }
         const auto received = types(r->trace(c), "receive");
-        EXPECT_EQ(count(received, "response.output_text.delta"), 2u);
-        EXPECT_EQ(count(received, "response.output_text.done"), 2u);
-        EXPECT_EQ(count(received, "response.output_audio_transcript.delta"), 0u);
-        EXPECT_EQ(count(received, "sglang.unit.done"), 4u);
-        EXPECT_EQ(count(received, "response.created"), 2u);
-        EXPECT_EQ(count(received, "response.done"), 2u);
+        EXPECT_EQ(count_of(received, "response.output_text.delta"), 2u);
+        EXPECT_EQ(count_of(received, "response.output_text.done"), 2u);
+        EXPECT_EQ(count_of(received, "response.output_audio_transcript.delta"), 0u);
+        EXPECT_EQ(count_of(received, "sglang.unit.done"), 4u);
+        EXPECT_EQ(count_of(received, "response.created"), 2u);
+        EXPECT_EQ(count_of(received, "response.done"), 2u);
         // Two replies of one unit each: 2 x 24000 samples at 24 kHz.
         EXPECT_DOUBLE_EQ(c.at("metrics").at("output_audio_s").to_number<double>(), 2.0);
         // Silent while listening: units 0 and 2 carry no audio, units 1 and 3 speak.
@@ -287,7 +287,7 @@ void fatal_error_check(const value& c, const fs::path& trace) {
     EXPECT_TRUE(error_lines(trace).empty());
     // A fatal error: the client never asks to close; the server's session.closed ends it.
     const auto sent = types(trace, "send");
-    EXPECT_EQ(count(sent, "session.close"), 0u);
+    EXPECT_EQ(count_of(sent, "session.close"), 0u);
     const auto received = types(trace, "receive");
     ASSERT_GE(received.size(), 2u);
     EXPECT_EQ(received[received.size() - 2], "error");
@@ -303,7 +303,7 @@ const fault_case fault_cases[] = {
                          "server error: code=fixture_failure fatal=False: deliberate peer failure"))
              << c.at("violations");
          EXPECT_TRUE(error_lines(trace).empty());
-         EXPECT_EQ(count(types(trace, "send"), "session.close"), 1u);
+         EXPECT_EQ(count_of(types(trace, "send"), "session.close"), 1u);
          EXPECT_EQ(types(trace, "receive").back(), "session.closed");
      }},
     {"timeout", "3s",
@@ -336,7 +336,7 @@ const fault_case fault_cases[] = {
                        "ConnectionClosedError: received 1011 (internal error) deliberate "
                        "disconnect; then sent 1011 (internal error) deliberate disconnect"});
          EXPECT_EQ(sends_after_first_error(trace), 0u);
-         EXPECT_EQ(count(types(trace, "send"), "session.close"), 0u);
+         EXPECT_EQ(count_of(types(trace, "send"), "session.close"), 0u);
      }},
     {"close_without_update", "10s",
      [](const value&, const fs::path& trace) {

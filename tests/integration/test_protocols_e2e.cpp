@@ -63,12 +63,12 @@ TEST(ProtocolsE2E, OpenAiRealtimeManualTurnsCommitCreateAndEndAtResponseDone) {
         const auto sent = types(r->trace(i), "send");
         ASSERT_FALSE(sent.empty());
         EXPECT_EQ(sent.front(), "session.update");
-        EXPECT_EQ(count(sent, "input_audio_buffer.append"), 13u); // 1 s in 80 ms packets
+        EXPECT_EQ(count_of(sent, "input_audio_buffer.append"), 13u); // 1 s in 80 ms packets
         ASSERT_GE(sent.size(), 2u);
         EXPECT_EQ(sent[sent.size() - 2], "input_audio_buffer.commit");
         EXPECT_EQ(sent.back(), "response.create");
         const auto got = types(r->trace(i), "receive");
-        EXPECT_GT(count(got, "response.output_audio.delta"), 0u);
+        EXPECT_GT(count_of(got, "response.output_audio.delta"), 0u);
         EXPECT_EQ(got.back(), "response.done");
         // 24 kHz on the wire: a full packet is 3,840 bytes (5,120 base64 characters).
         for (const auto& l : read_jsonl(r->trace(i)))
@@ -89,8 +89,8 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadSendsNoCommitAndEndsAfterTheQuietPerio
     EXPECT_EQ(at(r->summary, {"config", "turns"}).as_string(), "server-vad");
     for (int i = 0; i < 3; ++i) {
         const auto sent = types(r->trace(i), "send");
-        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 0u);
-        EXPECT_EQ(count(sent, "response.create"), 0u);
+        EXPECT_EQ(count_of(sent, "input_audio_buffer.commit"), 0u);
+        EXPECT_EQ(count_of(sent, "response.create"), 0u);
         EXPECT_EQ(sent.back(), "input_audio_buffer.append");
     }
     EXPECT_EQ(at(r->mock_stats, {"sessions_completed"}).to_number<int>(), 3);
@@ -127,7 +127,7 @@ TEST(ProtocolsE2E, TheWrongProtocolEndsTheSessionAtOnceNamingWhatArrived) {
         EXPECT_NE(r.out.find("by kind: wrong protocol 1 session"), std::string::npos) << r.out;
         const auto trace = out / "session-000" / "trace.jsonl";
         EXPECT_EQ(error_lines(trace), std::vector<std::string>{m.expected});
-        EXPECT_EQ(count(types(trace, "send"), "input_audio_buffer.append"), 0u);
+        EXPECT_EQ(count_of(types(trace, "send"), "input_audio_buffer.append"), 0u);
     }
 }
 
@@ -198,7 +198,7 @@ TEST(ProtocolsE2E, VllmRealtimeStartsCommitsFinalAndEndsAtTranscriptionDone) {
         EXPECT_FALSE(at(sent[1], {"final"}).as_bool());
         EXPECT_TRUE(at(sent[15], {"final"}).as_bool());
         const auto got = types(r->trace(i), "receive");
-        EXPECT_GT(count(got, "transcription.delta"), 0u);
+        EXPECT_GT(count_of(got, "transcription.delta"), 0u);
         EXPECT_EQ(got.back(), "transcription.done");
     }
     EXPECT_EQ(
@@ -262,7 +262,7 @@ TEST(ProtocolsE2E, OpenAiRealtimeOpenLoopRunsItsScheduleAgainstTheMock) {
         const auto sent = types(trace, "send");
         ASSERT_FALSE(sent.empty());
         EXPECT_EQ(sent.front(), "session.update");
-        EXPECT_EQ(count(sent, "input_audio_buffer.append"), 13u);
+        EXPECT_EQ(count_of(sent, "input_audio_buffer.append"), 13u);
         EXPECT_EQ(sent.back(), "response.create");
         EXPECT_EQ(types(trace, "receive").back(), "response.done");
     }
@@ -336,11 +336,11 @@ TEST(ProtocolsE2E, OpenAiRealtimeScenarioCommitsEachTurnAndBargesIn) {
         const auto trace = dir / fmt::format("session-{:03}", i) / "trace.jsonl";
         const auto sent = types(trace, "send");
         // One commit and one response.create per turn.
-        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 2u);
-        EXPECT_EQ(count(sent, "response.create"), 2u);
+        EXPECT_EQ(count_of(sent, "input_audio_buffer.commit"), 2u);
+        EXPECT_EQ(count_of(sent, "response.create"), 2u);
         // 0.5 s is 7 packets a turn; the pause's silence packets come on top (fewer when the
         // barge-in cuts it short), never more than its 10 slots.
-        const auto appends = count(sent, "input_audio_buffer.append");
+        const auto appends = count_of(sent, "input_audio_buffer.append");
         EXPECT_GE(appends, 14u);
         EXPECT_LE(appends, 24u);
         // A barge-in: the truncate goes right after the barge-in's first append.
@@ -445,13 +445,13 @@ TEST(ProtocolsE2E, OpenAiRealtimeServerVadTurnsAreHeardAnsweredAndBargedInByTheM
         SCOPED_TRACE(i);
         const auto trace = dir / fmt::format("session-{:03}", i) / "trace.jsonl";
         const auto sent = types(trace, "send");
-        EXPECT_EQ(count(sent, "input_audio_buffer.commit"), 0u);
-        EXPECT_EQ(count(sent, "response.create"), 0u);
-        EXPECT_EQ(count(sent, "response.cancel"), 0u); // server VAD cancels by itself
+        EXPECT_EQ(count_of(sent, "input_audio_buffer.commit"), 0u);
+        EXPECT_EQ(count_of(sent, "response.create"), 0u);
+        EXPECT_EQ(count_of(sent, "response.cancel"), 0u); // server VAD cancels by itself
         const auto got = types(trace, "receive");
-        EXPECT_EQ(count(got, "input_audio_buffer.speech_started"), 2u);
-        EXPECT_EQ(count(got, "input_audio_buffer.speech_stopped"), 2u);
-        EXPECT_EQ(count(got, "input_audio_buffer.committed"), 2u);
+        EXPECT_EQ(count_of(got, "input_audio_buffer.speech_started"), 2u);
+        EXPECT_EQ(count_of(got, "input_audio_buffer.speech_stopped"), 2u);
+        EXPECT_EQ(count_of(got, "input_audio_buffer.committed"), 2u);
         EXPECT_EQ(got.back(), "response.done");
     }
 }

@@ -49,7 +49,7 @@ using pacer::test::scripted_server;
 // (not journaled) and session.updated; each commit answered by a reply of 250 ms of audio (one
 // delta, 24 kHz PCM16: 12,000 bytes) and its done, all at once; each playback.ack acknowledged
 // at once; session.close answered by session.closed and the close.
-std::string type_of(const std::string& frame) {
+std::string frame_type(const std::string& frame) {
     return std::string(boost::json::parse(frame).as_object().at("type").as_string());
 }
 
@@ -65,7 +65,7 @@ std::string with_seq(std::string body) {
 }
 
 void omni_script(scripted_server& s, std::string_view frame) {
-    const auto type = type_of(std::string(frame));
+    const auto type = frame_type(std::string(frame));
     if (type == "session.update") {
         s.push(
             R"({"type":"session.created","session":{"id":"duplex-1","object":"realtime.session","capabilities":{"chunk_period_ms":1000}}})");
@@ -158,7 +158,7 @@ struct SessionOmniManualClock : ::testing::Test {
     std::vector<time_point> sent(const std::string& type) const {
         std::vector<time_point> out;
         for (const auto& f : server.frames)
-            if (type_of(f.frame) == type)
+            if (frame_type(f.frame) == type)
                 out.push_back(f.at);
         return out;
     }
@@ -170,13 +170,13 @@ TEST_F(SessionOmniManualClock, AcknowledgesAReplyOnTimeAndEndsWithSessionClosed)
     run_until(t0 + 10s);
     ASSERT_TRUE(result);
     ASSERT_FALSE(server.frames.empty());
-    EXPECT_EQ(type_of(server.frames.front().frame), "session.update"); // the first frame
+    EXPECT_EQ(frame_type(server.frames.front().frame), "session.update"); // the first frame
     const auto appends = sent("input_audio_buffer.append");
     ASSERT_EQ(appends.size(), 3u);
     for (std::size_t k = 0; k < appends.size(); ++k)
         EXPECT_EQ(appends[k], t0 + static_cast<int>(k) * 200ms) << "chunk " << k;
     for (const auto& f : server.frames) {
-        if (type_of(f.frame) == "input_audio_buffer.append") {
+        if (frame_type(f.frame) == "input_audio_buffer.append") {
             EXPECT_EQ(boost::json::parse(f.frame).at("duration_ms"), 200);
         }
     }
@@ -186,7 +186,7 @@ TEST_F(SessionOmniManualClock, AcknowledgesAReplyOnTimeAndEndsWithSessionClosed)
     // The reply came at the commit: acked 200 ms into its playback, and exactly at its end.
     std::vector<std::pair<time_point, std::int64_t>> acks;
     for (const auto& f : server.frames)
-        if (type_of(f.frame) == "playback.ack") {
+        if (frame_type(f.frame) == "playback.ack") {
             const auto ack = boost::json::parse(f.frame);
             EXPECT_EQ(ack.at("item_id"), "item_resp_1");
             acks.emplace_back(f.at, ack.at("played_ms").to_number<std::int64_t>());
