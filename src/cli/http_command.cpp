@@ -7,6 +7,7 @@
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/http_job.hpp>
 #include <pacer/http/plan.hpp>
@@ -38,23 +39,19 @@ struct http_settings : http::http_options {
 // The schedule's options that http adds to schedule::open_loop_of's rules.
 void check_schedule_options(const http_settings& s) {
     if (s.find_capacity && s.arrivals.stages)
-        throw usage_error("--find-capacity searches for one --rate: not with --stages");
+        throw bad_input("--find-capacity searches for one --rate: not with --stages");
 }
 
 // The server, the schedule, the prompts and the headers: the values read and checked by the
 // http module (one line each when bad).
 void resolve(const http_settings& s, http_plan& p) {
-    try {
-        http::resolve_server(s, p);
-        check_schedule_options(s);
-        http::resolve_schedule(s, p);
-        p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.arrivals.seed};
-        if (!s.prompts_file.empty())
-            p.prompt_file = http::read_prompts(s.prompts_file);
-        http::add_headers(s.headers, s.api_key_env, p);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    http::resolve_server(s, p);
+    check_schedule_options(s);
+    http::resolve_schedule(s, p);
+    p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.arrivals.seed};
+    if (!s.prompts_file.empty())
+        p.prompt_file = http::read_prompts(s.prompts_file);
+    http::add_headers(s.headers, s.api_key_env, p);
 }
 
 http_plan check(const http_settings& s) {
@@ -62,28 +59,23 @@ http_plan check(const http_settings& s) {
     resolve(s, p);
     const auto timeout = parse_duration(s.timeout);
     if (!timeout || timeout->count() <= 0)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--timeout '{}' is not a positive duration such as 60s", s.timeout));
     p.timeout = *timeout;
-    if (!s.goodput.empty()) {
-        try {
-            p.slo = metrics::parse_goodput(s.goodput);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
+    if (!s.goodput.empty())
+        p.slo = metrics::parse_goodput(s.goodput);
     if (s.find_capacity && p.slo.empty())
-        throw usage_error("--find-capacity searches for the highest rate meeting --goodput: give "
-                          "--goodput ttft:...,tpot:...,e2el:...");
+        throw bad_input("--find-capacity searches for the highest rate meeting --goodput: give "
+                        "--goodput ttft:...,tpot:...,e2el:...");
     if (!s.find_capacity && (s.confirm > 0 || s.verify_repeats > 0))
-        throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
-                          "--find-capacity");
+        throw bad_input("--confirm and --verify-repeats shape the capacity search: add "
+                        "--find-capacity");
     if (s.find_capacity && !s.schedule_file.empty())
-        throw usage_error("--find-capacity varies the rate: it takes --rate and --requests or "
-                          "--duration, not --schedule");
+        throw bad_input("--find-capacity varies the rate: it takes --rate and --requests or "
+                        "--duration, not --schedule");
     p.output = s.output.empty() ? default_output_dir("http") : std::filesystem::path(s.output);
     if (std::filesystem::exists(p.output))
-        throw usage_error(
+        throw bad_input(
             fmt::format("--output {} already exists; choose a new folder", p.output.string()));
     return p;
 }
@@ -106,11 +98,7 @@ int run_http(const http_settings& s) {
         return write_end_tables(dir, format);
     };
     job.create_folder = [](const std::filesystem::path& dir) { create_output_dir(dir); };
-    try {
-        return runtime::exit_status(http::execute(job));
-    } catch (const http::invalid_schedule& e) {
-        throw usage_error(e.what()); // a probe's rate gives no schedule
-    }
+    return runtime::exit_status(http::execute(job)); // bad_input: a probe's rate gives no schedule
 }
 
 // The options of group "Schedule": the arrivals, the shard and the cap.

@@ -8,6 +8,7 @@
 #include <pacer/cli/mock_process.hpp>
 #include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/run/run_plan.hpp>
 #include <pacer/runtime/command_line.hpp>
@@ -55,9 +56,9 @@ int run(const run_settings& s) {
     run::check_profile(job);
     job.realtime = protocol_option(s.protocol, s.model);
     if (job.realtime && s.url.empty())
-        throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
-                                      "speaks the native protocol only",
-                                      s.protocol));
+        throw bad_input(fmt::format("--protocol {} needs --url: the built-in probe mock "
+                                    "speaks the native protocol only",
+                                    s.protocol));
     job.turns = turns_option(s.turns);
     run::plan_sessions(job);
     run::load_run_input(job);
@@ -67,7 +68,7 @@ int run(const run_settings& s) {
     apply_client_settings(s.client, job.endpoint); // bad headers, a missing key: before any file
     job.out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
     if (fs::exists(job.out))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             job.out.string()));
     // Every session writes its trace while it streams: the whole run must fit first.
@@ -75,7 +76,7 @@ int run(const run_settings& s) {
     job.disk_free = ensure_free_space(job.out, job.disk_estimate);
     runtime::ensure_descriptors(run::descriptors_needed(job));
     if (!s.metrics_listen.empty() && s.processes > 1)
-        throw usage_error("--metrics-listen serves one process's counters: not with --processes");
+        throw bad_input("--metrics-listen serves one process's counters: not with --processes");
     // NVML loaded, --metrics-listen bound: a missing library or a busy port is exit 2 here.
     auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {

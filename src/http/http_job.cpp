@@ -1,6 +1,7 @@
 // `pacer http` executed: one open-loop run of a checked schedule, or the capacity search of
 // `--find-capacity` (a run per probe), with the live line and `--metrics-listen` (http_job.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -50,8 +51,8 @@ void take_arrivals(http_plan& p) {
         p.offsets.push_back(p.schedule.offsets[i]);
     }
     if (p.indices.empty())
-        throw invalid_schedule(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
-                                           first, step, p.schedule.offsets.size()));
+        throw bad_input(fmt::format("shard {}/{} gets no arrival of the schedule's {}", first, step,
+                                    p.schedule.offsets.size()));
 }
 
 std::string tls_words(const http_options& s) {
@@ -430,12 +431,8 @@ sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const swee
     const auto n = log.probes.size() + 1;
     auto spec = plan.schedule.spec;
     spec.rate = rate;
-    try {
-        schedule::validate(spec);
-        plan.schedule = {spec, schedule::make_schedule(spec), {}};
-    } catch (const std::invalid_argument& e) {
-        throw invalid_schedule(e.what());
-    }
+    schedule::validate(spec);
+    plan.schedule = {spec, schedule::make_schedule(spec), {}};
     // Halving has gone below one request per run: the search cannot go lower.
     if (plan.schedule.offsets.empty()) {
         fmt::print("probe {}: {:g} requests/s gives no arrival: the search stops here\n", n, rate);

@@ -2,6 +2,7 @@
 // synthetic dataset made with espeak-ng, and `pacer dataset synth` checked and run
 // (synth_dataset; the command only declares the options).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/runtime/audio_codec.hpp>
@@ -346,19 +347,17 @@ std::size_t synthesize(const synth_options& o) {
 }
 
 int synth_dataset(synth_options o, bool dry_run) {
-    using runtime::usage_error;
     if (o.output.empty())
-        throw usage_error("-o/--output is required");
+        throw bad_input("-o/--output is required");
     if (!(o.min_s <= o.max_s))
-        throw usage_error(
-            fmt::format("--min-s {:g} must not exceed --max-s {:g}", o.min_s, o.max_s));
+        throw bad_input(fmt::format("--min-s {:g} must not exceed --max-s {:g}", o.min_s, o.max_s));
     if (fs::exists(o.output))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             o.output.string()));
     const auto espeak = find_program("espeak-ng");
     if (!espeak)
-        throw usage_error("espeak-ng is not installed (Debian: apt-get install espeak-ng)");
+        throw bad_input("espeak-ng is not installed (Debian: apt-get install espeak-ng)");
     // About 32 kB a second per variant, two variants.
     const auto bytes =
         static_cast<std::uint64_t>(double(o.subsets * o.per_subset) * o.max_s * 2 * 32000) + 4096;

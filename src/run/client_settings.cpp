@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/runtime/exit_status.hpp>
@@ -16,8 +17,6 @@ namespace pacer::run {
 namespace {
 
 constexpr const char* worker_headers_variable = "PACER_WORKER_HEADERS";
-
-using runtime::usage_error;
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -108,11 +107,7 @@ std::string transport_line(const transport::ws_endpoint& ep) {
 transport::ws_endpoint url_option(const std::string& url) {
     if (url.empty())
         return {};
-    try {
-        return transport::parse_ws_url(url);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    return transport::parse_ws_url(url);
 }
 
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep) {
@@ -131,42 +126,34 @@ void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep)
         }
     }
     for (const auto& line : lines) {
-        try {
-            c.headers.push_back(transport::parse_header(line));
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        c.headers.push_back(transport::parse_header(line));
     }
     for (std::size_t i = 0; i < c.headers.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (lower(c.headers[i].first) == lower(c.headers[j].first))
-                throw usage_error(fmt::format("--header {} is given twice", c.headers[i].first));
+                throw bad_input(fmt::format("--header {} is given twice", c.headers[i].first));
     if (!s.api_key_env.empty()) {
         const char* key = std::getenv(s.api_key_env.c_str());
         if (key == nullptr || *key == '\0')
-            throw usage_error(fmt::format("--api-key-env {}: the environment variable is {}",
-                                          s.api_key_env, key == nullptr ? "not set" : "empty"));
+            throw bad_input(fmt::format("--api-key-env {}: the environment variable is {}",
+                                        s.api_key_env, key == nullptr ? "not set" : "empty"));
         const std::string_view k(key);
         if (k.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--api-key-env {}: the key has a CR, LF or NUL in it", s.api_key_env));
         for (const auto& h : c.headers)
             if (lower(h.first) == "authorization")
-                throw usage_error("--api-key-env and --header Authorization both set "
-                                  "Authorization: give one");
+                throw bad_input("--api-key-env and --header Authorization both set "
+                                "Authorization: give one");
         c.headers.emplace_back("Authorization", fmt::format("Bearer {}", k));
     }
     if (!ep.tls && (!s.ca_file.empty() || s.insecure))
-        throw usage_error(fmt::format("{} is for wss:// URLs; this one is ws://",
-                                      s.insecure ? "--insecure" : "--ca-file"));
+        throw bad_input(fmt::format("{} is for wss:// URLs; this one is ws://",
+                                    s.insecure ? "--insecure" : "--ca-file"));
     if (s.insecure && !s.ca_file.empty())
-        throw usage_error("--insecure verifies nothing, so --ca-file means nothing with it: "
-                          "give one");
-    try {
-        transport::prepare_tls(ep);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+        throw bad_input("--insecure verifies nothing, so --ca-file means nothing with it: "
+                        "give one");
+    transport::prepare_tls(ep);
     if (!c.handshakes)
         c.handshakes = std::make_shared<transport::handshake_log>();
 }
@@ -177,11 +164,11 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
         return std::nullopt;
     protocol::realtime_protocol p{};
     if (!protocol::parse_realtime_protocol(name, p))
-        throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
-                                      "openai-realtime or vllm-realtime",
-                                      name));
+        throw bad_input(fmt::format("--protocol '{}' is not known: use native, "
+                                    "openai-realtime or vllm-realtime",
+                                    name));
     if (p == protocol::realtime_protocol::vllm && model.empty())
-        throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+        throw bad_input("--protocol vllm-realtime needs --model (the served model)");
     return p;
 }
 
@@ -191,8 +178,8 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
         return;
     if (const auto given = transport::query_parameter(ep.target, "model")) {
         if (*given != model)
-            throw usage_error(fmt::format("--model {} and the model={} in --url differ: give one",
-                                          model, *given));
+            throw bad_input(fmt::format("--model {} and the model={} in --url differ: give one",
+                                        model, *given));
         return;
     }
     ep.target = transport::with_query_parameter(ep.target, "model", model);
@@ -200,8 +187,7 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
 
 protocol::realtime_turns turns_option(const std::string& turns) {
     if (turns != "server-vad" && turns != "manual")
-        throw usage_error(
-            fmt::format("--turns '{}' is not known: use server-vad or manual", turns));
+        throw bad_input(fmt::format("--turns '{}' is not known: use server-vad or manual", turns));
     return turns == "manual" ? protocol::realtime_turns::manual
                              : protocol::realtime_turns::server_vad;
 }

@@ -1,6 +1,7 @@
 // `pacer serve` executed (serve_job.hpp): the start line, the sweep, its summary.json and the
 // closing lines; and the `--dry-run` plan and the disk estimate the command shows before.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_pointer.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
@@ -36,16 +37,16 @@ std::vector<std::size_t> parse_levels(std::string_view concurrencies, std::size_
         std::size_t v = 0;
         const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
         if (ec != std::errc() || p != item.data() + item.size() || v == 0 || v > max_level)
-            throw std::invalid_argument(fmt::format("--concurrencies '{}': each level must be a "
-                                                    "whole number from 1 to {} (e.g. 1,2,4,8)",
-                                                    concurrencies, max_level));
+            throw bad_input(fmt::format("--concurrencies '{}': each level must be a "
+                                        "whole number from 1 to {} (e.g. 1,2,4,8)",
+                                        concurrencies, max_level));
         if (std::find(levels.begin(), levels.end(), v) != levels.end())
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("--concurrencies '{}': level {} appears twice", concurrencies, v));
         levels.push_back(v);
     }
     if (levels.empty())
-        throw std::invalid_argument("--concurrencies needs at least one level");
+        throw bad_input("--concurrencies needs at least one level");
     return levels;
 }
 

@@ -98,14 +98,8 @@ struct http_plan {
     std::filesystem::path output;
 };
 
-/// A schedule a capacity probe cannot run (its rate gives no valid schedule, or its shard no
-/// arrival): bad input, said in one line.
-struct invalid_schedule : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
-
 /// Takes the plan's own arrivals of its schedule: all, or those of its shard. Throws
-/// invalid_schedule when the shard gets none.
+/// bad_input when the shard gets none.
 void take_arrivals(http_plan& p);
 
 /// The descriptors a run of `plan` needs, checked (runtime::ensure_descriptors: one line, exit
@@ -137,7 +131,7 @@ struct http_job {
 
 /// Runs `job`: one open-loop run of its schedule into `plan.output`, or (`find_capacity`) the
 /// search, a run per probe; serves `--metrics-listen` meanwhile and prints the results. Returns
-/// the verdict. Throws invalid_schedule (bad input) when a probe's rate gives no valid schedule,
+/// the verdict. Throws bad_input when a probe's rate gives no valid schedule,
 /// std::runtime_error when pacer itself fails (a file that cannot be written).
 runtime::run_verdict execute(const http_job& job);
 

@@ -92,7 +92,7 @@ std::size_t synthesize(const synth_options& options);
 /// `pacer dataset synth` with `options` (`espeak` is looked up on PATH): checks them (an
 /// output given and not existing, min_s <= max_s, espeak-ng installed, room on the disk for
 /// the WAVs), then prints the plan when `dry_run` or synthesizes into a new folder and prints
-/// one line. Bad input throws runtime::usage_error (one line, nothing written); returns the
+/// one line. Bad input throws bad_input (one line, nothing written); returns the
 /// exit status.
 int synth_dataset(synth_options options, bool dry_run);
 

@@ -29,7 +29,7 @@ struct host_options {
     int receive_buffer = 0;
     int max_segment = 0;
     /// PEM certificate (chain) and private key: serve wss:// (TLS) instead of ws://. Both or
-    /// neither; the mock refuses to start (std::invalid_argument) when they cannot be loaded.
+    /// neither; the mock refuses to start (bad_input) when they cannot be loaded.
     std::string tls_cert;
     std::string tls_key;
 };

@@ -10,6 +10,8 @@
 // One reading of one source at one instant, on pacer's clock (CLOCK_MONOTONIC) and the wall
 // clock, as `telemetry.jsonl` holds it (one line each).
 
+#include <pacer/core/bad_input.hpp>
+
 #include <cstddef>
 #include <cstdint>
 #include <optional>
@@ -22,9 +24,9 @@ namespace pacer::telemetry {
 
 /// Telemetry that cannot start: a library that does not load, a GPU index NVML does not have,
 /// a URL that is not http://, an address that cannot be bound. The message is one line, for
-/// the user (the command turns it into a usage error, exit 2).
-struct telemetry_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+/// the user: bad input (exit 2).
+struct telemetry_error : bad_input {
+    using bad_input::bad_input;
 };
 
 struct sample {

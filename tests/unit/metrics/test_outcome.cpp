@@ -4,6 +4,7 @@
 
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/output.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/protocol/events.hpp>
@@ -230,7 +231,7 @@ TEST(ensure_free_space, measures_the_nearest_existing_parent_and_refuses_what_ca
     try {
         ensure_free_space(missing, std::numeric_limits<std::uint64_t>::max());
         FAIL() << "an impossible size was accepted";
-    } catch (const usage_error& e) {
+    } catch (const pacer::bad_input& e) {
         const std::string m = e.what();
         EXPECT_NE(m.find("free"), std::string::npos) << m;
         EXPECT_NE(m.find(missing.string()), std::string::npos) << m;
