@@ -2,18 +2,18 @@
 // into an http::http_plan and prints the `--dry-run` plan (src/http/plan.cpp), and the open-loop
 // streaming requests themselves are http::execute (src/http/http_job.cpp, docs/http.md).
 
-#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
 #include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/http_job.hpp>
 #include <pacer/http/plan.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/telemetry/recorder.hpp>
 
@@ -73,7 +73,8 @@ http_plan check(const http_settings& s) {
     if (s.find_capacity && !s.schedule_file.empty())
         throw bad_input("--find-capacity varies the rate: it takes --rate and --requests or "
                         "--duration, not --schedule");
-    p.output = s.output.empty() ? default_output_dir("http") : std::filesystem::path(s.output);
+    p.output =
+        s.output.empty() ? runtime::default_output_dir("http") : std::filesystem::path(s.output);
     if (std::filesystem::exists(p.output))
         throw bad_input(
             fmt::format("--output {} already exists; choose a new folder", p.output.string()));
@@ -83,7 +84,7 @@ http_plan check(const http_settings& s) {
 int run_http(const http_settings& s) {
     http::http_job job;
     job.plan = check(s);
-    auto opened = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
+    auto opened = telemetry::open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         // The descriptors as the run checks them.
         http::print_dry_run(s, job.plan, opened.plan, http::check_descriptors(s, job.plan));
@@ -93,11 +94,11 @@ int run_http(const http_settings& s) {
     job.telemetry = std::move(opened.recorder);
     job.listener = std::move(opened.listener);
     job.command_line = runtime::recorded_command_line({"-H", "--header"});
-    job.end.report = [](const std::filesystem::path& dir) { return write_end_report(dir); };
+    job.end.report = [](const std::filesystem::path& dir) { return report::write_end_report(dir); };
     job.end.tables = [](const std::filesystem::path& dir, std::string_view format) {
-        return write_end_tables(dir, format);
+        return report::write_end_tables(dir, format);
     };
-    job.create_folder = [](const std::filesystem::path& dir) { create_output_dir(dir); };
+    job.create_folder = [](const std::filesystem::path& dir) { runtime::create_output_dir(dir); };
     return runtime::exit_status(http::execute(job)); // bad_input: a probe's rate gives no schedule
 }
 
@@ -118,7 +119,7 @@ void add_schedule_options(CLI::App& sub, http_settings& s) {
     sub.add_option("--max-concurrency", s.max_concurrency,
                    "Requests in flight at most; gates dispatch, never moves the schedule "
                    "(0: no cap)")
-        ->check(whole_number(0, max_sessions))
+        ->check(whole_number(0, session::max_sessions))
         ->capture_default_str();
     sub.add_option("--cap-policy", s.cap_policy,
                    "When the cap binds: queue (wait; counted in latency) or drop")

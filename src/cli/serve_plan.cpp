@@ -5,10 +5,10 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/serve_plan.hpp>
 #include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/slo.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/session/scenario_plan.hpp>
 
@@ -32,11 +32,11 @@ void check_target(const serve_settings& s, sweep::sweep_options& w) {
                                     s.profile));
     w.url = s.url;
     w.profile = profile;
-    w.endpoint = url_option(s.url);
-    apply_client_settings(s.client, w.endpoint);
+    w.endpoint = run::url_option(s.url);
+    run::apply_client_settings(s.client, w.endpoint);
     if (s.pacing != "realtime" && s.pacing != "lockstep")
         throw bad_input(fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
-    if (const auto p = protocol_option(s.protocol, s.model)) {
+    if (const auto p = run::protocol_option(s.protocol, s.model)) {
         if (s.pacing != "realtime")
             throw bad_input(fmt::format("--pacing {} is the native protocol's; --protocol {} "
                                         "streams on the 80 ms grid",
@@ -47,8 +47,8 @@ void check_target(const serve_settings& s, sweep::sweep_options& w) {
                                         s.profile, s.protocol));
         w.realtime = p;
     }
-    model_in_url(w.endpoint, w.realtime, s.model);
-    w.turns = turns_option(s.turns);
+    run::model_in_url(w.endpoint, w.realtime, s.model);
+    w.turns = run::turns_option(s.turns);
     if (s.pacing == "lockstep" && profile->continuous)
         throw bad_input(fmt::format("--pacing lockstep needs a per-unit profile such as "
                                     "minicpmo; {} speaks continuously",
@@ -75,7 +75,7 @@ void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
 
 } // namespace
 
-sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct) {
+sweep::serve_job check_serve(const serve_settings& s, sweep::direct_wire& direct) {
     if (const auto& m = s.telemetry.server_metrics; m.ends_with("/stats"))
         throw bad_input(fmt::format("--server-metrics {} scrapes a Prometheus endpoint; the "
                                     "server's JSON stats are --server-stats {} (renamed)",
@@ -88,13 +88,13 @@ sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct) {
     take_scenario_and_slos(s, w);
     direct = sweep::take_inputs(s, w);
     sweep::take_given(s, w);
-    job.out = s.output.empty() ? default_output_dir("serve") : fs::path(s.output);
+    job.out = s.output.empty() ? runtime::default_output_dir("serve") : fs::path(s.output);
     if (fs::exists(job.out))
         throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             job.out.string()));
     job.disk_estimate = sweep::disk_estimate(s, w);
-    job.disk_free = ensure_free_space(job.out, job.disk_estimate);
+    job.disk_free = runtime::ensure_free_space(job.out, job.disk_estimate);
     runtime::ensure_descriptors(sweep::serve_descriptors(job));
     return job;
 }

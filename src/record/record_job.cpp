@@ -378,7 +378,7 @@ void recording::prepare_variant(std::size_t index, std::vector<prepared>& batch)
         const double duration = double(n.pcm.size()) / 32000.0;
         const std::string source_bytes = runtime::read_file_if_exists(source).value_or("");
         write_atomically(dir / "input.pcm", bytes);
-        write_wav_pcm16(dir / "input.wav", n.pcm, input_rate);
+        runtime::write_wav_pcm16(dir / "input.wav", n.pcm, input_rate);
         json::object manifest{
             {"schema_version", 1},
             {"profile", job_.profile->name},

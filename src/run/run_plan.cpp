@@ -60,10 +60,10 @@ void check_open_loop(const run_options& s, const schedule::schedule_document* op
     const std::size_t arrivals = open_loop->offsets.size();
     if (arrivals == 0)
         throw bad_input("the schedule has no arrivals");
-    if (arrivals > max_sessions)
+    if (arrivals > session::max_sessions)
         throw bad_input(fmt::format("the schedule has {} arrivals, more than the {} sessions "
                                     "one run may hold: use lower rates or shorter stages",
-                                    arrivals, max_sessions));
+                                    arrivals, session::max_sessions));
     if (s.processes > arrivals)
         throw bad_input(fmt::format("--processes {} is more than the schedule's {} arrivals",
                                     s.processes, arrivals));
@@ -192,7 +192,7 @@ void set_timeout(run_job& job, std::optional<std::chrono::nanoseconds> given) {
                                     job.options.timeout, to_seconds(job.input_length)));
     job.timeout = given ? *given
                         : std::chrono::duration_cast<std::chrono::nanoseconds>(job.input_length) +
-                              default_timeout_margin;
+                              session::default_timeout_margin;
 }
 
 std::uint64_t disk_estimate(const run_job& job) {

@@ -125,7 +125,7 @@ void print_overload_plan(const sweep_options& w) {
     const auto& c = w.capacity;
     std::size_t runs_lo = SIZE_MAX, runs_hi = 0, above_lo = SIZE_MAX, above_hi = 0;
     for (std::size_t k = c.start_level; k < std::min<std::size_t>(c.max_level, 256); ++k) {
-        const auto cost = search_cost_at(c, k);
+        const auto cost = capacity_search::search_cost_at(c, k);
         runs_lo = std::min(runs_lo, cost.runs);
         runs_hi = std::max(runs_hi, cost.runs);
         above_lo = std::min(above_lo, cost.above);
@@ -313,7 +313,8 @@ void print_warm_line(const json::object& o) {
 }
 
 // "verified": a verification's runs, said for the capacity level or the first failing one.
-std::string verification_words(const std::optional<verification>& v, bool capacity_level) {
+std::string verification_words(const std::optional<capacity_search::verification>& v,
+                               bool capacity_level) {
     return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}", v->level,
                            v->met, v->runs,
                            v->held          ? ""

@@ -16,11 +16,7 @@ namespace pacer::cli {
 /// `--headers-env` to a subcommand.
 void add_client_options(CLI::App& sub, run::client_settings& s);
 
-// What the flags mean is run's (run/client_settings.hpp): the commands call these names.
-using run::apply_client_settings;
-using run::model_in_url;
-using run::protocol_option;
-using run::turns_option;
-using run::url_option;
+// What the flags mean is run's (run/client_settings.hpp): the commands call run::url_option,
+// run::protocol_option, run::turns_option, run::model_in_url and run::apply_client_settings.
 
 } // namespace pacer::cli

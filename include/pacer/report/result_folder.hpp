@@ -2,7 +2,7 @@
 // Module `report` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns
 // `report.html` (inline SVG), CSV/JSONL exports, and reading a finished result folder. It may
 // include core, schedule, trace, runtime, metrics; it may not include protocol, transport, session,
-// server, telemetry, record, sweep, run, http, cli (the build fails if it does).
+// server, telemetry, record, sweep, run, http, cli, console, capacity_search (or the build fails).
 //
 // A finished result folder read back for `pacer report` and `pacer export`: the summary as
 // written, and the per-packet evidence behind it (send receipts, raw samples, the open-loop

@@ -24,10 +24,6 @@ namespace pacer::run {
 struct run_options; // run_job.hpp
 struct run_job;
 
-/// The limits every command shares (session/runner.hpp).
-using session::default_timeout_margin;
-using session::max_sessions;
-
 /// Checks --concurrency, --threads, --inject-stall-ms, --stagger-ms and --processes, and
 /// returns --timeout parsed (nullopt: not given; checked against the input by `set_timeout`).
 std::optional<std::chrono::nanoseconds> check_numbers(const run_options& s);

@@ -1,8 +1,8 @@
 #pragma once
-// Module `runtime` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the loop
-// monitor, CPU, memory and descriptor limits, WAV input, shards and launchers, reading a whole
-// file. It may include core; it may not include schedule, trace, protocol, transport, session,
-// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+// Module `runtime` (module table: cmake/PacerModules.cmake, docs/architecture.md) owns the loop
+// monitor, CPU, memory, descriptor limits, WAV input, shards, launchers, reading a whole file. It
+// may include core; it may not include schedule, trace, protocol, transport, session, console,
+// capacity_search, metrics, server, telemetry, report, record, sweep, run, http, cli (or fails).
 //
 // CPU, memory and descriptor facts of this process.
 

@@ -2,7 +2,7 @@
 // Module `server` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the mock
 // servers (probe, native, LLM) and their host. It may include core, runtime, protocol, transport;
 // it may not include schedule, trace, session, metrics, telemetry, report, record, sweep, run,
-// http, cli (the build fails if it does).
+// http, cli, console, capacity_search (the build fails if it does).
 //
 // What every mock server of pacer offers, so that one process runner (`pacer mock`,
 // `pacer native-mock`) or an in-process caller (`pacer run`, `pacer serve`) can drive any of them.

@@ -5,7 +5,7 @@
 // read both, `telemetry.jsonl`, the energy and power of a time window, the Prometheus text format
 // (parsed and written) and the `--metrics-listen` endpoint. It may include core, runtime,
 // transport; it may not include schedule, trace, protocol, session, metrics, server, report,
-// record, sweep, run, http, cli (the build fails if it does). docs/telemetry.md.
+// record, sweep, run, http, cli, console, capacity_search (see docs/telemetry.md).
 //
 // One reading of one source at one instant, on pacer's clock (CLOCK_MONOTONIC) and the wall
 // clock, as `telemetry.jsonl` holds it (one line each).

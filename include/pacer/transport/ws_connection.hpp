@@ -1,8 +1,8 @@
 #pragma once
-// Module `transport` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
-// WebSocket client (TLS, headers, admission handshake), HTTP client, SSE parser, OpenAI stream
-// chunks. It may include core; it may not include schedule, trace, runtime, protocol, session,
-// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+// Module `transport` (module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
+// WebSocket client (TLS, headers, admission), HTTP client, SSE parser, OpenAI stream chunks. It
+// may include core; it may not include schedule, trace, runtime, protocol, session, console,
+// capacity_search, metrics, server, telemetry, report, record, sweep, run, http, cli (or fails).
 //
 // A WebSocket client connection with the handshake the reference harness uses: no
 // compression, no keepalive pings, no subprotocol, text frames, 8 MiB inbound limit.

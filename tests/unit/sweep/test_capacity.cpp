@@ -2,7 +2,7 @@
 // the record of the checks, and the capacity search driven by constructed level outcomes (no
 // network, no level run).
 
-#include <pacer/sweep/capacity.hpp>
+#include <pacer/capacity_search/capacity.hpp>
 #include <pacer/sweep/validity.hpp>
 
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 namespace {
 
 using namespace pacer;
-using sweep::level_outcome;
+using capacity_search::level_outcome;
 using sweep::timing_limits;
 using sweep::validity_problems;
 
@@ -107,11 +107,12 @@ TEST(sweep_validity, checks_of_a_realtime_protocol_are_its_own) {
 struct model_server {
     std::size_t capacity = 0;
     bool cold_start = false;
-    std::map<std::size_t, std::vector<level_outcome>> scripted{}; // per level, in turn
-    std::vector<sweep::level_try> runs{};
+    std::map<std::size_t, std::vector<capacity_search::level_outcome>>
+        scripted{}; // per level, in turn
+    std::vector<capacity_search::level_try> runs{};
     std::size_t high_water = 0;
 
-    level_outcome operator()(const sweep::level_try& t) {
+    capacity_search::level_outcome operator()(const capacity_search::level_try& t) {
         runs.push_back(t);
         const bool cold = cold_start && t.level > high_water;
         high_water = std::max(high_water, t.level);
@@ -132,23 +133,24 @@ struct model_server {
     std::vector<std::string> story() const {
         std::vector<std::string> v;
         for (const auto& r : runs)
-            v.push_back(std::to_string(r.level) + (r.kind == sweep::try_kind::search ? "s"
-                                                   : r.kind == sweep::try_kind::confirm
+            v.push_back(std::to_string(r.level) + (r.kind == capacity_search::try_kind::search ? "s"
+                                                   : r.kind == capacity_search::try_kind::confirm
                                                        ? "c" + std::to_string(r.attempt)
                                                        : "v" + std::to_string(r.attempt)));
         return v;
     }
 };
 
-sweep::capacity_result search(model_server& m, sweep::capacity_settings s) {
-    return sweep::search_capacity(s, [&m](const sweep::level_try& t) { return m(t); });
+capacity_search::capacity_result search(model_server& m, capacity_search::capacity_settings s) {
+    return capacity_search::search_capacity(
+        s, [&m](const capacity_search::level_try& t) { return m(t); });
 }
 
 using levels = std::vector<std::size_t>;
 
 // The classic search: no confirmation, no verification, doubling and bisection (growth 2; the
 // tests below that name no growth are of the search before --growth, and keep its stories).
-sweep::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
+capacity_search::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
     return {.start_level = start,
             .max_level = max,
             .resolution = resolution,
@@ -233,9 +235,9 @@ TEST(sweep_capacity, a_level_that_misses_once_then_meets_counts_as_good) {
     EXPECT_NE(r.notes[0].find("level 4"), std::string::npos) << r.notes[0];
     // Every try is in the result, with its kind and outcome.
     ASSERT_EQ(r.probes.size(), 5u);
-    EXPECT_EQ(r.probes[2].run.kind, sweep::try_kind::search);
+    EXPECT_EQ(r.probes[2].run.kind, capacity_search::try_kind::search);
     EXPECT_FALSE(r.probes[2].outcome.met());
-    EXPECT_EQ(r.probes[3].run.kind, sweep::try_kind::confirm);
+    EXPECT_EQ(r.probes[3].run.kind, capacity_search::try_kind::confirm);
     EXPECT_TRUE(r.probes[3].outcome.met());
 }
 
@@ -306,7 +308,7 @@ TEST(sweep_capacity, a_boundary_that_meets_sometimes_is_reported_not_held) {
     ASSERT_TRUE(r.failing_check);
     EXPECT_EQ(r.failing_check->met, 1u);
     EXPECT_FALSE(r.failing_check->held);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_FALSE(o.at("boundary_held").as_bool());
     EXPECT_EQ(o.at("verification").at("first_failing_level").at("met").as_uint64(), 1u);
 }
@@ -352,12 +354,12 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
 }
 
 TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
-    sweep::capacity_result r;
+    capacity_search::capacity_result r;
     r.sessions = 32;
     r.first_failing_level = 40;
     r.limited_by = "slo";
     r.probed_levels = {32, 64, 40};
-    auto o = sweep::capacity_json(r, "ttfa-p95<=0.5");
+    auto o = capacity_search::capacity_json(r, "ttfa-p95<=0.5");
     EXPECT_EQ(o.at("sessions").as_uint64(), 32u);
     EXPECT_EQ(o.at("first_failing_level").as_uint64(), 40u);
     EXPECT_EQ(o.at("limited_by").as_string(), "slo");
@@ -365,7 +367,7 @@ TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
     EXPECT_EQ(o.at("probed_levels").as_array()[1].as_uint64(), 64u);
     EXPECT_EQ(o.at("slo").as_string(), "ttfa-p95<=0.5");
     r.first_failing_level.reset();
-    EXPECT_TRUE(sweep::capacity_json(r, "").at("first_failing_level").is_null());
+    EXPECT_TRUE(capacity_search::capacity_json(r, "").at("first_failing_level").is_null());
 }
 
 // --growth: after the first miss no level is probed above the last good one by more than the
@@ -404,7 +406,7 @@ TEST(sweep_capacity, no_probe_after_a_miss_exceeds_the_growth_and_the_knee_is_st
             bool missed = false;
             for (const auto& t : m.runs) {
                 // A new level (confirmations and verifications re-run a level already tried).
-                if (missed && good > 0 && t.kind == sweep::try_kind::search) {
+                if (missed && good > 0 && t.kind == capacity_search::try_kind::search) {
                     const auto most = std::max<std::size_t>(
                         good + 1, static_cast<std::size_t>(static_cast<double>(good) * growth));
                     EXPECT_LE(t.level, most) << "after good " << good;
@@ -419,13 +421,13 @@ TEST(sweep_capacity, no_probe_after_a_miss_exceeds_the_growth_and_the_knee_is_st
 }
 
 TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
-    const sweep::capacity_settings gentle{.start_level = 8, .resolution = 0.05};
+    const capacity_search::capacity_settings gentle{.start_level = 8, .resolution = 0.05};
     auto classic_settings = gentle;
     classic_settings.growth = 2;
     // The server: capacity 62 from level 8 (confirm 1, verify 2).
     model_server m{.capacity = 62};
     search(m, gentle);
-    const auto cost = sweep::search_cost_at(gentle, 62);
+    const auto cost = capacity_search::search_cost_at(gentle, 62);
     EXPECT_EQ(cost.runs, m.runs.size());
     std::size_t above = 0;
     for (const auto& t : m.runs)
@@ -434,8 +436,8 @@ TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
     // Over every capacity from 8 to 255, gentle growth overloads less often than doubling.
     std::size_t gentle_above = 0, doubling_above = 0;
     for (std::size_t k = 8; k < 256; ++k) {
-        gentle_above += sweep::search_cost_at(gentle, k).above;
-        doubling_above += sweep::search_cost_at(classic_settings, k).above;
+        gentle_above += capacity_search::search_cost_at(gentle, k).above;
+        doubling_above += capacity_search::search_cost_at(classic_settings, k).above;
     }
     EXPECT_LT(gentle_above, doubling_above);
 }
@@ -444,14 +446,14 @@ TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
 // false) never decides the search alone.
 TEST(sweep_capacity, a_miss_on_an_unrecovered_server_is_tried_again) {
     model_server m{.capacity = 20};
-    const level_outcome degraded{.slo_met = false, .recovered = false};
+    const capacity_search::level_outcome degraded{.slo_met = false, .recovered = false};
     m.scripted[16] = {degraded, degraded}; // the search's try and its confirmation
     const auto r = search(m, {.start_level = 8, .max_level = 20, .verify_repeats = 0});
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2", "20s"}));
     EXPECT_EQ(r.sessions, 20u);
     ASSERT_EQ(r.probes.size(), 5u);
     EXPECT_FALSE(r.probes[1].outcome.recovered);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_FALSE(o.at("probes").as_array()[1].at("server_recovered").as_bool());
     EXPECT_TRUE(o.at("probes").as_array()[3].at("server_recovered").as_bool());
 }
@@ -470,7 +472,7 @@ TEST(sweep_capacity, a_miss_on_a_recovered_server_decides_as_before) {
 
 TEST(sweep_capacity, a_level_missed_only_on_an_unrecovered_server_stops_the_search) {
     model_server m{.capacity = 1000};
-    const level_outcome degraded{.slo_met = false, .recovered = false};
+    const capacity_search::level_outcome degraded{.slo_met = false, .recovered = false};
     m.scripted[16] = {degraded, degraded, degraded};
     const auto r = search(m, {.start_level = 8, .max_level = 64});
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
@@ -495,7 +497,7 @@ TEST(sweep_capacity, a_verification_run_on_an_unrecovered_server_is_run_again_no
     EXPECT_EQ(r.capacity_check->met, 2u);
     EXPECT_EQ(r.capacity_check->invalid, 0u);
     EXPECT_EQ(r.capacity_check->unrecovered, 1u);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_EQ(o.at("verification").at("capacity_level").at("not_recovered").as_uint64(), 1u);
 }
 

@@ -1,4 +1,9 @@
 #pragma once
+// Module `capacity_search` (the module table: cmake/PacerModules.cmake, docs/architecture.md)
+// owns the capacity search of `pacer serve` and `pacer http`. It may include core; it may not
+// include schedule, trace, runtime, protocol, transport, session, console, metrics, server,
+// telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+//
 // The capacity search, one for every command that searches: which value to probe next given
 // what the values probed so far showed, as a pure function of their outcomes (the probing itself
 // is a callback), unit-tested without a network in tests/unit/sweep/test_capacity*.cpp. The
@@ -22,7 +27,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pacer::sweep {
+namespace pacer::capacity_search {
 
 /// `--start-level`, `--max-level`, `--resolution`, `--confirm`, `--verify-repeats`, `--growth`.
 struct capacity_settings {
@@ -267,4 +272,4 @@ search_cost search_cost_at(const capacity_settings& settings, std::size_t capaci
 /// boundary_held, notes, slo}` (`slo`: the text given).
 boost::json::object capacity_json(const capacity_result& result, std::string_view slo);
 
-} // namespace pacer::sweep
+} // namespace pacer::capacity_search

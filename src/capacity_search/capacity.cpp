@@ -1,4 +1,4 @@
-#include <pacer/sweep/capacity.hpp>
+#include <pacer/capacity_search/capacity.hpp>
 
 #include <boost/json/array.hpp>
 
@@ -8,7 +8,7 @@
 #include <cmath>
 #include <map>
 
-namespace pacer::sweep {
+namespace pacer::capacity_search {
 
 namespace json = boost::json;
 
@@ -89,10 +89,10 @@ enum class judged { met, missed, client, not_recovered, stopped };
 constexpr int max_verification_rounds = 4;
 
 // The search's state: the last good value, the first bad one, and every value's judgement.
-class capacity_search {
+class search_state {
 public:
-    capacity_search(const capacity_space& space, const search_policy& policy,
-                    const capacity_probe_fn& probe, capacity_search_result& r)
+    search_state(const capacity_space& space, const search_policy& policy,
+                 const capacity_probe_fn& probe, capacity_search_result& r)
         : space_(space), s_(policy), probe_(probe), r_(r) {}
 
     // Up, down, then between, from value c (the first value; after it the space chooses);
@@ -331,7 +331,7 @@ capacity_search_result search_capacity(const capacity_space& space, double start
                                        const search_policy& policy,
                                        const capacity_probe_fn& probe) {
     capacity_search_result result;
-    capacity_search search(space, policy, probe, result);
+    search_state search(space, policy, probe, result);
     if (search.search_from(start) && policy.verify_repeats > 0)
         search.verify();
     if (result.limited_by.empty())
@@ -407,4 +407,4 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
     return o;
 }
 
-} // namespace pacer::sweep
+} // namespace pacer::capacity_search
