@@ -310,22 +310,24 @@ private:
     std::map<double, bool> judgement_; // value -> good, as last judged
 };
 
-verification level_verification(const value_verification& v) {
-    return {static_cast<std::size_t>(v.value), v.runs, v.met, v.invalid, v.unrecovered, v.held};
-}
+} // namespace
 
-json::value verification_json(const std::optional<verification>& v) {
+json::value verification_json(const std::optional<value_verification>& v, value_kind kind) {
     if (!v)
         return nullptr;
-    return json::object{{"level", v->level},
-                        {"runs", v->runs},
-                        {"met", v->met},
-                        {"client_not_valid", v->invalid},
-                        {"not_recovered", v->unrecovered},
-                        {"held", v->held}};
+    json::object o;
+    if (kind == value_kind::level)
+        o["level"] = static_cast<std::size_t>(v->value);
+    else
+        o["rate"] = v->value;
+    o["runs"] = v->runs;
+    o["met"] = v->met;
+    o["client_not_valid"] = v->invalid;
+    if (kind == value_kind::level) // a rate search never waits for recovery
+        o["not_recovered"] = v->unrecovered;
+    o["held"] = v->held;
+    return o;
 }
-
-} // namespace
 
 capacity_search_result search_capacity(const capacity_space& space, double start,
                                        const search_policy& policy,
@@ -359,10 +361,8 @@ capacity_result search_capacity(const capacity_settings& settings, const level_p
         result.probed_levels.push_back(level(p.run.value));
         result.probes.push_back({{level(p.run.value), p.run.kind, p.run.attempt}, p.outcome});
     }
-    if (r.capacity_check)
-        result.capacity_check = level_verification(*r.capacity_check);
-    if (r.failing_check)
-        result.failing_check = level_verification(*r.failing_check);
+    result.capacity_check = r.capacity_check;
+    result.failing_check = r.failing_check;
     result.boundary_held = r.boundary_held;
     result.notes = r.notes;
     return result;
@@ -399,8 +399,9 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
         notes.emplace_back(n);
     o["probed_levels"] = std::move(levels);
     o["probes"] = std::move(probes);
-    o["verification"] = json::object{{"capacity_level", verification_json(r.capacity_check)},
-                                     {"first_failing_level", verification_json(r.failing_check)}};
+    o["verification"] = json::object{
+        {"capacity_level", verification_json(r.capacity_check, value_kind::level)},
+        {"first_failing_level", verification_json(r.failing_check, value_kind::level)}};
     o["boundary_held"] = r.boundary_held ? json::value(*r.boundary_held) : json::value(nullptr);
     o["notes"] = std::move(notes);
     o["slo"] = slo;

@@ -467,16 +467,6 @@ capacity_search::level_outcome probe_rate(const http_job& job, http_plan& plan,
             .slo_met = fraction >= s.goodput_fraction};
 }
 
-json::value rate_check_json(const std::optional<capacity_search::value_verification>& v) {
-    if (!v)
-        return nullptr;
-    return json::object{{"rate", v->value},
-                        {"runs", v->runs},
-                        {"met", v->met},
-                        {"client_not_valid", v->invalid},
-                        {"held", v->held}};
-}
-
 // capacity.json: the answer, the criterion, how the search ended and every probe; with
 // --confirm or --verify-repeats also the verification, whether the boundary held and the notes.
 json::object capacity_doc(const http_job& job, const capacity_search::capacity_search_result& r,
@@ -493,9 +483,11 @@ json::object capacity_doc(const http_job& job, const capacity_search::capacity_s
     doc["unreachable"] = log.unreachable;
     doc["probes"] = std::move(log.probes);
     if (s.confirm > 0 || s.verify_repeats > 0) {
-        doc["verification"] =
-            json::object{{"capacity_rate", rate_check_json(r.capacity_check)},
-                         {"first_failing_rate", rate_check_json(r.failing_check)}};
+        doc["verification"] = json::object{
+            {"capacity_rate", capacity_search::verification_json(
+                                  r.capacity_check, capacity_search::value_kind::rate)},
+            {"first_failing_rate", capacity_search::verification_json(
+                                       r.failing_check, capacity_search::value_kind::rate)}};
         doc["boundary_held"] =
             r.boundary_held ? json::value(*r.boundary_held) : json::value(nullptr);
         json::array notes;

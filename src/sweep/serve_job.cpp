@@ -313,10 +313,10 @@ void print_warm_line(const json::object& o) {
 }
 
 // "verified": a verification's runs, said for the capacity level or the first failing one.
-std::string verification_words(const std::optional<capacity_search::verification>& v,
+std::string verification_words(const std::optional<capacity_search::value_verification>& v,
                                bool capacity_level) {
-    return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}", v->level,
-                           v->met, v->runs,
+    return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}",
+                           static_cast<std::size_t>(v->value), v->met, v->runs,
                            v->held          ? ""
                            : capacity_level ? " (it should meet in all)"
                                             : " (it should miss in all)")

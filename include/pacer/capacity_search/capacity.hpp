@@ -18,6 +18,7 @@
 // answer is re-run at the end to show that the boundary holds.
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -82,14 +83,14 @@ struct probe_record {
     level_outcome outcome;
 };
 
-/// How the closing re-runs of one level went.
-struct verification {
-    std::size_t level = 0;
+/// How the closing re-runs of one value went (a level, or a rate).
+struct value_verification {
+    double value = 0;
     std::size_t runs = 0;    ///< runs with valid client timing (the evidence)
     std::size_t met = 0;     ///< of which met every SLO
     std::size_t invalid = 0; ///< runs whose client timing was not valid (run again, not counted)
     std::size_t unrecovered = 0; ///< runs started on a server not recovered (again, not counted)
-    /// The capacity level holds when every run met; the first failing level when none did.
+    /// The capacity value holds when every run met; the first failing value when none did.
     bool held = false;
 };
 
@@ -102,8 +103,9 @@ struct capacity_result {
     std::string limited_by = "max-level";
     std::vector<std::size_t> probed_levels; ///< every run's level, in order (all tries)
     std::vector<probe_record> probes;       ///< every run with its kind and outcome
-    /// The closing verification of the answer, of its last round (nullopt: not run).
-    std::optional<verification> capacity_check, failing_check;
+    /// The closing verification of the answer, of its last round (nullopt: not run); its value
+    /// is a level.
+    std::optional<value_verification> capacity_check, failing_check;
     /// Whether the boundary held: the capacity level met in every verification run and the
     /// first failing level missed in every one (nullopt: no verification was run).
     std::optional<bool> boundary_held;
@@ -207,13 +209,6 @@ struct capacity_probe {
     level_outcome outcome;
 };
 
-/// How the closing re-runs of one value went (verification, over a space's value).
-struct value_verification {
-    double value = 0;
-    std::size_t runs = 0, met = 0, invalid = 0, unrecovered = 0;
-    bool held = false;
-};
-
 /// The search's answer, in the space's values.
 struct capacity_search_result {
     std::optional<double> good; ///< the highest good value (nullopt: none met)
@@ -271,5 +266,11 @@ search_cost search_cost_at(const capacity_settings& settings, std::size_t capaci
 /// `{sessions, first_failing_level, limited_by, probed_levels, probes, verification,
 /// boundary_held, notes, slo}` (`slo`: the text given).
 boost::json::object capacity_json(const capacity_result& result, std::string_view slo);
+
+/// The one writer of a closing verification in the result files (null when not run):
+/// `{level, runs, met, client_not_valid, not_recovered, held}` for a level (serve's
+/// summary.json), `{rate, runs, met, client_not_valid, held}` for a rate (http's capacity.json).
+enum class value_kind { level, rate };
+boost::json::value verification_json(const std::optional<value_verification>& v, value_kind kind);
 
 } // namespace pacer::capacity_search
