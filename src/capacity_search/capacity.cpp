@@ -12,6 +12,28 @@ namespace pacer::capacity_search {
 
 namespace json = boost::json;
 
+std::string_view to_string(limit l) noexcept {
+    switch (l) {
+    case limit::slo:
+        return "slo";
+    case limit::client:
+        return "client";
+    case limit::max_level:
+        return "max-level";
+    case limit::max_rate:
+        return "max-rate";
+    case limit::unreachable:
+        return "unreachable";
+    case limit::interrupted:
+        return "interrupted";
+    case limit::nothing_to_run:
+        return "nothing-to-run";
+    case limit::not_recovered:
+        return "not-recovered";
+    }
+    return "slo";
+}
+
 std::string_view to_string(try_kind kind) noexcept {
     switch (kind) {
     case try_kind::search:
@@ -91,6 +113,9 @@ constexpr int max_verification_rounds = 4;
 // The search's state: the last good value, the first bad one, and every value's judgement.
 class search_state {
 public:
+    /// Why the search stopped before it found its answer (nullopt: it did not).
+    std::optional<limit> stop() const { return stop_; }
+
     search_state(const capacity_space& space, const search_policy& policy,
                  const capacity_probe_fn& probe, capacity_search_result& r)
         : space_(space), s_(policy), probe_(probe), r_(r) {}
@@ -104,7 +129,7 @@ public:
             if (v == judged::stopped)
                 return false;
             if (v == judged::client || v == judged::not_recovered) {
-                r_.limited_by = v == judged::client ? "client" : "not-recovered";
+                stop_ = v == judged::client ? limit::client : limit::not_recovered;
                 if (v == judged::not_recovered)
                     r_.notes.push_back(fmt::format(
                         "{} missed only on a server that had not recovered from the run "
@@ -227,11 +252,11 @@ private:
         const auto o = probe_(t);
         r_.probes.push_back({t, o});
         if (o.interrupted)
-            r_.limited_by = "interrupted";
+            stop_ = limit::interrupted;
         else if (o.unreachable)
-            r_.limited_by = "unreachable";
+            stop_ = limit::unreachable;
         else if (o.nothing_to_run)
-            r_.limited_by = "nothing-to-run";
+            stop_ = limit::nothing_to_run;
         else
             return o;
         return std::nullopt;
@@ -302,6 +327,7 @@ private:
     }
 
     const capacity_space& space_;
+    std::optional<limit> stop_; // why the search stopped before its answer, if it did
     const search_policy& s_;
     const capacity_probe_fn& probe_;
     capacity_search_result& r_;
@@ -336,8 +362,7 @@ capacity_search_result search_capacity(const capacity_space& space, double start
     search_state search(space, policy, probe, result);
     if (search.search_from(start) && policy.verify_repeats > 0)
         search.verify();
-    if (result.limited_by.empty())
-        result.limited_by = result.bad ? "slo" : space.top();
+    result.limited_by = search.stop().value_or(result.bad ? limit::slo : space.top());
     if (result.capacity_check || result.failing_check)
         result.boundary_held = (!result.capacity_check || result.capacity_check->held) &&
                                (!result.failing_check || result.failing_check->held);
@@ -383,7 +408,7 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
     o["sessions"] = r.sessions;
     o["first_failing_level"] =
         r.first_failing_level ? json::value(*r.first_failing_level) : json::value(nullptr);
-    o["limited_by"] = r.limited_by;
+    o["limited_by"] = to_string(r.limited_by);
     json::array levels, probes, notes;
     for (auto c : r.probed_levels)
         levels.push_back(c);

@@ -522,8 +522,9 @@ runtime::run_verdict find_capacity(const http_job& job, http_telemetry& telemetr
     // A search probe that stopped the search (a signal, no server reached) is not judged by it;
     // its own verdict still bounds the answer, as it always has in capacity.json.
     std::optional<double> pass = r.good, fail = r.bad;
-    if ((r.limited_by == "interrupted" || r.limited_by == "unreachable") && !r.probes.empty() &&
-        r.probes.back().run.kind != capacity_search::try_kind::verify) {
+    if ((r.limited_by == capacity_search::limit::interrupted ||
+         r.limited_by == capacity_search::limit::unreachable) &&
+        !r.probes.empty() && r.probes.back().run.kind != capacity_search::try_kind::verify) {
         const double rate = r.probes.back().run.value;
         if (log.last_passed)
             pass = std::max(pass.value_or(rate), rate);

@@ -347,7 +347,7 @@ void print_recovery_lines(const json::object& r) {
 void print_capacity_lines(const serve_job& job, const sweep_result& result,
                           const json::object& summary) {
     const auto& capacity = *result.capacity;
-    const auto& limited = capacity.limited_by;
+    const std::string_view limited = to_string(capacity.limited_by);
     for (const auto& note : capacity.notes)
         fmt::print("search     {}\n", note);
     fmt::print("capacity   {} sessions{} ({})\n", capacity.sessions,

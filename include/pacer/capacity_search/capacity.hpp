@@ -47,6 +47,25 @@ struct capacity_settings {
     double growth = 1.25;
 };
 
+/// Why a search ended where it did, as the result files say it (`limited_by`, to_string):
+/// "slo" (a value missed), "client" (the client could not keep its schedule), "max-level" /
+/// "max-rate" (the top of the space met), "unreachable", "interrupted", "nothing-to-run" (a rate
+/// with no arrival), "not-recovered" (a value missed only on a server that had not recovered).
+enum class limit {
+    slo,
+    client,
+    max_level,
+    max_rate,
+    unreachable,
+    interrupted,
+    nothing_to_run,
+    not_recovered
+};
+
+/// "slo", "client", "max-level", "max-rate", "unreachable", "interrupted", "nothing-to-run",
+/// "not-recovered".
+std::string_view to_string(limit l) noexcept;
+
 /// Why a level is run: the search's first look, a confirmation of a miss, or the verification
 /// of the answer.
 enum class try_kind { search, confirm, verify };
@@ -100,7 +119,7 @@ struct capacity_result {
     std::optional<std::size_t> first_failing_level; ///< the lowest level that missed the SLOs
     /// slo, client, max-level, unreachable, interrupted, not-recovered (a level missed only on
     /// a server that had not recovered, twice: the search cannot go on)
-    std::string limited_by = "max-level";
+    limit limited_by = limit::max_level;
     std::vector<std::size_t> probed_levels; ///< every run's level, in order (all tries)
     std::vector<probe_record> probes;       ///< every run with its kind and outcome
     /// The closing verification of the answer, of its last round (nullopt: not run); its value
@@ -134,8 +153,8 @@ public:
     virtual std::optional<double> between(double good, double bad, std::size_t splits) const = 0;
     /// How the notes name a value: "level 12", "rate 2.5 requests/s".
     virtual std::string name(double value) const = 0;
-    /// `limited_by` when the search ends because above() has no value: "max-level", "max-rate".
-    virtual std::string top() const = 0;
+    /// `limited_by` when the search ends because above() has no value: max_level, max_rate.
+    virtual limit top() const = 0;
     /// Once some value missed: the value to try instead of `next` (above `good`, the last good
     /// value), so as not to overload the server far beyond what it was seen to keep. The
     /// default tries `next` as it is.
@@ -153,7 +172,7 @@ public:
     std::optional<double> below(double bad, std::size_t downs) const override;
     std::optional<double> between(double good, double bad, std::size_t splits) const override;
     std::string name(double value) const override;
-    std::string top() const override { return "max-level"; }
+    limit top() const override { return limit::max_level; }
     /// At most max(good + 1, floor(good x growth)).
     double gently(double good, double next) const override;
 
@@ -172,7 +191,7 @@ public:
     std::optional<double> below(double bad, std::size_t downs) const override;
     std::optional<double> between(double good, double bad, std::size_t splits) const override;
     std::string name(double value) const override;
-    std::string top() const override { return "max-rate"; }
+    limit top() const override { return limit::max_rate; }
 
 private:
     double max_rate_;
@@ -213,8 +232,8 @@ struct capacity_probe {
 struct capacity_search_result {
     std::optional<double> good; ///< the highest good value (nullopt: none met)
     std::optional<double> bad;  ///< the lowest value that missed
-    /// slo, client, unreachable, interrupted, nothing-to-run, or the space's top().
-    std::string limited_by;
+    /// slo, client, unreachable, interrupted, nothing_to_run, not_recovered, or the space's top().
+    limit limited_by = limit::slo;
     std::vector<capacity_probe> probes;
     std::optional<value_verification> capacity_check, failing_check;
     std::optional<bool> boundary_held;

@@ -164,7 +164,7 @@ TEST(sweep_capacity, doubles_then_bisects_to_the_last_good_level) {
     const auto r = search(m, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37}));
     EXPECT_EQ(r.boundary_held, std::nullopt); // nothing verified
 }
@@ -183,7 +183,7 @@ TEST(sweep_capacity, every_level_good_up_to_the_maximum) {
     const auto r = search(m, classic(3, 20, 0.05));
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "max-level");
+    EXPECT_EQ(to_string(r.limited_by), "max-level");
     EXPECT_EQ(r.probed_levels, (levels{3, 6, 12, 20}));
 }
 
@@ -192,7 +192,7 @@ TEST(sweep_capacity, a_first_level_that_misses_gives_zero) {
     const auto r = search(m, classic(1, 64, 0.05));
     EXPECT_EQ(r.sessions, 0u);
     EXPECT_EQ(r.first_failing_level, 1u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.probed_levels, levels{1});
 }
 
@@ -201,7 +201,7 @@ TEST(sweep_capacity, a_level_not_valid_once_is_probed_again_and_the_search_goes_
     m.scripted[4] = {{.valid = false}};
     const auto r = search(m, classic(1, 8, 0.05));
     EXPECT_EQ(r.sessions, 8u);
-    EXPECT_EQ(r.limited_by, "max-level");
+    EXPECT_EQ(to_string(r.limited_by), "max-level");
     EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
 }
 
@@ -211,7 +211,7 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     auto r = search(m, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "client");
+    EXPECT_EQ(to_string(r.limited_by), "client");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 16}));
 
     // With two confirmations, three tries; the verification does not run after the client.
@@ -220,7 +220,7 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     r = search(
         again,
         {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2, .growth = 2});
-    EXPECT_EQ(r.limited_by, "client");
+    EXPECT_EQ(to_string(r.limited_by), "client");
     EXPECT_EQ(again.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
 }
 
@@ -252,7 +252,7 @@ TEST(sweep_capacity, a_cold_first_level_fools_the_classic_search_and_not_the_con
     r = search(m, {.start_level = 8, .max_level = 1024, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.boundary_held, true);
     EXPECT_EQ(m.story(),
               (std::vector<std::string>{"8s",   "8c1", "16s",  "16c1", "32s",  "32c1", "64s",
@@ -286,7 +286,7 @@ TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_t
     const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, 21u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.boundary_held, true);
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s",   "16s",  "32s",  "32c1", "24s",  "24c1",
                                                    "20s",  "20c1", "18s",  "19s",  "19v1", "19v2",
@@ -333,7 +333,7 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     down.scripted[4] = {{.unreachable = true}};
     auto r = search(down, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 2u);
-    EXPECT_EQ(r.limited_by, "unreachable");
+    EXPECT_EQ(to_string(r.limited_by), "unreachable");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4}));
 
     model_server stopped{.capacity = 37};
@@ -341,14 +341,14 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     r = search(stopped, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 32u);
     EXPECT_EQ(r.first_failing_level, 64u);
-    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(to_string(r.limited_by), "interrupted");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48}));
 
     // A signal during the verification ends it there too.
     model_server verifying{.capacity = 37};
     verifying.scripted[37] = {{}, {.interrupted = true}};
     r = search(verifying, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
-    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(to_string(r.limited_by), "interrupted");
     EXPECT_EQ(r.boundary_held, std::nullopt);
     EXPECT_EQ(verifying.story().back(), "37v1");
 }
@@ -357,7 +357,7 @@ TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
     capacity_search::capacity_result r;
     r.sessions = 32;
     r.first_failing_level = 40;
-    r.limited_by = "slo";
+    r.limited_by = capacity_search::limit::slo;
     r.probed_levels = {32, 64, 40};
     auto o = capacity_search::capacity_json(r, "ttfa-p95<=0.5");
     EXPECT_EQ(o.at("sessions").as_uint64(), 32u);
@@ -478,7 +478,7 @@ TEST(sweep_capacity, a_level_missed_only_on_an_unrecovered_server_stops_the_sear
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "not-recovered");
+    EXPECT_EQ(to_string(r.limited_by), "not-recovered");
     ASSERT_EQ(r.notes.size(), 1u);
     EXPECT_NE(r.notes[0].find("level 16 missed only on a server that had not recovered"),
               std::string::npos)

@@ -67,7 +67,7 @@ TEST(sweep_capacity_rates, doubles_while_probes_pass_then_bisects_the_given_step
     EXPECT_EQ(m.values(), (rates{10, 20, 40, 80, 60, 50, 55}));
     EXPECT_EQ(r.good, 50);
     EXPECT_EQ(r.bad, 55);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.boundary_held, std::nullopt);
     EXPECT_TRUE(r.notes.empty());
 }
@@ -99,7 +99,7 @@ TEST(sweep_capacity_rates, doubling_stops_at_the_maximum_rate_or_after_its_moves
     EXPECT_EQ(m.values(), (rates{10, 20, 40})); // 80 > 50: not probed
     EXPECT_EQ(r.good, 40);
     EXPECT_EQ(r.bad, std::nullopt);
-    EXPECT_EQ(r.limited_by, "max-rate");
+    EXPECT_EQ(to_string(r.limited_by), "max-rate");
 
     rate_server n{.capacity = 1e9};
     r = search(n, 1, 4);
@@ -113,7 +113,7 @@ TEST(sweep_capacity_rates, halving_stops_after_its_moves_with_no_rate_passing) {
     EXPECT_EQ(m.runs.size(), 11u);
     EXPECT_EQ(r.good, std::nullopt);
     EXPECT_EQ(r.bad, 1);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
 }
 
 TEST(sweep_capacity_rates, a_rate_with_nothing_to_run_ends_the_search_unjudged) {
@@ -123,21 +123,21 @@ TEST(sweep_capacity_rates, a_rate_with_nothing_to_run_ends_the_search_unjudged) 
     EXPECT_EQ(m.values(), (rates{4, 2, 1, 0.5}));
     EXPECT_EQ(r.bad, 1);
     EXPECT_EQ(r.good, std::nullopt);
-    EXPECT_EQ(r.limited_by, "nothing-to-run");
+    EXPECT_EQ(to_string(r.limited_by), "nothing-to-run");
 }
 
 TEST(sweep_capacity_rates, an_unreachable_server_or_a_signal_ends_it_at_once) {
     rate_server down{.capacity = 50, .unreachable = true};
     auto r = search(down, 10, 4);
     EXPECT_EQ(down.values(), rates{10});
-    EXPECT_EQ(r.limited_by, "unreachable");
+    EXPECT_EQ(to_string(r.limited_by), "unreachable");
     EXPECT_EQ(r.good, std::nullopt);
     EXPECT_EQ(r.bad, std::nullopt); // the run is recorded, not judged
 
     rate_server signalled{.capacity = 50, .interrupt_at = 3};
     r = search(signalled, 10, 4);
     EXPECT_EQ(signalled.values(), (rates{10, 20, 40}));
-    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(to_string(r.limited_by), "interrupted");
     EXPECT_EQ(r.good, 20);
     EXPECT_EQ(r.probes.size(), 3u);
 }
@@ -149,13 +149,13 @@ TEST(sweep_capacity_rates, a_client_that_falls_behind_is_a_miss_and_the_search_g
     EXPECT_EQ(m.values(), (rates{10, 20, 40, 30, 35}));
     EXPECT_EQ(r.good, 30);
     EXPECT_EQ(r.bad, 35);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
 
     // The level search's policy instead tries it twice and stops at the client.
     rate_server n{.capacity = 1000, .client_limit = 30};
     const auto s = search(n, 10, 2, {0, 0, capacity_search::client_policy::ends_search});
     EXPECT_EQ(n.values(), (rates{10, 20, 40, 40}));
-    EXPECT_EQ(s.limited_by, "client");
+    EXPECT_EQ(to_string(s.limited_by), "client");
 }
 
 TEST(sweep_capacity_rates, confirmation_and_verification_work_over_rates_too) {
