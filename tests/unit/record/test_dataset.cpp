@@ -181,7 +181,7 @@ TEST(RecordResampler, NormalizesAnyWavAndRecordsTheConversion) {
     test::scratch_folder dir("pacer-record-unit");
     // 22.05 kHz: resampled to 16 kHz.
     const auto t = tone(22050, 300, 0.5);
-    write_wav_float_as_pcm16(dir.path / "a.wav", t, 22050);
+    runtime::write_wav_float_as_pcm16(dir.path / "a.wav", t, 22050);
     const auto n = normalize_wav(dir.path / "a.wav");
     EXPECT_NEAR(double(n.pcm.size()) / 2, 8000.0, 2.0);
     EXPECT_EQ(n.normalization.at("source_sample_rate").to_number<std::int64_t>(), 22050);
@@ -194,7 +194,7 @@ TEST(RecordResampler, NormalizesAnyWavAndRecordsTheConversion) {
         pcm.push_back(static_cast<std::uint8_t>(v & 0xff));
         pcm.push_back(static_cast<std::uint8_t>(v >> 8));
     }
-    write_wav_pcm16(dir.path / "b.wav", pcm, 16000);
+    runtime::write_wav_pcm16(dir.path / "b.wav", pcm, 16000);
     const auto m = normalize_wav(dir.path / "b.wav");
     EXPECT_EQ(m.pcm, pcm);
     EXPECT_FALSE(m.normalization.at("converted").as_bool());
