@@ -1,8 +1,9 @@
 // `parse_schedule_json` reads `--schedule FILE`: for any text it returns a document or throws
-// schedule_file_error, nothing else. An accepted document must keep the promises of the
+// pacer::bad_input, nothing else. An accepted document must keep the promises of the
 // header (non-negative, non-decreasing offsets whose hash is `sha256`) and survive a round trip
 // through `to_json`, the form `pacer schedule --format json` prints.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/schedule/schedule_file.hpp>
 
 #include "fail.hpp"
@@ -39,7 +40,7 @@ void check(const sched::schedule_document& doc) {
     try {
         if (!same(doc, sched::parse_schedule_json(again, "round trip")))
             fail("to_json round trip changes the document", again);
-    } catch (const sched::schedule_file_error& e) {
+    } catch (const pacer::bad_input& e) {
         fail("to_json of an accepted document is rejected", e.what());
     }
 }
@@ -50,7 +51,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::string_view text(reinterpret_cast<const char*>(data), size);
     try {
         check(sched::parse_schedule_json(text, "fuzz"));
-    } catch (const sched::schedule_file_error&) {
+    } catch (const pacer::bad_input&) {
         // The documented failure.
     } catch (const std::exception& e) {
         fail(typeid(e).name(), e.what());

@@ -1,8 +1,9 @@
 // `read_input_wav` reads the file given with --audio through libsndfile (any WAV, mixed down and
 // converted to 16 kHz). For any bytes it must either return samples (a whole number of PCM16
 // samples, at least one, no more than the file can make) or throw
-// std::runtime_error; anything else (another exception, a crash, a huge allocation) is a bug.
+// pacer::bad_input; anything else (another exception, a crash, a huge allocation) is a bug.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/audio_file.hpp>
 
 #include "fail.hpp"
@@ -53,7 +54,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         // converter's rounding).
         if (pcm.size() > 2 * (16 * size + 32))
             fail("read_input_wav returned more samples than the file can make");
-    } catch (const std::runtime_error&) {
+    } catch (const pacer::bad_input&) {
         // The documented failure.
     } catch (const std::exception& e) {
         fail(typeid(e).name(), e.what());

@@ -1,6 +1,7 @@
 // `parse_ws_url` reads --url: it returns an endpoint with a host, an all-digit port and a
-// target starting with '/', or throws std::invalid_argument, and nothing else.
+// target starting with '/', or throws pacer::bad_input, and nothing else.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/transport/ws_connection.hpp>
 
 #include "fail.hpp"
@@ -28,7 +29,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             fail("port is not all digits", ep.port);
         if (ep.target.empty() || ep.target.front() != '/')
             fail("target does not start with '/'", ep.target);
-    } catch (const std::invalid_argument&) {
+    } catch (const pacer::bad_input&) {
         // The documented failure.
     } catch (const std::exception& e) {
         fail(typeid(e).name(), e.what());

@@ -2,17 +2,18 @@
 // into an http::http_plan and prints the `--dry-run` plan (src/http/plan.cpp), and the open-loop
 // streaming requests themselves are http::execute (src/http/http_job.cpp, docs/http.md).
 
-#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/http_job.hpp>
 #include <pacer/http/plan.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/schedule/arrival.hpp>
 #include <pacer/telemetry/recorder.hpp>
 
@@ -38,23 +39,19 @@ struct http_settings : http::http_options {
 // The schedule's options that http adds to schedule::open_loop_of's rules.
 void check_schedule_options(const http_settings& s) {
     if (s.find_capacity && s.arrivals.stages)
-        throw usage_error("--find-capacity searches for one --rate: not with --stages");
+        throw bad_input("--find-capacity searches for one --rate: not with --stages");
 }
 
 // The server, the schedule, the prompts and the headers: the values read and checked by the
 // http module (one line each when bad).
 void resolve(const http_settings& s, http_plan& p) {
-    try {
-        http::resolve_server(s, p);
-        check_schedule_options(s);
-        http::resolve_schedule(s, p);
-        p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.arrivals.seed};
-        if (!s.prompts_file.empty())
-            p.prompt_file = http::read_prompts(s.prompts_file);
-        http::add_headers(s.headers, s.api_key_env, p);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    http::resolve_server(s, p);
+    check_schedule_options(s);
+    http::resolve_schedule(s, p);
+    p.synthetic = {s.input_len, s.output_len, s.range_ratio, s.arrivals.seed};
+    if (!s.prompts_file.empty())
+        p.prompt_file = http::read_prompts(s.prompts_file);
+    http::add_headers(s.headers, s.api_key_env, p);
 }
 
 http_plan check(const http_settings& s) {
@@ -62,28 +59,24 @@ http_plan check(const http_settings& s) {
     resolve(s, p);
     const auto timeout = parse_duration(s.timeout);
     if (!timeout || timeout->count() <= 0)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--timeout '{}' is not a positive duration such as 60s", s.timeout));
     p.timeout = *timeout;
-    if (!s.goodput.empty()) {
-        try {
-            p.slo = metrics::parse_goodput(s.goodput);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
-    }
+    if (!s.goodput.empty())
+        p.slo = metrics::parse_goodput(s.goodput);
     if (s.find_capacity && p.slo.empty())
-        throw usage_error("--find-capacity searches for the highest rate meeting --goodput: give "
-                          "--goodput ttft:...,tpot:...,e2el:...");
+        throw bad_input("--find-capacity searches for the highest rate meeting --goodput: give "
+                        "--goodput ttft:...,tpot:...,e2el:...");
     if (!s.find_capacity && (s.confirm > 0 || s.verify_repeats > 0))
-        throw usage_error("--confirm and --verify-repeats shape the capacity search: add "
-                          "--find-capacity");
+        throw bad_input("--confirm and --verify-repeats shape the capacity search: add "
+                        "--find-capacity");
     if (s.find_capacity && !s.schedule_file.empty())
-        throw usage_error("--find-capacity varies the rate: it takes --rate and --requests or "
-                          "--duration, not --schedule");
-    p.output = s.output.empty() ? default_output_dir("http") : std::filesystem::path(s.output);
+        throw bad_input("--find-capacity varies the rate: it takes --rate and --requests or "
+                        "--duration, not --schedule");
+    p.output =
+        s.output.empty() ? runtime::default_output_dir("http") : std::filesystem::path(s.output);
     if (std::filesystem::exists(p.output))
-        throw usage_error(
+        throw bad_input(
             fmt::format("--output {} already exists; choose a new folder", p.output.string()));
     return p;
 }
@@ -91,7 +84,7 @@ http_plan check(const http_settings& s) {
 int run_http(const http_settings& s) {
     http::http_job job;
     job.plan = check(s);
-    auto opened = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
+    auto opened = telemetry::open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         // The descriptors as the run checks them.
         http::print_dry_run(s, job.plan, opened.plan, http::check_descriptors(s, job.plan));
@@ -101,16 +94,12 @@ int run_http(const http_settings& s) {
     job.telemetry = std::move(opened.recorder);
     job.listener = std::move(opened.listener);
     job.command_line = runtime::recorded_command_line({"-H", "--header"});
-    job.end.report = [](const std::filesystem::path& dir) { return write_end_report(dir); };
+    job.end.report = [](const std::filesystem::path& dir) { return report::write_end_report(dir); };
     job.end.tables = [](const std::filesystem::path& dir, std::string_view format) {
-        return write_end_tables(dir, format);
+        return report::write_end_tables(dir, format);
     };
-    job.create_folder = [](const std::filesystem::path& dir) { create_output_dir(dir); };
-    try {
-        return runtime::exit_status(http::execute(job));
-    } catch (const http::invalid_schedule& e) {
-        throw usage_error(e.what()); // a probe's rate gives no schedule
-    }
+    job.create_folder = [](const std::filesystem::path& dir) { runtime::create_output_dir(dir); };
+    return runtime::exit_status(http::execute(job)); // bad_input: a probe's rate gives no schedule
 }
 
 // The options of group "Schedule": the arrivals, the shard and the cap.
@@ -130,7 +119,7 @@ void add_schedule_options(CLI::App& sub, http_settings& s) {
     sub.add_option("--max-concurrency", s.max_concurrency,
                    "Requests in flight at most; gates dispatch, never moves the schedule "
                    "(0: no cap)")
-        ->check(whole_number(0, max_sessions))
+        ->check(whole_number(0, session::max_sessions))
         ->capture_default_str();
     sub.add_option("--cap-policy", s.cap_policy,
                    "When the cap binds: queue (wait; counted in latency) or drop")

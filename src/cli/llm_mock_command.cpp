@@ -47,7 +47,7 @@ command add_llm_mock_command(CLI::App& app) {
         ->check(number_in(0, max_ms));
     sub->add_option("--max-concurrency", o.max_concurrency,
                     "Requests in flight before new ones get HTTP 503 (0: no limit)")
-        ->check(whole_number(0, max_sessions))
+        ->check(whole_number(0, session::max_sessions))
         ->capture_default_str();
     sub->add_option("--max-tokens-default", o.default_max_tokens,
                     "Tokens generated when a request gives no max_tokens")

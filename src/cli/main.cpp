@@ -1,8 +1,7 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/run/run_plan.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/exit_status.hpp>
-#include <pacer/runtime/resources.hpp>
 
 #include <CLI/CLI.hpp>
 #include <fmt/core.h>
@@ -87,14 +86,9 @@ int main(int argc, char** argv) {
         for (const auto& c : commands)
             if (c.app->parsed())
                 return c.run();
-    } catch (const usage_error& e) {
-        fmt::print(stderr, "pacer: {}\n", e.what());
-        return runtime::exit_usage;
-    } catch (const run::invalid_options& e) { // `run`'s options, checked in its module
-        fmt::print(stderr, "pacer: {}\n", e.what());
-        return runtime::exit_usage;
-    } catch (const runtime::descriptor_limit_error& e) {
-        // The request cannot be met as asked, in every command alike: nothing was written.
+    } catch (const bad_input& e) {
+        // Bad input, from any module (core/bad_input.hpp): its one line, nothing written. The
+        // one place where it becomes an exit status.
         fmt::print(stderr, "pacer: {}\n", e.what());
         return runtime::exit_usage;
     } catch (const std::exception& e) {

@@ -17,7 +17,7 @@ void add_mock_process_options(CLI::App& sub, server::host_options& host,
     sub.add_option("--max-sessions", host.max_sessions,
                    "Open sessions before handshakes get HTTP 503 \"connection capacity "
                    "exhausted\" (0: no limit)")
-        ->check(whole_number(0, max_sessions))
+        ->check(whole_number(0, session::max_sessions))
         ->capture_default_str();
     sub.add_option("--reject-first", host.reject_first,
                    "Answer the first N handshakes with HTTP 503")

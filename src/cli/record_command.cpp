@@ -4,12 +4,12 @@
 // (record::record_planned) are module `record`'s (src/record/record_plan.cpp,
 // src/record/record_job.cpp, docs/recording.md).
 
-#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
+#include <pacer/console/progress.hpp>
 #include <pacer/record/record_plan.hpp>
-#include <pacer/run/progress.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/runtime/exit_status.hpp>
 
 #include <CLI/CLI.hpp>
@@ -32,7 +32,7 @@ struct record_settings : record::record_options {
 // relaxed atomic totals, as pacer run's).
 class batch_progress final : public record::record_observer {
 public:
-    explicit batch_progress(run::progress_mode mode) : progress_(mode) {}
+    explicit batch_progress(console::progress_mode mode) : progress_(mode) {}
     session::live_counters* batch_starting(const std::string& label, double expected_s) override {
         progress_.begin(label, expected_s);
         return progress_.on() ? &progress_.counters() : nullptr;
@@ -40,7 +40,7 @@ public:
     void batch_ended() override { progress_.end(); }
 
 private:
-    run::progress_reporter progress_;
+    console::progress_reporter progress_;
 };
 
 int record(const record_settings& s) {
@@ -59,11 +59,12 @@ int record(const record_settings& s) {
         };
         job.stop_server = [&mock] { return mock->stop(); };
     }
-    const auto progress_mode = run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    const auto progress_mode = console::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
     batch_progress progress(*progress_mode);
     job.observer = &progress;
-    job.end = {[](const fs::path& dir, bool replace) { return write_end_report(dir, replace); },
-               write_end_tables};
+    job.end = {
+        [](const fs::path& dir, bool replace) { return report::write_end_report(dir, replace); },
+        report::write_end_tables};
     return record::record_planned(job);
 }
 
@@ -90,11 +91,11 @@ command add_record_command(CLI::App& app) {
                     "mock of --profile, in this process");
     sub->add_option("--dataset", s->dataset, "Dataset folder holding manifest.jsonl");
     sub->add_option("-c,--concurrency", s->concurrency, "Variants recorded at once, at most")
-        ->check(whole_number(1, max_sessions))
+        ->check(whole_number(1, session::max_sessions))
         ->capture_default_str();
     sub->add_option("--per-subset", s->per_subset,
                     "Only the first K samples of every subset (0: all)")
-        ->check(whole_number(0, max_sessions))
+        ->check(whole_number(0, session::max_sessions))
         ->capture_default_str();
     sub->add_option("--profile", s->profile, "Server profile: nemotron or minicpmo")
         ->capture_default_str();

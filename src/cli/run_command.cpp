@@ -1,17 +1,18 @@
 // `pacer run`: the options declared, checked and resolved into a run::run_job (run_plan.hpp's
 // steps and this file's), run by run::execute_run.
 
-#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/telemetry_options.hpp>
+#include <pacer/core/bad_input.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/run/run_plan.hpp>
 #include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/server/probe_mock.hpp>
 
@@ -37,14 +38,14 @@ struct run_settings : run::run_options {
 // The (empty) output folder, then the built-in probe mock when no --url is given: the run
 // takes a running server's endpoint.
 void prepare_run(run::run_job& job) {
-    create_output_dir(job.out);
+    runtime::create_output_dir(job.out);
     if (!job.options.url.empty())
         return;
     job.mock = std::make_unique<local_mock>([](asio::io_context& io) {
         return std::make_unique<server::probe_mock>(io, server::mock_options{});
     });
     job.endpoint = transport::parse_ws_url(job.mock->url());
-    apply_client_settings(job.options.client, job.endpoint);
+    run::apply_client_settings(job.options.client, job.endpoint);
 }
 
 int run(const run_settings& s) {
@@ -53,38 +54,40 @@ int run(const run_settings& s) {
     job.options = s;
     const auto timeout = run::check_numbers(s);
     run::check_profile(job);
-    job.realtime = protocol_option(s.protocol, s.model);
+    job.realtime = run::protocol_option(s.protocol, s.model);
     if (job.realtime && s.url.empty())
-        throw usage_error(fmt::format("--protocol {} needs --url: the built-in probe mock "
-                                      "speaks the native protocol only",
-                                      s.protocol));
-    job.turns = turns_option(s.turns);
-    job.omni = omni_option(s.omni, job.realtime, s.turns);
+        throw bad_input(fmt::format("--protocol {} needs --url: the built-in probe mock "
+                                    "speaks the native protocol only",
+                                    s.protocol));
+    job.turns = run::turns_option(s.turns);
+    job.omni = run::omni_option(s.omni, job.realtime, s.turns);
     run::plan_sessions(job);
     run::load_run_input(job);
     run::set_timeout(job, timeout);
-    job.endpoint = url_option(s.url);
-    model_in_url(job.endpoint, job.realtime, s.model);
-    apply_client_settings(s.client, job.endpoint); // bad headers, a missing key: before any file
-    job.out = s.output.empty() ? default_output_dir("run") : fs::path(s.output);
+    job.endpoint = run::url_option(s.url);
+    run::model_in_url(job.endpoint, job.realtime, s.model);
+    run::apply_client_settings(s.client,
+                               job.endpoint); // bad headers, a missing key: before any file
+    job.out = s.output.empty() ? runtime::default_output_dir("run") : fs::path(s.output);
     if (fs::exists(job.out))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             job.out.string()));
     // Every session writes its trace while it streams: the whole run must fit first.
     job.disk_estimate = run::disk_estimate(job);
-    job.disk_free = ensure_free_space(job.out, job.disk_estimate);
+    job.disk_free = runtime::ensure_free_space(job.out, job.disk_estimate);
     runtime::ensure_descriptors(run::descriptors_needed(job));
     if (!s.metrics_listen.empty() && s.processes > 1)
-        throw usage_error("--metrics-listen serves one process's counters: not with --processes");
+        throw bad_input("--metrics-listen serves one process's counters: not with --processes");
     // NVML loaded, --metrics-listen bound: a missing library or a busy port is exit 2 here.
-    auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
+    auto telemetry = telemetry::open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
         run::print_plan(job, telemetry.plan);
         return runtime::exit_ok;
     }
     prepare_run(job);
-    job.end = {[](const fs::path& dir) { return write_end_report(dir); }, write_end_tables};
+    job.end = {[](const fs::path& dir) { return report::write_end_report(dir); },
+               report::write_end_tables};
     job.telemetry = std::move(telemetry.recorder);
     job.listener = std::move(telemetry.listener);
     // A worker of --processes is not typed by anyone: the parent's summary has the command.
@@ -101,11 +104,11 @@ void add_open_loop_options(CLI::App& sub, run_settings& s) {
     sub.add_option("--sessions,--count", s.arrivals.count,
                    "Open loop: how many sessions arrive (--count is the same, the name that "
                    "schedule and http take too)")
-        ->check(whole_number(1, max_sessions));
+        ->check(whole_number(1, session::max_sessions));
     sub.add_option("--max-concurrency", s.max_concurrency,
                    "Open loop: sessions in flight at most; gates dispatch, never moves the "
                    "schedule (0: no cap)")
-        ->check(whole_number(0, max_sessions));
+        ->check(whole_number(0, session::max_sessions));
     sub.add_option("--cap-policy", s.cap_policy,
                    "Open loop: when the cap binds, queue (wait; counted in latency) or drop")
         ->capture_default_str();
@@ -219,7 +222,7 @@ void add_scale_out_options(CLI::App& sub, run_settings& s) {
                    "SLURM_PROCID/NTASKS or JOB_COMPLETION_INDEX (with --shards) when set");
     sub.add_option("--shards", s.shards,
                    "Shard count for a Kubernetes Indexed Job (JOB_COMPLETION_INDEX)")
-        ->check(whole_number(1, max_sessions));
+        ->check(whole_number(1, session::max_sessions));
     sub.add_option("--start-at", s.start_at,
                    "Start at this wall-clock instant (RFC 3339 UTC or Unix seconds): every shard "
                    "begins together");
@@ -251,7 +254,7 @@ command add_run_command(CLI::App& app) {
                "first of 130, 3, 1, 4 wins.");
     s->concurrency_option = sub->add_option("-c,--concurrency", s->concurrency,
                                             "Sessions started at once (closed batch)")
-                                ->check(whole_number(1, max_sessions))
+                                ->check(whole_number(1, session::max_sessions))
                                 ->capture_default_str();
     add_open_loop_options(*sub, *s);
     add_input_options(*sub, *s);

@@ -113,7 +113,7 @@ void add_level_options(CLI::App& sub, serve_settings& s) {
                            ->capture_default_str();
     sub.add_option("-c,--concurrency", s.concurrency,
                    "A single level (instead of the list; not with --concurrencies)")
-        ->check(whole_number(1, max_sessions))
+        ->check(whole_number(1, session::max_sessions))
         ->excludes(levels_opt);
     sub.add_option("--warmup-runs", s.warmup_runs,
                    "Warm-up runs before the levels (real time, no stagger), kept under "
@@ -125,7 +125,7 @@ void add_level_options(CLI::App& sub, serve_settings& s) {
                    "before any level is judged. Default: the first level the plan runs "
                    "(--start-level with --find-capacity). One session streams the first input "
                    "only; more stream the inputs round-robin like a level")
-        ->check(whole_number(1, max_sessions));
+        ->check(whole_number(1, session::max_sessions));
     sub.add_option("--settle", s.settle,
                    "Idle time before every run but the first (warm-ups, levels, repeats, "
                    "confirmations, verifications), after every session of the run before has "
@@ -198,11 +198,11 @@ void add_capacity_options(CLI::App& sub, serve_settings& s) {
         ->group("Capacity search");
     sub.add_option("--slo", s.slo, metrics::slo_help())->group("Capacity search");
     sub.add_option("--start-level", s.start_level, "First level of the search")
-        ->check(whole_number(1, max_sessions))
+        ->check(whole_number(1, session::max_sessions))
         ->capture_default_str()
         ->group("Capacity search");
     sub.add_option("--max-level", s.max_level, "Highest level the search may try")
-        ->check(whole_number(1, max_sessions))
+        ->check(whole_number(1, session::max_sessions))
         ->capture_default_str()
         ->group("Capacity search");
     sub.add_option("--resolution", s.resolution,

@@ -5,9 +5,10 @@
 #include <pacer/cli/checks.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/serve_plan.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/slo.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/session/scenario_plan.hpp>
 
@@ -26,36 +27,35 @@ namespace {
 void check_target(const serve_settings& s, sweep::sweep_options& w) {
     const auto* profile = protocol::find_profile(s.profile);
     if (!profile)
-        throw usage_error(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
-                                      "(or their full names)",
-                                      s.profile));
+        throw bad_input(fmt::format("--profile '{}' is not known: use nemotron or minicpmo "
+                                    "(or their full names)",
+                                    s.profile));
     w.url = s.url;
     w.profile = profile;
-    w.endpoint = url_option(s.url);
-    apply_client_settings(s.client, w.endpoint);
+    w.endpoint = run::url_option(s.url);
+    run::apply_client_settings(s.client, w.endpoint);
     if (s.pacing != "realtime" && s.pacing != "lockstep")
-        throw usage_error(
-            fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
-    if (const auto p = protocol_option(s.protocol, s.model)) {
+        throw bad_input(fmt::format("--pacing must be realtime or lockstep (got '{}')", s.pacing));
+    if (const auto p = run::protocol_option(s.protocol, s.model)) {
         if (s.pacing != "realtime")
-            throw usage_error(fmt::format("--pacing {} is the native protocol's; --protocol {} "
-                                          "streams on the 80 ms grid",
-                                          s.pacing, s.protocol));
+            throw bad_input(fmt::format("--pacing {} is the native protocol's; --protocol {} "
+                                        "streams on the 80 ms grid",
+                                        s.pacing, s.protocol));
         if (profile != &protocol::default_profile())
-            throw usage_error(fmt::format("--profile {} is the native protocol's; --protocol {} "
-                                          "negotiates its own session",
-                                          s.profile, s.protocol));
+            throw bad_input(fmt::format("--profile {} is the native protocol's; --protocol {} "
+                                        "negotiates its own session",
+                                        s.profile, s.protocol));
         w.realtime = p;
     }
-    model_in_url(w.endpoint, w.realtime, s.model);
-    w.turns = turns_option(s.turns);
-    const auto omni = omni_option(s.omni, w.realtime, s.turns);
+    run::model_in_url(w.endpoint, w.realtime, s.model);
+    w.turns = run::turns_option(s.turns);
+    const auto omni = run::omni_option(s.omni, w.realtime, s.turns);
     w.chunk = omni.chunk;
     w.omni = omni.settings;
     if (s.pacing == "lockstep" && profile->continuous)
-        throw usage_error(fmt::format("--pacing lockstep needs a per-unit profile such as "
-                                      "minicpmo; {} speaks continuously",
-                                      profile->name));
+        throw bad_input(fmt::format("--pacing lockstep needs a per-unit profile such as "
+                                    "minicpmo; {} speaks continuously",
+                                    profile->name));
 }
 
 // --scenario (what every session of every run says, checked and loaded as `run` does) and
@@ -66,14 +66,10 @@ void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
         session::load_scenario(s.scenario, sweep::wire_sample_rate(w.realtime), !w.realtime);
     w.conversation.voice = s.voice;
     if (w.conversation && s.pacing == "lockstep")
-        throw usage_error("--pacing lockstep streams one utterance unit by unit: a --scenario "
-                          "of several turns streams on the 80 ms grid (--pacing realtime)");
-    try {
-        w.slos = metrics::parse_slos(
-            s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+        throw bad_input("--pacing lockstep streams one utterance unit by unit: a --scenario "
+                        "of several turns streams on the 80 ms grid (--pacing realtime)");
+    w.slos =
+        metrics::parse_slos(s.slo, {static_cast<bool>(w.conversation), w.conversation.barge_in()});
     if (s.find_capacity &&
         !std::any_of(w.slos.begin(), w.slos.end(),
                      [](const metrics::slo_check& c) { return c.name == "success-rate"; }))
@@ -82,11 +78,11 @@ void take_scenario_and_slos(const serve_settings& s, sweep::sweep_options& w) {
 
 } // namespace
 
-sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct) {
+sweep::serve_job check_serve(const serve_settings& s, sweep::direct_wire& direct) {
     if (const auto& m = s.telemetry.server_metrics; m.ends_with("/stats"))
-        throw usage_error(fmt::format("--server-metrics {} scrapes a Prometheus endpoint; the "
-                                      "server's JSON stats are --server-stats {} (renamed)",
-                                      m, m));
+        throw bad_input(fmt::format("--server-metrics {} scrapes a Prometheus endpoint; the "
+                                    "server's JSON stats are --server-stats {} (renamed)",
+                                    m, m));
     sweep::serve_job job;
     job.options = s;
     auto& w = job.sweep;
@@ -95,13 +91,13 @@ sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct) {
     take_scenario_and_slos(s, w);
     direct = sweep::take_inputs(s, w);
     sweep::take_given(s, w);
-    job.out = s.output.empty() ? default_output_dir("serve") : fs::path(s.output);
+    job.out = s.output.empty() ? runtime::default_output_dir("serve") : fs::path(s.output);
     if (fs::exists(job.out))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             job.out.string()));
     job.disk_estimate = sweep::disk_estimate(s, w);
-    job.disk_free = ensure_free_space(job.out, job.disk_estimate);
+    job.disk_free = runtime::ensure_free_space(job.out, job.disk_estimate);
     runtime::ensure_descriptors(sweep::serve_descriptors(job));
     return job;
 }

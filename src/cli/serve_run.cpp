@@ -2,16 +2,16 @@
 // `--url`, the output folder, the progress line and `--metrics-listen` beside the table, and
 // sweep::execute_serve.
 
-#include <pacer/cli/auto_report.hpp>
 #include <pacer/cli/client_options.hpp>
 #include <pacer/cli/commands.hpp>
 #include <pacer/cli/mock_process.hpp>
-#include <pacer/cli/output.hpp>
 #include <pacer/cli/serve_plan.hpp>
+#include <pacer/console/progress.hpp>
+#include <pacer/report/end_report.hpp>
 #include <pacer/run/live_metrics.hpp>
-#include <pacer/run/progress.hpp>
 #include <pacer/runtime/command_line.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/sweep/serve_table.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/settings.hpp>
@@ -40,7 +40,7 @@ bool use_color() {
 // of its own: from before the idle baseline, then the last run's totals until scraped.
 class serve_printer final : public sweep::table_printer {
 public:
-    serve_printer(run::progress_reporter& progress, telemetry::metrics_listener* listener)
+    serve_printer(console::progress_reporter& progress, telemetry::metrics_listener* listener)
         : table_printer(use_color()), progress_(progress), listener_(listener) {
         if (!listener_)
             return;
@@ -81,7 +81,7 @@ private:
                                       l ? std::optional<std::size_t>(l) : std::nullopt);
     }
 
-    run::progress_reporter& progress_;
+    console::progress_reporter& progress_;
     telemetry::metrics_listener* listener_;
     session::live_counters listened_; // --metrics-listen without a progress line
     std::atomic<std::size_t> level_{0};
@@ -94,8 +94,8 @@ private:
 std::unique_ptr<local_mock> start_mock(const serve_settings& s, sweep::sweep_options& w) {
     auto mock = built_in_native_mock(w.profile, w.realtime);
     w.endpoint = transport::parse_ws_url(mock->url());
-    model_in_url(w.endpoint, w.realtime, s.model);
-    apply_client_settings(s.client, w.endpoint);
+    run::model_in_url(w.endpoint, w.realtime, s.model);
+    run::apply_client_settings(s.client, w.endpoint);
     w.url = mock->url() + " (built-in native mock)";
     return mock;
 }
@@ -103,31 +103,31 @@ std::unique_ptr<local_mock> start_mock(const serve_settings& s, sweep::sweep_opt
 } // namespace
 
 int serve(const serve_settings& s) {
-    direct_wire direct;
+    sweep::direct_wire direct;
     auto job = check_serve(s, direct);
     auto& w = job.sweep;
     // NVML loaded, --metrics-listen bound: a missing library or a busy port is exit 2 here,
     // before any file or header.
-    auto telemetry = open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
+    auto telemetry = telemetry::open_telemetry(s.telemetry, s.metrics_listen, s.dry_run);
     if (s.dry_run) {
-        sweep::print_plan(job, serve_descriptors(job), telemetry.plan);
+        sweep::print_plan(job, sweep::serve_descriptors(job), telemetry.plan);
         return runtime::exit_ok;
     }
     sweep::take_wire_inputs(w, std::move(direct)); // the sessions share them
     const auto mock = s.url.empty() ? start_mock(s, w) : nullptr;
-    create_output_dir(job.out);
+    runtime::create_output_dir(job.out);
     w.telemetry = telemetry.recorder;
     job.command_line = runtime::recorded_command_line({"--header"}); // as `run`, `http` record it
-    run::progress_reporter progress(
-        *run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
+    console::progress_reporter progress(
+        *console::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1));
     serve_printer printer(progress, telemetry.listener.get());
     job.observer = &printer;
     if (mock)
         job.stop_server = [&mock] { return mock->stop(); };
     job.transport_json = run::transport_json;
     job.transport_line = run::transport_line;
-    job.report = [](const fs::path& dir) { return write_end_report(dir); };
-    job.tables = write_end_tables;
+    job.report = [](const fs::path& dir) { return report::write_end_report(dir); };
+    job.tables = report::write_end_tables;
     const auto verdict = sweep::execute_serve(job);
     telemetry::finish_listening(telemetry.listener.get()); // a watcher scrapes the final totals
     return runtime::exit_status(verdict);

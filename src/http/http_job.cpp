@@ -1,6 +1,8 @@
 // `pacer http` executed: one open-loop run of a checked schedule, or the capacity search of
 // `--find-capacity` (a run per probe), with the live line and `--metrics-listen` (http_job.hpp).
 
+#include <pacer/capacity_search/capacity.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/core/units.hpp>
@@ -10,7 +12,6 @@
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/resources.hpp>
 #include <pacer/schedule/arrival.hpp>
-#include <pacer/sweep/capacity.hpp>
 #include <pacer/telemetry/metrics_listener.hpp>
 #include <pacer/telemetry/recorder.hpp>
 #include <pacer/telemetry/settings.hpp>
@@ -50,8 +51,8 @@ void take_arrivals(http_plan& p) {
         p.offsets.push_back(p.schedule.offsets[i]);
     }
     if (p.indices.empty())
-        throw invalid_schedule(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
-                                           first, step, p.schedule.offsets.size()));
+        throw bad_input(fmt::format("shard {}/{} gets no arrival of the schedule's {}", first, step,
+                                    p.schedule.offsets.size()));
 }
 
 std::string tls_words(const http_options& s) {
@@ -96,8 +97,8 @@ struct http_watch {
     std::atomic<double> offered_rate{0};
 
     explicit http_watch(const http_options& s)
-        : progress(run::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1)
-                       .value_or(run::progress_mode::off)),
+        : progress(console::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1)
+                       .value_or(console::progress_mode::off)),
           listening(!s.metrics_listen.empty()) {}
     bool counting() const { return progress.on() || listening; }
 };
@@ -422,20 +423,17 @@ struct rate_search_log {
 };
 
 // One probe of the search: a whole run of its own folder at the try's rate.
-sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const sweep::capacity_try& t,
-                                http_telemetry& telemetry, http_watch& watch,
-                                rate_search_log& log) {
+capacity_search::level_outcome probe_rate(const http_job& job, http_plan& plan,
+                                          const capacity_search::capacity_try& t,
+                                          http_telemetry& telemetry, http_watch& watch,
+                                          rate_search_log& log) {
     const auto& s = job.options;
     const double rate = t.value;
     const auto n = log.probes.size() + 1;
     auto spec = plan.schedule.spec;
     spec.rate = rate;
-    try {
-        schedule::validate(spec);
-        plan.schedule = {spec, schedule::make_schedule(spec), {}};
-    } catch (const std::invalid_argument& e) {
-        throw invalid_schedule(e.what());
-    }
+    schedule::validate(spec);
+    plan.schedule = {spec, schedule::make_schedule(spec), {}};
     // Halving has gone below one request per run: the search cannot go lower.
     if (plan.schedule.offsets.empty()) {
         fmt::print("probe {}: {:g} requests/s gives no arrival: the search stops here\n", n, rate);
@@ -445,9 +443,9 @@ sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const swee
     take_arrivals(plan);
     const auto dir = plan.output / fmt::format("probe-{:02}-rate-{:g}", n, rate);
     fmt::print("probe {}: {:g} requests/s{}\n", n, rate,
-               t.kind == sweep::try_kind::search
+               t.kind == capacity_search::try_kind::search
                    ? std::string()
-                   : fmt::format(" ({} {})", sweep::to_string(t.kind), t.attempt));
+                   : fmt::format(" ({} {})", capacity_search::to_string(t.kind), t.attempt));
     const run_outcome o = run_once(job, plan, dir, telemetry, watch);
     const double fraction =
         o.scheduled ? static_cast<double>(o.good) / static_cast<double>(o.scheduled) : 0;
@@ -459,7 +457,7 @@ sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const swee
         {"rate", rate},       {"schedule_kept", o.kept},   {"goodput_fraction", fraction},
         {"failed", o.failed}, {"passed", log.last_passed}, {"folder", dir.filename().string()}};
     if (s.confirm > 0 || s.verify_repeats > 0) {
-        p["kind"] = sweep::to_string(t.kind);
+        p["kind"] = capacity_search::to_string(t.kind);
         p["attempt"] = t.attempt;
     }
     log.probes.push_back(std::move(p));
@@ -469,19 +467,9 @@ sweep::level_outcome probe_rate(const http_job& job, http_plan& plan, const swee
             .slo_met = fraction >= s.goodput_fraction};
 }
 
-json::value rate_check_json(const std::optional<sweep::value_verification>& v) {
-    if (!v)
-        return nullptr;
-    return json::object{{"rate", v->value},
-                        {"runs", v->runs},
-                        {"met", v->met},
-                        {"client_not_valid", v->invalid},
-                        {"held", v->held}};
-}
-
 // capacity.json: the answer, the criterion, how the search ended and every probe; with
 // --confirm or --verify-repeats also the verification, whether the boundary held and the notes.
-json::object capacity_doc(const http_job& job, const sweep::capacity_search_result& r,
+json::object capacity_doc(const http_job& job, const capacity_search::capacity_search_result& r,
                           rate_search_log& log, std::optional<double> pass,
                           std::optional<double> fail) {
     const auto& s = job.options;
@@ -495,9 +483,11 @@ json::object capacity_doc(const http_job& job, const sweep::capacity_search_resu
     doc["unreachable"] = log.unreachable;
     doc["probes"] = std::move(log.probes);
     if (s.confirm > 0 || s.verify_repeats > 0) {
-        doc["verification"] =
-            json::object{{"capacity_rate", rate_check_json(r.capacity_check)},
-                         {"first_failing_rate", rate_check_json(r.failing_check)}};
+        doc["verification"] = json::object{
+            {"capacity_rate", capacity_search::verification_json(
+                                  r.capacity_check, capacity_search::value_kind::rate)},
+            {"first_failing_rate", capacity_search::verification_json(
+                                       r.failing_check, capacity_search::value_kind::rate)}};
         doc["boundary_held"] =
             r.boundary_held ? json::value(*r.boundary_held) : json::value(nullptr);
         json::array notes;
@@ -522,18 +512,19 @@ runtime::run_verdict find_capacity(const http_job& job, http_telemetry& telemetr
     job.create_folder(plan.output);
     telemetry.start(plan.output); // one baseline and one telemetry.jsonl for every probe
     rate_search_log log;
-    const auto r = sweep::search_capacity(
-        sweep::rate_space(schedule::max_rate, max_rate_moves, s.capacity_steps),
+    const auto r = capacity_search::search_capacity(
+        capacity_search::rate_space(schedule::max_rate, max_rate_moves, s.capacity_steps),
         plan.schedule.spec.rate,
-        {s.confirm, s.verify_repeats, sweep::client_policy::counts_as_miss},
-        [&](const sweep::capacity_try& t) {
+        {s.confirm, s.verify_repeats, capacity_search::client_policy::counts_as_miss},
+        [&](const capacity_search::capacity_try& t) {
             return probe_rate(job, plan, t, telemetry, watch, log);
         });
     // A search probe that stopped the search (a signal, no server reached) is not judged by it;
     // its own verdict still bounds the answer, as it always has in capacity.json.
     std::optional<double> pass = r.good, fail = r.bad;
-    if ((r.limited_by == "interrupted" || r.limited_by == "unreachable") && !r.probes.empty() &&
-        r.probes.back().run.kind != sweep::try_kind::verify) {
+    if ((r.limited_by == capacity_search::limit::interrupted ||
+         r.limited_by == capacity_search::limit::unreachable) &&
+        !r.probes.empty() && r.probes.back().run.kind != capacity_search::try_kind::verify) {
         const double rate = r.probes.back().run.value;
         if (log.last_passed)
             pass = std::max(pass.value_or(rate), rate);

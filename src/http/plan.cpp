@@ -1,5 +1,6 @@
 // The inputs of a `pacer http` plan, and its `--dry-run` plan (plan.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/http/plan.hpp>
 #include <pacer/runtime/files.hpp>
@@ -37,18 +38,18 @@ void resolve_server(const http_options& s, http_plan& p) {
     p.endpoint = transport::parse_http_url(s.base_url);
     // TLS: the trust settings of `pacer run`'s wss:// (docs/tls.md), one context per run.
     if (!p.endpoint.tls && (!s.ca_file.empty() || s.insecure))
-        throw std::invalid_argument(fmt::format("{} is for https:// base URLs; this one is http://",
-                                                s.insecure ? "--insecure" : "--ca-file"));
+        throw bad_input(fmt::format("{} is for https:// base URLs; this one is http://",
+                                    s.insecure ? "--insecure" : "--ca-file"));
     if (s.insecure && !s.ca_file.empty())
-        throw std::invalid_argument("--insecure verifies nothing, so --ca-file means nothing "
-                                    "with it: give one");
+        throw bad_input("--insecure verifies nothing, so --ca-file means nothing "
+                        "with it: give one");
     if (p.endpoint.tls)
         p.endpoint.tls_context = transport::make_tls_client_context(s.ca_file, s.insecure);
     if (s.endpoint != "/v1/completions" && s.endpoint != "/v1/chat/completions")
-        throw std::invalid_argument(fmt::format(
+        throw bad_input(fmt::format(
             "--endpoint must be /v1/completions or /v1/chat/completions (got '{}')", s.endpoint));
     if (s.model.empty())
-        throw std::invalid_argument("--model must not be empty");
+        throw bad_input("--model must not be empty");
     p.target = p.endpoint.base_path + s.endpoint;
     p.request.model = s.model;
     p.request.chat = s.endpoint == "/v1/chat/completions";
@@ -61,18 +62,16 @@ void resolve_schedule(const http_options& s, http_plan& p) {
                                                        false};
     p.schedule = *schedule::open_loop_of(s.arrivals, command, s.schedule_file);
     if (p.schedule.offsets.empty())
-        throw std::invalid_argument("the schedule has no arrivals");
+        throw bad_input("the schedule has no arrivals");
     if (!s.shard.empty()) {
         p.shard = runtime::parse_shard(s.shard);
         if (!p.shard)
-            throw std::invalid_argument(
-                fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
+            throw bad_input(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
     }
     take_arrivals(p);
     const auto policy = session::parse_cap_policy(s.cap_policy);
     if (!policy)
-        throw std::invalid_argument(
-            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+        throw bad_input(fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
     p.policy = *policy;
 }
 
@@ -82,11 +81,11 @@ void add_headers(const std::vector<std::string>& headers, const std::string& api
         const auto colon = h.find(':');
         const std::string name = h.substr(0, colon);
         if (colon == std::string::npos || !valid_header_name(name))
-            throw std::invalid_argument(fmt::format("--header '{}' must be 'Name: value'", name));
+            throw bad_input(fmt::format("--header '{}' must be 'Name: value'", name));
         std::string value = h.substr(colon + 1);
         value.erase(0, value.find_first_not_of(" \t"));
         if (value.find_first_of("\r\n") != std::string::npos)
-            throw std::invalid_argument(fmt::format("--header {} must be on one line", name));
+            throw bad_input(fmt::format("--header {} must be on one line", name));
         p.headers.emplace_back(name, value);
         p.header_names.push_back(name);
     }
@@ -94,24 +93,18 @@ void add_headers(const std::vector<std::string>& headers, const std::string& api
         return;
     const char* key = std::getenv(api_key_env.c_str());
     if (!key || !*key)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--api-key-env {}: the variable is not set or empty", api_key_env));
     if (std::string_view(key).find_first_of("\r\n") != std::string_view::npos)
-        throw std::invalid_argument(
-            fmt::format("--api-key-env {}: the key must be on one line", api_key_env));
+        throw bad_input(fmt::format("--api-key-env {}: the key must be on one line", api_key_env));
     p.headers.emplace_back("Authorization", std::string("Bearer ") + key);
     p.header_names.push_back("Authorization");
 }
 
 std::vector<session::prompt_file_entry> read_prompts(const std::string& path) {
-    std::optional<std::string> text;
-    try {
-        text = runtime::read_file_if_exists(path);
-    } catch (const std::exception& e) {
-        throw std::invalid_argument(e.what());
-    }
+    const auto text = runtime::read_input_file_if_exists(path);
     if (!text)
-        throw std::invalid_argument(fmt::format("--prompts {} does not exist", path));
+        throw bad_input(fmt::format("--prompts {} does not exist", path));
     return session::parse_prompt_jsonl(*text, path);
 }
 

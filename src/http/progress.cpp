@@ -90,18 +90,19 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
     return s;
 }
 
-std::string format_http_progress(const http_progress_snapshot& s, const run::progress_view& v,
+std::string format_http_progress(const http_progress_snapshot& s, const console::progress_view& v,
                                  bool terminal, std::size_t width) {
     std::string eta;
     if (v.expected_s && *v.expected_s > v.elapsed_s)
-        eta = fmt::format(" (ETA {})", run::short_duration(*v.expected_s - v.elapsed_s + 0.999));
+        eta =
+            fmt::format(" (ETA {})", console::short_duration(*v.expected_s - v.elapsed_s + 0.999));
     std::string kinds;
     for (std::size_t k = 0; k < s.failed.size(); ++k)
         if (s.failed[k] > 0)
             kinds += fmt::format("{}{} {}", kinds.empty() ? "" : ", ", kind_name(k), s.failed[k]);
     std::string text = fmt::format(
         "progress {}{}{}  requests {}/{} due, {} dispatched, {} in flight, {} done, {} failed{}",
-        v.label.empty() ? "" : v.label + "  ", run::short_duration(v.elapsed_s), eta, s.due,
+        v.label.empty() ? "" : v.label + "  ", console::short_duration(v.elapsed_s), eta, s.due,
         s.total, s.dispatched, s.in_flight(), s.done, s.failed_total(),
         kinds.empty() ? "" : " (" + kinds + ")");
     const auto ms = [](std::optional<double> x) {
@@ -172,9 +173,9 @@ std::string http_metrics_text(const http_progress_snapshot& s, double offered_ra
     return telemetry::format_exposition(f);
 }
 
-http_progress_reporter::http_progress_reporter(run::progress_mode mode, std::FILE* out)
+http_progress_reporter::http_progress_reporter(console::progress_mode mode, std::FILE* out)
     : lines_(mode, out) {
-    lines_.set_line([this](const run::progress_view& v, bool terminal, std::size_t width) {
+    lines_.set_line([this](const console::progress_view& v, bool terminal, std::size_t width) {
         return format_http_progress(snapshot(clock::now()), v, terminal, width);
     });
 }

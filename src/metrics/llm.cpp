@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/llm.hpp>
 
 #include <boost/json/array.hpp>
@@ -64,7 +65,7 @@ void add_stats(json::object& out, std::string_view name, std::vector<double> v) 
 goodput_slo parse_goodput(std::string_view text) {
     goodput_slo slo;
     const auto bad = [&](std::string_view why) {
-        return std::invalid_argument(fmt::format(
+        return bad_input(fmt::format(
             "--goodput '{}' {} (expected e.g. ttft:500,tpot:50,e2el:2000, in ms)", text, why));
     };
     if (text.empty())

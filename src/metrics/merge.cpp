@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_pointer.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
@@ -150,7 +151,7 @@ void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool a
                             sync->at("synchronized").as_bool();
         const double max_error = sync ? number_at(*sync, "/max_error_s", 1e9) : 1e9;
         if (!synced || max_error > max_error_s)
-            throw std::runtime_error(fmt::format(
+            throw bad_input(fmt::format(
                 "{}: its realtime clock was {} (max error {:.3f} s, bound {:.3f} s), so parts from "
                 "{} hosts cannot be aligned; synchronise the clocks (NTP) or pass "
                 "--allow-clock-skew",
@@ -184,10 +185,9 @@ void check_distinct(const std::vector<run_part>& parts) {
             const auto& b = parts[j];
             const auto both = fmt::format("{} and {}", a.dir.string(), b.dir.string());
             if (canonical(a.dir) == canonical(b.dir))
-                throw std::runtime_error(
-                    fmt::format("{} are the same folder: give each part once", both));
+                throw bad_input(fmt::format("{} are the same folder: give each part once", both));
             if (const auto id = part_identity(a); !id.empty() && id == part_identity(b))
-                throw std::runtime_error(fmt::format(
+                throw bad_input(fmt::format(
                     "{} are the same run ({}), e.g. a copy: give each part once", both, id));
             const auto* sa = a.summary.if_contains("shard");
             const auto* sb = b.summary.if_contains("shard");
@@ -200,7 +200,7 @@ void check_distinct(const std::vector<run_part>& parts) {
                     count_at(x, "/sessions_total") == count_at(y, "/sessions_total") &&
                     schedule_sha(a) == schedule_sha(b);
                 if (same_share)
-                    throw std::runtime_error(fmt::format(
+                    throw bad_input(fmt::format(
                         "{} are both shard {}/{} of the same run: pooling them would count its "
                         "sessions twice; give each shard once",
                         both, count_at(x, "/index"), count_at(x, "/count")));
@@ -219,15 +219,15 @@ void check_compatible(const std::vector<run_part>& parts) {
         const auto& a = parts[0];
         const auto& b = parts[i];
         if (part_protocol(a) != part_protocol(b))
-            throw std::runtime_error(
+            throw bad_input(
                 fmt::format("{} spoke {} and {} spoke {}: only parts of one protocol can be pooled",
                             a.dir.string(), part_protocol(a), b.dir.string(), part_protocol(b)));
         if (is_open_loop(a) != is_open_loop(b))
-            throw std::runtime_error(fmt::format(
+            throw bad_input(fmt::format(
                 "{} is an open-loop run and {} is not: only shards of one run can be pooled",
                 (is_open_loop(a) ? a : b).dir.string(), (is_open_loop(a) ? b : a).dir.string()));
         if (is_open_loop(a) && schedule_sha(a) != schedule_sha(b))
-            throw std::runtime_error(
+            throw bad_input(
                 fmt::format("{} and {} ran different schedules (sha256 {} and {}): only shards "
                             "of one schedule can be pooled",
                             a.dir.string(), b.dir.string(), schedule_sha(a).substr(0, 12),
@@ -296,7 +296,7 @@ std::optional<std::string> check_overlap(const std::vector<run_part>& parts, boo
     if (!problem)
         return std::nullopt;
     if (!allow_disjoint)
-        throw std::runtime_error(*problem + "; pass --allow-disjoint to merge them anyway");
+        throw bad_input(*problem + "; pass --allow-disjoint to merge them anyway");
     return problem;
 }
 

@@ -1,6 +1,7 @@
 // `pacer merge` executed (see merge.hpp): the parts read and checked, the `--dry-run` plan, or
 // the pooled summary.json written and its lines printed.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/runtime/exit_status.hpp>
@@ -24,7 +25,6 @@ namespace pacer::metrics {
 namespace {
 
 namespace fs = std::filesystem;
-using runtime::usage_error;
 
 // What `merge` would do, as checked: `--dry-run` prints it instead of writing.
 void print_merge_plan(const merge_request& s, std::span<const run_part> parts) {
@@ -40,28 +40,25 @@ void print_merge_plan(const merge_request& s, std::span<const run_part> parts) {
 
 int execute_merge(const merge_request& s) {
     if (s.inputs.empty())
-        throw usage_error("merge needs at least one run folder");
+        throw bad_input("merge needs at least one run folder");
     if (fs::exists(s.output))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             s.output));
     std::vector<run_part> parts;
     for (const auto& in : s.inputs) {
+        // A part that cannot be read is pacer's failure to `run --processes`, which wrote it,
+        // and bad input here, where the user named it.
         try {
             parts.push_back(read_run_part(in));
         } catch (const std::runtime_error& e) {
-            throw usage_error(e.what());
+            throw bad_input(e.what());
         }
     }
-    std::optional<std::string> disjoint;
-    try {
-        check_distinct(parts);
-        check_compatible(parts);
-        check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
-        disjoint = check_overlap(parts, s.allow_disjoint);
-    } catch (const std::runtime_error& e) {
-        throw usage_error(e.what());
-    }
+    check_distinct(parts);
+    check_compatible(parts);
+    check_clocks(parts, s.max_clock_error_ms / 1e3, s.allow_clock_skew);
+    const auto disjoint = check_overlap(parts, s.allow_disjoint);
     if (s.dry_run) {
         print_merge_plan(s, parts);
         return runtime::exit_ok;

@@ -1,6 +1,7 @@
 // `pacer replay` executed (see replay.hpp): each session's trace and receipts read back,
 // checked and measured; report.json and the printed lines.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/oracle.hpp>
 #include <pacer/metrics/replay.hpp>
 #include <pacer/metrics/serving.hpp>
@@ -19,15 +20,11 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-// The whole file, or unreadable_session naming it (missing or unreadable input is bad input).
+// The whole file, or bad_input naming it (missing or unreadable input is bad input).
 std::string read_file(const fs::path& path) {
-    try {
-        if (auto text = runtime::read_file_if_exists(path))
-            return std::move(*text);
-    } catch (const std::runtime_error& e) {
-        throw unreadable_session(e.what());
-    }
-    throw unreadable_session(fmt::format("cannot read {}: no such file", path.string()));
+    if (auto text = runtime::read_input_file_if_exists(path))
+        return std::move(*text);
+    throw bad_input(fmt::format("cannot read {}: no such file", path.string()));
 }
 
 // The reference export checks of docs/protocol.md §3.2 between the receipts and the traced appends.
@@ -87,8 +84,7 @@ case_outcome replay_session(const fs::path& dir, const std::string& id,
     try {
         receipts = trace::parse_receipts(receipts_text, trace::receipt_rules::any_client);
     } catch (const std::runtime_error& e) {
-        throw unreadable_session(
-            fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
+        throw bad_input(fmt::format("cannot read {}: {}", receipts_path.string(), e.what()));
     }
     auto parsed = parse_trace(trace_text);
     std::vector<std::string> errors = parsed.errors;

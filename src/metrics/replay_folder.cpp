@@ -1,6 +1,7 @@
 // `pacer replay DIR` checked (see replay.hpp): the folder, the session folders it holds, the
 // profile the run recorded, the output; then the `--dry-run` plan or execute_replay.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/replay.hpp>
 #include <pacer/metrics/summary_file.hpp>
 #include <pacer/protocol/events.hpp>
@@ -24,7 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-using runtime::usage_error;
 
 bool is_session_folder(const fs::path& dir) {
     std::error_code ec;
@@ -52,17 +52,17 @@ const protocol::profile* recorded_profile(const fs::path& run_dir) {
     if (!o)
         return nullptr;
     if (const auto wire = recorded_protocol(*o); wire && *wire != "native")
-        throw usage_error(fmt::format("{} was recorded with --protocol {}: replay checks the "
-                                      "native protocol only (that summary.json has the "
-                                      "protocol's own checks)",
-                                      summary.path.string(), *wire));
+        throw bad_input(fmt::format("{} was recorded with --protocol {}: replay checks the "
+                                    "native protocol only (that summary.json has the "
+                                    "protocol's own checks)",
+                                    summary.path.string(), *wire));
     const json::value* name = recorded_profile_name(*o);
     if (!name)
         return nullptr;
     const auto* p = name->is_string() ? protocol::find_profile(name->get_string()) : nullptr;
     if (!p || p->name == "qwen3-omni-half-duplex")
-        throw usage_error(fmt::format("{} records the profile {}, which replay does not check",
-                                      summary.path.string(), json::serialize(*name)));
+        throw bad_input(fmt::format("{} records the profile {}, which replay does not check",
+                                    summary.path.string(), json::serialize(*name)));
     return p;
 }
 
@@ -87,7 +87,7 @@ int replay_folder(const replay_request& s) {
     const fs::path dir(s.dir);
     std::error_code ec;
     if (!fs::is_directory(dir, ec))
-        throw usage_error(fmt::format("cannot read {}: no such folder", dir.string()));
+        throw bad_input(fmt::format("cannot read {}: no such folder", dir.string()));
     // The profile: the one the run recorded; --profile may only repeat it (judging a session
     // by another profile than the one its client negotiated would be meaningless).
     const bool single_session = is_session_folder(dir);
@@ -100,21 +100,21 @@ int replay_folder(const replay_request& s) {
     if (!s.profile.empty()) {
         profile = protocol::find_profile(s.profile);
         if (!profile)
-            throw usage_error(fmt::format("--profile '{}' is unknown", s.profile));
+            throw bad_input(fmt::format("--profile '{}' is unknown", s.profile));
         if (profile->name == "qwen3-omni-half-duplex")
-            throw usage_error(
+            throw bad_input(
                 "--profile qwen3 uses the legacy protocol, which replay does not check");
         if (recorded && recorded != profile)
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "--profile {} contradicts the profile {} recorded in {}: drop --profile",
                 profile->name, recorded->name, (run_dir / "summary.json").string()));
     }
     const char* profile_source = recorded ? "recorded" : s.profile.empty() ? "default" : "flag";
     if (!(s.startup_reserve_ms >= 0))
-        throw usage_error("--startup-reserve-ms must be >= 0");
+        throw bad_input("--startup-reserve-ms must be >= 0");
     const fs::path output = s.output.empty() ? dir / "report.json" : fs::path(s.output);
     if (fs::exists(output, ec))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "{} already exists; pacer never overwrites results: choose another --output",
             output.string()));
 
@@ -129,10 +129,10 @@ int replay_folder(const replay_request& s) {
             if (entry.is_directory() && is_session_name(entry.path().filename().string()))
                 sessions.emplace_back(entry.path().filename().string(), entry.path());
         if (ec)
-            throw usage_error(fmt::format("cannot read {}: {}", dir.string(), ec.message()));
+            throw bad_input(fmt::format("cannot read {}: {}", dir.string(), ec.message()));
         std::sort(sessions.begin(), sessions.end());
         if (sessions.empty())
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "{} holds neither trace.jsonl nor session-NNN/ folders (was the run kept with "
                 "--keep-traces?)",
                 dir.string()));
@@ -154,11 +154,7 @@ int replay_folder(const replay_request& s) {
     job.context.input_duration_s = input_duration;
     job.context.startup_reserve_s = s.startup_reserve_ms / 1000.0;
     job.output = output;
-    try {
-        return execute_replay(job);
-    } catch (const unreadable_session& e) {
-        throw usage_error(e.what());
-    }
+    return execute_replay(job);
 }
 
 } // namespace pacer::metrics

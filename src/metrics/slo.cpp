@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/slo.hpp>
 
@@ -121,8 +122,8 @@ std::vector<slo_check> parse_slos(std::string_view text, slo_scope scope) {
         const auto eq = item.find('=');
         const auto* def = eq == std::string_view::npos ? nullptr : find(item.substr(0, eq));
         if (!def)
-            throw std::invalid_argument(fmt::format(
-                "--slo '{}': expected name=value with a name among {}", item, known_names()));
+            throw bad_input(fmt::format("--slo '{}': expected name=value with a name among {}",
+                                        item, known_names()));
         const auto value = item.substr(eq + 1);
         std::optional<double> bound;
         if (def->unit == kind::time) {
@@ -136,23 +137,23 @@ std::vector<slo_check> parse_slos(std::string_view text, slo_scope scope) {
                 bound = v;
         }
         if (!bound)
-            throw std::invalid_argument(
-                fmt::format("--slo '{}': {} takes {}", item, def->name,
-                            def->unit == kind::time ? "a duration such as 1.5s or 200ms"
-                                                    : "a fraction between 0 and 1 such as 0.01"));
+            throw bad_input(fmt::format("--slo '{}': {} takes {}", item, def->name,
+                                        def->unit == kind::time
+                                            ? "a duration such as 1.5s or 200ms"
+                                            : "a fraction between 0 and 1 such as 0.01"));
         if (def->scope == needs::turns && !scope.turns)
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("--slo '{}': {} judges per-turn figures: it needs --scenario with "
                             "several turns (multi-turn, barge-in or a file)",
                             item, def->name));
         if (def->scope == needs::interruptions && !scope.interruptions)
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("--slo '{}': {} judges barge-ins: it needs a --scenario with one "
                             "(barge-in, or a file with interrupt_after)",
                             item, def->name));
         for (const auto& c : out)
             if (c.name == def->name)
-                throw std::invalid_argument(fmt::format("--slo: {} given twice", def->name));
+                throw bad_input(fmt::format("--slo: {} given twice", def->name));
         out.push_back({std::string(def->name), *bound, def->at_least});
     }
     return out;

@@ -2,6 +2,7 @@
 // synthetic dataset made with espeak-ng, and `pacer dataset synth` checked and run
 // (synth_dataset; the command only declares the options).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/record/dataset.hpp>
 #include <pacer/runtime/audio_codec.hpp>
@@ -111,8 +112,8 @@ normalized_input normalize_wav(const fs::path& path) {
     const bool is_pcm16 = w.pcm16;
     normalized_input n;
     const bool resampled = w.mono.rate != input_rate;
-    const auto out = resample(w.mono.samples, w.mono.rate, input_rate);
-    n.pcm = to_pcm16(out);
+    const auto out = runtime::resample(w.mono.samples, w.mono.rate, input_rate);
+    n.pcm = runtime::to_pcm16(out);
     if (n.pcm.empty())
         throw std::runtime_error(fmt::format("cannot read {}: no audio", path.string()));
     n.normalization = {{"source_sample_rate", w.mono.rate},
@@ -291,21 +292,21 @@ std::size_t synthesize(const synth_options& o) {
                     double(count) * std::max(1.1, o.min_s / std::max(0.1, speech.duration_s())) +
                     1);
             }
-            const auto clean = resample(speech.samples, speech.rate, input_rate);
+            const auto clean = runtime::resample(speech.samples, speech.rate, input_rate);
             // The overlap: a second voice, at half the level, over the middle of the sample.
             const auto other_text = seeded_text(
                 other_seed, std::max<std::size_t>(
                                 1, static_cast<std::size_t>(speech.duration_s() * 0.4 * 2.5)));
             const auto second = speak(*espeak, other, other_text, scratch);
-            const auto second16 = resample(second.samples, second.rate, input_rate);
+            const auto second16 = runtime::resample(second.samples, second.rate, input_rate);
             std::vector<float> mixed = clean;
             const std::size_t offset = clean.size() * 3 / 10;
             for (std::size_t i = 0; i < second16.size() && offset + i < mixed.size(); ++i)
                 mixed[offset + i] = 0.7f * mixed[offset + i] + 0.5f * second16[i];
             const fs::path dir = o.output / "audio" / id;
             fs::create_directories(dir);
-            write_wav_float_as_pcm16(dir / "clean.wav", clean, input_rate);
-            write_wav_float_as_pcm16(dir / "overlap.wav", mixed, input_rate);
+            runtime::write_wav_float_as_pcm16(dir / "clean.wav", clean, input_rate);
+            runtime::write_wav_float_as_pcm16(dir / "overlap.wav", mixed, input_rate);
             json::object line{
                 {"id", id},
                 {"subset", subset},
@@ -346,19 +347,17 @@ std::size_t synthesize(const synth_options& o) {
 }
 
 int synth_dataset(synth_options o, bool dry_run) {
-    using runtime::usage_error;
     if (o.output.empty())
-        throw usage_error("-o/--output is required");
+        throw bad_input("-o/--output is required");
     if (!(o.min_s <= o.max_s))
-        throw usage_error(
-            fmt::format("--min-s {:g} must not exceed --max-s {:g}", o.min_s, o.max_s));
+        throw bad_input(fmt::format("--min-s {:g} must not exceed --max-s {:g}", o.min_s, o.max_s));
     if (fs::exists(o.output))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             o.output.string()));
     const auto espeak = find_program("espeak-ng");
     if (!espeak)
-        throw usage_error("espeak-ng is not installed (Debian: apt-get install espeak-ng)");
+        throw bad_input("espeak-ng is not installed (Debian: apt-get install espeak-ng)");
     // About 32 kB a second per variant, two variants.
     const auto bytes =
         static_cast<std::uint64_t>(double(o.subsets * o.per_subset) * o.max_s * 2 * 32000) + 4096;

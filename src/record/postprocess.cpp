@@ -179,8 +179,9 @@ json::object process_variant(const variant_job& job) {
     auto out = reconstruct_output(parsed.lines, profile.output_sample_rate, job.startup_reserve_s);
     for (auto& e : out.errors)
         errors.push_back(std::move(e));
-    write_wav_pcm16(job.dir / "output-media.wav", out.media, profile.output_sample_rate);
-    write_wav_pcm16(job.dir / "output-playout.wav", out.playout, profile.output_sample_rate);
+    runtime::write_wav_pcm16(job.dir / "output-media.wav", out.media, profile.output_sample_rate);
+    runtime::write_wav_pcm16(job.dir / "output-playout.wav", out.playout,
+                             profile.output_sample_rate);
     const double rate = profile.output_sample_rate;
     json::object playout{{"sample_rate", profile.output_sample_rate},
                          {"startup_reserve_s", job.startup_reserve_s},

@@ -1,6 +1,7 @@
 // `pacer record` executed: batches of native sessions, their files moved into the variant
 // folders, post-processed in the pool (or inline), run.json checkpointed as it goes.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/failure.hpp>
 #include <pacer/core/histogram.hpp>
@@ -61,13 +62,13 @@ void apply_config(record_options& s, const json::object& c) {
     auto str = [&](const char* k) {
         const auto* v = c.if_contains(k);
         if (!v || !v->is_string())
-            throw std::invalid_argument(fmt::format("--resume: run.json config has no {}", k));
+            throw bad_input(fmt::format("--resume: run.json config has no {}", k));
         return std::string(v->get_string());
     };
     auto num = [&](const char* k) {
         const auto* v = c.if_contains(k);
         if (!v || !v->is_number())
-            throw std::invalid_argument(fmt::format("--resume: run.json config has no {}", k));
+            throw bad_input(fmt::format("--resume: run.json config has no {}", k));
         return v->to_number<double>();
     };
     if (s.url.empty())
@@ -377,7 +378,7 @@ void recording::prepare_variant(std::size_t index, std::vector<prepared>& batch)
         const double duration = double(n.pcm.size()) / 32000.0;
         const std::string source_bytes = runtime::read_file_if_exists(source).value_or("");
         write_atomically(dir / "input.pcm", bytes);
-        write_wav_pcm16(dir / "input.wav", n.pcm, input_rate);
+        runtime::write_wav_pcm16(dir / "input.wav", n.pcm, input_rate);
         json::object manifest{
             {"schema_version", 1},
             {"profile", job_.profile->name},

@@ -1,6 +1,7 @@
 // `pacer record`'s options checked and resolved into a record_job, and the command's steps
 // around the recording (see record_plan.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/record/postprocess.hpp>
@@ -19,8 +20,6 @@ namespace pacer::record {
 
 namespace fs = std::filesystem;
 
-using runtime::usage_error;
-
 namespace {
 
 // --timeout as a duration, and the exclusive options; on --resume, the settings of its
@@ -30,52 +29,48 @@ std::optional<resume_state> check_settings(record_options& s, const given_option
     {
         const auto t = parse_duration(s.timeout);
         if (!t || t->count() == 0 || *t > std::chrono::hours(24))
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "--timeout '{}' is not a duration from 0 to 24h such as 90s or 3m", s.timeout));
         s.timeout_s = to_seconds(std::chrono::duration_cast<duration>(*t));
     }
     std::optional<resume_state> resumed;
     if (given.postprocess && s.postprocess != "pool" && s.postprocess != "inline")
-        throw usage_error(fmt::format("--postprocess '{}': use pool or inline", s.postprocess));
+        throw bad_input(fmt::format("--postprocess '{}': use pool or inline", s.postprocess));
     if (given.postprocess_command &&
         s.postprocess_command.find_first_not_of(" \t\n") == std::string::npos)
-        throw usage_error("--postprocess-command is empty: give a shell command (the variant "
-                          "folder is its $1), or leave the option out");
+        throw bad_input("--postprocess-command is empty: give a shell command (the variant "
+                        "folder is its $1), or leave the option out");
     if (s.resume.empty()) {
         if (s.dataset.empty())
-            throw usage_error("--dataset is required (or --resume OUT)");
+            throw bad_input("--dataset is required (or --resume OUT)");
         out = s.output.empty() ? runtime::default_output_dir("record") : fs::path(s.output);
         if (fs::exists(out))
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "--output {} already exists; pacer never overwrites results: choose a new "
                 "folder, or --resume it",
                 out.string()));
         return resumed;
     }
     if (!s.dataset.empty() || !s.output.empty())
-        throw usage_error("--resume continues with the settings recorded in its run.json: "
-                          "drop --dataset and -o");
+        throw bad_input("--resume continues with the settings recorded in its run.json: "
+                        "drop --dataset and -o");
     if (given.postprocess || given.postprocess_command)
-        throw usage_error(
+        throw bad_input(
             "--resume continues with the settings recorded in its run.json: drop "
             "--postprocess and --postprocess-command (every variant is post-processed alike)");
     out = s.resume;
     const auto text = runtime::read_file_if_exists(out / "run.json");
     if (!text)
-        throw usage_error(fmt::format("--resume {}: no run.json there", out.string()));
+        throw bad_input(fmt::format("--resume {}: no run.json there", out.string()));
     try {
         resumed = parse_run_json(*text);
     } catch (const std::invalid_argument& e) {
-        throw usage_error(fmt::format("--resume {}: {}", out.string(), e.what()));
+        throw bad_input(fmt::format("--resume {}: {}", out.string(), e.what()));
     }
-    try {
-        apply_config(s, resumed->config);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what()); // "--resume: run.json config has no X"
-    }
+    apply_config(s, resumed->config);
     if (s.postprocess != "pool" && s.postprocess != "inline")
-        throw usage_error(fmt::format("--resume {}: run.json config has postprocess '{}'",
-                                      out.string(), s.postprocess));
+        throw bad_input(fmt::format("--resume {}: run.json config has postprocess '{}'",
+                                    out.string(), s.postprocess));
     return resumed;
 }
 
@@ -89,27 +84,22 @@ record_job plan_recording(record_options s, const given_options& given) {
         job.earlier_load = resumed->load;
     job.profile = protocol::find_profile(s.profile);
     if (!job.profile || job.profile->name == "qwen3-omni-half-duplex")
-        throw usage_error(
+        throw bad_input(
             fmt::format("--profile '{}' is not known: use nemotron or minicpmo", s.profile));
     if (!s.url.empty()) {
-        try {
-            job.endpoint = transport::parse_ws_url(s.url);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        job.endpoint = transport::parse_ws_url(s.url);
     }
     job.dataset = s.dataset;
     const auto manifest_text = runtime::read_file_if_exists(job.dataset / "manifest.jsonl");
     if (!manifest_text)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--dataset {}: no manifest.jsonl there (pacer dataset synth makes one)",
                         job.dataset.string()));
     std::vector<sample> samples;
     try {
         samples = select_per_subset(parse_manifest(*manifest_text), s.per_subset);
     } catch (const std::invalid_argument& e) {
-        throw usage_error(
-            fmt::format("{}: {}", (job.dataset / "manifest.jsonl").string(), e.what()));
+        throw bad_input(fmt::format("{}: {}", (job.dataset / "manifest.jsonl").string(), e.what()));
     }
     job.samples = samples.size();
     job.records = variant_records(samples, resumed ? &*resumed : nullptr);
@@ -118,8 +108,8 @@ record_job plan_recording(record_options s, const given_options& given) {
                       [](const auto& r) { return r.status == "pending"; }));
     const bool inline_postprocess = s.postprocess == "inline";
     if (inline_postprocess && given.workers)
-        throw usage_error("--workers sizes the pool of --postprocess pool; --postprocess inline "
-                          "post-processes in the recording process and has no workers");
+        throw bad_input("--workers sizes the pool of --postprocess pool; --postprocess inline "
+                        "post-processes in the recording process and has no workers");
     job.workers = inline_postprocess ? 0 : s.workers ? s.workers : default_worker_count();
     runtime::ensure_descriptors(std::min(s.concurrency, job.to_record) * 3 + 64);
     job.target = s.url;

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/report/end_report.hpp>
 #include <pacer/report/html_report.hpp>
 #include <pacer/report/report_job.hpp>
@@ -13,24 +14,19 @@
 namespace pacer::report {
 
 namespace fs = std::filesystem;
-using runtime::usage_error;
 
 namespace {
 
 // `packets`: keep every packet (export's packets table); else fold them as read (report.html).
 result_folder read_folder(const std::string& dir, bool packets = false) {
-    try {
-        return packets ? read_result_folder(dir) : read_folded_result_folder(dir);
-    } catch (const folder_error& e) {
-        throw usage_error(e.what());
-    }
+    return packets ? read_result_folder(dir) : read_folded_result_folder(dir);
 }
 
 } // namespace
 
 int run_report(const report_settings& s) {
     if (s.inputs.empty() || s.inputs.size() > 2)
-        throw usage_error("report takes one result folder, or two to compare");
+        throw bad_input("report takes one result folder, or two to compare");
     // Every input is read and checked before anything is written.
     std::vector<result_folder> folders;
     for (const auto& in : s.inputs)
@@ -50,12 +46,12 @@ int run_report(const report_settings& s) {
     std::error_code ec;
     const bool replaces = fs::exists(out, ec);
     if (replaces && (!own_page || !fs::is_regular_file(out, ec)))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose another file",
             out.string()));
     if (out.has_parent_path() && !fs::is_directory(out.parent_path(), ec))
-        throw usage_error(fmt::format("--output {}: folder {} does not exist", out.string(),
-                                      out.parent_path().string()));
+        throw bad_input(fmt::format("--output {}: folder {} does not exist", out.string(),
+                                    out.parent_path().string()));
     if (s.dry_run) {
         fmt::print(
             "pacer report --dry-run: checked; nothing written\n  input      {}\n  report     "
@@ -64,13 +60,8 @@ int run_report(const report_settings& s) {
             out.string());
         return runtime::exit_ok;
     }
-    std::string html;
-    try {
-        html = folders.size() == 1 ? render_report(folders[0])
-                                   : render_comparison(folders[0], folders[1]);
-    } catch (const folder_error& e) {
-        throw usage_error(e.what());
-    }
+    const std::string html =
+        folders.size() == 1 ? render_report(folders[0]) : render_comparison(folders[0], folders[1]);
     if (replaces)
         replace_file(out, html); // atomically: the old page stays if this fails
     else
@@ -95,7 +86,7 @@ int run_export(const export_settings& s) {
                                           : fs::path(s.output);
     const auto tables = build_tables(folder);
     if (fs::exists(out))
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--output {} already exists; pacer never overwrites results: choose a new folder",
             out.string()));
     if (s.dry_run) {

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/omni_events.hpp>
 #include <pacer/run/client_settings.hpp>
@@ -20,8 +21,6 @@ namespace pacer::run {
 namespace {
 
 constexpr const char* worker_headers_variable = "PACER_WORKER_HEADERS";
-
-using runtime::usage_error;
 
 std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(),
@@ -112,11 +111,7 @@ std::string transport_line(const transport::ws_endpoint& ep) {
 transport::ws_endpoint url_option(const std::string& url) {
     if (url.empty())
         return {};
-    try {
-        return transport::parse_ws_url(url);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    return transport::parse_ws_url(url);
 }
 
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep) {
@@ -135,42 +130,34 @@ void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep)
         }
     }
     for (const auto& line : lines) {
-        try {
-            c.headers.push_back(transport::parse_header(line));
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        c.headers.push_back(transport::parse_header(line));
     }
     for (std::size_t i = 0; i < c.headers.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (lower(c.headers[i].first) == lower(c.headers[j].first))
-                throw usage_error(fmt::format("--header {} is given twice", c.headers[i].first));
+                throw bad_input(fmt::format("--header {} is given twice", c.headers[i].first));
     if (!s.api_key_env.empty()) {
         const char* key = std::getenv(s.api_key_env.c_str());
         if (key == nullptr || *key == '\0')
-            throw usage_error(fmt::format("--api-key-env {}: the environment variable is {}",
-                                          s.api_key_env, key == nullptr ? "not set" : "empty"));
+            throw bad_input(fmt::format("--api-key-env {}: the environment variable is {}",
+                                        s.api_key_env, key == nullptr ? "not set" : "empty"));
         const std::string_view k(key);
         if (k.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--api-key-env {}: the key has a CR, LF or NUL in it", s.api_key_env));
         for (const auto& h : c.headers)
             if (lower(h.first) == "authorization")
-                throw usage_error("--api-key-env and --header Authorization both set "
-                                  "Authorization: give one");
+                throw bad_input("--api-key-env and --header Authorization both set "
+                                "Authorization: give one");
         c.headers.emplace_back("Authorization", fmt::format("Bearer {}", k));
     }
     if (!ep.tls && (!s.ca_file.empty() || s.insecure))
-        throw usage_error(fmt::format("{} is for wss:// URLs; this one is ws://",
-                                      s.insecure ? "--insecure" : "--ca-file"));
+        throw bad_input(fmt::format("{} is for wss:// URLs; this one is ws://",
+                                    s.insecure ? "--insecure" : "--ca-file"));
     if (s.insecure && !s.ca_file.empty())
-        throw usage_error("--insecure verifies nothing, so --ca-file means nothing with it: "
-                          "give one");
-    try {
-        transport::prepare_tls(ep);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+        throw bad_input("--insecure verifies nothing, so --ca-file means nothing with it: "
+                        "give one");
+    transport::prepare_tls(ep);
     if (!c.handshakes)
         c.handshakes = std::make_shared<transport::handshake_log>();
 }
@@ -181,11 +168,11 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
         return std::nullopt;
     protocol::realtime_protocol p{};
     if (!protocol::parse_realtime_protocol(name, p))
-        throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+        throw bad_input(fmt::format("--protocol '{}' is not known: use native, "
                                       "openai-realtime, vllm-realtime or vllm-omni",
                                       name));
     if (p == protocol::realtime_protocol::vllm && model.empty())
-        throw usage_error("--protocol vllm-realtime needs --model (the served model)");
+        throw bad_input("--protocol vllm-realtime needs --model (the served model)");
     return p;
 }
 
@@ -194,7 +181,7 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
     if (p == protocol::realtime_protocol::vllm_omni) {
         if (const auto given = transport::query_parameter(ep.target, "autostart");
             given && *given != "0")
-            throw usage_error(fmt::format("--protocol vllm-omni opens with session.update: the "
+            throw bad_input(fmt::format("--protocol vllm-omni opens with session.update: the "
                                           "URL's autostart={} must be 0 (or left out)",
                                           *given));
         for (const char* key : {"duplex", "autostart"})
@@ -207,8 +194,8 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
         return;
     if (const auto given = transport::query_parameter(ep.target, "model")) {
         if (*given != model)
-            throw usage_error(fmt::format("--model {} and the model={} in --url differ: give one",
-                                          model, *given));
+            throw bad_input(fmt::format("--model {} and the model={} in --url differ: give one",
+                                        model, *given));
         return;
     }
     ep.target = transport::with_query_parameter(ep.target, "model", model);
@@ -216,7 +203,7 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
 
 protocol::realtime_turns turns_option(const std::string& turns) {
     if (turns != "server-vad" && turns != "manual" && turns != "model")
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--turns '{}' is not known: use server-vad or manual (vllm-omni: also model)", turns));
     return turns == "server-vad" ? protocol::realtime_turns::server_vad
                                  : protocol::realtime_turns::manual;
@@ -228,10 +215,10 @@ namespace {
 std::shared_ptr<const std::string> ref_audio_url(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw usage_error(fmt::format("--ref-audio {}: cannot read the file", path));
+        throw bad_input(fmt::format("--ref-audio {}: cannot read the file", path));
     const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.size() < 12 || bytes.compare(0, 4, "RIFF") != 0 || bytes.compare(8, 4, "WAVE") != 0)
-        throw usage_error(fmt::format("--ref-audio {}: not a WAV file (RIFF/WAVE)", path));
+        throw bad_input(fmt::format("--ref-audio {}: not a WAV file (RIFF/WAVE)", path));
     return std::make_shared<const std::string>(protocol::wav_data_url(bytes));
 }
 
@@ -248,18 +235,18 @@ omni_plan omni_option(const omni_cli& o, std::optional<protocol::realtime_protoc
                             : turns == "model"     ? "--turns model"
                                                    : nullptr;
         if (given != nullptr)
-            throw usage_error(fmt::format("{} is for --protocol vllm-omni", given));
+            throw bad_input(fmt::format("{} is for --protocol vllm-omni", given));
         return plan;
     }
     const int chunk = o.chunk_ms == 0 ? 200 : o.chunk_ms;
     if (chunk < 10 || chunk > 2000 || chunk % 10 != 0)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--chunk-ms {}: must be a multiple of 10 ms, from 10 to 2000", o.chunk_ms));
     plan.chunk = std::chrono::milliseconds(chunk);
     if (o.ack != "" && o.ack != "played" && o.ack != "never")
-        throw usage_error(fmt::format("--ack '{}' is not known: use played or never", o.ack));
+        throw bad_input(fmt::format("--ack '{}' is not known: use played or never", o.ack));
     if (o.ack_ms < 0)
-        throw usage_error(fmt::format("--ack-ms {}: must be positive", o.ack_ms));
+        throw bad_input(fmt::format("--ack-ms {}: must be positive", o.ack_ms));
     auto& s = plan.settings;
     s.ack = o.ack != "never";
     if (o.ack_ms > 0)

@@ -74,8 +74,8 @@ std::optional<live_file> read_live_file(const std::filesystem::path& path) {
     return parse_live_file(s.str());
 }
 
-progress_snapshot pool_snapshots(std::span<const progress_snapshot> parts) {
-    progress_snapshot sum;
+console::progress_snapshot pool_snapshots(std::span<const console::progress_snapshot> parts) {
+    console::progress_snapshot sum;
     for (const auto& p : parts) {
         sum.started += p.started;
         sum.done += p.done;
@@ -120,7 +120,7 @@ void live_file_writer::stop() {
 void live_file_writer::write_now() {
     // Best effort: a file that cannot be written leaves the parent's line at zero for this
     // worker; the run itself goes on.
-    write_live_file(path_, {::getpid(), take_snapshot(counters_)});
+    write_live_file(path_, {::getpid(), console::take_snapshot(counters_)});
 }
 
 } // namespace pacer::run

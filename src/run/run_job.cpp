@@ -2,6 +2,7 @@
 // of `--processes` (workers.cpp); summary.json (process_summary.cpp), samples.json, the report
 // and the table (run_table.cpp). See run_job.hpp.
 
+#include <pacer/console/progress.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -10,7 +11,6 @@
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/live_file.hpp>
 #include <pacer/run/live_metrics.hpp>
-#include <pacer/run/progress.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
@@ -94,7 +94,7 @@ namespace {
 struct live_views {
     session::live_counters exported; // a worker's totals, for its parent's progress line
     std::optional<live_file_writer> live_file;
-    std::optional<progress_reporter> progress;
+    std::optional<console::progress_reporter> progress;
     session::live_counters listened;              // `--metrics-listen` when nothing else counts
     std::optional<telemetry::served_page> served; // the counters above, while they live
 };
@@ -106,8 +106,8 @@ struct live_views {
 void show_live_totals(live_views& v, const run_job& job, session::run_options& ro) {
     const run_options& s = job.options;
     const bool worker = s.worker_index >= 0;
-    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
-    v.progress.emplace(worker ? progress_mode::off : *progress_mode);
+    const auto progress_mode = console::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    v.progress.emplace(worker ? console::progress_mode::off : *progress_mode);
     if (v.progress->on())
         ro.live = &v.progress->counters();
     if (v.live_file)

@@ -1,6 +1,7 @@
 // `pacer run`'s options resolved into a run_job, its input, and its `--dry-run` plan (see
 // run_plan.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/run/client_settings.hpp>
@@ -28,20 +29,15 @@ namespace {
 // --shard I/N, or the launcher's environment (MPI, Slurm, Kubernetes).
 std::optional<runtime::shard> shard_of(const run_options& s) {
     std::optional<runtime::shard> shard;
-    try {
-        if (!s.shard.empty())
-            shard = runtime::parse_shard(s.shard);
-        else
-            shard =
-                runtime::shard_from_environment([](const char* name) { return std::getenv(name); },
+    if (!s.shard.empty())
+        shard = runtime::parse_shard(s.shard);
+    else
+        shard = runtime::shard_from_environment([](const char* name) { return std::getenv(name); },
                                                 s.shards ? std::optional(s.shards) : std::nullopt);
-    } catch (const std::invalid_argument& e) {
-        throw invalid_options(e.what());
-    }
     if (!s.shard.empty() && !shard)
-        throw invalid_options(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
+        throw bad_input(fmt::format("--shard '{}' must be I/N with 0 <= I < N", s.shard));
     if (shard && s.processes > 1)
-        throw invalid_options("--processes and shards do not mix: run one worker per shard");
+        throw bad_input("--processes and shards do not mix: run one worker per shard");
     return shard;
 }
 
@@ -54,23 +50,23 @@ constexpr schedule::arrival_command open_loop_command{"an open-loop run", "--ses
 void check_open_loop(const run_options& s, const schedule::schedule_document* open_loop) {
     if (!open_loop) {
         if (s.max_concurrency > 0)
-            throw invalid_options(
+            throw bad_input(
                 "--max-concurrency gates open-loop arrivals: give --rate and --sessions");
         return;
     }
     if (s.concurrency_given)
-        throw invalid_options(
+        throw bad_input(
             "--concurrency starts every session at once; open-loop runs take --sessions");
     const std::size_t arrivals = open_loop->offsets.size();
     if (arrivals == 0)
-        throw invalid_options("the schedule has no arrivals");
-    if (arrivals > max_sessions)
-        throw invalid_options(fmt::format("the schedule has {} arrivals, more than the {} sessions "
-                                          "one run may hold: use lower rates or shorter stages",
-                                          arrivals, max_sessions));
+        throw bad_input("the schedule has no arrivals");
+    if (arrivals > session::max_sessions)
+        throw bad_input(fmt::format("the schedule has {} arrivals, more than the {} sessions "
+                                    "one run may hold: use lower rates or shorter stages",
+                                    arrivals, session::max_sessions));
     if (s.processes > arrivals)
-        throw invalid_options(fmt::format("--processes {} is more than the schedule's {} arrivals",
-                                          s.processes, arrivals));
+        throw bad_input(fmt::format("--processes {} is more than the schedule's {} arrivals",
+                                    s.processes, arrivals));
 }
 
 // This process's sessions: the open loop's arrivals, or --concurrency (its shard's of either).
@@ -85,11 +81,11 @@ void share_sessions(run_job& job) {
                    : shard   ? runtime::shard_sessions(*shard, s.concurrency).size()
                              : s.concurrency;
     if (job.sessions == 0 && open_loop)
-        throw invalid_options(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
-                                          shard->index, shard->count, open_loop->offsets.size()));
+        throw bad_input(fmt::format("shard {}/{} gets no arrival of the schedule's {}",
+                                    shard->index, shard->count, open_loop->offsets.size()));
     if (job.sessions == 0)
-        throw invalid_options(fmt::format("shard {}/{} gets no session of --concurrency {}",
-                                          shard->index, shard->count, s.concurrency));
+        throw bad_input(fmt::format("shard {}/{} gets no session of --concurrency {}", shard->index,
+                                    shard->count, s.concurrency));
 }
 
 // The shared start on this host's monotonic clock: --start-at (a wall-clock instant), or the
@@ -102,13 +98,13 @@ std::optional<double> start_of(const run_options& s) {
         return start_monotonic;
     const auto wall = runtime::parse_start_at(s.start_at);
     if (!wall)
-        throw invalid_options(fmt::format(
+        throw bad_input(fmt::format(
             "--start-at '{}' must be RFC 3339 UTC (2026-11-30T17:00:00Z) or Unix seconds",
             s.start_at));
     const auto now = read_clock_pair();
     if (*wall < now.realtime_s - 1.0)
-        throw invalid_options(fmt::format("--start-at {} is {:.1f} s in the past", s.start_at,
-                                          now.realtime_s - *wall));
+        throw bad_input(fmt::format("--start-at {} is {:.1f} s in the past", s.start_at,
+                                    now.realtime_s - *wall));
     return now.monotonic_s + (*wall - now.realtime_s);
 }
 
@@ -116,22 +112,22 @@ std::optional<double> start_of(const run_options& s) {
 
 std::optional<std::chrono::nanoseconds> check_numbers(const run_options& s) {
     if (s.concurrency == 0)
-        throw invalid_options("--concurrency must be at least 1");
+        throw bad_input("--concurrency must be at least 1");
     if (s.threads == 0)
-        throw invalid_options("--threads must be at least 1");
+        throw bad_input("--threads must be at least 1");
     std::optional<std::chrono::nanoseconds> timeout;
     if (!s.timeout.empty()) {
         timeout = parse_duration(s.timeout);
         if (!timeout || timeout->count() == 0)
-            throw invalid_options(
+            throw bad_input(
                 fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
     }
     if (s.inject_stall_ms < 0)
-        throw invalid_options("--inject-stall-ms must be >= 0");
+        throw bad_input("--inject-stall-ms must be >= 0");
     if (!(s.stagger_ms >= 0))
-        throw invalid_options("--stagger-ms must be >= 0");
+        throw bad_input("--stagger-ms must be >= 0");
     if (s.processes == 0)
-        throw invalid_options("--processes must be at least 1");
+        throw bad_input("--processes must be at least 1");
     return timeout;
 }
 
@@ -139,14 +135,14 @@ void check_profile(run_job& job) {
     const run_options& s = job.options;
     job.profile = protocol::find_profile(s.profile);
     if (!job.profile || job.profile->name == "qwen3-omni-half-duplex")
-        throw invalid_options(
+        throw bad_input(
             fmt::format("--profile '{}' is not known: use nemotron or minicpmo (or their full "
                         "names; the legacy qwen3 protocol is not spoken)",
                         s.profile));
     if (s.url.empty() && job.profile != &protocol::default_profile())
-        throw invalid_options(fmt::format("--profile {} needs --url: the built-in probe mock "
-                                          "serves the nemotron profile only",
-                                          s.profile));
+        throw bad_input(fmt::format("--profile {} needs --url: the built-in probe mock "
+                                    "serves the nemotron profile only",
+                                    s.profile));
 }
 
 void plan_sessions(run_job& job) {
@@ -156,8 +152,7 @@ void plan_sessions(run_job& job) {
     job.open_loop = schedule::open_loop_of(s.arrivals, open_loop_command, s.schedule_file);
     const auto policy = session::parse_cap_policy(s.cap_policy);
     if (!policy)
-        throw invalid_options(
-            fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
+        throw bad_input(fmt::format("--cap-policy must be queue or drop (got '{}')", s.cap_policy));
     job.policy = *policy;
     check_open_loop(s, job.open_loop ? &*job.open_loop : nullptr);
     share_sessions(job);
@@ -180,8 +175,8 @@ void load_run_input(run_job& job) {
     job.conversation = session::load_scenario(s.scenario, wire_rate, !job.realtime);
     job.conversation.voice = s.voice;
     if (job.conversation && s.processes > 1)
-        throw runtime::usage_error("--scenario with several turns needs --processes 1 (the "
-                                   "per-turn figures are one process's)");
+        throw bad_input("--scenario with several turns needs --processes 1 (the "
+                        "per-turn figures are one process's)");
     job.input_length = job.conversation.length(job.pcm.size());
     if (loaded) {
         job.wire_pcm = std::move(loaded->wire);
@@ -193,11 +188,11 @@ void load_run_input(run_job& job) {
 
 void set_timeout(run_job& job, std::optional<std::chrono::nanoseconds> given) {
     if (given && *given <= job.input_length)
-        throw invalid_options(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
-                                          job.options.timeout, to_seconds(job.input_length)));
+        throw bad_input(fmt::format("--timeout {} must be longer than the input ({:.2f} s)",
+                                    job.options.timeout, to_seconds(job.input_length)));
     job.timeout = given ? *given
                         : std::chrono::duration_cast<std::chrono::nanoseconds>(job.input_length) +
-                              default_timeout_margin;
+                              session::default_timeout_margin;
 }
 
 std::uint64_t disk_estimate(const run_job& job) {
@@ -207,9 +202,9 @@ std::uint64_t disk_estimate(const run_job& job) {
     const std::size_t all_sessions = job.sessions * (job.open_loop ? 1 : s.processes);
     // (--trace receipts writes no trace, --trace none nothing at all.)
     if (s.trace != "full" && s.keep_traces)
-        throw invalid_options(fmt::format("--keep-traces needs --trace full (--trace {} writes no "
-                                          "trace.jsonl)",
-                                          s.trace));
+        throw bad_input(fmt::format("--keep-traces needs --trace full (--trace {} writes no "
+                                    "trace.jsonl)",
+                                    s.trace));
     return (s.trace == "full" ? trace::trace_bytes_estimate(all_sessions, input_s, s.protocol)
                               : 0) +
            (s.trace == "none" ? 0 : trace::receipt_bytes_estimate(all_sessions, input_s));

@@ -3,13 +3,13 @@
 // one schedule (open loop, from the parent's schedule.json); their raw samples are pooled into
 // one summary.
 
+#include <pacer/console/progress.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/live_file.hpp>
-#include <pacer/run/progress.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/runtime/worker_pool.hpp>
@@ -115,10 +115,10 @@ ended_workers run_worker_processes(const run_options& s, const std::string& url,
     std::vector<fs::path> live_files;
     for (std::size_t k = 0; k < s.processes; ++k)
         live_files.push_back(out / fmt::format("worker-{}.live.json", k));
-    const auto progress_mode = resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
-    progress_reporter progress(*progress_mode);
+    const auto progress_mode = console::resolve_progress(s.progress, ::isatty(STDERR_FILENO) == 1);
+    console::progress_reporter progress(*progress_mode);
     progress.set_source([&live_files] {
-        std::vector<progress_snapshot> parts;
+        std::vector<console::progress_snapshot> parts;
         for (const auto& f : live_files)
             if (const auto l = read_live_file(f))
                 parts.push_back(l->totals);

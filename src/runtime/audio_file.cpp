@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/audio_codec.hpp>
 #include <pacer/runtime/audio_file.hpp>
 
@@ -36,15 +37,14 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
     std::unique_ptr<SNDFILE, decltype(&sf_close)> file(sf_open(path.c_str(), SFM_READ, &info),
                                                        &sf_close);
     if (!file)
-        throw std::runtime_error(
-            fmt::format("--audio {}: {}", path.string(), sf_strerror(nullptr)));
+        throw bad_input(fmt::format("--audio {}: {}", path.string(), sf_strerror(nullptr)));
     const int major = info.format & SF_FORMAT_TYPEMASK;
     const int subtype = info.format & SF_FORMAT_SUBMASK;
     if (major != SF_FORMAT_WAV && major != SF_FORMAT_WAVEX) {
         SF_FORMAT_INFO container{};
         container.format = major;
         sf_command(nullptr, SFC_GET_FORMAT_INFO, &container, sizeof container);
-        throw std::runtime_error(fmt::format(
+        throw bad_input(fmt::format(
             "--audio {}: not a WAV file ({}); convert it to WAV first, e.g. with sox or ffmpeg",
             path.string(), container.name ? container.name : "an unknown container"));
     }
@@ -60,18 +60,18 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
     case SF_FORMAT_ALAW:
         break;
     default:
-        throw std::runtime_error(fmt::format("--audio {}: the WAV encoding {} is not supported "
-                                             "(PCM of 8 to 32 bits, float, double, A-law or "
-                                             "mu-law are)",
-                                             path.string(), encoding_name(subtype)));
+        throw bad_input(fmt::format("--audio {}: the WAV encoding {} is not supported "
+                                    "(PCM of 8 to 32 bits, float, double, A-law or "
+                                    "mu-law are)",
+                                    path.string(), encoding_name(subtype)));
     }
     if (info.samplerate < min_input_rate || info.samplerate > max_input_rate)
-        throw std::runtime_error(fmt::format("--audio {}: a sample rate of {} Hz is not supported "
-                                             "({} to {} Hz are)",
-                                             path.string(), info.samplerate, min_input_rate,
-                                             max_input_rate));
+        throw bad_input(fmt::format("--audio {}: a sample rate of {} Hz is not supported "
+                                    "({} to {} Hz are)",
+                                    path.string(), info.samplerate, min_input_rate,
+                                    max_input_rate));
     if (info.frames <= 0 || info.channels <= 0)
-        throw std::runtime_error(fmt::format("--audio {}: the file has no samples", path.string()));
+        throw bad_input(fmt::format("--audio {}: the file has no samples", path.string()));
     input_audio out;
     auto& c = out.conversion;
     c.source_rate = info.samplerate;
@@ -83,8 +83,8 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
         std::vector<short> samples(frames);
         const sf_count_t got = sf_readf_short(file.get(), samples.data(), info.frames);
         if (got <= 0)
-            throw std::runtime_error(fmt::format("--audio {}: cannot read samples: {}",
-                                                 path.string(), sf_strerror(file.get())));
+            throw bad_input(fmt::format("--audio {}: cannot read samples: {}", path.string(),
+                                        sf_strerror(file.get())));
         samples.resize(static_cast<std::size_t>(got));
         c.converter = "none";
         out.pcm = to_bytes(samples);
@@ -96,8 +96,8 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
     std::vector<float> interleaved(frames * channels);
     const sf_count_t got = sf_readf_float(file.get(), interleaved.data(), info.frames);
     if (got <= 0)
-        throw std::runtime_error(fmt::format("--audio {}: cannot read samples: {}", path.string(),
-                                             sf_strerror(file.get())));
+        throw bad_input(fmt::format("--audio {}: cannot read samples: {}", path.string(),
+                                    sf_strerror(file.get())));
     interleaved.resize(static_cast<std::size_t>(got) * channels);
     auto mono = mix_down(interleaved, info.channels);
     std::vector<float> converted;
@@ -107,11 +107,11 @@ input_audio read_input_audio(const std::filesystem::path& path, int rate) {
         try {
             converted = resample(mono, info.samplerate, rate);
         } catch (const std::runtime_error& e) {
-            throw std::runtime_error(fmt::format("--audio {}: {}", path.string(), e.what()));
+            throw bad_input(fmt::format("--audio {}: {}", path.string(), e.what()));
         }
     }
     if (converted.empty())
-        throw std::runtime_error(
+        throw bad_input(
             fmt::format("--audio {}: too short to convert to {} Hz", path.string(), rate));
     c.converter = info.samplerate == rate ? "none" : "libsamplerate SRC_SINC_BEST_QUALITY";
     std::vector<short> samples(converted.size());

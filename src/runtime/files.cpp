@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/files.hpp>
 
 #include <fmt/format.h>
@@ -16,21 +17,34 @@ namespace pacer::runtime {
 
 namespace fs = std::filesystem;
 
-std::optional<std::string> read_file_if_exists(const fs::path& path) {
+namespace {
+
+// What cannot be read is an `Error`: pacer's own failure (std::runtime_error) or bad input.
+template <class Error>
+std::optional<std::string> read_whole_file(const fs::path& path) {
     std::error_code ec;
     if (!fs::exists(path, ec))
         return std::nullopt;
     if (!fs::is_regular_file(path, ec))
-        throw std::runtime_error(fmt::format("cannot read {}: not a file", path.string()));
+        throw Error(fmt::format("cannot read {}: not a file", path.string()));
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        throw std::runtime_error(
-            fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
+        throw Error(fmt::format("cannot read {}: {}", path.string(), std::strerror(errno)));
     std::ostringstream ss;
     ss << in.rdbuf();
     if (in.bad())
-        throw std::runtime_error(fmt::format("cannot read {}: read error", path.string()));
+        throw Error(fmt::format("cannot read {}: read error", path.string()));
     return std::move(ss).str();
+}
+
+} // namespace
+
+std::optional<std::string> read_file_if_exists(const fs::path& path) {
+    return read_whole_file<std::runtime_error>(path);
+}
+
+std::optional<std::string> read_input_file_if_exists(const fs::path& path) {
+    return read_whole_file<bad_input>(path);
 }
 
 std::optional<std::string> read_file_if_readable(const fs::path& path) {

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/output_dir.hpp>
@@ -28,15 +29,15 @@ void create_output_dir(const fs::path& dir) {
         std::error_code ec;
         fs::create_directories(dir.parent_path(), ec);
         if (ec)
-            throw usage_error(fmt::format("--output {}: cannot create its parent folder {}: {}",
-                                          dir.string(), dir.parent_path().string(), ec.message()));
+            throw bad_input(fmt::format("--output {}: cannot create its parent folder {}: {}",
+                                        dir.string(), dir.parent_path().string(), ec.message()));
     }
     if (::mkdir(dir.c_str(), 0755) != 0) {
         if (errno == EEXIST)
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "--output {} already exists; pacer never overwrites results: choose a new folder",
                 dir.string()));
-        throw usage_error(fmt::format("--output {}: {}", dir.string(), std::strerror(errno)));
+        throw bad_input(fmt::format("--output {}: {}", dir.string(), std::strerror(errno)));
     }
 }
 
@@ -56,15 +57,15 @@ std::uint64_t ensure_free_space(const fs::path& path, std::uint64_t bytes, std::
         existing = existing.parent_path();
     struct statvfs st {};
     if (::statvfs(existing.c_str(), &st) != 0)
-        throw usage_error(fmt::format("--output {}: cannot tell the free space of {}: {}",
-                                      path.string(), existing.string(), std::strerror(errno)));
+        throw bad_input(fmt::format("--output {}: cannot tell the free space of {}: {}",
+                                    path.string(), existing.string(), std::strerror(errno)));
     const std::uint64_t free_bytes =
         static_cast<std::uint64_t>(st.f_bavail) * static_cast<std::uint64_t>(st.f_frsize);
     if (free_bytes < bytes)
-        throw usage_error(fmt::format("--output {}: this run writes about {} ({}) but {} has {} "
-                                      "free: {}",
-                                      path.string(), format_bytes(bytes), what, existing.string(),
-                                      format_bytes(free_bytes), advice));
+        throw bad_input(fmt::format("--output {}: this run writes about {} ({}) but {} has {} "
+                                    "free: {}",
+                                    path.string(), format_bytes(bytes), what, existing.string(),
+                                    format_bytes(free_bytes), advice));
     return free_bytes;
 }
 

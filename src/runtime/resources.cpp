@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/resources.hpp>
 
 #include <fmt/format.h>
@@ -35,7 +36,7 @@ void ensure_descriptors(std::size_t needed) {
     }
     const std::size_t have = descriptor_limit();
     if (have < needed)
-        throw descriptor_limit_error(fmt::format(
+        throw bad_input(fmt::format(
             "this run needs about {} file descriptors but the limit is {}; raise it with "
             "`ulimit -n {}` (or the hard limit in /etc/security/limits.conf) and retry",
             needed, have, needed));

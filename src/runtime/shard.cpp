@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/shard.hpp>
 
 #include <fmt/format.h>
@@ -52,17 +53,17 @@ std::optional<shard> shard_from_environment(const std::function<const char*(cons
         const auto i = parse_count(rank);
         const auto n = size ? parse_count(size) : std::nullopt;
         if (!i || !n || *n == 0 || *i >= *n)
-            throw std::invalid_argument(fmt::format("{}={} with {}={} is not a valid shard", l.rank,
-                                                    rank, l.size, size ? size : "(unset)"));
+            throw bad_input(fmt::format("{}={} with {}={} is not a valid shard", l.rank, rank,
+                                        l.size, size ? size : "(unset)"));
         return shard{*i, *n, l.rank};
     }
     if (const char* index = getenv("JOB_COMPLETION_INDEX")) {
         const auto i = parse_count(index);
         if (!shards)
-            throw std::invalid_argument(
+            throw bad_input(
                 "JOB_COMPLETION_INDEX is set: give the number of shards with --shards N");
         if (!i || *i >= *shards)
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("JOB_COMPLETION_INDEX={} is not below --shards {}", index, *shards));
         return shard{*i, *shards, "JOB_COMPLETION_INDEX"};
     }

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/schedule/arrival.hpp>
 
@@ -196,7 +197,7 @@ double stage_inverse(const stage& s, double u) noexcept {
 std::vector<stage> parse_stages(std::string_view text) {
     std::vector<stage> stages;
     if (text.empty())
-        throw std::invalid_argument(
+        throw bad_input(
             "--stages must be DURATION:RATE/s or DURATION:FROM-TO/s stages separated by commas, "
             "e.g. 30s:10/s,2m:10-50/s, got \"\"");
     std::size_t at = 0;
@@ -204,7 +205,7 @@ std::vector<stage> parse_stages(std::string_view text) {
         const std::size_t comma = std::min(text.find(',', at), text.size());
         const std::string_view item = text.substr(at, comma - at);
         const auto bad = [&](std::string_view why) {
-            return std::invalid_argument(
+            return bad_input(
                 fmt::format("--stages: stage {} \"{}\" {}", stages.size() + 1, item, why));
         };
         const std::size_t colon = item.find(':');
@@ -232,8 +233,7 @@ std::vector<stage> parse_stages(std::string_view text) {
                 fmt::format("has a rate above {:g} arrivals per second (one per ns)", max_rate));
         stages.push_back({*duration, *from, *to});
         if (stages.size() > max_stages)
-            throw std::invalid_argument(
-                fmt::format("--stages: at most {} stages, got more", max_stages));
+            throw bad_input(fmt::format("--stages: at most {} stages, got more", max_stages));
         at = comma + 1;
     }
     return stages;
@@ -303,63 +303,62 @@ std::string rate_text(const schedule_spec& spec) {
 void validate(const schedule_spec& spec) {
     if (!spec.stages.empty()) {
         if (spec.rate != 0 || spec.duration)
-            throw std::invalid_argument("--stages sets the rate and the length of the schedule: "
-                                        "drop --rate and --duration");
+            throw bad_input("--stages sets the rate and the length of the schedule: "
+                            "drop --rate and --duration");
         if (spec.stages.size() > max_stages)
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("--stages: at most {} stages, got {}", max_stages, spec.stages.size()));
         double expected = 0;
         std::int64_t total = 0;
         for (std::size_t i = 0; i < spec.stages.size(); ++i) {
             const auto& s = spec.stages[i];
             if (s.duration.count() <= 0)
-                throw std::invalid_argument(
-                    fmt::format("--stages: stage {} must last more than 0 s", i + 1));
+                throw bad_input(fmt::format("--stages: stage {} must last more than 0 s", i + 1));
             if (!std::isfinite(s.from_rate) || !std::isfinite(s.to_rate) || s.from_rate < 0 ||
                 s.to_rate < 0 || s.from_rate > max_rate || s.to_rate > max_rate)
-                throw std::invalid_argument(fmt::format(
+                throw bad_input(fmt::format(
                     "--stages: stage {} must have rates in [0, {:g}] arrivals per second", i + 1,
                     max_rate));
             if (s.duration.count() > std::numeric_limits<std::int64_t>::max() - total)
-                throw std::invalid_argument(
+                throw bad_input(
                     "--stages: the stages last longer than 64-bit nanoseconds hold (292 years)");
             total += s.duration.count();
             expected += stage_integral(s, stage_seconds(s));
         }
         if (!(expected > 0))
-            throw std::invalid_argument("--stages: every stage has rate 0, so nothing arrives");
+            throw bad_input("--stages: every stage has rate 0, so nothing arrives");
         if (!spec.count && expected > static_cast<double>(max_arrivals))
-            throw std::invalid_argument(fmt::format(
+            throw bad_input(fmt::format(
                 "--stages give about {:.0f} arrivals, more than the limit of {}; use lower rates "
                 "or shorter stages",
                 expected, max_arrivals));
     }
     if (spec.stages.empty() && (!std::isfinite(spec.rate) || spec.rate <= 0))
-        throw std::invalid_argument(fmt::format(
+        throw bad_input(fmt::format(
             "--rate must be a finite number > 0 (arrivals per second), got {}", spec.rate));
     if (spec.stages.empty() && spec.rate > max_rate)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--rate must be at most {:g} arrivals per second (one per ns), got {}",
                         max_rate, spec.rate));
     if (!std::isfinite(spec.burstiness) || spec.burstiness <= 0)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--burstiness must be a finite number > 0, got {}", spec.burstiness));
     if (spec.burstiness < min_burstiness || spec.burstiness > max_burstiness)
-        throw std::invalid_argument(fmt::format("--burstiness must be in [{:g}, {:g}], got {}",
-                                                min_burstiness, max_burstiness, spec.burstiness));
+        throw bad_input(fmt::format("--burstiness must be in [{:g}, {:g}], got {}", min_burstiness,
+                                    max_burstiness, spec.burstiness));
     if (!spec.count && !spec.duration && spec.stages.empty())
-        throw std::invalid_argument("one of --count or --duration is required");
+        throw bad_input("one of --count or --duration is required");
     if (spec.count && *spec.count == 0)
-        throw std::invalid_argument("--count must be > 0");
+        throw bad_input("--count must be > 0");
     if (spec.count && *spec.count > max_arrivals)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--count must be at most {}, got {}", max_arrivals, *spec.count));
     if (spec.duration && spec.duration->count() <= 0)
-        throw std::invalid_argument("--duration must be > 0");
+        throw bad_input("--duration must be > 0");
     if (spec.duration && !spec.count) {
         const double expected = spec.rate * (static_cast<double>(spec.duration->count()) * 1e-9);
         if (expected > static_cast<double>(max_arrivals))
-            throw std::invalid_argument(fmt::format(
+            throw bad_input(fmt::format(
                 "--duration: --rate {} for {} s gives about {:.0f} arrivals, more than the "
                 "limit of {}; use a lower rate or a shorter duration",
                 spec.rate, static_cast<double>(spec.duration->count()) * 1e-9, expected,
@@ -370,7 +369,7 @@ void validate(const schedule_spec& spec) {
 namespace {
 
 [[noreturn]] void throw_overflow(double rate) {
-    throw std::invalid_argument(
+    throw bad_input(
         fmt::format("--rate {} is too low: the schedule's offsets overflow 64-bit nanoseconds "
                     "(292 years)",
                     rate));
@@ -407,7 +406,7 @@ std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec) {
         if (offset > end_ns)
             return false;
         if (offsets.size() >= max_arrivals)
-            throw std::invalid_argument(fmt::format(
+            throw bad_input(fmt::format(
                 "--duration: the schedule exceeds {} arrivals; use a lower rate or a shorter "
                 "duration",
                 max_arrivals));

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/schedule/rng.hpp>
 #include <pacer/schedule/scenario.hpp>
@@ -17,8 +18,8 @@ namespace {
 
 // Every mistake is one line naming the source and the field.
 [[noreturn]] void fail(std::string_view source, std::string_view where, std::string_view what) {
-    throw scenario_error(where.empty() ? fmt::format("scenario {}: {}", source, what)
-                                       : fmt::format("scenario {}: {}: {}", source, where, what));
+    throw bad_input(where.empty() ? fmt::format("scenario {}: {}", source, what)
+                                  : fmt::format("scenario {}: {}: {}", source, where, what));
 }
 
 duration parse_span(const json::value& v, std::string_view source, const std::string& where,

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/runtime/files.hpp>
 #include <pacer/schedule/schedule_file.hpp>
@@ -202,7 +203,7 @@ public:
         : source_(source), numbers_(number_texts(text)) {}
 
     [[noreturn]] void fail(std::string_view what) const {
-        throw schedule_file_error(fmt::format("{}: {}", source_, what));
+        throw bad_input(fmt::format("{}: {}", source_, what));
     }
 
     const json::value& field(const json::object& obj, std::string_view name) const {
@@ -330,8 +331,7 @@ schedule_document read_schedule_file(const std::filesystem::path& path) {
     } catch (const std::exception&) {
     }
     if (!text)
-        throw schedule_file_error(
-            fmt::format("schedule file {}: cannot open it for reading", path.string()));
+        throw bad_input(fmt::format("schedule file {}: cannot open it for reading", path.string()));
     return parse_schedule_json(*text, fmt::format("schedule file {}", path.string()));
 }
 

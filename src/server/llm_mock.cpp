@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/server/llm_mock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
@@ -62,7 +63,7 @@ llm_fault parse_llm_fault(std::string_view name) {
                    llm_fault::malformed_sse, llm_fault::disconnect})
         if (name == to_string(f))
             return f;
-    throw std::invalid_argument(fmt::format(
+    throw bad_input(fmt::format(
         "--fault must be none, server_error, stall, malformed_sse or disconnect (got '{}')", name));
 }
 

@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/base64.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/protocol/constants.hpp>
@@ -79,7 +80,7 @@ std::size_t parse_choice(std::span<const std::string_view> names, std::string_vi
     for (std::size_t i = 0; i < names.size(); ++i)
         if (names[i] == name)
             return i;
-    throw std::invalid_argument(
+    throw bad_input(
         fmt::format("{} must be one of {} (got '{}')", flag, fmt::join(names, ", "), name));
 }
 

@@ -2,6 +2,7 @@
 // (or its `--dry-run` plan), the threads, signals, start line and stats file, and the built-in
 // mock on a thread of the client's process.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/runtime/exit_status.hpp>
@@ -28,17 +29,16 @@
 namespace pacer::server {
 
 namespace asio = boost::asio;
-using runtime::usage_error;
 
 namespace {
 
 void check_stats_output(const std::string& stats_output) {
     if (!stats_output.empty() && std::filesystem::exists(stats_output))
-        throw usage_error(
+        throw bad_input(
             fmt::format("--stats-output {} already exists; choose a new file", stats_output));
 }
 
-// Calls `listen`; an address that cannot be used is one usage_error line.
+// Calls `listen`; an address that cannot be used is one bad_input line.
 template <class Listen>
 void listen_on(const std::string& host, std::uint16_t port, Listen&& listen) {
     try {
@@ -46,10 +46,9 @@ void listen_on(const std::string& host, std::uint16_t port, Listen&& listen) {
     } catch (const boost::system::system_error& e) {
         // The reason alone ("Address already in use"), not Boost's "bind: ... [system:98 at
         // /usr/include/boost/...]".
-        throw usage_error(
-            fmt::format("cannot listen on {}:{}: {}", host, port, e.code().message()));
+        throw bad_input(fmt::format("cannot listen on {}:{}: {}", host, port, e.code().message()));
     } catch (const std::exception& e) {
-        throw usage_error(fmt::format("cannot listen on {}:{}: {}", host, port, e.what()));
+        throw bad_input(fmt::format("cannot listen on {}:{}: {}", host, port, e.what()));
     }
 }
 
@@ -62,11 +61,7 @@ void check_mock_process(const host_options& host, const std::string& stats_outpu
     runtime::ensure_descriptors(64);
     asio::io_context io{1};
     asio::io_context* const contexts[] = {&io};
-    try {
-        (void)make(contexts); // builds it (checking the options), never listens
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    (void)make(contexts); // builds it (checking the options), never listens
 }
 
 void print_mock_process_plan(std::string_view command, const host_options& host,
@@ -100,11 +95,7 @@ int run_mock_process(const host_options& host, const std::string& stats_output, 
     }
     auto& io = *contexts.front();
     std::unique_ptr<mock_server> mock;
-    try {
-        mock = make(contexts);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    mock = make(contexts);
     listen_on(host.host, host.port, [&] { mock->listen(); });
     // The other threads' contexts stay up while idle until the mock stops; then they end
     // once their sessions, closed by stop(), have ended.
@@ -150,12 +141,8 @@ std::unique_ptr<llm_mock> check_llm_mock_process(asio::io_context& io,
                                                  const std::string& stats_output) {
     check_stats_output(stats_output);
     std::unique_ptr<llm_mock> mock;
-    try {
-        mock = std::make_unique<llm_mock>(io, options); // loads the certificate, binds nothing
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
-    runtime::ensure_descriptors(64); // what the real run checks, the dry run checks
+    mock = std::make_unique<llm_mock>(io, options); // loads the certificate, binds nothing
+    runtime::ensure_descriptors(64);                // what the real run checks, the dry run checks
     return mock;
 }
 
@@ -215,11 +202,7 @@ duration from_ms(double ms) {
 
 int run_probe_mock(const probe_mock_process_options& s) {
     auto o = s.options;
-    try {
-        o.inject = parse_fault(s.fault);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    o.inject = parse_fault(s.fault);
     const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
         return std::make_unique<probe_mock>(contexts, o);
     };
@@ -231,16 +214,16 @@ int run_native_mock(const native_mock_process_options& s) {
     auto o = s.options;
     o.profile = protocol::find_profile(s.profile);
     if (o.profile == nullptr)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--profile must be nemotron or minicpmo (got '{}')", s.profile));
     if (s.protocol != "native") {
         protocol::realtime_protocol p{};
         if (!protocol::parse_realtime_protocol(s.protocol, p))
-            throw usage_error(fmt::format("--protocol '{}' is not known: use native, "
+            throw bad_input(fmt::format("--protocol '{}' is not known: use native, "
                                           "openai-realtime, vllm-realtime or vllm-omni",
                                           s.protocol));
         if (s.fault != "none")
-            throw usage_error("--fault needs --protocol native (the fault modes are native's)");
+            throw bad_input("--fault needs --protocol native (the fault modes are native's)");
         o.realtime = p;
     }
     o.unit_latency = std::chrono::duration<double, std::milli>(s.unit_latency_ms);
@@ -256,17 +239,13 @@ int run_native_mock(const native_mock_process_options& s) {
     o.cancel_reaction = std::chrono::duration<double, std::milli>(s.cancel_reaction_ms);
     o.reply_delta = std::chrono::duration<double, std::milli>(s.reply_delta_ms);
     if (s.playback_commit_policy != "ack_only" && s.playback_commit_policy != "commit_all_on_done")
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--playback-commit-policy must be ack_only or commit_all_on_done (got '{}')",
             s.playback_commit_policy));
     o.ack_only = s.playback_commit_policy == "ack_only";
-    try {
-        o.fault = parse_peer_fault(s.fault);
-        if (!s.fault_sessions.empty())
-            o.fault_sessions = session_set::parse(s.fault_sessions);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    o.fault = parse_peer_fault(s.fault);
+    if (!s.fault_sessions.empty())
+        o.fault_sessions = session_set::parse(s.fault_sessions);
     const threaded_mock_factory make = [&](std::span<asio::io_context* const> contexts) {
         return std::make_unique<native_mock>(contexts, o);
     };
@@ -282,20 +261,16 @@ int run_llm_mock(const llm_mock_process_options& s) {
     o.batch_cost = from_ms(s.batch_cost_ms);
     if ((s.pause_every_ms > 0) != (s.pause_ms > 0) ||
         (s.pause_ms > 0 && s.pause_ms >= s.pause_every_ms))
-        throw usage_error("--pause-ms and --pause-every-ms go together, the pause shorter than "
-                          "its period");
+        throw bad_input("--pause-ms and --pause-every-ms go together, the pause shorter than "
+                        "its period");
     o.pause_every = from_ms(s.pause_every_ms);
     o.pause = from_ms(s.pause_ms);
-    try {
-        o.fault = parse_llm_fault(s.fault);
-    } catch (const std::invalid_argument& e) {
-        throw usage_error(e.what());
-    }
+    o.fault = parse_llm_fault(s.fault);
     if (!s.fault_requests.empty()) {
         try {
             o.fault_requests = session_set::parse(s.fault_requests);
         } catch (const std::invalid_argument&) {
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--fault-requests must list request indices like 0,2,5-7 (got '{}')",
                             s.fault_requests));
         }

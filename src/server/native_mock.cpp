@@ -2,6 +2,7 @@
 // stats. One session's loop and replies are native_session.cpp, native_replies.cpp and
 // native_realtime.cpp.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/server/mock_process.hpp>
 
@@ -88,7 +89,7 @@ session_set session_set::parse(const std::string_view text) {
             list.remove_prefix(comma + 1);
         }
     } catch (const std::invalid_argument&) {
-        throw std::invalid_argument(fmt::format(
+        throw bad_input(fmt::format(
             "--fault-sessions must list session indices like 0,2,5-7 (got '{}')", text));
     }
     return s;
@@ -187,43 +188,41 @@ namespace {
 // The options, normalised (a rate of 0 becomes the profile's) and checked.
 native_mock_options checked(native_mock_options o) {
     if (o.profile == nullptr || o.profile->name == "qwen3-omni-half-duplex")
-        throw std::invalid_argument(
+        throw bad_input(
             "--profile must be nemotron or minicpmo (the legacy qwen3 protocol is not mocked)");
     if (o.output_sample_rate == 0)
         o.output_sample_rate = o.profile->output_sample_rate;
     if (o.output_sample_rate < 8000 || o.output_sample_rate > 192000)
-        throw std::invalid_argument("--output-sample-rate must be within 8000..192000 Hz");
+        throw bad_input("--output-sample-rate must be within 8000..192000 Hz");
     if (o.burst_units == 0)
-        throw std::invalid_argument("--burst-units must be >= 1");
+        throw bad_input("--burst-units must be >= 1");
     if (o.question_every == 0)
-        throw std::invalid_argument("--question-every must be >= 1");
+        throw bad_input("--question-every must be >= 1");
     auto finite_ms = [](double v) { return v >= 0 && v <= 3.6e6; }; // at most an hour
     if (!finite_ms(o.unit_latency.count()))
-        throw std::invalid_argument("--unit-latency-ms must be a finite number >= 0");
+        throw bad_input("--unit-latency-ms must be a finite number >= 0");
     if (!finite_ms(o.per_session_cost.count()))
-        throw std::invalid_argument("--per-session-cost-ms must be a finite number >= 0");
+        throw bad_input("--per-session-cost-ms must be a finite number >= 0");
     if (!finite_ms(o.service_time.count()))
-        throw std::invalid_argument("--service-ms must be a number of ms within 0..3600000");
+        throw bad_input("--service-ms must be a number of ms within 0..3600000");
     if (!finite_ms(o.cold_start_extra.count()))
-        throw std::invalid_argument("--cold-start-ms must be a number of ms within 0..3600000");
+        throw bad_input("--cold-start-ms must be a number of ms within 0..3600000");
     if (!finite_ms(o.vad_silence.count()) || o.vad_silence.count() < 80)
-        throw std::invalid_argument("--vad-silence-ms must be a number of ms within 80..3600000");
+        throw bad_input("--vad-silence-ms must be a number of ms within 80..3600000");
     if (!finite_ms(o.reply.count()))
-        throw std::invalid_argument("--reply-ms must be a number of ms within 0..3600000");
+        throw bad_input("--reply-ms must be a number of ms within 0..3600000");
     if (!(o.reply_delta.count() >= 10 && o.reply_delta.count() <= 3.6e6))
-        throw std::invalid_argument("--reply-delta-ms must be a number of ms within 10..3600000");
+        throw bad_input("--reply-delta-ms must be a number of ms within 10..3600000");
     if (!finite_ms(o.cancel_reaction.count()))
-        throw std::invalid_argument(
-            "--cancel-reaction-ms must be a number of ms within 0..3600000");
+        throw bad_input("--cancel-reaction-ms must be a number of ms within 0..3600000");
     if (!(o.vad_threshold_dbfs >= -120 && o.vad_threshold_dbfs <= 0))
-        throw std::invalid_argument("--vad-threshold-dbfs must be a number within -120..0");
+        throw bad_input("--vad-threshold-dbfs must be a number within -120..0");
     if (!(o.cold_start_window.count() > 0 && o.cold_start_window.count() <= 3600))
-        throw std::invalid_argument("--cold-start-s must be a number of seconds within (0, 3600]");
+        throw bad_input("--cold-start-s must be a number of seconds within (0, 3600]");
     if (!finite_ms(o.overload_penalty.count()))
-        throw std::invalid_argument(
-            "--overload-penalty-ms must be a number of ms within 0..3600000");
+        throw bad_input("--overload-penalty-ms must be a number of ms within 0..3600000");
     if (!(o.recovery.count() > 0 && o.recovery.count() <= 86400))
-        throw std::invalid_argument("--recovery-s must be a number of seconds within (0, 86400]");
+        throw bad_input("--recovery-s must be a number of seconds within (0, 86400]");
     return o;
 }
 

@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/base64.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/histogram.hpp>
@@ -82,9 +83,9 @@ struct probe_sessions final : detail::mock_sessions {
         : mock_sessions(std::move(h)), options(std::move(o)),
           replies(output_audio_b64(options.output_sample_rate)), shards(host->shard_count()) {
         if (options.replies_per_append < 0)
-            throw std::invalid_argument("--replies-per-append must be >= 0");
+            throw bad_input("--replies-per-append must be >= 0");
         if (options.fault_every == 0)
-            throw std::invalid_argument("--fault-every must be >= 1");
+            throw bad_input("--fault-every must be >= 1");
     }
 
     awaitable<void> run_session(detail::ws_stream& ws, const detail::session_start& start) override;

@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/schedule/rng.hpp>
 #include <pacer/session/llm_prompts.hpp>
 
@@ -47,7 +48,7 @@ std::vector<prompt_file_entry> parse_prompt_jsonl(std::string_view text, std::st
         if (line.find_first_not_of(" \t\r") == std::string_view::npos)
             continue;
         const auto bad = [&](std::string_view why) {
-            return std::invalid_argument(fmt::format("{} line {}: {}", source, line_no, why));
+            return bad_input(fmt::format("{} line {}: {}", source, line_no, why));
         };
         boost::system::error_code ec;
         const json::value v = json::parse(line, ec);
@@ -68,7 +69,7 @@ std::vector<prompt_file_entry> parse_prompt_jsonl(std::string_view text, std::st
         out.push_back(std::move(e));
     }
     if (out.empty())
-        throw std::invalid_argument(fmt::format("{} holds no prompt", source));
+        throw bad_input(fmt::format("{} holds no prompt", source));
     return out;
 }
 

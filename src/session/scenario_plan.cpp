@@ -1,5 +1,6 @@
 // `--scenario` loaded into a conversation_plan (see scenario_plan.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/nearest_name.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/files.hpp>
@@ -15,8 +16,6 @@
 
 namespace pacer::session {
 
-using runtime::usage_error;
-
 namespace {
 
 // A turn's WAV, its mistakes named by the scenario file and the turn's field.
@@ -26,16 +25,16 @@ runtime::loaded_input load_turn_audio(const schedule::scenario& sc, std::size_t 
     const auto where = fmt::format("scenario {}: turns[{}].audio", sc.name, i);
     std::error_code ec;
     if (!std::filesystem::is_regular_file(file, ec))
-        throw usage_error(
+        throw bad_input(
             fmt::format("{}: {} {}", where, file,
                         std::filesystem::exists(file, ec) ? "is not a file" : "does not exist"));
     try {
         return runtime::load_input_audio(file, wire_rate);
-    } catch (const usage_error& e) {
+    } catch (const bad_input& e) {
         std::string why = e.what(); // "--audio FILE: why", as for --audio itself
         if (why.starts_with("--audio "))
             why.erase(0, 8);
-        throw usage_error(fmt::format("{}: {}", where, why));
+        throw bad_input(fmt::format("{}: {}", where, why));
     }
 }
 
@@ -51,31 +50,27 @@ conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, 
         try {
             text = runtime::read_file_if_exists(name);
         } catch (const std::exception& e) {
-            throw usage_error(fmt::format("--scenario: {}", e.what()));
+            throw bad_input(fmt::format("--scenario: {}", e.what()));
         }
         if (!text) {
             const auto near = nearest_name({"single", "multi-turn", "barge-in"}, name);
-            throw usage_error(fmt::format(
+            throw bad_input(fmt::format(
                 "--scenario '{}' is neither single, multi-turn, "
                 "barge-in nor a file{}",
                 name, near.empty() ? std::string() : fmt::format("; did you mean '{}'?", near)));
         }
-        try {
-            sc = schedule::parse_scenario(*text, name,
-                                          std::filesystem::path(name).parent_path().string());
-        } catch (const schedule::scenario_error& e) {
-            throw usage_error(e.what());
-        }
+        sc = schedule::parse_scenario(*text, name,
+                                      std::filesystem::path(name).parent_path().string());
     }
     if (!sc->pause_packets && native)
-        throw usage_error(fmt::format("scenario {}: pause_audio none needs --protocol "
-                                      "openai-realtime or vllm-realtime: the native protocol "
-                                      "streams one continuous input (silence between turns)",
-                                      sc->name));
+        throw bad_input(fmt::format("scenario {}: pause_audio none needs --protocol "
+                                    "openai-realtime or vllm-realtime: the native protocol "
+                                    "streams one continuous input (silence between turns)",
+                                    sc->name));
     if (sc->turns.size() == 1 && !sc->single())
-        throw usage_error(fmt::format("scenario {}: one turn is what --audio FILE (or "
-                                      "--duration D of silence) streams: use that",
-                                      sc->name));
+        throw bad_input(fmt::format("scenario {}: one turn is what --audio FILE (or "
+                                    "--duration D of silence) streams: use that",
+                                    sc->name));
     if (sc->single())
         return plan; // a file of one `input` turn: today's session
     for (std::size_t i = 0; i < sc->turns.size(); ++i) {

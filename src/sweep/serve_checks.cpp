@@ -1,5 +1,6 @@
 // `pacer serve`'s options checked into its sweep (serve_checks.hpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/input_audio.hpp>
@@ -15,7 +16,6 @@ namespace pacer::sweep {
 
 namespace {
 
-using runtime::usage_error;
 using session::default_timeout_margin;
 using session::max_sessions;
 
@@ -23,43 +23,39 @@ using session::max_sessions;
 // search's bounds) and the warm-ups' level.
 void check_levels(const serve_options& s, sweep_options& w) {
     if (s.repeats == 0)
-        throw usage_error("--repeats must be at least 1");
+        throw bad_input("--repeats must be at least 1");
     if (s.threads == 0)
-        throw usage_error("--threads must be at least 1");
+        throw bad_input("--threads must be at least 1");
     if (!(s.stagger_ms >= 0) || !(s.startup_reserve_ms >= 0))
-        throw usage_error("--stagger-ms and --startup-reserve-ms must be >= 0");
+        throw bad_input("--stagger-ms and --startup-reserve-ms must be >= 0");
     if (!(s.loop_lag_limit_ms > 0) || !(s.send_lateness_limit_ms > 0))
-        throw usage_error("--loop-lag-limit-ms and --send-lateness-limit-ms must be > 0");
+        throw bad_input("--loop-lag-limit-ms and --send-lateness-limit-ms must be > 0");
     if (!s.timeout.empty()) {
         const auto timeout = parse_duration(s.timeout);
         if (!timeout || timeout->count() == 0)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--timeout '{}' is not a positive duration such as 90s", s.timeout));
         w.timeout = std::chrono::duration_cast<duration>(*timeout);
     }
     if (s.find_capacity) {
         if (s.start_level == 0 || s.max_level < s.start_level)
-            throw usage_error("--start-level must be >= 1 and <= --max-level");
+            throw bad_input("--start-level must be >= 1 and <= --max-level");
         if (!(s.resolution >= 0 && s.resolution < 1))
-            throw usage_error("--resolution must be in [0, 1)");
+            throw bad_input("--resolution must be in [0, 1)");
         if (s.growth && !(*s.growth > 1 && *s.growth <= 2))
-            throw usage_error(fmt::format("--growth {:g} must be > 1 and <= 2: the factor by which "
-                                          "a level may exceed the last good one after a miss",
-                                          *s.growth));
+            throw bad_input(fmt::format("--growth {:g} must be > 1 and <= 2: the factor by which "
+                                        "a level may exceed the last good one after a miss",
+                                        *s.growth));
     } else {
-        try {
-            w.levels = s.concurrency > 0 ? std::vector<std::size_t>{s.concurrency}
-                                         : parse_levels(s.concurrencies, max_sessions);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        w.levels = s.concurrency > 0 ? std::vector<std::size_t>{s.concurrency}
+                                     : parse_levels(s.concurrencies, max_sessions);
         if (s.confirm || s.verify_repeats || s.growth)
-            throw usage_error("--confirm, --verify-repeats and --growth shape the capacity "
-                              "search: add --find-capacity, or drop them");
+            throw bad_input("--confirm, --verify-repeats and --growth shape the capacity "
+                            "search: add --find-capacity, or drop them");
     }
     if (s.warmup_level && s.warmup_runs == 0)
-        throw usage_error("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
-                          "(e.g. --warmup-runs 1), or drop it");
+        throw bad_input("--warmup-level sets the size of the warm-up runs: add --warmup-runs N "
+                        "(e.g. --warmup-runs 1), or drop it");
     w.warmup_level = s.warmup_level    ? *s.warmup_level
                      : s.find_capacity ? s.start_level
                                        : w.levels.front();
@@ -70,13 +66,13 @@ void check_warm_rule(const serve_options& s, bool gpu_telemetry, bool stable_rul
                      sweep_options& w) {
     if (!s.warm_until_stable) {
         if (stable_rule_given)
-            throw usage_error("--stable-power-pct, --stable-temperature-c, --stable-window and "
-                              "--stable-max-wait shape --warm-until-stable: add it, or drop them");
+            throw bad_input("--stable-power-pct, --stable-temperature-c, --stable-window and "
+                            "--stable-max-wait shape --warm-until-stable: add it, or drop them");
         return;
     }
     if (!gpu_telemetry)
-        throw usage_error("--warm-until-stable watches the GPUs' power and temperature: add "
-                          "--gpu-telemetry nvml");
+        throw bad_input("--warm-until-stable watches the GPUs' power and temperature: add "
+                        "--gpu-telemetry nvml");
     telemetry::stability_rule rule;
     rule.power_fraction = s.stable_power_pct / 100;
     rule.temperature_c = s.stable_temperature_c;
@@ -85,14 +81,14 @@ void check_warm_rule(const serve_options& s, bool gpu_telemetry, bool stable_rul
           std::tuple{&s.stable_max_wait, "--stable-max-wait", &rule.max_wait}}) {
         const auto d = parse_duration(*text);
         if (!d || d->count() <= 0)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("{} '{}' is not a positive duration such as 30s", name, *text));
         *into = std::chrono::duration_cast<std::chrono::nanoseconds>(*d);
     }
     if (rule.max_wait < rule.window)
-        throw usage_error(fmt::format("--stable-max-wait {} is shorter than --stable-window "
-                                      "{}: the GPUs could never be judged steady",
-                                      s.stable_max_wait, s.stable_window));
+        throw bad_input(fmt::format("--stable-max-wait {} is shorter than --stable-window "
+                                    "{}: the GPUs could never be judged steady",
+                                    s.stable_max_wait, s.stable_window));
     w.warm_until_stable = rule;
 }
 
@@ -103,20 +99,20 @@ void check_recovery(const serve_options& s, sweep_options& w) {
     w.recovery.canary = r == "canary" || r == "canary,stats" || r == "stats,canary";
     w.recovery.stats = r == "stats" || r == "canary,stats" || r == "stats,canary";
     if (!w.recovery.on() && r != "none")
-        throw usage_error(fmt::format(
+        throw bad_input(fmt::format(
             "--recovery '{}' is not known: use canary, stats, canary,stats or none", s.recovery));
     if (w.recovery.stats && !w.server_stats)
-        throw usage_error("--recovery stats reads the server's pending work from --server-stats "
-                          "URL[#POINTER]: add it (e.g. native-mock's http://HOST:PORT/stats)");
+        throw bad_input("--recovery stats reads the server's pending work from --server-stats "
+                        "URL[#POINTER]: add it (e.g. native-mock's http://HOST:PORT/stats)");
     const auto max = parse_duration(s.recovery_max);
     if (!max)
-        throw usage_error(
+        throw bad_input(
             fmt::format("--recovery-max '{}' is not a duration such as 120s", s.recovery_max));
     w.recovery.max = std::chrono::duration_cast<duration>(*max);
     if (w.recovery.canary && to_seconds(w.recovery.max) < canary_input_s)
-        throw usage_error(fmt::format("--recovery-max {} is shorter than one canary ({:g} s of "
-                                      "input): give at least {:g}s",
-                                      s.recovery_max, canary_input_s, canary_input_s));
+        throw bad_input(fmt::format("--recovery-max {} is shorter than one canary ({:g} s of "
+                                    "input): give at least {:g}s",
+                                    s.recovery_max, canary_input_s, canary_input_s));
 }
 
 // --settle (its default depends on the search) and --server-stats.
@@ -126,7 +122,7 @@ void check_settle_and_stats(const serve_options& s, sweep_options& w) {
     } else {
         const auto settle = parse_duration(s.settle);
         if (!settle)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--settle '{}' is not a duration such as 5s or 0s", s.settle));
         w.settle = std::chrono::duration_cast<duration>(*settle);
     }
@@ -137,16 +133,12 @@ void check_settle_and_stats(const serve_options& s, sweep_options& w) {
         if (hash != std::string::npos) {
             w.stats_pointer = s.server_stats.substr(hash + 1);
             if (w.stats_pointer.empty() || w.stats_pointer.front() != '/')
-                throw usage_error(fmt::format("--server-stats {}: the part after # must be a "
-                                              "JSON pointer such as /pending_units",
-                                              s.server_stats));
+                throw bad_input(fmt::format("--server-stats {}: the part after # must be a "
+                                            "JSON pointer such as /pending_units",
+                                            s.server_stats));
         }
-        try {
-            w.server_stats = transport::parse_http_url(w.server_stats_url, "--server-stats",
-                                                       transport::url_use::get);
-        } catch (const std::invalid_argument& e) {
-            throw usage_error(e.what());
-        }
+        w.server_stats = transport::parse_http_url(w.server_stats_url, "--server-stats",
+                                                   transport::url_use::get);
     }
     check_recovery(s, w);
 }
@@ -182,7 +174,7 @@ direct_wire take_inputs(const serve_options& s, sweep_options& w) {
     for (const auto& in : w.inputs) {
         const double d = to_seconds(w.conversation.length(in.size()));
         if (to_seconds(w.timeout) <= d)
-            throw usage_error(
+            throw bad_input(
                 fmt::format("--timeout {} must be longer than the input ({:.2f} s)", s.timeout, d));
         w.input_duration_s.push_back(d);
     }

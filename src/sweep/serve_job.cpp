@@ -1,6 +1,7 @@
 // `pacer serve` executed (serve_job.hpp): the start line, the sweep, its summary.json and the
 // closing lines; and the `--dry-run` plan and the disk estimate the command shows before.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/json_pointer.hpp>
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
@@ -36,16 +37,16 @@ std::vector<std::size_t> parse_levels(std::string_view concurrencies, std::size_
         std::size_t v = 0;
         const auto [p, ec] = std::from_chars(item.data(), item.data() + item.size(), v);
         if (ec != std::errc() || p != item.data() + item.size() || v == 0 || v > max_level)
-            throw std::invalid_argument(fmt::format("--concurrencies '{}': each level must be a "
-                                                    "whole number from 1 to {} (e.g. 1,2,4,8)",
-                                                    concurrencies, max_level));
+            throw bad_input(fmt::format("--concurrencies '{}': each level must be a "
+                                        "whole number from 1 to {} (e.g. 1,2,4,8)",
+                                        concurrencies, max_level));
         if (std::find(levels.begin(), levels.end(), v) != levels.end())
-            throw std::invalid_argument(
+            throw bad_input(
                 fmt::format("--concurrencies '{}': level {} appears twice", concurrencies, v));
         levels.push_back(v);
     }
     if (levels.empty())
-        throw std::invalid_argument("--concurrencies needs at least one level");
+        throw bad_input("--concurrencies needs at least one level");
     return levels;
 }
 
@@ -124,7 +125,7 @@ void print_overload_plan(const sweep_options& w) {
     const auto& c = w.capacity;
     std::size_t runs_lo = SIZE_MAX, runs_hi = 0, above_lo = SIZE_MAX, above_hi = 0;
     for (std::size_t k = c.start_level; k < std::min<std::size_t>(c.max_level, 256); ++k) {
-        const auto cost = search_cost_at(c, k);
+        const auto cost = capacity_search::search_cost_at(c, k);
         runs_lo = std::min(runs_lo, cost.runs);
         runs_hi = std::max(runs_hi, cost.runs);
         above_lo = std::min(above_lo, cost.above);
@@ -312,9 +313,10 @@ void print_warm_line(const json::object& o) {
 }
 
 // "verified": a verification's runs, said for the capacity level or the first failing one.
-std::string verification_words(const std::optional<verification>& v, bool capacity_level) {
-    return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}", v->level,
-                           v->met, v->runs,
+std::string verification_words(const std::optional<capacity_search::value_verification>& v,
+                               bool capacity_level) {
+    return v ? fmt::format("level {} met its SLOs in {} of {} verification runs{}",
+                           static_cast<std::size_t>(v->value), v->met, v->runs,
                            v->held          ? ""
                            : capacity_level ? " (it should meet in all)"
                                             : " (it should miss in all)")
@@ -345,7 +347,7 @@ void print_recovery_lines(const json::object& r) {
 void print_capacity_lines(const serve_job& job, const sweep_result& result,
                           const json::object& summary) {
     const auto& capacity = *result.capacity;
-    const auto& limited = capacity.limited_by;
+    const std::string_view limited = to_string(capacity.limited_by);
     for (const auto& note : capacity.notes)
         fmt::print("search     {}\n", note);
     fmt::print("capacity   {} sessions{} ({})\n", capacity.sessions,

@@ -428,13 +428,13 @@ level_run run_level(const sweep_options& s, sweep_observer& observer, const fs::
 }
 
 // A level's folder name for why it runs: c<level>, c<level>-confirm<n>, c<level>-verify<n>.
-std::string run_folder_name(const level_try& t) {
+std::string run_folder_name(const capacity_search::level_try& t) {
     switch (t.kind) {
-    case try_kind::search:
+    case capacity_search::try_kind::search:
         return fmt::format("c{}", t.level);
-    case try_kind::confirm:
+    case capacity_search::try_kind::confirm:
         return fmt::format("c{}-confirm{}", t.level, t.attempt);
-    case try_kind::verify:
+    case capacity_search::try_kind::verify:
         return fmt::format("c{}-verify{}", t.level, t.attempt);
     }
     return fmt::format("c{}", t.level);
@@ -444,7 +444,7 @@ std::string run_folder_name(const level_try& t) {
 // wait for the server's recovery, which it records) and returns true when a signal came instead.
 template <class BeforeRun>
 level_result run_plan_level(const sweep_options& s, sweep_observer& observer, const fs::path& out,
-                            const level_try& t, std::optional<double> baseline_s,
+                            const capacity_search::level_try& t, std::optional<double> baseline_s,
                             BeforeRun&& before_run) {
     const std::size_t c = t.level;
     level_result lr;
@@ -497,7 +497,8 @@ level_result run_plan_level(const sweep_options& s, sweep_observer& observer, co
     lr.entry["try"] = to_string(t.kind);
     lr.entry["attempt"] = t.attempt;
     lr.entry["folder"] = lr.folder;
-    lr.entry["second_try"] = t.kind != try_kind::search; // kept for readers of earlier results
+    lr.entry["second_try"] =
+        t.kind != capacity_search::try_kind::search; // kept for readers of earlier results
     lr.entry["repeats"] = lr.runs.size();
     lr.entry["client_timing_valid"] = lr.valid;
     lr.entry["server_recovered"] = lr.recovered;
@@ -610,17 +611,18 @@ sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observ
         observer.canary_baseline(baseline = watch->measure_baseline());
     observer.levels_starting();
     auto& results = result.levels;
-    auto probe = [&](const level_try& t) -> const level_result& {
+    auto probe = [&](const capacity_search::level_try& t) -> const level_result& {
         results.push_back(run_plan_level(s, observer, out, t, baseline, before_run));
         interrupted = interrupted || results.back().interrupted;
         return results.back();
     };
     if (!interrupted && s.find_capacity) {
-        result.capacity = search_capacity(s.capacity, [&](const level_try& t) {
-            const auto& r = probe(t);
-            return level_outcome{r.interrupted, r.unreachable, r.valid,
-                                 r.slo_met,     false,         r.recovered};
-        });
+        result.capacity =
+            capacity_search::search_capacity(s.capacity, [&](const capacity_search::level_try& t) {
+                const auto& r = probe(t);
+                return capacity_search::level_outcome{r.interrupted, r.unreachable, r.valid,
+                                                      r.slo_met,     false,         r.recovered};
+            });
         // How the server held up: the wait after the last run too, when it overloaded.
         std::optional<recovery_record> closing;
         if (watch && !interrupted && !results.empty() && !results.back().slo_met) {
@@ -633,7 +635,8 @@ sweep_result run_sweep(const sweep_options& s, const fs::path& out, sweep_observ
         for (auto c : s.levels) {
             if (interrupted)
                 break;
-            if (probe(level_try{c, try_kind::search, 1}).unreachable) {
+            if (probe(capacity_search::level_try{c, capacity_search::try_kind::search, 1})
+                    .unreachable) {
                 observer.stopped_unreachable();
                 break;
             }
@@ -723,8 +726,9 @@ json::object summary_json(const sweep_options& s, const sweep_result& result,
         summary["warm_until_stable"] = *result.warm_until_stable;
     summary["levels"] = std::move(level_entries);
     if (s.find_capacity) { // empty when a warm-up was interrupted before the search
-        summary["capacity"] =
-            result.capacity ? capacity_json(*result.capacity, s.slo) : json::object{};
+        summary["capacity"] = result.capacity
+                                  ? capacity_search::capacity_json(*result.capacity, s.slo)
+                                  : json::object{};
         if (result.recovery)
             summary["capacity"].as_object()["recovery"] = *result.recovery;
     }

@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
 #include <pacer/transport/http_client.hpp>
@@ -46,7 +47,7 @@ bool is_disconnect(const boost::system::error_code& ec) {
 
 http_endpoint parse_http_url(std::string_view url, std::string_view flag, url_use use) {
     const auto bad = [&](std::string_view why) {
-        return std::invalid_argument(fmt::format("{} '{}' {}", flag, url, why));
+        return bad_input(fmt::format("{} '{}' {}", flag, url, why));
     };
     http_endpoint ep;
     std::string_view rest;

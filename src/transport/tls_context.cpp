@@ -1,3 +1,4 @@
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/openssl.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
 
@@ -42,14 +43,13 @@ std::shared_ptr<tls_client_context> make_tls_client_context(const std::string& c
     if (!ca_file.empty()) {
         ctx.load_verify_file(ca_file, ec);
         if (ec)
-            throw std::invalid_argument(
-                fmt::format("--ca-file {}: cannot load CA certificates ({})", ca_file,
-                            openssl::first_error_reason(ec.message())));
+            throw bad_input(fmt::format("--ca-file {}: cannot load CA certificates ({})", ca_file,
+                                        openssl::first_error_reason(ec.message())));
     } else {
         ctx.set_default_verify_paths(ec);
         if (ec)
-            throw std::invalid_argument(fmt::format("cannot load the system CA store ({})",
-                                                    openssl::first_error_reason(ec.message())));
+            throw bad_input(fmt::format("cannot load the system CA store ({})",
+                                        openssl::first_error_reason(ec.message())));
     }
     return t;
 }
@@ -81,17 +81,17 @@ std::unique_ptr<asio::ssl::context> make_tls_server_context(const std::string& c
     if (cert.empty() && key.empty())
         return nullptr;
     if (cert.empty() || key.empty())
-        throw std::invalid_argument("--tls-cert and --tls-key go together: give both or neither");
+        throw bad_input("--tls-cert and --tls-key go together: give both or neither");
     auto ctx = std::make_unique<asio::ssl::context>(asio::ssl::context::tls_server);
     ctx->set_options(tls12_or_newer);
     boost::system::error_code ec;
     ctx->use_certificate_chain_file(cert, ec);
     if (ec)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--tls-cert {}: cannot load a PEM certificate ({})", cert, ec.message()));
     ctx->use_private_key_file(key, asio::ssl::context::pem, ec);
     if (ec)
-        throw std::invalid_argument(
+        throw bad_input(
             fmt::format("--tls-key {}: cannot load a PEM private key matching --tls-cert ({})", key,
                         ec.message()));
     return ctx;

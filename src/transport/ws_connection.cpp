@@ -1,4 +1,5 @@
 #include <pacer/core/awaitable.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/transport/detail/maybe_tls_stream.hpp>
 #include <pacer/transport/detail/tls_context.hpp>
@@ -47,8 +48,7 @@ ws_endpoint parse_ws_url(std::string_view url) {
         ep.tls = true;
         ep.port = "443";
     } else {
-        throw std::invalid_argument(
-            fmt::format("--url must start with ws:// or wss:// (got '{}')", url));
+        throw bad_input(fmt::format("--url must start with ws:// or wss:// (got '{}')", url));
     }
     const auto slash = rest.find('/');
     std::string_view authority = rest.substr(0, slash);
@@ -56,13 +56,13 @@ ws_endpoint parse_ws_url(std::string_view url) {
     if (!authority.empty() && authority.front() == '[') {
         const auto close = authority.find(']');
         if (close == std::string_view::npos)
-            throw std::invalid_argument(fmt::format("--url has an unclosed '[': '{}'", url));
+            throw bad_input(fmt::format("--url has an unclosed '[': '{}'", url));
         ep.host = std::string(authority.substr(1, close - 1));
         authority.remove_prefix(close + 1);
         if (!authority.empty() && authority.front() == ':')
             ep.port = std::string(authority.substr(1));
         else if (!authority.empty())
-            throw std::invalid_argument(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
+            throw bad_input(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
     } else {
         const auto colon = authority.rfind(':');
         ep.host = std::string(authority.substr(0, colon));
@@ -71,13 +71,12 @@ ws_endpoint parse_ws_url(std::string_view url) {
     }
     if (ep.host.empty() || ep.port.empty() ||
         ep.port.find_first_not_of("0123456789") != std::string::npos)
-        throw std::invalid_argument(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
+        throw bad_input(fmt::format("--url is not ws://HOST:PORT/PATH: '{}'", url));
     unsigned port = 0;
     const auto* end = ep.port.data() + ep.port.size();
     if (const auto [p, ec] = std::from_chars(ep.port.data(), end, port);
         ec != std::errc{} || p != end || port == 0 || port > 65535)
-        throw std::invalid_argument(
-            fmt::format("--url has a port that is not 1..65535: '{}'", url));
+        throw bad_input(fmt::format("--url has a port that is not 1..65535: '{}'", url));
     return ep;
 }
 
@@ -163,19 +162,18 @@ void prepare_tls(ws_endpoint& ep) {
 std::pair<std::string, std::string> parse_header(std::string_view text) {
     const auto colon = text.find(':');
     if (colon == std::string_view::npos || colon == 0)
-        throw std::invalid_argument("--header must be 'Name: value'");
+        throw bad_input("--header must be 'Name: value'");
     std::string name(text.substr(0, colon));
     // RFC 9110 token characters only: no blanks, no CR/LF, no separators.
     constexpr std::string_view token_extra = "!#$%&'*+-.^_`|~";
     for (char c : name)
         if (!(std::isalnum(static_cast<unsigned char>(c)) ||
               token_extra.find(c) != std::string_view::npos))
-            throw std::invalid_argument(fmt::format(
+            throw bad_input(fmt::format(
                 "--header name '{}' is not an HTTP token (letters, digits, -, _ ...)", name));
     std::string_view value = text.substr(colon + 1);
     if (value.find_first_of(std::string_view("\r\n\0", 3)) != std::string_view::npos)
-        throw std::invalid_argument(
-            fmt::format("--header {} has a CR, LF or NUL in its value", name));
+        throw bad_input(fmt::format("--header {} has a CR, LF or NUL in its value", name));
     while (!value.empty() && (value.front() == ' ' || value.front() == '\t'))
         value.remove_prefix(1);
     while (!value.empty() && (value.back() == ' ' || value.back() == '\t'))
@@ -187,7 +185,7 @@ std::pair<std::string, std::string> parse_header(std::string_view text) {
                                                        "content-length"};
     if (std::find(reserved.begin(), reserved.end(), lower) != reserved.end() ||
         lower.rfind("sec-websocket-", 0) == 0)
-        throw std::invalid_argument(fmt::format(
+        throw bad_input(fmt::format(
             "--header {} would override the WebSocket handshake: pacer sets it itself", name));
     return {std::move(name), std::string(value)};
 }

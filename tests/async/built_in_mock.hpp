@@ -22,7 +22,7 @@ inline void with_built_in_mock(run::run_job& j) {
         return std::make_unique<server::probe_mock>(io, server::mock_options{});
     });
     j.endpoint = transport::parse_ws_url(j.mock->url());
-    cli::apply_client_settings(j.options.client, j.endpoint);
+    run::apply_client_settings(j.options.client, j.endpoint);
 }
 
 } // namespace pacer::testing

@@ -129,33 +129,41 @@ inline cli_result run_cli(const std::vector<std::string>& args, const cli_option
     return r;
 }
 
-/// A fresh empty folder (created), removed with everything in it by the destructor.
-class scratch_dir {
+/// A fresh folder path under the system temp dir (not created: a command may be asked to
+/// create it), removed with everything in it by the destructor. The one temporary-folder
+/// fixture of the e2e tests; scratch_dir is the same, created.
+class temp_dir {
 public:
-    scratch_dir() {
+    temp_dir() {
         static int counter = 0;
         path_ = std::filesystem::temp_directory_path() /
-                ("pacer-cli-dir-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
+                ("pacer-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
         std::filesystem::remove_all(path_);
-        std::filesystem::create_directories(path_);
     }
-    ~scratch_dir() {
+    ~temp_dir() {
         std::error_code ignored;
         std::filesystem::remove_all(path_, ignored);
     }
-    scratch_dir(const scratch_dir&) = delete;
-    scratch_dir& operator=(const scratch_dir&) = delete;
+    temp_dir(const temp_dir&) = delete;
+    temp_dir& operator=(const temp_dir&) = delete;
     const std::filesystem::path& path() const { return path_; }
-    /// What the folder holds, one name per entry (a command that must create nothing leaves "").
-    std::string listing() const {
-        std::string names;
-        for (const auto& e : std::filesystem::recursive_directory_iterator(path_))
-            names += std::filesystem::relative(e.path(), path_).string() + " ";
-        return names;
-    }
+    std::filesystem::path operator/(const std::string& s) const { return path_ / s; }
 
 private:
     std::filesystem::path path_;
+};
+
+/// A fresh empty folder (created), removed with everything in it by the destructor.
+class scratch_dir : public temp_dir {
+public:
+    scratch_dir() { std::filesystem::create_directories(path()); }
+    /// What the folder holds, one name per entry (a command that must create nothing leaves "").
+    std::string listing() const {
+        std::string names;
+        for (const auto& e : std::filesystem::recursive_directory_iterator(path()))
+            names += std::filesystem::relative(e.path(), path()).string() + " ";
+        return names;
+    }
 };
 
 } // namespace pacer::test

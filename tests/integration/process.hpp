@@ -7,6 +7,7 @@
 #include <boost/json/value.hpp>
 
 #include <algorithm>
+#include "integration/cli_process.hpp"
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>
@@ -314,22 +315,5 @@ bool poll_until(Pred pred) {
     }
     return true;
 }
-
-/// A fresh folder path under the system temp dir (not created), removed by the destructor.
-class temp_dir {
-public:
-    temp_dir() {
-        static int counter = 0;
-        path_ = std::filesystem::temp_directory_path() /
-                ("pacer-e2e-" + std::to_string(::getpid()) + "-" + std::to_string(counter++));
-        std::filesystem::remove_all(path_);
-    }
-    ~temp_dir() { std::filesystem::remove_all(path_); }
-    const std::filesystem::path& path() const { return path_; }
-    std::filesystem::path operator/(const std::string& s) const { return path_ / s; }
-
-private:
-    std::filesystem::path path_;
-};
 
 } // namespace pacer::test

@@ -148,7 +148,7 @@ TEST(CapacityE2E, APromptServerMissesNoUnitAtAnyInputLength) {
                                   "--audio"};
     for (int seconds : {3, 8, 10}) {
         const auto wav = data / (std::to_string(seconds) + "s.wav");
-        record::write_wav_float_as_pcm16(
+        runtime::write_wav_float_as_pcm16(
             wav, std::vector<float>(static_cast<std::size_t>(seconds) * 16000, 0.0f), 16000);
         args.push_back(wav.string());
     }

@@ -291,7 +291,7 @@ TEST(RecordE2E, AnUnreadableVariantIsAnErrorAndTheOthersAreRecorded) {
     std::vector<float> tone(44100);
     for (std::size_t i = 0; i < tone.size(); ++i)
         tone[i] = 0.3f * static_cast<float>(std::sin(double(i) * 0.05));
-    record::write_wav_float_as_pcm16(data / "good.wav", tone, 44100);
+    runtime::write_wav_float_as_pcm16(data / "good.wav", tone, 44100);
     std::ofstream(data / "bad.wav") << "not audio";
     std::ofstream(data / "manifest.jsonl")
         << "{\"id\":\"a\",\"variants\":{\"good\":\"good.wav\",\"bad\":\"bad.wav\"}}\n";

@@ -33,7 +33,7 @@ void tone_dataset(const fs::path& dir, int samples) {
     std::vector<float> tone(44100);
     for (std::size_t i = 0; i < tone.size(); ++i)
         tone[i] = 0.3f * static_cast<float>(std::sin(double(i) * 0.05));
-    record::write_wav_float_as_pcm16(dir / "tone.wav", tone, 44100);
+    runtime::write_wav_float_as_pcm16(dir / "tone.wav", tone, 44100);
     std::ofstream m(dir / "manifest.jsonl");
     for (int i = 0; i < samples; ++i)
         m << "{\"id\":\"s" << i << "\",\"variants\":{\"a\":\"tone.wav\",\"b\":\"tone.wav\"}}\n";

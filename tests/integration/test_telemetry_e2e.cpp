@@ -67,22 +67,40 @@ std::size_t count(const std::string& text, const std::string& what) {
     return n;
 }
 
-TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
+// A scratch folder and the fake NVML (tests/fakes) scripted by `script` in it: `env` points
+// pacer at the script.
+struct fake_gpus {
+    explicit fake_gpus(const std::string& script) {
+        const auto file = dir.path() / "nvml-script";
+        std::ofstream(file) << script;
+        env.env["PACER_FAKE_NVML_SCRIPT"] = file.string();
+    }
     scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
+    cli_options env;
+};
+
+// `args` with the options that read the fake GPUs every `interval` after an idle baseline of
+// `baseline`, before its `-o`.
+std::vector<std::string> reading_gpus(std::vector<std::string> args, const std::string& interval,
+                                      const std::string& baseline) {
+    const std::vector<std::string> flags{
+        "--gpu-telemetry",      "nvml",   "--nvml-library",  fake_nvml_library().string(),
+        "--telemetry-interval", interval, "--idle-baseline", baseline};
+    args.insert(std::find(args.begin(), args.end(), "-o"), flags.begin(), flags.end());
+    return args;
+}
+
+TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
     // GPU 0: a counter growing at exactly 250 W; GPU 1: no counter, 100 W (integrated).
-    std::ofstream(script) << "devices 2\n"
-                             "energy_mj 0 linear 5000 250000\npower_mw 0 const 250000\n"
-                             "util_gpu 0 const 40\nmem_used 0 const 2000000000\n"
-                             "power_mw 1 const 100000\n";
-    const auto out = dir.path() / "run";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r =
-        run_cli({"run", "-c", "2", "-d", "1s", "--progress", "never", "--no-report",
-                 "--gpu-telemetry", "nvml", "--nvml-library", fake_nvml_library().string(),
-                 "--telemetry-interval", "20ms", "--idle-baseline", "200ms", "-o", out.string()},
-                o);
+    const fake_gpus gpus("devices 2\n"
+                         "energy_mj 0 linear 5000 250000\npower_mw 0 const 250000\n"
+                         "util_gpu 0 const 40\nmem_used 0 const 2000000000\n"
+                         "power_mw 1 const 100000\n");
+    const auto out = gpus.dir.path() / "run";
+    const auto r = run_cli(reading_gpus({"run", "-c", "2", "-d", "1s", "--progress", "never",
+                                         "--no-report", "-o", out.string()},
+                                        "20ms", "200ms"),
+                           gpus.env);
     ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     const auto& t = summary.at("telemetry").as_object();
@@ -149,47 +167,36 @@ TEST(TelemetryE2E, RunWithNvmlRecordsTheEnergyOfItsWindow) {
 // of input at the capacity level. One GPU without a counter at a constant 100 W: the energy of
 // any window is exactly 100 W x its length.
 TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
-    scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
     // GPU 1 has a counter (250 W): each window's energy is recomputed from telemetry.jsonl.
-    std::ofstream(script) << "devices 2\npower_mw 0 const 100000\nenergy_mj 1 linear 5000 250000\n";
+    const fake_gpus gpus("devices 2\npower_mw 0 const 100000\nenergy_mj 1 linear 5000 250000\n");
     // 100 ms a unit per extra open session: one session meets the SLO, two miss it.
     mock_process mock({"--per-session-cost-ms", "100"}, "native-mock");
-    const auto out = dir.path() / "serve";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli({"serve",
-                            "--url",
-                            mock.url(),
-                            "-d",
-                            "1s",
-                            "--find-capacity",
-                            "--slo",
-                            "unit-miss-rate=0.1",
-                            "--max-level",
-                            "2",
-                            "--settle",
-                            "0s",
-                            "--verify-repeats",
-                            "1",
-                            "--loop-lag-limit-ms",
-                            "1000",
-                            "--send-lateness-limit-ms",
-                            "1000",
-                            "--progress",
-                            "never",
-                            "--no-report",
-                            "--gpu-telemetry",
-                            "nvml",
-                            "--nvml-library",
-                            fake_nvml_library().string(),
-                            "--telemetry-interval",
-                            "20ms",
-                            "--idle-baseline",
-                            "200ms",
-                            "-o",
-                            out.string()},
-                           o);
+    const auto out = gpus.dir.path() / "serve";
+    const auto r = run_cli(reading_gpus({"serve",
+                                         "--url",
+                                         mock.url(),
+                                         "-d",
+                                         "1s",
+                                         "--find-capacity",
+                                         "--slo",
+                                         "unit-miss-rate=0.1",
+                                         "--max-level",
+                                         "2",
+                                         "--settle",
+                                         "0s",
+                                         "--verify-repeats",
+                                         "1",
+                                         "--loop-lag-limit-ms",
+                                         "1000",
+                                         "--send-lateness-limit-ms",
+                                         "1000",
+                                         "--progress",
+                                         "never",
+                                         "--no-report",
+                                         "-o",
+                                         out.string()},
+                                        "20ms", "200ms"),
+                           gpus.env);
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     double sum = 0;
@@ -243,44 +250,33 @@ TEST(TelemetryE2E, ServeGivesEachRunItsWindowAndTheCapacityItsEnergy) {
 // probe's summary.json the energy of its own window (100 W constant: 100 J a second), the
 // windows one after another.
 TEST(TelemetryE2E, HttpCapacitySearchGivesEachProbeTheEnergyOfItsWindow) {
-    scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
-    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\n";
+    const fake_gpus gpus("devices 1\npower_mw 0 const 100000\n");
     // One slot and a 30 ms first token: a rate far above 30/s gets 503s, so the search stops.
     mock_process mock({"--ttft-ms", "30", "--itl-ms", "1", "--max-concurrency", "1"}, "llm-mock");
-    const auto out = dir.path() / "search";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli({"http",
-                            "--base-url",
-                            mock.http_url(),
-                            "--model",
-                            "m",
-                            "--rate",
-                            "10",
-                            "--duration",
-                            "0.5s",
-                            "--output-len",
-                            "2",
-                            "--goodput",
-                            "e2el:5000",
-                            "--find-capacity",
-                            "--capacity-steps",
-                            "1",
-                            "--progress",
-                            "never",
-                            "--no-report",
-                            "--gpu-telemetry",
-                            "nvml",
-                            "--nvml-library",
-                            fake_nvml_library().string(),
-                            "--telemetry-interval",
-                            "20ms",
-                            "--idle-baseline",
-                            "100ms",
-                            "-o",
-                            out.string()},
-                           o);
+    const auto out = gpus.dir.path() / "search";
+    const auto r = run_cli(reading_gpus({"http",
+                                         "--base-url",
+                                         mock.http_url(),
+                                         "--model",
+                                         "m",
+                                         "--rate",
+                                         "10",
+                                         "--duration",
+                                         "0.5s",
+                                         "--output-len",
+                                         "2",
+                                         "--goodput",
+                                         "e2el:5000",
+                                         "--find-capacity",
+                                         "--capacity-steps",
+                                         "1",
+                                         "--progress",
+                                         "never",
+                                         "--no-report",
+                                         "-o",
+                                         out.string()},
+                                        "20ms", "100ms"),
+                           gpus.env);
     ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
     EXPECT_TRUE(fs::exists(out / "telemetry.jsonl"));
     const auto doc = read_json(out / "capacity.json");
@@ -302,40 +298,15 @@ TEST(TelemetryE2E, HttpCapacitySearchGivesEachProbeTheEnergyOfItsWindow) {
 }
 
 TEST(TelemetryE2E, HttpGivesTheJoulesPerSuccessfulRequest) {
-    scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
-    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 55\n";
+    const fake_gpus gpus("devices 1\npower_mw 0 const 100000\nutil_gpu 0 const 55\n");
     mock_process mock({"--ttft-ms", "2", "--itl-ms", "1"}, "llm-mock");
     const std::string base = mock.http_url();
-    const auto out = dir.path() / "http";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli({"http",
-                            "--base-url",
-                            base,
-                            "--model",
-                            "m",
-                            "--rate",
-                            "50",
-                            "--requests",
-                            "8",
-                            "--output-len",
-                            "2",
-                            "--progress",
-                            "never",
-                            "--gpu-telemetry",
-                            "nvml",
-                            "--nvml-library",
-                            fake_nvml_library().string(),
-                            "--telemetry-interval",
-                            "20ms",
-                            "--idle-baseline",
-                            "100ms",
-                            "--export",
-                            "csv",
-                            "-o",
-                            out.string()},
-                           o);
+    const auto out = gpus.dir.path() / "http";
+    const auto r = run_cli(reading_gpus({"http", "--base-url", base, "--model", "m", "--rate", "50",
+                                         "--requests", "8", "--output-len", "2", "--progress",
+                                         "never", "--export", "csv", "-o", out.string()},
+                                        "20ms", "100ms"),
+                           gpus.env);
     ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     const auto& t = summary.at("telemetry").as_object();
@@ -430,33 +401,12 @@ TEST(TelemetryE2E, AMissingNvmlLibraryIsOneLineAndExitTwoWithNothingWritten) {
 }
 
 TEST(TelemetryE2E, TheParentOfProcessesMeasuresTheWorkersWindow) {
-    scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
-    std::ofstream(script) << "power_mw 0 const 100000\n"; // 100 W, no energy counter
-    const auto out = dir.path() / "run";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli({"run",
-                            "-c",
-                            "1",
-                            "--processes",
-                            "2",
-                            "-d",
-                            "1s",
-                            "--progress",
-                            "never",
-                            "--no-report",
-                            "--gpu-telemetry",
-                            "nvml",
-                            "--nvml-library",
-                            fake_nvml_library().string(),
-                            "--telemetry-interval",
-                            "50ms",
-                            "--idle-baseline",
-                            "0",
-                            "-o",
-                            out.string()},
-                           o);
+    const fake_gpus gpus("power_mw 0 const 100000\n"); // 100 W, no energy counter
+    const auto out = gpus.dir.path() / "run";
+    const auto r = run_cli(reading_gpus({"run", "-c", "1", "--processes", "2", "-d", "1s",
+                                         "--progress", "never", "--no-report", "-o", out.string()},
+                                        "50ms", "0"),
+                           gpus.env);
     ASSERT_TRUE(finished(r.exit_code)) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     const auto& t = summary.at("telemetry").as_object();
@@ -592,36 +542,13 @@ TEST(TelemetryE2E, MetricsListenServesTheLiveCountersDuringTheRun) {
 // 200 ms window after the first warm-up run of 1 s; the level follows, and summary.json says
 // how long the wait took.
 TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
-    scratch_dir dir;
-    const auto script = dir.path() / "nvml-script";
-    std::ofstream(script) << "devices 1\npower_mw 0 const 100000\ntemperature 0 const 50\n";
-    const auto out = dir.path() / "serve";
-    cli_options o;
-    o.env["PACER_FAKE_NVML_SCRIPT"] = script.string();
-    const auto r = run_cli({"serve",
-                            "-c",
-                            "1",
-                            "-d",
-                            "1s",
-                            "--progress",
-                            "never",
-                            "--no-report",
-                            "--gpu-telemetry",
-                            "nvml",
-                            "--nvml-library",
-                            fake_nvml_library().string(),
-                            "--telemetry-interval",
-                            "20ms",
-                            "--idle-baseline",
-                            "0",
-                            "--warm-until-stable",
-                            "--stable-window",
-                            "200ms",
-                            "--stable-max-wait",
-                            "10s",
-                            "-o",
-                            out.string()},
-                           o);
+    const fake_gpus gpus("devices 1\npower_mw 0 const 100000\ntemperature 0 const 50\n");
+    const auto out = gpus.dir.path() / "serve";
+    const auto r = run_cli(reading_gpus({"serve", "-c", "1", "-d", "1s", "--progress", "never",
+                                         "--no-report", "--warm-until-stable", "--stable-window",
+                                         "200ms", "--stable-max-wait", "10s", "-o", out.string()},
+                                        "20ms", "0"),
+                           gpus.env);
     ASSERT_TRUE(fs::exists(out / "summary.json")) << r.out << r.err;
     const auto summary = read_json(out / "summary.json");
     const auto& w = summary.at("warm_until_stable").as_object();
@@ -640,8 +567,8 @@ TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
     const auto dry =
         run_cli({"serve", "-c", "2", "-d", "1s", "--gpu-telemetry", "nvml", "--nvml-library",
                  fake_nvml_library().string(), "--warm-until-stable", "--stable-window", "45s",
-                 "--dry-run", "-o", (dir.path() / "dry").string()},
-                o);
+                 "--dry-run", "-o", (gpus.dir.path() / "dry").string()},
+                gpus.env);
     EXPECT_EQ(dry.exit_code, 0) << dry.err;
     EXPECT_NE(dry.out.find("warm       back-to-back warm-ups of 2 session(s) until every GPU's "
                            "power is within 3 % and its temperature within 1 °C over 45 s (at "
@@ -652,7 +579,7 @@ TEST(TelemetryE2E, ServeWarmsUntilTheGpuIsSteady) {
     for (const std::vector<std::string>& wrong :
          {std::vector<std::string>{"--warm-until-stable"}, {"--stable-window", "10s"}}) {
         std::vector<std::string> args{"serve", "-c",        "1",  "-d",
-                                      "1s",    "--dry-run", "-o", (dir.path() / "x").string()};
+                                      "1s",    "--dry-run", "-o", (gpus.dir.path() / "x").string()};
         args.insert(args.end(), wrong.begin(), wrong.end());
         const auto bad = run_cli(args);
         EXPECT_EQ(bad.exit_code, 2) << wrong[0] << ": " << bad.err;

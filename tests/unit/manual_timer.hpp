@@ -6,7 +6,8 @@
 // is ready. The timer has the interface the session uses of `steady_timer` (expires_at,
 // async_wait with any completion token, cancel, the cancellation slot of the wait's handler).
 //
-// One clock a test binary: `manual_clock::reset()` at the start of each test.
+// One clock for every test of a binary, coroutine or sans-io machine alike:
+// `manual_clock::reset()` at the start of each test.
 
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
@@ -62,6 +63,9 @@ public:
     /// Moves the clock by `d` at once, completing nothing: the process was not scheduled
     /// (a stall). The waits due complete at the next `run_until`.
     static void jump(duration d) { now_ += d; }
+    /// Sets the clock to `t`, back or forth, completing nothing: for sans-io machines driven by
+    /// hand, which only read the time (a test may replay an earlier moment).
+    static void set(time_point t) { now_ = t; }
 
     /// The earliest expiry of a pending wait.
     static std::optional<time_point> earliest() {

@@ -17,15 +17,10 @@
 
 namespace pacer::cli {
 
-/// Sessions one command may run or one level may hold (`-c`, `--sessions`, levels...).
-using run::max_sessions;
 /// Session contexts (`--threads`) and worker processes (`--processes`).
 inline constexpr std::uint64_t max_threads = 1024;
 /// Millisecond options (stagger, stalls, limits, latencies): at most one hour.
 inline constexpr double max_ms = 3'600'000;
-
-/// A session timeout not given on the command line is the input's length plus this.
-using run::default_timeout_margin;
 
 /// Decimal digits only (no sign, no hex or octal, no exponent), from `lo` to `hi`.
 CLI::Validator whole_number(std::uint64_t lo, std::uint64_t hi);

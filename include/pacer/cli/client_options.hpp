@@ -18,12 +18,8 @@ void add_client_options(CLI::App& sub, run::client_settings& s);
 /// Adds vllm-omni's `--chunk-ms`, `--ref-audio`, `--ack` and `--ack-ms` (docs/protocols.md).
 void add_omni_options(CLI::App& sub, run::omni_cli& o);
 
-// What the flags mean is run's (run/client_settings.hpp): the commands call these names.
-using run::apply_client_settings;
-using run::model_in_url;
-using run::omni_option;
-using run::protocol_option;
-using run::turns_option;
-using run::url_option;
+// What the flags mean is run's (run/client_settings.hpp): the commands call run::url_option,
+// run::protocol_option, run::turns_option, run::omni_option, run::model_in_url and
+// run::apply_client_settings.
 
 } // namespace pacer::cli

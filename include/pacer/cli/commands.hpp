@@ -1,9 +1,10 @@
 #pragma once
 // Module `cli` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns option
 // declarations and validation, each subcommand's wiring of the modules, output folders, the
-// built-in mocks of `run`, `serve` and `record`, bad input (usage_error). It is the top: it may
-// include every other module, and no module may include it (the build fails if one does). Jobs
-// run in their modules (`run`, `sweep`, `record`, `http`); the progress line is `run`'s.
+// built-in mocks of `run`, `serve` and `record`, and the one place bad input (core/bad_input.hpp)
+// becomes exit 2 (main). It is the top: it may include every other module, and no module may
+// include it (the build fails if one does). Jobs run in their modules (`run`, `sweep`, `record`,
+// `http`); the progress line is `run`'s.
 //
 // The `pacer` command line: one binary, one subcommand per job (README.md).
 //
@@ -25,10 +26,6 @@ class App;
 }
 
 namespace pacer::cli {
-
-/// Bad input found after parsing: `main` prints its message as one line on stderr and exits
-/// with `runtime::exit_usage` (runtime/exit_status.hpp, where modules below cli throw it too).
-using runtime::usage_error;
 
 /// A subcommand and what runs it.
 struct [[nodiscard]] command {

@@ -18,16 +18,13 @@ struct serve_settings : sweep::serve_options {
     bool dry_run = false;
 };
 
-using sweep::direct_wire;
-using sweep::serve_descriptors;
-
 /// Checks `s` into a job, all but its observer and functions: the target, the runs, the warm-up
 /// rule, the settle pause and the server's stats, the scenario and the SLOs, the inputs (each
 /// file's at the protocol's rate into `direct`), the output folder (which must not exist), the
-/// disk and the descriptors. Bad input: usage_error, one line, before anything is created.
-sweep::serve_job check_serve(const serve_settings& s, direct_wire& direct);
+/// disk and the descriptors. Bad input: bad_input, one line, before anything is created.
+sweep::serve_job check_serve(const serve_settings& s, sweep::direct_wire& direct);
 
-/// Checks `s` (bad input: usage_error, one line, before anything is created), then prints the
+/// Checks `s` (bad input: bad_input, one line, before anything is created), then prints the
 /// plan (`--dry-run`) or starts the built-in mock when no `--url` is given, creates the output
 /// folder and runs the sweep (sweep::execute_serve) with the progress line and
 /// `--metrics-listen`. Returns the exit status.

@@ -16,8 +16,6 @@ namespace pacer::cli {
 
 /// The flags as typed, checked and opened (telemetry/settings.hpp).
 using telemetry_settings = telemetry::settings;
-using telemetry::open_telemetry;
-using telemetry::opened_telemetry;
 
 /// Adds the telemetry flags (group "Telemetry") to `sub`; `--metrics-listen` fills `listen`.
 /// `with_server_metrics` false leaves `--server-metrics` out, for a command that gives that

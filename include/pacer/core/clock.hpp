@@ -3,7 +3,7 @@
 // clock, distributions and percentiles, units and durations, base64, SHA-256, the float repr, the
 // `use_tuple` completion token. It may include no other module; it may not include schedule, trace,
 // runtime, protocol, transport, session, metrics, server, telemetry, report, record, sweep, run,
-// http, cli (the build fails if it does).
+// http, cli, console, capacity_search (the build fails if it does).
 //
 // The one clock of pacer: CLOCK_MONOTONIC (std::chrono::steady_clock on Linux), shared by
 // every process of a host. Artifacts store its readings as seconds in a double.

@@ -4,17 +4,17 @@
 // a checked schedule (requests.jsonl, schedule.json, summary.json and the lines that say them),
 // the capacity search of `--find-capacity`, and the command's live progress line and
 // `--metrics-listen` figures (progress.hpp). It may include core, schedule, runtime, transport,
-// session, metrics, telemetry, run, sweep; it may not include trace, protocol, server, report,
-// record, cli (the build fails if it does): the command writes report.html and the tables
-// (run::end_writers), the progress line is run's reporter with this command's figures, and the
-// capacity search is sweep's (sweep/capacity.hpp) over request rates.
+// session, metrics, telemetry, console, capacity_search; it may not include trace, protocol,
+// server, report, record, sweep, run, cli (the build fails if it does): the command writes
+// report.html and the tables (console::end_writers), the progress line is console's reporter
+// with this command's figures, and the capacity search (capacity_search) walks request rates.
 //
 // The command (src/cli/http_command.cpp) declares the options and checks which go together,
 // has plan.hpp read their values into an http_plan (or print the `--dry-run` plan), opens the
 // telemetry, fills an http_job and calls execute.
 
+#include <pacer/console/end_writers.hpp>
 #include <pacer/metrics/llm.hpp>
-#include <pacer/run/run_job.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/runtime/shard.hpp>
 #include <pacer/schedule/arrival_options.hpp>
@@ -98,14 +98,8 @@ struct http_plan {
     std::filesystem::path output;
 };
 
-/// A schedule a capacity probe cannot run (its rate gives no valid schedule, or its shard no
-/// arrival): bad input, said in one line.
-struct invalid_schedule : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
-
 /// Takes the plan's own arrivals of its schedule: all, or those of its shard. Throws
-/// invalid_schedule when the shard gets none.
+/// bad_input when the shard gets none.
 void take_arrivals(http_plan& p);
 
 /// The descriptors a run of `plan` needs, checked (runtime::ensure_descriptors: one line, exit
@@ -129,7 +123,7 @@ struct http_job {
     std::shared_ptr<telemetry::metrics_listener> listener;
     /// summary.json's and capacity.json's `command_line` (header values redacted).
     boost::json::array command_line;
-    run::end_writers end; ///< report.html and the tables of each folder written
+    console::end_writers end; ///< report.html and the tables of each folder written
     /// Creates a new result folder (the run's, a search's, a probe's; the command's: one line,
     /// exit 2, when it cannot).
     std::function<void(const std::filesystem::path&)> create_folder;
@@ -137,7 +131,7 @@ struct http_job {
 
 /// Runs `job`: one open-loop run of its schedule into `plan.output`, or (`find_capacity`) the
 /// search, a run per probe; serves `--metrics-listen` meanwhile and prints the results. Returns
-/// the verdict. Throws invalid_schedule (bad input) when a probe's rate gives no valid schedule,
+/// the verdict. Throws bad_input when a probe's rate gives no valid schedule,
 /// std::runtime_error when pacer itself fails (a file that cannot be written).
 runtime::run_verdict execute(const http_job& job);
 

@@ -6,11 +6,11 @@
 // and the requests' own as they end (http_live: done, failed by kind, TTFT). The line is made
 // on a thread of its own; nothing it does runs on, or waits for, the client's io_context.
 
+#include <pacer/console/progress.hpp>
 #include <pacer/core/awaitable.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/core/live_histogram.hpp>
 #include <pacer/metrics/llm.hpp>
-#include <pacer/run/progress.hpp>
 #include <pacer/session/open_loop.hpp>
 
 #include <array>
@@ -74,7 +74,7 @@ http_progress_snapshot take_http_snapshot(const session::open_loop_live& dispatc
 /// form (text + "\n"):
 /// `progress 12s (ETA 48s)  requests 600/3000 due, 598 dispatched, 12 in flight, 580 done,
 /// 6 failed (timeout 4, http_status 2)  dispatch lag p99 0.2 ms  TTFT p50 35 ms  cap 12/64`
-std::string format_http_progress(const http_progress_snapshot& s, const run::progress_view& v,
+std::string format_http_progress(const http_progress_snapshot& s, const console::progress_view& v,
                                  bool terminal, std::size_t width = 0);
 
 /// What a scrape of `pacer http --metrics-listen` returns: the line's totals in the Prometheus
@@ -89,7 +89,7 @@ std::string http_metrics_text(const http_progress_snapshot& s, double offered_ra
 /// line). Call both from the command's thread while no request runs.
 class http_progress_reporter {
 public:
-    explicit http_progress_reporter(run::progress_mode mode, std::FILE* out = stderr);
+    explicit http_progress_reporter(console::progress_mode mode, std::FILE* out = stderr);
 
     bool on() const { return lines_.on(); }
 
@@ -116,7 +116,7 @@ private:
     std::unique_ptr<state> state_ = std::make_unique<state>();
     std::span<const std::chrono::nanoseconds> offsets_;
     std::size_t max_concurrency_ = 0;
-    run::progress_reporter lines_; // last: its thread stops before the phase is destroyed
+    console::progress_reporter lines_; // last: its thread stops before the phase is destroyed
 };
 
 } // namespace pacer::http

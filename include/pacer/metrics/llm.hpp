@@ -66,7 +66,7 @@ struct goodput_slo {
 };
 
 /// Parses `ttft:500,tpot:50,e2el:2000` (any subset, each once, finite values > 0). Throws
-/// std::invalid_argument with a one-line message naming `--goodput`.
+/// bad_input with a one-line message naming `--goodput`.
 goodput_slo parse_goodput(std::string_view text);
 
 /// True when a request ended without error and meets every SLO given (TTFT and E2EL

@@ -74,7 +74,7 @@ std::optional<boost::json::object> pool_open_loop(const std::vector<run_part>& p
 
 /// Parts from more than one host are aligned on their realtime clocks, so those clocks must be
 /// trustworthy: each such part must have recorded a synchronised clock whose maximum error is
-/// within `max_error_s`. Throws std::runtime_error naming the first part that is not (unless
+/// within `max_error_s`. Throws bad_input naming the first part that is not (unless
 /// `allow_skew`). Parts of one host share their clocks and are never refused.
 void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool allow_skew);
 
@@ -82,13 +82,13 @@ void check_clocks(const std::vector<run_part>& parts, double max_error_s, bool a
 /// host and clock pair (read once, at its start). Empty when it has neither.
 std::string part_identity(const run_part& part);
 
-/// Throws std::runtime_error naming both parts when one part is given twice: the same folder
+/// Throws bad_input naming both parts when one part is given twice: the same folder
 /// (whatever the spelling of its path, symlinks resolved), the same run (the same
 /// `part_identity`, e.g. a copy of the folder), or the same share of one run twice (two parts
 /// that are both shard I of N of the same session count or schedule).
 void check_distinct(const std::vector<run_part>& parts);
 
-/// Throws std::runtime_error when the parts cannot be pooled as one run: open-loop and
+/// Throws bad_input when the parts cannot be pooled as one run: open-loop and
 /// closed-loop parts mixed, or open-loop parts of different schedules (sha256).
 void check_compatible(const std::vector<run_part>& parts);
 
@@ -102,7 +102,7 @@ struct run_window {
 std::optional<run_window> part_window(const run_part& part);
 
 /// Parts must have streamed at the same time: their windows (`part_window`) must share an
-/// instant. Returns nullopt when they do. Otherwise throws std::runtime_error naming two
+/// instant. Returns nullopt when they do. Otherwise throws bad_input naming two
 /// parts that did not overlap (or one whose window is unknown), or, with `allow_disjoint`,
 /// returns that message as a warning.
 std::optional<std::string> check_overlap(const std::vector<run_part>& parts, bool allow_disjoint);
@@ -133,7 +133,7 @@ struct merge_request {
 /// any `--allow-disjoint` warning, which stderr also gets) and prints `merge_report_text`.
 /// Returns 0 pooled and paced, 1 a part was interrupted or incomplete (named on stderr),
 /// 3 pacing-unqualified or the schedule not kept. Bad input (no part, an existing output, a
-/// part that cannot be read or pooled) throws runtime::usage_error before anything is written.
+/// part that cannot be read or pooled) throws bad_input before anything is written.
 int execute_merge(const merge_request& request);
 
 } // namespace pacer::metrics

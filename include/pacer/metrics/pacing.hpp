@@ -2,8 +2,8 @@
 // Module `metrics` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns pacing,
 // serving, unit, level, LLM and realtime metrics, the protocol oracle, SLOs, `samples.json`,
 // summaries and the pooling of parts. It may include core, schedule, trace, runtime, protocol; it
-// may not include transport, session, server, telemetry, report, record, sweep, run, http, cli (the
-// build fails if it does).
+// may not include transport, session, server, telemetry, report, record, sweep, run, http, cli,
+// console, capacity_search (the build fails if it does).
 //
 // Pacing evidence of a `pacer run`: how far every append started from its deadline on the
 // session's 80 ms grid, and whether the client itself stalled (loop lag, trace channel waits).

@@ -20,12 +20,6 @@
 
 namespace pacer::metrics {
 
-/// A session's files that cannot be read: bad input (the command reports it as bad usage: one
-/// line, exit 2).
-struct unreadable_session : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
-
 /// `pacer replay DIR` as given on the command line, not yet checked.
 struct replay_request {
     std::string dir;     ///< a session folder, or a run folder holding session-NNN/ folders
@@ -50,7 +44,7 @@ struct replay_job {
 };
 
 /// Replays `job`: writes its report.json, prints a line per session and the verdict; returns
-/// the exit status (0 every case passed, 1 otherwise). Throws unreadable_session for a session
+/// the exit status (0 every case passed, 1 otherwise). Throws bad_input for a session
 /// whose files cannot be read, std::runtime_error when report.json cannot be written.
 int execute_replay(const replay_job& job);
 
@@ -59,7 +53,7 @@ int execute_replay(const replay_job& job);
 /// finds the session folders (DIR itself when it holds trace.jsonl or
 /// input-send-receipts.json, else its session-NNN/ folders, sorted), then prints the
 /// `--dry-run` plan (exit 0) or calls execute_replay. Bad input, an unreadable session
-/// included, throws runtime::usage_error (one line; nothing written).
+/// included, throws bad_input (one line; nothing written).
 int replay_folder(const replay_request& request);
 
 } // namespace pacer::metrics

@@ -26,7 +26,7 @@ struct slo_scope {
 
 /// Parses `name=value,...` such as `unit-miss-rate=0.01,underrun-ratio=0.02,ttfa-p95=1.5s`.
 /// Times take a unit (`1.5s`, `200ms`; a bare number is seconds). Empty text: no SLO. Throws
-/// std::invalid_argument with one line naming the bad item and the known names, or an SLO on
+/// bad_input with one line naming the bad item and the known names, or an SLO on
 /// turns (`turn-ttfa-p95`) or interruptions (`interrupt-latency-p95`) that `scope` lacks.
 std::vector<slo_check> parse_slos(std::string_view text, slo_scope scope = {});
 

@@ -3,7 +3,7 @@
 // wire protocols' constants, event builders and parsers, profiles, and the sans-io session machines
 // (native, openai-realtime, vllm-realtime). It may include core, schedule, runtime; it may not
 // include trace, transport, session, metrics, server, telemetry, report, record, sweep, run, http,
-// cli (the build fails if it does).
+// cli, console, capacity_search (the build fails if it does).
 //
 // The native protocol's constants (docs/protocol.md §1 and §2), defined once: every other
 // header and source file names these instead of restating the numbers.

@@ -3,9 +3,9 @@
 // and `pacer dataset synth`, `run.json`, the per-variant post-processing and the checks, plan and
 // execution of `pacer record` (record_plan.hpp, record_job.hpp).
 // It may include core, trace, runtime, protocol, transport, session, metrics; it may not include
-// schedule, server, telemetry, report, sweep, run, http, cli (the build fails if it does): the
-// command starts any built-in mock, shows the progress line (record_observer) and passes the
-// report writers (end_writers).
+// schedule, server, telemetry, report, sweep, run, http, cli, console, capacity_search (the build
+// fails if it does): the command starts any built-in mock, shows the progress line
+// (record_observer) and passes the report writers (end_writers).
 //
 // Datasets of the recorder (`pacer dataset`, `pacer record`): a JSONL manifest of samples, each
 // with named variants (WAV files), their normalization to the protocol's input format (16 kHz
@@ -48,13 +48,10 @@ std::vector<sample> parse_manifest(std::string_view jsonl);
 /// The first `per_subset` samples of every subset, in manifest order (0: all).
 std::vector<sample> select_per_subset(const std::vector<sample>& samples, std::size_t per_subset);
 
-// Audio is read, converted and written in runtime (runtime/audio_codec.hpp): the one place
-// that calls libsndfile and libsamplerate.
+// Audio is read, converted and written in runtime (runtime/audio_codec.hpp: runtime::resample,
+// runtime::to_pcm16, runtime::write_wav_*): the one place that calls libsndfile and
+// libsamplerate.
 using audio = runtime::mono_audio;
-using runtime::resample;
-using runtime::to_pcm16;
-using runtime::write_wav_float_as_pcm16;
-using runtime::write_wav_pcm16;
 
 /// The protocol input made from any WAV libsndfile reads: channels averaged to mono, resampled
 /// to 16 kHz, quantized to PCM16 LE (clipped, rounded). `normalization` records the conversion:
@@ -92,7 +89,7 @@ std::size_t synthesize(const synth_options& options);
 /// `pacer dataset synth` with `options` (`espeak` is looked up on PATH): checks them (an
 /// output given and not existing, min_s <= max_s, espeak-ng installed, room on the disk for
 /// the WAVs), then prints the plan when `dry_run` or synthesizes into a new folder and prints
-/// one line. Bad input throws runtime::usage_error (one line, nothing written); returns the
+/// one line. Bad input throws bad_input (one line, nothing written); returns the
 /// exit status.
 int synth_dataset(synth_options options, bool dry_run);
 

@@ -59,7 +59,7 @@ struct record_options {
 boost::json::object config_json(const record_options& o, std::size_t workers);
 
 /// Takes a resumed recording's settings back from its run.json `config` (`url` only when
-/// `o.url` is empty, `workers` only when `o.workers` is 0). Throws std::invalid_argument
+/// `o.url` is empty, `workers` only when `o.workers` is 0). Throws bad_input
 /// ("--resume: run.json config has no X") when a setting is missing.
 void apply_config(record_options& o, const boost::json::object& config);
 

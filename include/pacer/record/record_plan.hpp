@@ -10,7 +10,7 @@
 // The command (src/cli/record_command.cpp) declares the options and wires in what this module
 // may not include: the built-in native mock (`record_job::start_server`, module server's), the
 // progress line (`record_job::observer`, module run's) and the end outputs (`record_job::end`,
-// module report's). Bad input throws runtime::usage_error: one line, exit 2, nothing written.
+// module report's). Bad input throws bad_input: one line, exit 2, nothing written.
 
 #include <pacer/record/record_job.hpp>
 
@@ -28,7 +28,7 @@ struct given_options {
 /// --url, the dataset's selected samples and their variants' records (with what an earlier
 /// attempt reached), the post-processing workers; the descriptor limit raised for the
 /// sessions. The wiring (start_server, stop_server, observer, end) is left to the command.
-/// Throws runtime::usage_error for bad input; creates nothing.
+/// Throws bad_input for bad input; creates nothing.
 record_job plan_recording(record_options options, const given_options& given);
 
 /// Records a planned job (not a dry run) as `pacer record` does: prints that there is nothing

@@ -1,6 +1,6 @@
 #pragma once
 // `pacer report` and `pacer export` executed (their flags are module cli's): every input read
-// and checked before anything is written; bad input is a runtime::usage_error (exit 2).
+// and checked before anything is written; bad input is a bad_input (exit 2).
 
 #include <string>
 #include <vector>

@@ -2,12 +2,13 @@
 // Module `report` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns
 // `report.html` (inline SVG), CSV/JSONL exports, and reading a finished result folder. It may
 // include core, schedule, trace, runtime, metrics; it may not include protocol, transport, session,
-// server, telemetry, record, sweep, run, http, cli (the build fails if it does).
+// server, telemetry, record, sweep, run, http, cli, console, capacity_search (or the build fails).
 //
 // A finished result folder read back for `pacer report` and `pacer export`: the summary as
 // written, and the per-packet evidence behind it (send receipts, raw samples, the open-loop
 // schedule). Reading never changes the folder.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/histogram.hpp>
 
 #include <boost/json/object.hpp>
@@ -36,9 +37,10 @@ enum class folder_kind {
 };
 const char* to_string(folder_kind k);
 
-/// The folder is missing, is not a result folder, or its summary cannot be read: bad input.
-struct folder_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+/// The folder is missing, is not a result folder, or its summary cannot be read: bad input (a
+/// bad_input that names the folder's problem for the report module's callers and tests).
+struct folder_error : bad_input {
+    using bad_input::bad_input;
 };
 
 /// One append of one session. `deviation_s` is the pacing deviation of the grid,

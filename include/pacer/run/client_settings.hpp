@@ -42,30 +42,30 @@ boost::json::object transport_json(const transport::ws_endpoint& ep);
 /// is said loudly.
 std::string transport_line(const transport::ws_endpoint& ep);
 
-/// `--url`'s endpoint (`parse_ws_url`; a bad URL is a `runtime::usage_error`), or a default
+/// `--url`'s endpoint (`parse_ws_url`; a bad URL is a `bad_input`), or a default
 /// endpoint when no URL was given (the command then starts its built-in mock).
 transport::ws_endpoint url_option(const std::string& url);
 
 /// Checks the flags and fills `ep.client`: the headers (validated), `Authorization: Bearer …`
-/// from `--api-key-env`, and for wss:// the TLS context. Throws runtime::usage_error for bad
+/// from `--api-key-env`, and for wss:// the TLS context. Throws bad_input for bad
 /// input: a malformed or reserved header, a missing or empty variable (named, never its value),
 /// an unreadable CA file, or TLS flags on a ws:// URL.
 void apply_client_settings(const client_settings& s, transport::ws_endpoint& ep);
 
 /// `--protocol NAME` with `--model` as `run` and `serve` take them: nullopt for native, else
-/// the realtime protocol. Throws usage_error for an unknown name, or vllm-realtime without a
+/// the realtime protocol. Throws bad_input for an unknown name, or vllm-realtime without a
 /// model (the server needs to be told which).
 std::optional<protocol::realtime_protocol> protocol_option(const std::string& name,
                                                            const std::string& model);
 /// For vllm-omni, adds `duplex=1` and `autostart=0` to the URL's query (unless it names them;
-/// an `autostart` other than 0 is a usage_error: pacer opens with session.update).
+/// an `autostart` other than 0 is bad_input: pacer opens with session.update).
 /// For openai-realtime, puts `--model` into the URL's query as `model=` (percent-encoded), as
 /// the OpenAI API and its clients expect; the query already in `--url` is kept. Nothing for the
 /// other protocols, without a model, or when the URL already names the same model; a URL that
-/// names another model is a usage_error (the server would serve that one).
+/// names another model is a bad_input (the server would serve that one).
 void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_protocol> p,
                   const std::string& model);
-/// `--turns`: server-vad or manual (usage_error otherwise); `model` passes here (as manual)
+/// `--turns`: server-vad or manual (bad_input otherwise); `model` passes here (as manual)
 /// and `omni_option` refuses it for any protocol but vllm-omni.
 protocol::realtime_turns turns_option(const std::string& turns);
 
@@ -83,7 +83,7 @@ struct omni_plan {
     session::omni_settings settings;
 };
 /// Checks vllm-omni's options against the protocol: with another protocol any of them (or
-/// `--turns model`) is a usage_error; with vllm-omni the chunk (default 200 ms) must be a
+/// `--turns model`) is bad_input; with vllm-omni the chunk (default 200 ms) must be a
 /// multiple of 10 ms, the `--ref-audio` file a readable WAV (sent as a data URL), `--ack`
 /// `played` or `never`, `--ack-ms` positive. Returns the default plan for other protocols.
 omni_plan omni_option(const omni_cli& o, std::optional<protocol::realtime_protocol> p,

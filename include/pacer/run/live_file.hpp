@@ -6,7 +6,7 @@
 // version or the other. The parent reads every worker's file once a progress line and pools
 // them: counts add up, the loop lag is the largest of them.
 
-#include <pacer/run/progress.hpp>
+#include <pacer/console/progress.hpp>
 #include <pacer/session/live_counters.hpp>
 
 #include <condition_variable>
@@ -23,7 +23,7 @@ namespace pacer::run {
 /// What one file says: the writer's pid and its totals.
 struct live_file {
     pid_t pid = 0;
-    progress_snapshot totals;
+    console::progress_snapshot totals;
 };
 
 /// The file's one line (JSON, newline-terminated).
@@ -37,7 +37,7 @@ bool write_live_file(const std::filesystem::path& path, const live_file& f);
 std::optional<live_file> read_live_file(const std::filesystem::path& path);
 
 /// The totals of several workers as one: counts summed, loop lag max the largest.
-progress_snapshot pool_snapshots(std::span<const progress_snapshot> parts);
+console::progress_snapshot pool_snapshots(std::span<const console::progress_snapshot> parts);
 
 /// The worker side: a thread that writes `counters` (with this process's pid) to `path` at once,
 /// then every 0.25 s, and a last time at `stop` (or destruction).

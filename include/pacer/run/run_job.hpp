@@ -6,14 +6,15 @@
 // started by runtime::worker_pool, their parts pooled), the run's summary.json, samples.json and
 // table, the live progress line and the workers' live files, the client's connection settings as
 // given, and pacer's exit statuses. It may include core, schedule, trace, runtime, protocol,
-// transport, session, metrics, telemetry; it may not include server, report, record, sweep, http,
-// cli (the build fails if it does): the command starts any built-in mock (`local_server`) and
-// writes report.html and the tables (`end_writers`).
+// transport, session, metrics, telemetry, console; it may not include server, report, record,
+// sweep, http, cli, capacity_search (the build fails if it does): the command starts any built-in
+// mock (`local_server`) and writes report.html and the tables (`end_writers`).
 //
 // The command (src/cli/run_command.cpp) declares the options, checks and resolves them into a
 // run_job (with run_plan.hpp's steps; `--dry-run` prints run::print_plan), creates the output
 // folder, starts the built-in mock when no `--url` is given and calls execute_run.
 
+#include <pacer/console/end_writers.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/metrics/pacing.hpp>
 #include <pacer/protocol/events.hpp>
@@ -95,17 +96,6 @@ struct run_options {
     std::string worker_program = "/proc/self/exe";
 };
 
-/// What the command writes into a finished run's folder besides its results: report.html
-/// (unless --no-report) and the --export tables (module `report`, which this module does not
-/// know). Each returns the path written, or nullopt when it printed a warning instead (a
-/// failure never loses the run). Empty: nothing is written.
-struct end_writers {
-    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir)> report;
-    std::function<std::optional<std::filesystem::path>(const std::filesystem::path& dir,
-                                                       std::string_view format)>
-        tables;
-};
-
 /// A checked run: every value resolved, its (empty) output folder created, nothing else yet.
 struct run_job {
     run_options options;
@@ -137,7 +127,7 @@ struct run_job {
     transport::ws_endpoint endpoint;
     /// The built-in mock when no `--url` was given (stopped by the run when its sessions end).
     std::unique_ptr<local_server> mock;
-    end_writers end;
+    console::end_writers end;
     /// --gpu-telemetry / --server-metrics, opened (nullptr: none): sampled from before the idle
     /// baseline to the end of the sessions, into telemetry.jsonl and summary.json's `telemetry`.
     std::shared_ptr<telemetry::recorder> telemetry;

@@ -7,8 +7,7 @@
 // (src/cli/run_command.cpp) calls them in order, between its own steps (the protocol, the URL
 // and the output folder), so that the first mistake is the one reported.
 //
-// Bad input throws invalid_options (the input: runtime::usage_error, as runtime and session
-// report it): the command reports it as bad usage (one line, exit 2, nothing written).
+// Bad input throws bad_input (core/bad_input.hpp): one line, exit 2, nothing written.
 
 #include <pacer/session/runner.hpp>
 
@@ -24,15 +23,6 @@ namespace pacer::run {
 
 struct run_options; // run_job.hpp
 struct run_job;
-
-/// The limits every command shares (session/runner.hpp).
-using session::default_timeout_margin;
-using session::max_sessions;
-
-/// Bad input in `pacer run`'s options: the message is the one line the user sees.
-struct invalid_options : std::invalid_argument {
-    using std::invalid_argument::invalid_argument;
-};
 
 /// Checks --concurrency, --threads, --inject-stall-ms, --stagger-ms and --processes, and
 /// returns --timeout parsed (nullopt: not given; checked against the input by `set_timeout`).
@@ -51,7 +41,7 @@ void plan_sessions(run_job& job);
 /// The input of `pacer run` into `job` (its options, protocol and processes set): --audio, or
 /// --duration of silence, with its conversion record (config.input_conversion), and --scenario
 /// with its turns' audio at the protocol's rate (session::load_scenario); `input_length` is
-/// what one session streams. A runtime::usage_error for anything wrong, such as a multi-turn
+/// what one session streams. A bad_input for anything wrong, such as a multi-turn
 /// scenario with --processes.
 void load_run_input(run_job& job);
 

@@ -35,7 +35,7 @@ inline constexpr int max_input_rate = 768000;
 /// A WAV file (RIFF WAV or WAVE_FORMAT_EXTENSIBLE; PCM of 8 to 32 bits, float, double, A-law
 /// or mu-law; a sample rate from 1 to 768 kHz; any number of channels) as PCM16 LE mono at `rate`
 /// Hz: the channels are averaged into one, the rate converted with libsamplerate's best sinc
-/// converter. A 16-bit mono file already at `rate` keeps its bytes. Throws std::runtime_error with
+/// converter. A 16-bit mono file already at `rate` keeps its bytes. Throws bad_input with
 /// one line naming the file and what is wrong (missing, unreadable, not a WAV container, an
 /// encoding libsndfile cannot decode, empty).
 input_audio read_input_audio(const std::filesystem::path& path, int rate = 16000);

@@ -6,8 +6,6 @@
 // behind its schedule (pacing-unqualified), 4 the server failed or rejected sessions (or could
 // not be reached), 130 interrupted. When several apply, `exit_status` picks one (see there).
 
-#include <stdexcept>
-
 namespace pacer::runtime {
 
 inline constexpr int exit_ok = 0;
@@ -16,13 +14,6 @@ inline constexpr int exit_usage = 2;
 inline constexpr int exit_unqualified = 3;
 inline constexpr int exit_server_failed = 4;
 inline constexpr int exit_interrupted = 130;
-
-/// Bad input found after parsing (a missing file, an existing output folder, an address that
-/// cannot be used...): `pacer`'s main prints its message as one line on stderr and exits with
-/// `exit_usage`. Any module may throw it (cli::usage_error is this type).
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 /// What a finished `run` or `serve` found; `exit_status` turns it into one exit code.
 struct run_verdict {

@@ -14,6 +14,10 @@ namespace pacer::runtime {
 /// read error).
 std::optional<std::string> read_file_if_exists(const std::filesystem::path& path);
 
+/// `read_file_if_exists` for a file the user named (`--prompts`, a session folder's files):
+/// what cannot be read is bad input, so it throws pacer::bad_input with the same line.
+std::optional<std::string> read_input_file_if_exists(const std::filesystem::path& path);
+
 /// The bytes of `path`; nullopt when it is missing or cannot be read (for readers that note
 /// what they could not read and go on).
 std::optional<std::string> read_file_if_readable(const std::filesystem::path& path);

@@ -3,7 +3,7 @@
 // to mono and converted to the rates the sessions need (16 kHz for pacer's packet grid and the
 // native and vllm-realtime protocols; the protocol's own rate, e.g. openai-realtime's 24 kHz,
 // straight from the file), and the record of the conversion for summary.json. A file or a
-// duration pacer cannot use is a usage_error (exit_status.hpp), one line.
+// duration pacer cannot use is a bad_input (core/bad_input.hpp), one line.
 
 #include <pacer/core/clock.hpp>
 

@@ -9,7 +9,7 @@
 
 namespace pacer::runtime {
 
-/// Creates `dir` (and missing parents). Throws usage_error (exit_status.hpp) when `dir` already
+/// Creates `dir` (and missing parents). Throws bad_input (core/bad_input.hpp) when `dir` already
 /// exists: a finished run is never overwritten.
 void create_output_dir(const std::filesystem::path& dir);
 
@@ -17,7 +17,7 @@ void create_output_dir(const std::filesystem::path& dir);
 std::filesystem::path default_output_dir(std::string_view command);
 
 /// The bytes an unprivileged user may still write on the filesystem that will hold `path`
-/// (statvfs of its nearest existing parent, so `path` need not exist yet). Throws usage_error,
+/// (statvfs of its nearest existing parent, so `path` need not exist yet). Throws bad_input,
 /// one line, when that is less than `bytes`; returns it otherwise. The line says what the
 /// bytes are (`what`) and what to do (`advice`): by default a run's traces and receipts.
 std::uint64_t ensure_free_space(

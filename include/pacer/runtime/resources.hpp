@@ -1,14 +1,13 @@
 #pragma once
-// Module `runtime` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the loop
-// monitor, CPU, memory and descriptor limits, WAV input, shards and launchers, reading a whole
-// file. It may include core; it may not include schedule, trace, protocol, transport, session,
-// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+// Module `runtime` (module table: cmake/PacerModules.cmake, docs/architecture.md) owns the loop
+// monitor, CPU, memory, descriptor limits, WAV input, shards, launchers, reading a whole file. It
+// may include core; it may not include schedule, trace, protocol, transport, session, console,
+// capacity_search, metrics, server, telemetry, report, record, sweep, run, http, cli (or fails).
 //
 // CPU, memory and descriptor facts of this process.
 
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 
 namespace pacer::runtime {
 
@@ -23,14 +22,9 @@ process_usage read_process_usage();
 /// CPU seconds of the calling thread (`CLOCK_THREAD_CPUTIME_ID`).
 double thread_cpu_seconds();
 
-/// The descriptor limit cannot carry the request: the request cannot be met as asked (the
-/// command line maps it to exit status 2, nothing written).
-struct descriptor_limit_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 /// Raises the soft `RLIMIT_NOFILE` to the hard limit and checks that `needed` descriptors fit.
-/// Throws descriptor_limit_error saying how many are needed and how to raise the limit otherwise.
+/// Throws bad_input (the request cannot be met as asked) saying how many are needed and how to
+/// raise the limit otherwise.
 void ensure_descriptors(std::size_t needed);
 
 /// The current soft limit on descriptors.

@@ -25,7 +25,7 @@ std::optional<shard> parse_shard(std::string_view text);
 /// The shard from the launcher's environment, in this order: OpenMPI
 /// (`OMPI_COMM_WORLD_RANK/SIZE`), PMI (`PMI_RANK/PMI_SIZE`), Slurm (`SLURM_PROCID/
 /// SLURM_NTASKS`), Kubernetes Indexed Job (`JOB_COMPLETION_INDEX` with `shards` given by
-/// `--shards N`). `getenv` is injectable for tests. Throws std::invalid_argument for a
+/// `--shards N`). `getenv` is injectable for tests. Throws bad_input for a
 /// malformed or inconsistent environment.
 std::optional<shard> shard_from_environment(const std::function<const char*(const char*)>& getenv,
                                             std::optional<std::size_t> shards);

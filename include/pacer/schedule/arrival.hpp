@@ -75,7 +75,7 @@ inline constexpr std::size_t max_stages = 1000;
 /// Parses `--stages`: comma-separated stages `DURATION:RATE/s` (constant) or
 /// `DURATION:FROM-TO/s` (a linear ramp), e.g. `30s:10/s,2m:10-50/s,30s:50/s`. DURATION is as
 /// `parse_duration` reads it (> 0); rates are decimal numbers >= 0 and at most max_rate,
-/// followed by `/s` (a stage without it is refused). Throws `std::invalid_argument` with one
+/// followed by `/s` (a stage without it is refused). Throws `bad_input` with one
 /// line naming `--stages` and the stage at fault. Checks each stage; `validate` checks them
 /// together.
 std::vector<stage> parse_stages(std::string_view text);
@@ -122,7 +122,7 @@ struct schedule_spec {
 /// The schedule's rate for people: "10/s", or the canonical stages text when staged.
 std::string rate_text(const schedule_spec& spec);
 
-/// Checks a spec. Throws `std::invalid_argument` whose message names the offending flag,
+/// Checks a spec. Throws `bad_input` whose message names the offending flag,
 /// e.g. "--rate must be a finite number > 0 (arrivals per second), got -1".
 void validate(const schedule_spec& spec);
 
@@ -136,7 +136,7 @@ void validate(const schedule_spec& spec);
 /// tau = 2u / (a + sqrt(a^2 + 2cu)) (u measured from the stage's start, which keeps it small);
 /// for Poisson this is an exact non-homogeneous Poisson process of the stages' rate. Each
 /// in-stage time is rounded once to ns and added to the stage's integer start. Also throws
-/// `std::invalid_argument` when the offsets would overflow 64-bit nanoseconds (a rate far too low)
+/// `bad_input` when the offsets would overflow 64-bit nanoseconds (a rate far too low)
 /// or exceed `max_arrivals`. May return an empty vector when only a duration is given and the first
 /// arrival falls after it.
 std::vector<std::chrono::nanoseconds> make_schedule(const schedule_spec& spec);

@@ -6,7 +6,7 @@
 // `arrival_options`, and their own count (--sessions, --requests, --count) and, where they have
 // one, the schedule's --duration into the same struct. `spec_from` turns it into a
 // schedule_spec with one set of rules and one wording (docs/schedule.md), and `open_loop_of`
-// adds a saved --schedule FILE as the alternative. Bad input throws runtime::usage_error: one
+// adds a saved --schedule FILE as the alternative. Bad input throws bad_input: one
 // line naming the flag.
 
 #include <pacer/schedule/arrival.hpp>
@@ -48,13 +48,13 @@ struct arrival_command {
 /// --rate and --duration; --rate or --stages given; without --stages, the count or (where the
 /// command has one) --duration given; the count > 0; --duration readable. The values
 /// themselves are `validate`'s to check (called last, so a spec returned is valid). Throws
-/// runtime::usage_error, one line naming the flag.
+/// bad_input, one line naming the flag.
 schedule_spec spec_from(const arrival_options& o, const arrival_command& command);
 
 /// The open loop's schedule: the saved `schedule_file` (when not empty; no other arrival
 /// option may be given then), or the one made from `spec_from(o, command)`, with its sha256;
 /// nullopt when neither was asked and the command `may_be_closed` (a closed batch in `run`).
-/// Throws runtime::usage_error.
+/// Throws bad_input.
 std::optional<schedule_document> open_loop_of(const arrival_options& o,
                                               const arrival_command& command,
                                               const std::string& schedule_file);
@@ -68,7 +68,7 @@ struct schedule_request {
 
 /// `pacer schedule`: the schedule of `spec_from(request.arrivals)` printed on stdout in `format`
 /// (`to_csv` or `to_json`), or with `dry_run` its plan (how many arrivals, the last one, the
-/// sha256). Returns 0. Bad input throws runtime::usage_error (nothing printed); stdout that
+/// sha256). Returns 0. Bad input throws bad_input (nothing printed); stdout that
 /// cannot be written, std::runtime_error.
 int print_schedule(const schedule_request& request);
 

@@ -3,8 +3,8 @@
 // ms packet grid and the pacing constants (packet period and size, late and send-stall thresholds);
 // arrival processes, the seeded RNG and samplers, schedule files; the open-loop dispatcher, its
 // records and their summary. It may include core, runtime; it may not include trace, protocol,
-// transport, session, metrics, server, telemetry, report, record, sweep, run, http, cli (the build
-// fails if it does).
+// transport, session, metrics, server, telemetry, report, record, sweep, run, http, cli, console,
+// capacity_search (the build fails if it does).
 //
 // The packet grid of a duplex session (docs/protocol.md §2), as a sans-io state machine.
 //

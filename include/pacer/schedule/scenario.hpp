@@ -31,12 +31,6 @@
 
 namespace pacer::schedule {
 
-/// A bad scenario: one line that names the source and what is wrong.
-class scenario_error : public std::invalid_argument {
-public:
-    using std::invalid_argument::invalid_argument;
-};
-
 /// A pause: fixed (`min == max`) or uniform in [min, max], drawn per session and turn.
 struct pause_spec {
     duration min{};
@@ -72,7 +66,7 @@ inline constexpr std::size_t max_turns = 1000;
 inline constexpr std::chrono::hours max_scenario_duration{1};
 
 /// Parses and checks a scenario's JSON text; `source` names it in errors and `base_dir` (may
-/// be empty) resolves relative audio paths. Throws `scenario_error` with one line per mistake,
+/// be empty) resolves relative audio paths. Throws `bad_input` with one line per mistake,
 /// e.g. "scenario x.json: turns[1].pause: '3q' is not a duration such as 0.3s".
 scenario parse_scenario(std::string_view text, std::string_view source,
                         std::string_view base_dir = {});

@@ -31,11 +31,6 @@
 
 namespace pacer::schedule {
 
-/// A bad schedule file: its message is one line that names the file and what is wrong.
-struct schedule_file_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
 /// A schedule with the arguments that produced it, as written in a schedule.json.
 struct schedule_document {
     schedule_spec spec;
@@ -63,11 +58,11 @@ std::string to_json(const schedule_spec& spec, std::span<const std::chrono::nano
 /// Reads the JSON form back. Checks that it is a JSON object with every field of `to_json`
 /// of the right type, that the arguments are valid (`validate`), that the offsets are
 /// non-negative and non-decreasing integers, and that `sha256` matches them. Throws
-/// `schedule_file_error` whose message starts with `source` (e.g. the file name).
+/// `bad_input` whose message starts with `source` (e.g. the file name).
 schedule_document parse_schedule_json(std::string_view text,
                                       std::string_view source = "schedule file");
 
-/// Reads and parses a schedule.json (`--schedule FILE`). Throws `schedule_file_error` when
+/// Reads and parses a schedule.json (`--schedule FILE`). Throws `bad_input` when
 /// the file cannot be read or is not a valid schedule.
 schedule_document read_schedule_file(const std::filesystem::path& path);
 

@@ -38,7 +38,7 @@ enum class llm_fault { none, server_error, stall, malformed_sse, disconnect };
 
 /// "none", "server_error", "stall", "malformed_sse", "disconnect".
 std::string_view to_string(llm_fault f) noexcept;
-/// The inverse of `to_string`; throws std::invalid_argument naming `--fault` otherwise.
+/// The inverse of `to_string`; throws bad_input naming `--fault` otherwise.
 llm_fault parse_llm_fault(std::string_view name);
 
 struct llm_mock_options {
@@ -67,7 +67,7 @@ time_point after_pause(time_point due, time_point origin, duration every, durati
 /// The mock on one io_context (run it on one thread: no strand, no lock).
 class llm_mock {
 public:
-    /// Throws std::invalid_argument for options it cannot serve (a TLS certificate or key
+    /// Throws bad_input for options it cannot serve (a TLS certificate or key
     /// that cannot be loaded, or only one of them).
     llm_mock(boost::asio::io_context& io, llm_mock_options options);
     ~llm_mock();

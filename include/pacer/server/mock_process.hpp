@@ -71,14 +71,14 @@ struct llm_mock_process_options {
 };
 
 /// `pacer mock`, `pacer native-mock` and `pacer llm-mock`: check the values into the mock's
-/// options (a bad one is a runtime::usage_error naming its flag), then print the `--dry-run`
+/// options (a bad one is a bad_input naming its flag), then print the `--dry-run`
 /// plan, or serve until SIGINT/SIGTERM as run_mock_process (run_llm_mock_process for the LLM
 /// mock) does. Return the exit status.
 int run_probe_mock(const probe_mock_process_options& s);
 int run_native_mock(const native_mock_process_options& s);
 int run_llm_mock(const llm_mock_process_options& s);
 
-/// Builds the mock of a process on the given context; may throw std::invalid_argument for a bad
+/// Builds the mock of a process on the given context; may throw bad_input for a bad
 /// option value.
 using mock_factory = std::function<std::unique_ptr<mock_server>(boost::asio::io_context&)>;
 /// The same with its sessions spread over the given contexts (the first accepts).
@@ -90,7 +90,7 @@ using threaded_mock_factory =
 /// listens, prints `listening on HOST:PORT` (flushed: scripts and tests wait for it), serves,
 /// then, every thread joined, writes the stats plus `process_cpu_s` and `peak_rss_bytes` to
 /// `stats_output` when given. A bad option value or an address that cannot be used is a
-/// runtime::usage_error.
+/// bad_input.
 int run_mock_process(const host_options& host, const std::string& stats_output, std::size_t threads,
                      const threaded_mock_factory& make);
 
@@ -105,7 +105,7 @@ void print_mock_process_plan(std::string_view command, const host_options& host,
                              const std::string& stats_output);
 
 /// `pacer llm-mock`'s checks before it listens: refuses an existing `stats_output`, builds the
-/// mock on `io` (loading its certificate; a bad option value is a runtime::usage_error) and
+/// mock on `io` (loading its certificate; a bad option value is a bad_input) and
 /// checks the descriptors. Returns the mock, bound to nothing.
 std::unique_ptr<llm_mock> check_llm_mock_process(boost::asio::io_context& io,
                                                  const llm_mock_options& options,
@@ -113,7 +113,7 @@ std::unique_ptr<llm_mock> check_llm_mock_process(boost::asio::io_context& io,
 
 /// Runs `mock` (from check_llm_mock_process, on `io`) until SIGINT/SIGTERM: listens, prints
 /// `listening on [https://]HOST:PORT` (flushed), serves, then writes its stats to
-/// `stats_output` when given. An address that cannot be used is a runtime::usage_error.
+/// `stats_output` when given. An address that cannot be used is a bad_input.
 int run_llm_mock_process(boost::asio::io_context& io, llm_mock& mock,
                          const llm_mock_options& options, const std::string& stats_output);
 

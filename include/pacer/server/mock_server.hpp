@@ -2,7 +2,7 @@
 // Module `server` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the mock
 // servers (probe, native, LLM) and their host. It may include core, runtime, protocol, transport;
 // it may not include schedule, trace, session, metrics, telemetry, report, record, sweep, run,
-// http, cli (the build fails if it does).
+// http, cli, console, capacity_search (the build fails if it does).
 //
 // What every mock server of pacer offers, so that one process runner (`pacer mock`,
 // `pacer native-mock`) or an in-process caller (`pacer run`, `pacer serve`) can drive any of them.
@@ -29,7 +29,7 @@ struct host_options {
     int receive_buffer = 0;
     int max_segment = 0;
     /// PEM certificate (chain) and private key: serve wss:// (TLS) instead of ws://. Both or
-    /// neither; the mock refuses to start (std::invalid_argument) when they cannot be loaded.
+    /// neither; the mock refuses to start (bad_input) when they cannot be loaded.
     std::string tls_cert;
     std::string tls_key;
     /// Also served beside /v1/realtime (vllm-omni's alias `/v1/duplex`); empty: none.

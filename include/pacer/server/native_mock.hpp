@@ -39,13 +39,13 @@ enum class peer_fault {
     close_without_update, ///< answers session.update with session.closed (client_closed)
 };
 
-/// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
+/// Parses a fault name (`none`, `server_error`, ...); throws bad_input.
 peer_fault parse_peer_fault(std::string_view name);
 
 /// A set of accept-order session indices, written `0,2,5-7`.
 class session_set {
 public:
-    /// Parses `0,2,5-7` (ascending or not, no blanks); throws std::invalid_argument naming
+    /// Parses `0,2,5-7` (ascending or not, no blanks); throws bad_input naming
     /// `--fault-sessions` for anything else (empty items, `a-b` with b < a, non-digits).
     static session_set parse(std::string_view list);
     bool contains(std::size_t index) const;
@@ -176,7 +176,7 @@ void print_native_mock_plan(const native_mock_options& o, std::size_t threads,
 /// merged when read (the shared worker and the cold start are atomics).
 class native_mock final : public mock_server {
 public:
-    /// Throws std::invalid_argument for option values it cannot serve (a legacy profile, a
+    /// Throws bad_input for option values it cannot serve (a legacy profile, a
     /// burst of 0, an output rate too low for the holdback, a negative latency...).
     native_mock(boost::asio::io_context& ctx, native_mock_options options);
     /// Sessions spread over `contexts` (at least one; the first accepts), round robin.

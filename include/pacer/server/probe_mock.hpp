@@ -33,7 +33,7 @@ enum class fault {
     stop_reading,
 };
 
-/// Parses a fault name (`none`, `server_error`, ...); throws std::invalid_argument.
+/// Parses a fault name (`none`, `server_error`, ...); throws bad_input.
 fault parse_fault(std::string_view name);
 
 struct mock_options : host_options {
@@ -47,7 +47,7 @@ struct mock_options : host_options {
 /// `appends` and the arrival deviation of each append from its session's grid.
 class probe_mock final : public mock_server {
 public:
-    /// Throws std::invalid_argument for a negative reply count or a fault period of 0.
+    /// Throws bad_input for a negative reply count or a fault period of 0.
     probe_mock(boost::asio::io_context& ctx, mock_options options);
     /// Sessions spread over `contexts` (at least one; the first accepts), round robin; each
     /// thread keeps its own counts, merged in `stats()` once every context has stopped.

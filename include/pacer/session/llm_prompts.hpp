@@ -42,7 +42,7 @@ struct prompt_file_entry {
     std::optional<std::uint64_t> output_len;
 };
 
-/// Parses a JSONL prompt file (blank lines skipped). Throws std::invalid_argument with one
+/// Parses a JSONL prompt file (blank lines skipped). Throws bad_input with one
 /// line naming `source` and the line number for anything else, or for a file with no prompt.
 std::vector<prompt_file_entry> parse_prompt_jsonl(std::string_view text, std::string_view source);
 

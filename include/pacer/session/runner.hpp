@@ -3,8 +3,8 @@
 // duplex session coroutine, the N-session runner and its session contexts, the conversation of
 // `--scenario` (scenario_plan.hpp), the open-loop driver, the start gate, live counters, LLM
 // prompts. It may include core, schedule, trace, runtime, protocol, transport; it may not
-// include metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if
-// it does).
+// include metrics, server, telemetry, report, record, sweep, run, http, cli, console,
+// capacity_search (the build fails if it does).
 //
 // Runs N duplex sessions at once: T single-threaded session contexts (one thread each, no
 // strand, no lock), a loop monitor on each, and the trace writer on its own context thread.

@@ -16,7 +16,7 @@ namespace pacer::session {
 /// audio loaded as `--audio` is for sessions whose wire rate is `wire_rate` (silence turns held
 /// nowhere; a turn of `input` streams each session's own input). `native`: the native protocol,
 /// which streams one continuous input (`pause_audio none` is refused). Every mistake throws
-/// runtime::usage_error (exit_status.hpp), one line naming the scenario and the field.
+/// bad_input (core/bad_input.hpp), one line naming the scenario and the field.
 conversation_plan load_scenario(const std::string& name, std::size_t wire_rate, bool native);
 
 } // namespace pacer::session

@@ -8,8 +8,8 @@
 // callbacks (the look, the clock, the idle pause), unit-tested with a manual clock in
 // tests/unit/sweep/test_recovery.cpp; run_sweep supplies the real canary and stats.
 
+#include <pacer/capacity_search/capacity.hpp>
 #include <pacer/core/clock.hpp>
-#include <pacer/sweep/capacity.hpp>
 
 #include <boost/json/object.hpp>
 

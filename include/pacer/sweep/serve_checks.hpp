@@ -6,7 +6,7 @@
 // the order a person reads the options, between its own checks of the target (the URL with the
 // client's settings) and of the scenario, so the first mistake is the one reported.
 //
-// Bad input throws runtime::usage_error: one line, before anything is created.
+// Bad input throws bad_input: one line, before anything is created.
 
 #include <pacer/sweep/serve_job.hpp>
 

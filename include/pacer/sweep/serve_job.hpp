@@ -104,7 +104,7 @@ struct serve_job {
 };
 
 /// `--concurrencies a,b,c`: the levels in the order given, each a whole number from 1 to
-/// `max_level`, none twice, at least one. Throws std::invalid_argument (the line to print,
+/// `max_level`, none twice, at least one. Throws bad_input (the line to print,
 /// naming the option) otherwise.
 std::vector<std::size_t> parse_levels(std::string_view concurrencies, std::size_t max_level);
 

@@ -4,15 +4,16 @@
 // validity, the server's failures, SLOs), the capacity search, the level's and the sweep's
 // summary.json, the table (serve_table.hpp), and the job: the start and closing lines, the
 // `--dry-run` plan and the disk estimate (serve_job.hpp). It may include core, trace, runtime,
-// protocol, transport, session, metrics, telemetry; it may not include schedule, server, report,
-// record, run, http, cli (the build fails if it does): the command starts any mock and passes
-// its URL and a function that stops it, adds the progress line to the table's observer, and
-// hands in what writes report.html and the tables and records the transport.
+// protocol, transport, session, metrics, telemetry, capacity_search; it may not include schedule,
+// server, report, record, run, http, cli, console (the build fails if it does): the command starts
+// any mock and passes its URL and a stop function, adds the progress line to the observer, hands
+// in the writers of report.html and the tables, and records the transport.
 //
 // The command (src/cli/serve_command.cpp, serve_plan.cpp) declares and checks the options,
 // fills a serve_job (its sweep_options) and calls execute_serve, which calls run_sweep and
 // writes summary_json.
 
+#include <pacer/capacity_search/capacity.hpp>
 #include <pacer/core/clock.hpp>
 #include <pacer/metrics/level.hpp>
 #include <pacer/metrics/outcome.hpp>
@@ -23,7 +24,6 @@
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/session/live_counters.hpp>
 #include <pacer/session/runner.hpp>
-#include <pacer/sweep/capacity.hpp>
 #include <pacer/sweep/recovery.hpp>
 #include <pacer/sweep/validity.hpp>
 #include <pacer/telemetry/stability.hpp>
@@ -123,7 +123,7 @@ struct sweep_options {
     timing_limits limits;
     bool drop_traces = false;
     bool find_capacity = false;
-    capacity_settings capacity;
+    capacity_search::capacity_settings capacity;
     std::string slo;                      ///< `--slo` as given (recorded)
     std::vector<metrics::slo_check> slos; ///< what each level is judged by (may be empty)
 };
@@ -159,7 +159,8 @@ struct level_run {
 /// One level of the plan, `repeats` times; the level's pooled entry for the top summary.
 struct level_result {
     std::size_t concurrency = 0;
-    level_try run;      ///< why it ran (a plain sweep's levels are all `search`, attempt 1)
+    capacity_search::level_try
+        run;            ///< why it ran (a plain sweep's levels are all `search`, attempt 1)
     std::string folder; ///< c<level>[-confirm<n>|-verify<n>], under repeat-<r>/ with repeats
     std::vector<level_run> runs;
     bool valid = true;
@@ -207,8 +208,8 @@ struct sweep_result {
     /// `--warm-until-stable`: telemetry::stability_json of the last verdict (nullopt: not asked
     /// or interrupted before its first run).
     std::optional<boost::json::object> warm_until_stable;
-    std::vector<level_result> levels;        ///< as probed, in order
-    std::optional<capacity_result> capacity; ///< find_capacity only
+    std::vector<level_result> levels;                         ///< as probed, in order
+    std::optional<capacity_search::capacity_result> capacity; ///< find_capacity only
     /// find_capacity: how the server held up (overloads_json; nullopt: no search ran).
     std::optional<boost::json::object> recovery;
     bool interrupted = false;

@@ -5,10 +5,12 @@
 // read both, `telemetry.jsonl`, the energy and power of a time window, the Prometheus text format
 // (parsed and written) and the `--metrics-listen` endpoint. It may include core, runtime,
 // transport; it may not include schedule, trace, protocol, session, metrics, server, report,
-// record, sweep, run, http, cli (the build fails if it does). docs/telemetry.md.
+// record, sweep, run, http, cli, console, capacity_search (see docs/telemetry.md).
 //
 // One reading of one source at one instant, on pacer's clock (CLOCK_MONOTONIC) and the wall
 // clock, as `telemetry.jsonl` holds it (one line each).
+
+#include <pacer/core/bad_input.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,9 +24,9 @@ namespace pacer::telemetry {
 
 /// Telemetry that cannot start: a library that does not load, a GPU index NVML does not have,
 /// a URL that is not http://, an address that cannot be bound. The message is one line, for
-/// the user (the command turns it into a usage error, exit 2).
-struct telemetry_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
+/// the user: bad input (exit 2).
+struct telemetry_error : bad_input {
+    using bad_input::bad_input;
 };
 
 struct sample {

@@ -35,7 +35,7 @@ struct opened_telemetry {
 /// Checks the flags and opens what they name: NVML loaded and its GPUs checked, the URL parsed,
 /// the `--metrics-listen` address bound (a busy port is refused here). A dry run checks the same
 /// (NVML loaded, the address bound) and lets it go: it only does not scrape the server's URL, as
-/// it connects to no server. Throws runtime::usage_error (exit 2, one line) for anything wrong,
+/// it connects to no server. Throws bad_input (exit 2, one line) for anything wrong,
 /// before any file is written or any header printed. Scrape warnings go to stderr, each once.
 opened_telemetry open_telemetry(const settings& s, const std::string& listen, bool dry_run);
 

@@ -4,7 +4,7 @@
 // sink, the writer; the send receipts (`append_receipt`, `session_result`, their formatter and
 // parser); the disk a run's traces take (disk_estimate). It may include core, runtime; it may not
 // include schedule, protocol, transport, session, metrics, server, telemetry, report, record,
-// sweep, run, http, cli (the build fails if it does).
+// sweep, run, http, cli, console, capacity_search (the build fails if it does).
 //
 // What sessions hand to the trace writer: one trace line, or the end of a session.
 

@@ -62,7 +62,7 @@ enum class url_use {
 
 /// Parses a URL: `http[s]://host[:port][/prefix]` as a base URL, `http://host[:port][/path]
 /// [?query]` as a GET URL (IPv6 hosts in brackets). The one URL parser of HTTP: throws
-/// std::invalid_argument with one line naming `flag` for anything else (a scheme not taken, a
+/// bad_input with one line naming `flag` for anything else (a scheme not taken, a
 /// fragment, a query in a base URL, credentials, an empty host, a port that is not 1..65535).
 http_endpoint parse_http_url(std::string_view url, std::string_view flag = "--base-url",
                              url_use use = url_use::base);

@@ -1,8 +1,8 @@
 #pragma once
-// Module `transport` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
-// WebSocket client (TLS, headers, admission handshake), HTTP client, SSE parser, OpenAI stream
-// chunks. It may include core; it may not include schedule, trace, runtime, protocol, session,
-// metrics, server, telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+// Module `transport` (module table: cmake/PacerModules.cmake, docs/architecture.md) owns the
+// WebSocket client (TLS, headers, admission), HTTP client, SSE parser, OpenAI stream chunks. It
+// may include core; it may not include schedule, trace, runtime, protocol, session, console,
+// capacity_search, metrics, server, telemetry, report, record, sweep, run, http, cli (or fails).
 //
 // A WebSocket client connection with the handshake the reference harness uses: no
 // compression, no keepalive pings, no subprotocol, text frames, 8 MiB inbound limit.
@@ -58,7 +58,7 @@ struct tls_client_context;
 /// Builds a client TLS context, shared by the WebSocket (wss://) and HTTP (https://) clients:
 /// TLS 1.2 or newer; with `insecure`, no verification; otherwise peer verification against
 /// `ca_file` (PEM) or, when empty, the system's CA store (each connection also checks the
-/// server's name and sends SNI). Throws std::invalid_argument naming the file (with OpenSSL's
+/// server's name and sends SNI). Throws bad_input naming the file (with OpenSSL's
 /// reason) when it cannot be loaded.
 std::shared_ptr<tls_client_context> make_tls_client_context(const std::string& ca_file,
                                                             bool insecure);
@@ -90,7 +90,7 @@ struct ws_endpoint {
 };
 
 /// Parses `ws://HOST[:PORT][/PATH]` or `wss://HOST[:PORT][/PATH]` (IPv6 hosts in brackets;
-/// default ports 80 and 443). Throws std::invalid_argument with a one-line reason for anything
+/// default ports 80 and 443). Throws bad_input with a one-line reason for anything
 /// else.
 ws_endpoint parse_ws_url(std::string_view url);
 
@@ -105,13 +105,13 @@ std::string with_query_parameter(std::string_view target, std::string_view name,
                                  std::string_view value);
 
 /// Builds `ep.client.tls_context` for a wss:// endpoint from `ca_file` and `insecure` (the
-/// system CA store when no file is given); nothing for ws://. Throws std::invalid_argument
+/// system CA store when no file is given); nothing for ws://. Throws bad_input
 /// naming the file when the CA file cannot be loaded.
 void prepare_tls(ws_endpoint& ep);
 
 /// Checks one `--header` argument, `Name: value`: a token name, no CR/LF/NUL, not a header the
 /// WebSocket handshake sets itself (Host, Upgrade, Connection, Sec-WebSocket-*). Returns the
-/// name and the value (surrounding blanks trimmed); throws std::invalid_argument with a reason
+/// name and the value (surrounding blanks trimmed); throws bad_input with a reason
 /// that names the header but never shows its value.
 std::pair<std::string, std::string> parse_header(std::string_view text);
 

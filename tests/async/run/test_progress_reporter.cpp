@@ -2,7 +2,7 @@
 // leaves on screen when it ends (the line's text and when one is due: tests/unit/run/
 // test_progress.cpp). The counters are bumped here while the thread reads them (TSan in CI).
 
-#include <pacer/run/progress.hpp>
+#include <pacer/console/progress.hpp>
 
 #include <gtest/gtest.h>
 
@@ -27,7 +27,7 @@ TEST(ProgressReporter, PlainModePrintsALastLineWhenThePhaseEnds) {
     std::FILE* f = std::tmpfile();
     ASSERT_NE(f, nullptr);
     {
-        progress_reporter r(progress_mode::plain, f);
+        console::progress_reporter r(console::progress_mode::plain, f);
         r.begin("level c2", std::nullopt);
         r.counters().bump(&session::live_counters::started);
         r.counters().bump(&session::live_counters::packets_sent);
@@ -47,7 +47,7 @@ TEST(ProgressReporter, TerminalModeLeavesACleanLineAndOffPrintsNothing) {
     std::FILE* f = std::tmpfile();
     ASSERT_NE(f, nullptr);
     {
-        progress_reporter r(progress_mode::terminal, f);
+        console::progress_reporter r(console::progress_mode::terminal, f);
         r.begin("", 1.0);
         r.end();
     }
@@ -58,7 +58,7 @@ TEST(ProgressReporter, TerminalModeLeavesACleanLineAndOffPrintsNothing) {
     std::rewind(f);
     std::FILE* g = std::tmpfile();
     {
-        progress_reporter r(progress_mode::off, g);
+        console::progress_reporter r(console::progress_mode::off, g);
         r.begin("", 1.0);
         r.end();
     }

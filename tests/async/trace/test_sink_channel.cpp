@@ -22,6 +22,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <chrono>
 #include <csignal>
 #include <exception>
@@ -49,39 +50,6 @@ namespace trace = pacer::trace;
 
 // The liveness guard: far beyond anything this test needs (well under a second normally).
 constexpr auto watchdog = 60s;
-
-class temp_dir {
-public:
-    temp_dir() {
-        std::random_device rd;
-        for (int attempt = 0;; ++attempt) {
-            path_ =
-                fs::temp_directory_path() /
-                ("pacer-trace-channel-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-            if (fs::create_directory(path_))
-                break;
-            if (attempt > 100)
-                throw std::runtime_error("cannot create a temporary directory");
-        }
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 std::string event_json(std::uint32_t session, int i) {
     return R"({"type":"input_audio_buffer.append","event_id":"s)" + std::to_string(session) + "-" +
@@ -157,7 +125,7 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
     // Producer thread A runs sessions 1 and 2, producer thread B runs sessions 3 and 4.
     const std::vector<std::vector<std::uint32_t>> sessions_of = {{1, 2}, {3, 4}};
 
-    temp_dir dir;
+    pacer::test::scratch_folder dir("pacer-trace-channel");
     std::promise<std::exception_ptr> writer_done;
     auto writer_finished = writer_done.get_future();
     std::map<std::uint32_t, std::promise<session_outcome>> promises;
@@ -173,7 +141,7 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
         producer_ctx.push_back(std::make_unique<asio::io_context>(1));
     trace::channel ch(writer_ctx.get_executor(), capacity);
     trace::writer_options options;
-    options.root = dir.path();
+    options.root = dir.path;
     trace::writer_core core(options);
     thread_guard guard;
     guard.stops.push_back([&] { writer_ctx.stop(); });
@@ -186,7 +154,7 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
         for (auto s : sessions_of[t]) {
             // Each completion touches only its own promise (never the map) from its thread.
             std::promise<session_outcome>* promise = &promises[s];
-            asio::co_spawn(*producer_ctx[t], produce(ch, dir.path(), s, lines_per_session),
+            asio::co_spawn(*producer_ctx[t], produce(ch, dir.path, s, lines_per_session),
                            [promise](std::exception_ptr e, session_outcome out) {
                                if (e)
                                    promise->set_exception(e);
@@ -253,9 +221,10 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
     for (const auto& group : sessions_of) {
         for (auto s : group) {
             SCOPED_TRACE("session " + std::to_string(s));
-            const fs::path folder = folder_of(dir.path(), s);
-            EXPECT_EQ(read_file(folder / "input-send-receipts.json"), receipts_json(s));
-            const std::string text = read_file(folder / "trace.jsonl");
+            const fs::path folder = folder_of(dir.path, s);
+            EXPECT_EQ(pacer::test::read_text(folder / "input-send-receipts.json"),
+                      receipts_json(s));
+            const std::string text = pacer::test::read_text(folder / "trace.jsonl");
             ASSERT_FALSE(text.empty());
             EXPECT_EQ(text.back(), '\n');
             std::istringstream in(text);
@@ -275,7 +244,8 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
                 ++next;
             }
             EXPECT_EQ(next, lines_per_session);
-            EXPECT_EQ(read_file(folder / "trace.jsonl").size(), outcomes[s].trace_bytes_on_disk)
+            EXPECT_EQ(pacer::test::read_text(folder / "trace.jsonl").size(),
+                      outcomes[s].trace_bytes_on_disk)
                 << "the trace grew after finish() returned";
         }
     }
@@ -294,11 +264,11 @@ TEST(trace_channel, sessions_on_two_threads_through_a_small_channel) {
 TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
     constexpr std::size_t capacity = 8;
     constexpr std::uint32_t sessions = 16;
-    temp_dir dir;
+    pacer::test::scratch_folder dir("pacer-trace-channel");
     asio::io_context ctx{1};
     trace::channel ch(ctx.get_executor(), capacity);
     trace::writer_options options;
-    options.root = dir.path();
+    options.root = dir.path;
     options.flush_interval = std::chrono::milliseconds(0); // everything taken is due at once
     trace::writer_core core(options);
     int sent = 0;
@@ -342,11 +312,11 @@ TEST(trace_channel, a_drain_stops_at_its_budget_while_senders_keep_refilling) {
 // writer has taken them, so the sessions' next ones reuse them (none is freed by the writer);
 // and what a session queues is written as it was, whatever string it travelled in.
 TEST(trace_channel, payloads_go_back_to_the_pool_once_taken) {
-    temp_dir dir;
+    pacer::test::scratch_folder dir("pacer-trace-channel");
     asio::io_context ctx{1};
     trace::channel ch(ctx.get_executor(), 64);
     trace::writer_options options;
-    options.root = dir.path();
+    options.root = dir.path;
     trace::writer_core core(options);
     // An empty pool to start with (a new thread's cache starts empty; what it takes is freed).
     std::thread([] {
@@ -370,13 +340,13 @@ TEST(trace_channel, payloads_go_back_to_the_pool_once_taken) {
     EXPECT_EQ(d.taken, 6u);
     EXPECT_EQ(trace::payload_pool::size().strings, 6u); // all six back, none freed
     core.flush_all();
-    std::istringstream lines(read_file(folder_of(dir.path(), 7) / "trace.jsonl"));
+    std::istringstream lines(pacer::test::read_text(folder_of(dir.path, 7) / "trace.jsonl"));
     std::string line;
     int i = 0;
     for (; std::getline(lines, line); ++i)
         EXPECT_NE(line.find(event_json(7, i)), std::string::npos) << line;
     EXPECT_EQ(i, 3);
-    EXPECT_EQ(read_file(folder_of(dir.path(), 7) / "input-send-receipts.json"),
+    EXPECT_EQ(pacer::test::read_text(folder_of(dir.path, 7) / "input-send-receipts.json"),
               receipt_piece + receipt_piece + receipt_piece);
 }
 
@@ -388,11 +358,11 @@ TEST(trace_channel, payloads_go_back_to_the_pool_once_taken) {
 TEST(trace_channel, a_writer_behind_still_lets_a_signal_handler_on_its_context_run) {
     constexpr std::size_t budget = 8;
     constexpr std::size_t records = 100 * budget;
-    temp_dir dir;
+    pacer::test::scratch_folder dir("pacer-trace-channel");
     asio::io_context ctx{1};
     trace::channel ch(ctx.get_executor(), records + 1);
     trace::writer_options options;
-    options.root = dir.path();
+    options.root = dir.path;
     trace::writer_core core(options);
     for (std::size_t i = 0; i < records; ++i) {
         trace::record r;

@@ -1,6 +1,7 @@
 // The plan of `pacer http` made from its options' values (src/http/plan.cpp): headers, the API
 // key from the environment and the schedule, each bad value one line.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/http/plan.hpp>
 #include <pacer/runtime/exit_status.hpp>
 
@@ -18,9 +19,7 @@ using namespace pacer;
 std::string error_of(const auto& f) {
     try {
         f();
-    } catch (const std::invalid_argument& e) {
-        return e.what();
-    } catch (const runtime::usage_error& e) { // the schedule's options (schedule::spec_from)
+    } catch (const bad_input& e) {
         return e.what();
     }
     return "";

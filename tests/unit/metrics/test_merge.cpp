@@ -1,5 +1,6 @@
 // Merging parts pools every packet: the percentiles are those of the union, never averages.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/stats.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
@@ -95,10 +96,10 @@ TEST(merge, clocks_of_several_hosts_must_be_trustworthy) {
     // An unsynchronised or too uncertain clock is refused, naming the part...
     EXPECT_THROW(
         check_clocks({host_part("a", true, 0.002), host_part("b", false, 0.004)}, 0.010, false),
-        std::runtime_error);
+        pacer::bad_input);
     EXPECT_THROW(
         check_clocks({host_part("a", true, 0.002), host_part("b", true, 0.5)}, 0.010, false),
-        std::runtime_error);
+        pacer::bad_input);
     // ...unless the user accepts the skew.
     EXPECT_NO_THROW(
         check_clocks({host_part("a", true, 0.002), host_part("b", false, 16)}, 0.010, true));
@@ -154,7 +155,7 @@ TEST(merge, the_same_folder_twice_is_refused) {
     EXPECT_NO_THROW(check_distinct({named(p, "runs/a", "1"), named(p, "runs/b", "2")}));
     // Another spelling of one path.
     EXPECT_THROW(check_distinct({named(p, "runs/a", "1"), named(p, "runs/../runs/./a", "2")}),
-                 std::runtime_error);
+                 pacer::bad_input);
     // A symlink to it.
     const auto root =
         fs::temp_directory_path() / ("pacer-test-merge-" + std::to_string(::getpid()) + "-" +
@@ -163,7 +164,7 @@ TEST(merge, the_same_folder_twice_is_refused) {
     fs::create_directory_symlink(root / "a", root / "link");
     EXPECT_THROW(check_distinct({named(p, (root / "a").string(), "1"),
                                  named(p, (root / "link").string(), "2")}),
-                 std::runtime_error);
+                 pacer::bad_input);
     fs::remove_all(root);
 }
 
@@ -172,7 +173,7 @@ TEST(merge, the_same_run_copied_is_refused) {
     try {
         check_distinct({named(p, "runs/a", "f00d"), named(p, "copy/a", "f00d")});
         ADD_FAILURE() << "a copy of one run was accepted";
-    } catch (const std::runtime_error& e) {
+    } catch (const pacer::bad_input& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find("runs/a"), std::string::npos) << what;
         EXPECT_NE(what.find("copy/a"), std::string::npos) << what;
@@ -180,7 +181,7 @@ TEST(merge, the_same_run_copied_is_refused) {
     }
     // Runs written before the run id: the host and the clock pair read at the start.
     EXPECT_THROW(check_distinct({named(p, "runs/a", ""), named(p, "copy/a", "")}),
-                 std::runtime_error);
+                 pacer::bad_input);
     const auto later = make_part(100.5, 1000.5, {{10.0, {0.0}}});
     EXPECT_NO_THROW(check_distinct({named(p, "runs/a", ""), named(later, "runs/b", "")}));
 }
@@ -194,7 +195,7 @@ TEST(merge, the_same_shard_twice_is_refused) {
     };
     EXPECT_NO_THROW(check_distinct({shard(0, "s0", "1"), shard(1, "s1", "2")}));
     EXPECT_THROW(check_distinct({shard(1, "s1", "1"), shard(1, "s1-again", "2")}),
-                 std::runtime_error);
+                 pacer::bad_input);
 }
 
 run_part windowed(double realtime, double wall_s, const std::string& dir) {
@@ -214,7 +215,7 @@ TEST(merge, parts_that_did_not_stream_together_are_refused) {
     try {
         (void)check_overlap(disjoint, false);
         ADD_FAILURE() << "disjoint parts were accepted";
-    } catch (const std::runtime_error& e) {
+    } catch (const pacer::bad_input& e) {
         const std::string what = e.what();
         EXPECT_NE(what.find("a and c"), std::string::npos) << what;
         EXPECT_NE(what.find("--allow-disjoint"), std::string::npos) << what;
@@ -226,8 +227,7 @@ TEST(merge, parts_that_did_not_stream_together_are_refused) {
     // A part with no clock pair cannot be placed.
     auto unknown = windowed(1000, 10, "u");
     unknown.summary.erase("clock");
-    EXPECT_THROW((void)check_overlap({windowed(1000, 10, "a"), unknown}, false),
-                 std::runtime_error);
+    EXPECT_THROW((void)check_overlap({windowed(1000, 10, "a"), unknown}, false), pacer::bad_input);
 }
 
 // An open-loop shard: arrival i of `lags` is arrival first + i * stride of a schedule of
@@ -319,8 +319,8 @@ TEST(merge, open_loop_parts_must_share_one_schedule) {
     const auto a = open_loop_part("w0", 0, 2, {0.001}, 2, "abc123");
     EXPECT_NO_THROW(check_compatible({a, open_loop_part("w1", 1, 2, {0.001}, 2, "abc123")}));
     EXPECT_THROW(check_compatible({a, open_loop_part("w1", 1, 2, {0.001}, 2, "def456")}),
-                 std::runtime_error);
-    EXPECT_THROW(check_compatible({a, make_part(100, 1000, {{10.0, {0.0}}})}), std::runtime_error);
+                 pacer::bad_input);
+    EXPECT_THROW(check_compatible({a, make_part(100, 1000, {{10.0, {0.0}}})}), pacer::bad_input);
 }
 
 TEST(merge, samples_json_carries_the_open_loop_arrivals) {

@@ -2,6 +2,7 @@
 // session.update's acknowledgement), pooled by merge_parts with the parts' protocol; parts of
 // different protocols are not pooled.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/merge.hpp>
 #include <pacer/metrics/pacing.hpp>
 
@@ -74,7 +75,7 @@ TEST(MergeHandshakes, PartsOfDifferentProtocolsAreNotPooled) {
     try {
         check_compatible({a, b});
         ADD_FAILURE() << "pooled native with vllm-realtime";
-    } catch (const std::runtime_error& e) {
+    } catch (const pacer::bad_input& e) {
         EXPECT_NE(std::string(e.what()).find("only parts of one protocol"), std::string::npos);
     }
 }

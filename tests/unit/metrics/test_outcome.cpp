@@ -3,13 +3,14 @@
 // estimate checked before anything is created.
 
 #include <pacer/cli/commands.hpp>
-#include <pacer/cli/output.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/outcome.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/protocol/realtime_events.hpp>
 #include <pacer/report/error_kind.hpp>
 #include <pacer/runtime/exit_status.hpp>
+#include <pacer/runtime/output_dir.hpp>
 #include <pacer/session/error.hpp>
 #include <pacer/trace/disk_estimate.hpp>
 #include <pacer/transport/error.hpp>
@@ -224,13 +225,13 @@ TEST(disk_estimate, covers_each_protocols_wire_both_ways_plus_receipts) {
 TEST(ensure_free_space, measures_the_nearest_existing_parent_and_refuses_what_cannot_fit) {
     const auto missing = std::filesystem::temp_directory_path() / "pacer-no-such" / "run";
     ASSERT_FALSE(std::filesystem::exists(missing));
-    const auto free_bytes = ensure_free_space(missing, 1);
+    const auto free_bytes = pacer::runtime::ensure_free_space(missing, 1);
     EXPECT_GT(free_bytes, 0u);
     EXPECT_FALSE(std::filesystem::exists(missing)) << "nothing is created";
     try {
-        ensure_free_space(missing, std::numeric_limits<std::uint64_t>::max());
+        pacer::runtime::ensure_free_space(missing, std::numeric_limits<std::uint64_t>::max());
         FAIL() << "an impossible size was accepted";
-    } catch (const usage_error& e) {
+    } catch (const pacer::bad_input& e) {
         const std::string m = e.what();
         EXPECT_NE(m.find("free"), std::string::npos) << m;
         EXPECT_NE(m.find(missing.string()), std::string::npos) << m;

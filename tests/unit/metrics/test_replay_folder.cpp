@@ -1,8 +1,9 @@
 // `pacer replay`'s checks before any trace is read (metrics::replay_folder): the profile a run
 // recorded in its summary.json decides, a --profile may only repeat it, and every refusal is
-// one usage_error line with nothing written. The replay itself is tested end to end
+// one bad_input line with nothing written. The replay itself is tested end to end
 // (tests/integration/test_replay_e2e.cpp).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/metrics/replay.hpp>
 #include <pacer/runtime/exit_status.hpp>
 
@@ -32,11 +33,11 @@ private:
     pacer::test::scratch_folder dir_{"pacer-test-replay"};
 };
 
-// The message of the usage_error `request` is refused with, or "" when it is not refused.
+// The message of the bad_input `request` is refused with, or "" when it is not refused.
 std::string refusal(const replay_request& request) {
     try {
         replay_folder(request);
-    } catch (const pacer::runtime::usage_error& e) {
+    } catch (const pacer::bad_input& e) {
         return e.what();
     }
     return "";

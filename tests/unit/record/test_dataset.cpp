@@ -12,6 +12,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <cmath>
 #include <fstream>
 #include <numbers>
@@ -23,24 +24,6 @@ namespace {
 
 namespace fs = std::filesystem;
 namespace json = boost::json;
-
-struct scratch_dir {
-    fs::path path = fs::temp_directory_path() / ("pacer-record-unit-" + std::to_string(::getpid()) +
-                                                 "-" + std::to_string(counter()++));
-    scratch_dir() { fs::create_directories(path); }
-    ~scratch_dir() { fs::remove_all(path); }
-    static int& counter() {
-        static int c = 0;
-        return c;
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 TEST(RecordManifest, ParsesSamplesVariantsAndDefaults) {
     const auto samples = parse_manifest(
@@ -164,20 +147,20 @@ TEST(RecordRunJson, ResumeRefusesWhatIsNotARecording) {
 }
 
 TEST(RecordCheckpoint, WritesTheNewestSnapshotAtomically) {
-    scratch_dir dir;
+    test::scratch_folder dir("pacer-record-unit");
     const fs::path file = dir.path / "run.json";
     {
         checkpointer c(file);
         for (int i = 0; i < 50; ++i)
             c.post({{"i", i}});
         c.flush();
-        EXPECT_EQ(json::parse(slurp(file)).at("i").to_number<std::int64_t>(), 49);
+        EXPECT_EQ(json::parse(test::read_text(file)).at("i").to_number<std::int64_t>(), 49);
         EXPECT_EQ(c.posts(), 50u);
         EXPECT_GE(c.writes(), 1u);
         EXPECT_LE(c.writes(), 50u);
         c.post({{"i", 50}});
     } // the destructor writes what is pending
-    EXPECT_EQ(json::parse(slurp(file)).at("i").to_number<std::int64_t>(), 50);
+    EXPECT_EQ(json::parse(test::read_text(file)).at("i").to_number<std::int64_t>(), 50);
     EXPECT_FALSE(fs::exists(dir.path / "run.json.tmp"));
 }
 
@@ -195,10 +178,10 @@ std::vector<float> tone(int rate, double hz, double seconds) {
 }
 
 TEST(RecordResampler, NormalizesAnyWavAndRecordsTheConversion) {
-    scratch_dir dir;
+    test::scratch_folder dir("pacer-record-unit");
     // 22.05 kHz: resampled to 16 kHz.
     const auto t = tone(22050, 300, 0.5);
-    write_wav_float_as_pcm16(dir.path / "a.wav", t, 22050);
+    runtime::write_wav_float_as_pcm16(dir.path / "a.wav", t, 22050);
     const auto n = normalize_wav(dir.path / "a.wav");
     EXPECT_NEAR(double(n.pcm.size()) / 2, 8000.0, 2.0);
     EXPECT_EQ(n.normalization.at("source_sample_rate").to_number<std::int64_t>(), 22050);
@@ -211,7 +194,7 @@ TEST(RecordResampler, NormalizesAnyWavAndRecordsTheConversion) {
         pcm.push_back(static_cast<std::uint8_t>(v & 0xff));
         pcm.push_back(static_cast<std::uint8_t>(v >> 8));
     }
-    write_wav_pcm16(dir.path / "b.wav", pcm, 16000);
+    runtime::write_wav_pcm16(dir.path / "b.wav", pcm, 16000);
     const auto m = normalize_wav(dir.path / "b.wav");
     EXPECT_EQ(m.pcm, pcm);
     EXPECT_FALSE(m.normalization.at("converted").as_bool());

@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -17,24 +18,6 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 
-struct scratch {
-    fs::path path = fs::temp_directory_path() / ("pacer-ppcmd-unit-" + std::to_string(::getpid()) +
-                                                 "-" + std::to_string(n()++));
-    scratch() { fs::create_directories(path); }
-    ~scratch() { fs::remove_all(path); }
-    static int& n() {
-        static int c = 0;
-        return c;
-    }
-};
-
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 TEST(PostprocessCommand, TailKeepsTheLastBytesFromALineStart) {
     EXPECT_EQ(tail_of("short\n", 100), "short\n");
     EXPECT_EQ(tail_of("aaaa\nbbbb\ncc\n", 7), "cc\n"); // not "bbb\ncc\n": mid-line
@@ -42,7 +25,7 @@ TEST(PostprocessCommand, TailKeepsTheLastBytesFromALineStart) {
 }
 
 TEST(PostprocessCommand, GetsTheFolderAndStatusAndItsOutputIsKept) {
-    scratch d;
+    test::scratch_folder d("pacer-ppcmd-unit");
     const auto r = run_postprocess_command(
         "echo to-stdout; echo \"$1|$PACER_VARIANT_DIR|$PACER_VARIANT_STATUS|$0\" >&2; exit 5",
         d.path, "pass");
@@ -50,13 +33,13 @@ TEST(PostprocessCommand, GetsTheFolderAndStatusAndItsOutputIsKept) {
     EXPECT_EQ(r.at("exit_status").to_number<int>(), 5) << json::serialize(r);
     EXPECT_FALSE(r.at("ok").as_bool());
     EXPECT_EQ(r.at("stderr_tail").as_string(), dir + "|" + dir + "|pass|pacer-postprocess\n");
-    EXPECT_EQ(slurp(d.path / "postprocess-command.out"), "to-stdout\n");
+    EXPECT_EQ(test::read_text(d.path / "postprocess-command.out"), "to-stdout\n");
     EXPECT_TRUE(r.at("wall_s").is_double());
     EXPECT_TRUE(r.at("cpu_s").is_double());
 }
 
 TEST(PostprocessCommand, RunsInItsOwnProcessGroupAndReportsASignal) {
-    scratch d;
+    test::scratch_folder d("pacer-ppcmd-unit");
     // Field 5 of /proc/PID/stat is the process group: the shell leads its own.
     auto r = run_postprocess_command("read -r _ _ _ _ g _ < /proc/$$/stat; [ \"$g\" = \"$$\" ]",
                                      d.path, "pass");
@@ -68,7 +51,8 @@ TEST(PostprocessCommand, RunsInItsOwnProcessGroupAndReportsASignal) {
 }
 
 TEST(PostprocessCommand, AFailingCommandMakesTheVariantAnError) {
-    scratch d; // no recording in it: pacer's own post-processing fails first
+    test::scratch_folder d(
+        "pacer-ppcmd-unit"); // no recording in it: pacer's own post-processing fails first
     variant_job job;
     job.dir = d.path;
     auto s = postprocess_variant(job, "");
@@ -77,7 +61,7 @@ TEST(PostprocessCommand, AFailingCommandMakesTheVariantAnError) {
     // The command still runs, told the status so far, and its own failure is added.
     s = postprocess_variant(job, "echo \"$PACER_VARIANT_STATUS\"; echo 'no model' >&2; exit 2");
     EXPECT_EQ(s.at("status").as_string(), "error");
-    EXPECT_EQ(slurp(d.path / "postprocess-command.out"), "error\n");
+    EXPECT_EQ(test::read_text(d.path / "postprocess-command.out"), "error\n");
     const auto errors = json::serialize(s.at("errors"));
     EXPECT_NE(errors.find("post-processing: "), std::string::npos) << errors;
     EXPECT_NE(errors.find("post-processing command: exited with status 2: no model"),

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -15,19 +16,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct scratch {
-    fs::path path = fs::temp_directory_path() /
-                    ("pacer-auto-report-" + std::to_string(::getpid()) + "-" +
-                     ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    scratch() { fs::create_directories(path); }
-    ~scratch() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-};
-
 TEST(auto_report, a_folder_it_cannot_read_gets_no_page_and_keeps_its_files) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-auto-report");
     // A summary that is not JSON (a run cut short while writing it, say).
     std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
     const auto written = pacer::report::write_end_report(dir.path);
@@ -37,7 +27,7 @@ TEST(auto_report, a_folder_it_cannot_read_gets_no_page_and_keeps_its_files) {
 }
 
 TEST(auto_report, an_existing_page_is_never_overwritten_nor_removed) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-auto-report");
     std::ofstream(dir.path / "summary.json") << "not json";
     std::ofstream(dir.path / "report.html") << "<p>kept</p>";
     EXPECT_FALSE(pacer::report::write_end_report(dir.path).has_value());
@@ -46,13 +36,8 @@ TEST(auto_report, an_existing_page_is_never_overwritten_nor_removed) {
     EXPECT_EQ(text, "<p>kept</p>");
 }
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p);
-    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 TEST(auto_report, end_tables_are_those_of_pacer_export) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-auto-report");
     std::ofstream(dir.path / "summary.json")
         << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
     const auto written = pacer::report::write_end_tables(dir.path, "jsonl");
@@ -63,7 +48,7 @@ TEST(auto_report, end_tables_are_those_of_pacer_export) {
 }
 
 TEST(auto_report, end_tables_that_cannot_be_made_leave_no_folder) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-auto-report");
     std::ofstream(dir.path / "summary.json") << "{\"schema_version\": 1, \"pac";
     EXPECT_FALSE(pacer::report::write_end_tables(dir.path, "csv").has_value());
     EXPECT_FALSE(fs::exists(dir.path / "tables-csv"));
@@ -71,13 +56,13 @@ TEST(auto_report, end_tables_that_cannot_be_made_leave_no_folder) {
 }
 
 TEST(auto_report, an_existing_tables_folder_is_never_overwritten_nor_removed) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-auto-report");
     std::ofstream(dir.path / "summary.json")
         << R"({"command":"run","pacing":{"packets":{"sent":0,"late":0}},"pacing_qualified":true})";
     fs::create_directories(dir.path / "tables-csv");
     std::ofstream(dir.path / "tables-csv" / "packets.csv") << "kept";
     EXPECT_FALSE(pacer::report::write_end_tables(dir.path, "csv").has_value());
-    EXPECT_EQ(slurp(dir.path / "tables-csv" / "packets.csv"), "kept");
+    EXPECT_EQ(pacer::test::read_text(dir.path / "tables-csv" / "packets.csv"), "kept");
 }
 
 } // namespace

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "unit/report/page_fixture.hpp"
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -25,27 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace pacer::report;
-
-class temp_folder {
-public:
-    temp_folder() {
-        static int counter = 0;
-        path_ =
-            fs::temp_directory_path() / fmt::format("pacer-report-{}-{}", ::getpid(), counter++);
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~temp_folder() { fs::remove_all(path_); }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
+using namespace pacer::test::page;
 
 // Deviations (seconds) of each session's appends; session i starts at 100 + i x 0.01 s.
 using deviations = std::vector<std::vector<double>>;
@@ -131,40 +112,6 @@ const deviations three_sessions = {{0.0001, 0.0002, 0.0001, 0.0003, 0.0001},
 void make_run(const fs::path& dir, double p99 = 0.0456789, std::uint64_t late = 1) {
     write(dir / "summary.json", json::serialize(run_summary(p99, late)));
     write_sessions(dir, three_sessions);
-}
-
-// The data-value of the cell whose data-key is `key`, or nullopt when absent.
-std::optional<std::string> data_value(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\" data-value=\"");
-    if (k == std::string::npos)
-        return std::nullopt;
-    const auto start = html.find("data-value=\"", k) + 12;
-    return html.substr(start, html.find('"', start) - start);
-}
-
-// The text of the cell whose data-key is `key`.
-std::string cell_text(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\"");
-    const auto gt = html.find('>', k);
-    return html.substr(gt + 1, html.find("</td>", gt) - gt - 1);
-}
-
-// The <svg id="id"> element, or "" when absent.
-std::string svg_of(const std::string& html, const std::string& id) {
-    const auto a = html.find("<svg id=\"" + id + "\"");
-    if (a == std::string::npos)
-        return "";
-    return html.substr(a, html.find("</svg>", a) + 6 - a);
-}
-
-// Data marks (lines, bars, points, cells) carry a hover title; frames and reference lines
-// (</line>) do not count.
-std::size_t marks(const std::string& svg) {
-    std::size_t n = 0;
-    for (const char* end : {"</title></rect>", "</title></circle>", "</title></polyline>"})
-        for (auto p = svg.find(end); p != std::string::npos; p = svg.find(end, p + 1))
-            ++n;
-    return n;
 }
 
 std::size_t lines_of(const std::string& text) {

@@ -16,6 +16,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "unit/report/page_fixture.hpp"
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
@@ -27,27 +28,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace pacer::report;
-
-class temp_folder {
-public:
-    temp_folder() {
-        static int counter = 0;
-        path_ = fs::temp_directory_path() /
-                fmt::format("pacer-report-conv-{}-{}", ::getpid(), counter++);
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~temp_folder() { fs::remove_all(path_); }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
+using namespace pacer::test::page;
 
 // samples.json of `n` sessions of three appends on time.
 void write_samples(const fs::path& dir, int n) {
@@ -101,29 +82,6 @@ json::object run_summary(bool conversation, bool voice = true) {
     if (conversation)
         s["turns"] = turns_json(voice);
     return s;
-}
-
-std::optional<std::string> data_value(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\" data-value=\"");
-    if (k == std::string::npos)
-        return std::nullopt;
-    const auto start = html.find("data-value=\"", k) + 12;
-    return html.substr(start, html.find('"', start) - start);
-}
-
-std::string cell_text(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\"");
-    if (k == std::string::npos)
-        return "(absent)";
-    const auto gt = html.find('>', k);
-    return html.substr(gt + 1, html.find("</td>", gt) - gt - 1);
-}
-
-std::string svg_of(const std::string& html, const std::string& id) {
-    const auto a = html.find("<svg id=\"" + id + "\"");
-    if (a == std::string::npos)
-        return "";
-    return html.substr(a, html.find("</svg>", a) + 6 - a);
 }
 
 std::size_t count_of(const std::string& text, const std::string& what) {

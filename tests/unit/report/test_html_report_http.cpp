@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
+#include "unit/report/page_fixture.hpp"
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -21,56 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace pacer::report;
-
-class temp_folder {
-public:
-    temp_folder() {
-        static int counter = 0;
-        path_ = fs::temp_directory_path() /
-                fmt::format("pacer-report-http-{}-{}", ::getpid(), counter++);
-        fs::remove_all(path_);
-        fs::create_directories(path_);
-    }
-    ~temp_folder() { fs::remove_all(path_); }
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
-
-std::optional<std::string> data_value(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\" data-value=\"");
-    if (k == std::string::npos)
-        return std::nullopt;
-    const auto start = html.find("data-value=\"", k) + 12;
-    return html.substr(start, html.find('"', start) - start);
-}
-
-std::string cell_text(const std::string& html, const std::string& key) {
-    const auto k = html.find("data-key=\"" + key + "\"");
-    const auto gt = html.find('>', k);
-    return html.substr(gt + 1, html.find("</td>", gt) - gt - 1);
-}
-
-std::string svg_of(const std::string& html, const std::string& id) {
-    const auto a = html.find("<svg id=\"" + id + "\"");
-    if (a == std::string::npos)
-        return "";
-    return html.substr(a, html.find("</svg>", a) + 6 - a);
-}
-
-std::size_t marks(const std::string& svg) {
-    std::size_t n = 0;
-    for (const char* end : {"</title></rect>", "</title></circle>", "</title></polyline>"})
-        for (auto p = svg.find(end); p != std::string::npos; p = svg.find(end, p + 1))
-            ++n;
-    return n;
-}
+using namespace pacer::test::page;
 
 // A `pacer http` summary with made-up figures: the page must print them as written.
 json::object http_summary() {

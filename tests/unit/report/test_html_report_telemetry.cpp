@@ -11,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/report/page_fixture.hpp"
 #include "unit/scratch_folder.hpp"
 #include <fstream>
 
@@ -19,12 +20,8 @@ namespace {
 namespace fs = std::filesystem;
 namespace json = boost::json;
 using namespace pacer::report;
+using namespace pacer::test::page;
 using pacer::test::scratch_folder;
-
-void write(const fs::path& p, const std::string& text) {
-    fs::create_directories(p.parent_path());
-    std::ofstream(p, std::ios::binary) << text;
-}
 
 // One session of three appends from 100 s (the run's clock; realtime = monotonic + 1000).
 void write_session(const fs::path& dir) {
@@ -208,14 +205,6 @@ TEST(report_telemetry, serve_samples_carry_their_level_and_repeat) {
     EXPECT_EQ(energy->rows[3][column(*energy, "window")].text, "sweep");
     EXPECT_DOUBLE_EQ(energy->rows[2][column(*energy, "energy_j")].number, 200);
     EXPECT_DOUBLE_EQ(energy->rows[2][column(*energy, "j_per_input_audio_s")].number, 3);
-}
-
-// The <svg id="id"> element, or "" when absent.
-std::string svg_of(const std::string& html, const std::string& id) {
-    const auto a = html.find("<svg id=\"" + id + "\"");
-    if (a == std::string::npos)
-        return "";
-    return html.substr(a, html.find("</svg>", a) + 6 - a);
 }
 
 TEST(report_telemetry, page_plots_power_and_utilisation_on_the_packets_time_axis) {

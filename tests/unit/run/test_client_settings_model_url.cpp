@@ -1,5 +1,6 @@
 // `--model` in the URL for openai-realtime (src/run/client_settings.cpp, docs/protocols.md).
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/runtime/exit_status.hpp>
 
@@ -43,8 +44,8 @@ TEST(ModelInUrl, AnotherModelInTheUrlIsBadInput) {
     auto ep = url_option("ws://h:1/v1/realtime?model=a");
     try {
         model_in_url(ep, realtime_protocol::openai, "b");
-        ADD_FAILURE() << "no usage_error";
-    } catch (const runtime::usage_error& e) {
+        ADD_FAILURE() << "no bad_input";
+    } catch (const bad_input& e) {
         EXPECT_EQ(std::string(e.what()), "--model b and the model=a in --url differ: give one");
     }
 }

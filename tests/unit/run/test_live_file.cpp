@@ -38,8 +38,8 @@ TEST(LiveFile, AnythingElseIsNotALiveFile) {
 }
 
 TEST(LiveFile, PoolingSumsCountsAndKeepsTheLargestLoopLag) {
-    const std::vector<progress_snapshot> parts{{2, 1, 0, 100, 1, 0, 0.004},
-                                               {3, 0, 2, 50, 0, 4, 0.009}};
+    const std::vector<pacer::console::progress_snapshot> parts{{2, 1, 0, 100, 1, 0, 0.004},
+                                                               {3, 0, 2, 50, 0, 4, 0.009}};
     const auto p = pool_snapshots(parts);
     EXPECT_EQ(p.started, 5u);
     EXPECT_EQ(p.done, 1u);

@@ -2,7 +2,7 @@
 // due, without a clock of their own. The reporter and its thread: tests/async/run/
 // test_progress_reporter.cpp.
 
-#include <pacer/run/progress.hpp>
+#include <pacer/console/progress.hpp>
 
 #include <gtest/gtest.h>
 
@@ -11,8 +11,8 @@
 namespace pacer::run {
 namespace {
 
-progress_snapshot some_figures() {
-    progress_snapshot s;
+console::progress_snapshot some_figures() {
+    console::progress_snapshot s;
     s.started = 10;
     s.done = 3;
     s.failed = 1;
@@ -24,14 +24,15 @@ progress_snapshot some_figures() {
 }
 
 TEST(ProgressLine, PlainFormIsOneLineWithEveryFigure) {
-    const auto line = format_progress(some_figures(), {65.4, 90.0, "", std::nullopt}, false);
+    const auto line =
+        console::format_progress(some_figures(), {65.4, 90.0, "", std::nullopt}, false);
     EXPECT_EQ(line, "progress 1m05s (ETA 25s)  sessions 6 active, 3 done, 1 failed  packets 1234 "
                     "sent, 5 late  loop lag max 12.3 ms  errors 2\n");
 }
 
 TEST(ProgressLine, TerminalFormRewritesTheLineInPlace) {
-    const auto line =
-        format_progress(some_figures(), {5.0, std::nullopt, "level c8", std::nullopt}, true);
+    const auto line = console::format_progress(some_figures(),
+                                               {5.0, std::nullopt, "level c8", std::nullopt}, true);
     EXPECT_EQ(line, "\r\033[Kprogress level c8  5s  sessions 6 active, 3 done, 1 failed  packets "
                     "1234 sent, 5 late  loop lag max 12.3 ms  errors 2");
     EXPECT_EQ(line.find('\n'), std::string::npos);
@@ -39,19 +40,20 @@ TEST(ProgressLine, TerminalFormRewritesTheLineInPlace) {
 
 TEST(ProgressLine, TerminalFormFitsTheTerminalWidth) {
     const auto line =
-        format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, true, 21);
+        console::format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, true, 21);
     EXPECT_EQ(line, "\r\033[Kprogress 5s  session"); // 20 columns
     // Plain lines are never cut.
     EXPECT_EQ(
-        format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, false, 21).back(),
+        console::format_progress(some_figures(), {5.0, std::nullopt, "", std::nullopt}, false, 21)
+            .back(),
         '\n');
 }
 
 TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
-    progress_snapshot s; // a torn read: ends counted before their starts
+    console::progress_snapshot s; // a torn read: ends counted before their starts
     s.started = 2;
     s.done = 3;
-    const auto line = format_progress(s, {3725.0, 60.0, "", std::nullopt}, false);
+    const auto line = console::format_progress(s, {3725.0, 60.0, "", std::nullopt}, false);
     EXPECT_EQ(line.rfind("progress 1h02m05s  sessions 0 active, 3 done", 0), 0u) << line;
     EXPECT_EQ(line.find("ETA"), std::string::npos) << line;
 }
@@ -59,16 +61,17 @@ TEST(ProgressLine, NoEtaOnceTheExpectedLengthIsPassedAndActiveNeverWraps) {
 // Issue 33 item 15: once the input is sent, sessions still open are waiting for the server;
 // the line says so, with the time left to their --timeout when it is known.
 TEST(ProgressLine, AfterTheInputTheLineSaysTheSessionsWaitForTheServerAndWhenTheyGiveUp) {
-    EXPECT_EQ(format_progress(some_figures(), {65.4, 60.0, "", 100.0}, false),
+    EXPECT_EQ(console::format_progress(some_figures(), {65.4, 60.0, "", 100.0}, false),
               "progress 1m05s (input sent; waiting for the server, timeout in 35s; ETA at most "
               "35s)  sessions 6 active, 3 done, 1 failed  packets 1234 sent, 5 late  loop lag max "
               "12.3 ms  errors 2\n");
-    EXPECT_NE(format_progress(some_figures(), {65.4, 60.0, "", std::nullopt}, false)
+    EXPECT_NE(console::format_progress(some_figures(), {65.4, 60.0, "", std::nullopt}, false)
                   .find("(input sent; waiting for the server)  sessions"),
               std::string::npos);
     // Before the end of the input: the ETA, as before.
-    EXPECT_NE(format_progress(some_figures(), {30.0, 60.0, "", 100.0}, false).find("(ETA 30s)"),
-              std::string::npos);
+    EXPECT_NE(
+        console::format_progress(some_figures(), {30.0, 60.0, "", 100.0}, false).find("(ETA 30s)"),
+        std::string::npos);
 }
 
 // A manual clock through a run whose server stalls after the input: 60 s of input, sessions
@@ -77,7 +80,7 @@ TEST(ProgressLine, AfterTheInputTheLineSaysTheSessionsWaitForTheServerAndWhenThe
 // counting down to it; past the timeout (sessions still closing) no time is promised.
 TEST(ProgressLine, WhileSessionsWaitForAStalledServerTheEtaIsTheirTimeout) {
     const auto at = [](double elapsed_s) {
-        return format_progress(some_figures(), {elapsed_s, 60.0, "", 100.0}, true);
+        return console::format_progress(some_figures(), {elapsed_s, 60.0, "", 100.0}, true);
     };
     const auto eta_of = [](const std::string& line) {
         const auto p = line.find('(');
@@ -94,10 +97,11 @@ TEST(ProgressLine, WhileSessionsWaitForAStalledServerTheEtaIsTheirTimeout) {
     EXPECT_EQ(at(100.0).find("ETA"), std::string::npos);
     EXPECT_NE(at(100.0).find("(input sent; waiting for the server)"), std::string::npos);
     // No session open: nothing waits, no ETA once the input is over.
-    progress_snapshot idle;
+    console::progress_snapshot idle;
     idle.started = 4;
     idle.done = 4;
-    EXPECT_EQ(format_progress(idle, {75.5, 60.0, "", 100.0}, false).find('('), std::string::npos);
+    EXPECT_EQ(console::format_progress(idle, {75.5, 60.0, "", 100.0}, false).find('('),
+              std::string::npos);
 }
 
 TEST(ProgressLine, SnapshotReadsTheCounters) {
@@ -107,41 +111,41 @@ TEST(ProgressLine, SnapshotReadsTheCounters) {
     c.bump(&session::live_counters::failed);
     c.bump(&session::live_counters::packets_sent);
     c.loop_lag_max_ns = 2'500'000;
-    const auto s = take_snapshot(c);
+    const auto s = console::take_snapshot(c);
     EXPECT_EQ(s.started, 2u);
     EXPECT_EQ(s.failed, 1u);
     EXPECT_EQ(s.done, 0u);
     EXPECT_EQ(s.packets_sent, 1u);
     EXPECT_DOUBLE_EQ(s.loop_lag_max_s, 0.0025);
     c.reset();
-    EXPECT_EQ(take_snapshot(c).started, 0u);
+    EXPECT_EQ(console::take_snapshot(c).started, 0u);
 }
 
 TEST(ProgressPolicy, ModeFromTheOptionAndTheTerminal) {
-    EXPECT_EQ(resolve_progress("auto", true), progress_mode::terminal);
-    EXPECT_EQ(resolve_progress("auto", false), progress_mode::off);
-    EXPECT_EQ(resolve_progress("always", true), progress_mode::terminal);
-    EXPECT_EQ(resolve_progress("always", false), progress_mode::plain);
-    EXPECT_EQ(resolve_progress("never", true), progress_mode::off);
-    EXPECT_EQ(resolve_progress("sometimes", true), std::nullopt);
+    EXPECT_EQ(console::resolve_progress("auto", true), console::progress_mode::terminal);
+    EXPECT_EQ(console::resolve_progress("auto", false), console::progress_mode::off);
+    EXPECT_EQ(console::resolve_progress("always", true), console::progress_mode::terminal);
+    EXPECT_EQ(console::resolve_progress("always", false), console::progress_mode::plain);
+    EXPECT_EQ(console::resolve_progress("never", true), console::progress_mode::off);
+    EXPECT_EQ(console::resolve_progress("sometimes", true), std::nullopt);
 }
 
 TEST(ProgressPolicy, TerminalAtOnceThenAtMostFourTimesASecond) {
-    EXPECT_TRUE(progress_due(progress_mode::terminal, std::nullopt, 0.0));
-    EXPECT_FALSE(progress_due(progress_mode::terminal, 1.0, 1.1));
-    EXPECT_FALSE(progress_due(progress_mode::terminal, 1.0, 1.249));
-    EXPECT_TRUE(progress_due(progress_mode::terminal, 1.0, 1.25));
-    EXPECT_TRUE(progress_due(progress_mode::terminal, 1.0, 7.0));
+    EXPECT_TRUE(console::progress_due(console::progress_mode::terminal, std::nullopt, 0.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::terminal, 1.0, 1.1));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::terminal, 1.0, 1.249));
+    EXPECT_TRUE(console::progress_due(console::progress_mode::terminal, 1.0, 1.25));
+    EXPECT_TRUE(console::progress_due(console::progress_mode::terminal, 1.0, 7.0));
 }
 
 TEST(ProgressPolicy, PlainEveryTenSecondsAndOffNever) {
-    EXPECT_FALSE(progress_due(progress_mode::plain, std::nullopt, 0.0));
-    EXPECT_FALSE(progress_due(progress_mode::plain, std::nullopt, 9.99));
-    EXPECT_TRUE(progress_due(progress_mode::plain, std::nullopt, 10.0));
-    EXPECT_FALSE(progress_due(progress_mode::plain, 10.0, 19.9));
-    EXPECT_TRUE(progress_due(progress_mode::plain, 10.0, 20.0));
-    EXPECT_FALSE(progress_due(progress_mode::off, std::nullopt, 100.0));
-    EXPECT_FALSE(progress_due(progress_mode::off, 0.0, 100.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::plain, std::nullopt, 0.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::plain, std::nullopt, 9.99));
+    EXPECT_TRUE(console::progress_due(console::progress_mode::plain, std::nullopt, 10.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::plain, 10.0, 19.9));
+    EXPECT_TRUE(console::progress_due(console::progress_mode::plain, 10.0, 20.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::off, std::nullopt, 100.0));
+    EXPECT_FALSE(console::progress_due(console::progress_mode::off, 0.0, 100.0));
 }
 
 } // namespace

@@ -1,7 +1,8 @@
 // `pacer run`'s options resolved into a job without the command line (run/run_plan.hpp): the
 // checks and what they resolve to (the timeout, this shard's arrivals, the estimates), each
-// refusal a one-line invalid_options.
+// refusal a one-line bad_input.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/run/run_job.hpp>
 #include <pacer/run/run_plan.hpp>
 #include <pacer/runtime/exit_status.hpp>
@@ -16,14 +17,12 @@ namespace {
 using namespace pacer;
 using namespace std::chrono_literals;
 
-// The message `f` throws as invalid_options ("" when it throws nothing).
+// The message `f` throws as bad_input ("" when it throws nothing).
 template <class F>
 std::string refusal(F&& f) {
     try {
         f();
-    } catch (const run::invalid_options& e) {
-        return e.what();
-    } catch (const runtime::usage_error& e) { // the open loop's options (schedule::spec_from)
+    } catch (const bad_input& e) {
         return e.what();
     }
     return {};

@@ -2,6 +2,7 @@
 // the asked rate (channels averaged, the rate converted with libsamplerate), with a record of
 // the conversion; files pacer cannot use are refused in one line. The WAVs are written by hand.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/audio_file.hpp>
 
 #include <gtest/gtest.h>
@@ -140,7 +141,7 @@ TEST(InputAudio, WhatCannotBeUsedIsRefusedInOneLine) {
         try {
             (void)read_input_audio(*p, 16000);
             ADD_FAILURE() << *p << " was accepted";
-        } catch (const std::runtime_error& e) {
+        } catch (const pacer::bad_input& e) {
             const std::string what = e.what();
             EXPECT_EQ(what.rfind("--audio " + p->string() + ": ", 0), 0u) << what;
             EXPECT_EQ(what.find('\n'), std::string::npos);

@@ -1,5 +1,6 @@
 // Shard arithmetic: sessions and arrivals split exactly, nothing lost or duplicated.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/runtime/shard.hpp>
 
 #include <gtest/gtest.h>
@@ -82,16 +83,16 @@ TEST(shard, launcher_environments) {
 
     env = {{"JOB_COMPLETION_INDEX", "2"}};
     EXPECT_THROW(shard_from_environment(get, std::nullopt),
-                 std::invalid_argument); // needs --shards
+                 pacer::bad_input); // needs --shards
     s = shard_from_environment(get, 3);
     EXPECT_EQ(s->index, 2u);
     EXPECT_EQ(s->count, 3u);
-    EXPECT_THROW(shard_from_environment(get, 2), std::invalid_argument); // index >= count
+    EXPECT_THROW(shard_from_environment(get, 2), pacer::bad_input); // index >= count
 
     env = {{"SLURM_PROCID", "3"}, {"SLURM_NTASKS", "3"}};
-    EXPECT_THROW(shard_from_environment(get, std::nullopt), std::invalid_argument);
+    EXPECT_THROW(shard_from_environment(get, std::nullopt), pacer::bad_input);
     env = {{"OMPI_COMM_WORLD_RANK", "x"}, {"OMPI_COMM_WORLD_SIZE", "3"}};
-    EXPECT_THROW(shard_from_environment(get, std::nullopt), std::invalid_argument);
+    EXPECT_THROW(shard_from_environment(get, std::nullopt), pacer::bad_input);
 }
 
 TEST(shard, start_at) {

@@ -26,17 +26,18 @@ using action = pacing_action::kind;
 // An arbitrary, fixed point of pacer's clock: the tests never read the real time.
 const pacer::time_point t_base = pacer::time_point{} + 1000s;
 
-// A tiny manual clock (a manual clock): `now()` is whatever the test says it is.
-struct manual_clock {
+// A clock of another type than pacer's (not the tests' manual clock, unit/manual_timer.hpp,
+// whose time points are pacer's): the grid must work with any clock's time points.
+struct other_clock {
     using rep = std::int64_t;
     using period = std::nano;
     using duration = std::chrono::nanoseconds;
-    using time_point = std::chrono::time_point<manual_clock>;
+    using time_point = std::chrono::time_point<other_clock>;
     static constexpr bool is_steady = true;
     static time_point now() noexcept { return now_; }
     static inline time_point now_{};
 };
-using manual_time_point = manual_clock::time_point;
+using other_time_point = other_clock::time_point;
 
 // ---------------------------------------------------------------------------------------------
 // Packetization (docs/protocol.md §2.1)
@@ -280,7 +281,7 @@ TEST(packet_grid, end_of_input_late_last_append_branch) {
 }
 
 TEST(packet_grid, end_of_input_with_a_manual_time_point) {
-    const manual_time_point origin = manual_time_point{} + 5s;
+    const other_time_point origin = other_time_point{} + 5s;
     EXPECT_EQ(end_of_input_at(origin, std::size_t{2560 * 3}, origin + 100ms, std::size_t{2560}),
               origin + 240ms);
     EXPECT_EQ(end_of_input_at(origin, std::size_t{2560 * 3}, origin + 300ms, std::size_t{2560}),
@@ -329,7 +330,7 @@ void drive_grid_with(TimePoint origin) {
 }
 
 TEST(packet_grid, works_with_a_manual_clock_time_point) {
-    drive_grid_with(manual_time_point{} + 10s);
+    drive_grid_with(other_time_point{} + 10s);
 }
 
 TEST(packet_grid, works_with_the_real_clock_time_point) {

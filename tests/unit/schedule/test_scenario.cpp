@@ -1,6 +1,7 @@
 // Conversation scenarios (schedule/scenario.hpp): the schema, one error line per mistake, the
 // built-ins and the seeded pauses.
 
+#include <pacer/core/bad_input.hpp>
 #include <pacer/schedule/scenario.hpp>
 
 #include <gtest/gtest.h>
@@ -11,18 +12,18 @@
 namespace {
 
 using namespace std::chrono_literals;
+using pacer::bad_input;
 using pacer::duration;
 using pacer::schedule::builtin_scenario;
 using pacer::schedule::draw_pauses;
 using pacer::schedule::parse_scenario;
-using pacer::schedule::scenario_error;
 using source = pacer::schedule::turn_spec::source;
 
 // The one line a bad scenario gives.
 std::string error_of(std::string_view text) {
     try {
         parse_scenario(text, "s.json", "/base");
-    } catch (const scenario_error& e) {
+    } catch (const bad_input& e) {
         return e.what();
     }
     return "(accepted)";

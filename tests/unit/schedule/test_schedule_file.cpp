@@ -2,6 +2,7 @@
 // and the `pacer schedule` subcommand.
 
 #include <pacer/cli/commands.hpp>
+#include <pacer/core/bad_input.hpp>
 #include <pacer/core/sha256.hpp>
 #include <pacer/runtime/exit_status.hpp>
 #include <pacer/schedule/arrival.hpp>
@@ -20,8 +21,8 @@
 namespace {
 
 using namespace std::chrono_literals;
+using pacer::bad_input;
 using pacer::schedule::arrival_process;
-using pacer::schedule::schedule_file_error;
 using pacer::schedule::schedule_spec;
 using ns = std::chrono::nanoseconds;
 
@@ -172,7 +173,7 @@ std::string five_json_with(const std::string& from, const std::string& to) {
 std::string parse_error(std::string_view text) {
     try {
         pacer::schedule::parse_schedule_json(text, "s.json");
-    } catch (const schedule_file_error& e) {
+    } catch (const bad_input& e) {
         return e.what();
     }
     return "";
@@ -228,7 +229,7 @@ TEST(ScheduleFile, ReadsAFileAndNamesItInErrors) {
     try {
         pacer::schedule::read_schedule_file(dir / "missing.json");
         ADD_FAILURE() << "no error for a missing file";
-    } catch (const schedule_file_error& e) {
+    } catch (const bad_input& e) {
         EXPECT_NE(std::string(e.what()).find("missing.json: cannot open"), std::string::npos)
             << e.what();
     }
@@ -239,7 +240,7 @@ TEST(ScheduleFile, ReadsAFileAndNamesItInErrors) {
     try {
         pacer::schedule::read_schedule_file(path);
         ADD_FAILURE() << "no error for a bad file";
-    } catch (const schedule_file_error& e) {
+    } catch (const bad_input& e) {
         EXPECT_NE(std::string(e.what()).find("schedule.json: not valid JSON"), std::string::npos)
             << e.what();
     }
@@ -252,7 +253,7 @@ TEST(ScheduleFile, ReadsAFileAndNamesItInErrors) {
 struct cli_result {
     int code = -1;
     std::string out;
-    std::string usage_error; ///< the message of a pacer::cli::usage_error, if thrown
+    std::string error_line; ///< the message of a pacer::bad_input, if thrown
 };
 
 cli_result run_schedule_cli(std::vector<std::string> args) {
@@ -267,8 +268,8 @@ cli_result run_schedule_cli(std::vector<std::string> args) {
     ::testing::internal::CaptureStdout();
     try {
         r.code = cmd.run();
-    } catch (const pacer::cli::usage_error& e) {
-        r.usage_error = e.what();
+    } catch (const pacer::bad_input& e) {
+        r.error_line = e.what();
     }
     r.out = ::testing::internal::GetCapturedStdout();
     return r;
@@ -288,7 +289,7 @@ TEST(ScheduleCommand, PrintsCsvByDefaultAndJsonOnRequest) {
 TEST(ScheduleCommand, PassesEveryFlagThrough) {
     const auto r = run_schedule_cli({"--arrival", "gamma", "--rate", "20", "--burstiness", "2",
                                      "--seed", "7", "--duration", "30s", "--format", "json"});
-    ASSERT_EQ(r.code, pacer::runtime::exit_ok) << r.usage_error;
+    ASSERT_EQ(r.code, pacer::runtime::exit_ok) << r.error_line;
     schedule_spec spec;
     spec.process = arrival_process::gamma;
     spec.rate = 20;
@@ -314,7 +315,7 @@ TEST(ScheduleCommand, BadArgumentsAreUsageErrorsNamingTheFlag) {
     };
     for (const auto& [args, expected] : cases) {
         const auto r = run_schedule_cli(args);
-        EXPECT_EQ(r.usage_error.rfind(expected, 0), 0u) << "got: " << r.usage_error;
+        EXPECT_EQ(r.error_line.rfind(expected, 0), 0u) << "got: " << r.error_line;
         EXPECT_TRUE(r.out.empty()) << "nothing is printed on a usage error";
     }
 }
@@ -337,7 +338,7 @@ TEST(ScheduleCommand, ParserRejectsUnknownProcessAndFormat) {
     // see StagesConflictsAreUsageErrors): --rate is no longer required by itself.
     const char* no_rate[] = {"pacer", "schedule", "--count", "1"};
     EXPECT_NO_THROW(app3.parse(4, no_rate));
-    EXPECT_THROW(cmd3.run(), pacer::cli::usage_error);
+    EXPECT_THROW(cmd3.run(), pacer::bad_input);
 }
 
 TEST(ScheduleCommand, HelpExplainsTheVllmBurstinessMapping) {
@@ -380,16 +381,16 @@ TEST(ScheduleFile, StagedScheduleRoundTrips) {
         {
             try {
                 pacer::schedule::parse_schedule_json(with_rate, "s.json");
-            } catch (const schedule_file_error& e) {
+            } catch (const bad_input& e) {
                 EXPECT_STREQ(e.what(), "s.json: \"rate\" must be null in a staged schedule (the "
                                        "stages give the rate)");
                 throw;
             }
         },
-        schedule_file_error);
+        bad_input);
     auto bad_stages = text;
     bad_stages.replace(bad_stages.find("2s:3/s"), 6, "2s:x/s");
-    EXPECT_THROW(pacer::schedule::parse_schedule_json(bad_stages), schedule_file_error);
+    EXPECT_THROW(pacer::schedule::parse_schedule_json(bad_stages), bad_input);
 }
 
 TEST(ScheduleCommand, StagesPrintTheSameBytesTwice) {
@@ -397,7 +398,7 @@ TEST(ScheduleCommand, StagesPrintTheSameBytesTwice) {
         "--stages", "3s:10/s,2s:10-50/s,1s:50/s", "--seed", "4", "--format", "json"};
     const auto a = run_schedule_cli(args);
     const auto b = run_schedule_cli(args);
-    ASSERT_EQ(a.code, pacer::runtime::exit_ok) << a.usage_error;
+    ASSERT_EQ(a.code, pacer::runtime::exit_ok) << a.error_line;
     EXPECT_EQ(a.out, b.out);
     schedule_spec spec;
     spec.seed = 4;
@@ -405,7 +406,7 @@ TEST(ScheduleCommand, StagesPrintTheSameBytesTwice) {
     EXPECT_EQ(a.out, pacer::schedule::to_json(spec, pacer::schedule::make_schedule(spec)));
     // --count ends the stages early.
     const auto capped = run_schedule_cli({"--stages", "3s:10/s,2s:10-50/s", "--count", "7"});
-    ASSERT_EQ(capped.code, pacer::runtime::exit_ok) << capped.usage_error;
+    ASSERT_EQ(capped.code, pacer::runtime::exit_ok) << capped.error_line;
     EXPECT_EQ(std::count(capped.out.begin(), capped.out.end(), '\n'), 9); // header, 7, sha
 }
 
@@ -425,10 +426,10 @@ TEST(ScheduleCommand, StagesConflictsAreUsageErrors) {
     for (const auto& [args, expected] : cases) {
         const auto r = run_schedule_cli(args);
         if (expected.empty()) {
-            EXPECT_EQ(r.code, pacer::runtime::exit_ok) << r.usage_error;
+            EXPECT_EQ(r.code, pacer::runtime::exit_ok) << r.error_line;
             continue;
         }
-        EXPECT_EQ(r.usage_error.rfind(expected, 0), 0u) << "got: " << r.usage_error;
+        EXPECT_EQ(r.error_line.rfind(expected, 0), 0u) << "got: " << r.error_line;
         EXPECT_TRUE(r.out.empty());
     }
 }

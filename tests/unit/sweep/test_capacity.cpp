@@ -2,7 +2,7 @@
 // the record of the checks, and the capacity search driven by constructed level outcomes (no
 // network, no level run).
 
-#include <pacer/sweep/capacity.hpp>
+#include <pacer/capacity_search/capacity.hpp>
 #include <pacer/sweep/validity.hpp>
 
 #include <gtest/gtest.h>
@@ -16,7 +16,7 @@
 namespace {
 
 using namespace pacer;
-using sweep::level_outcome;
+using capacity_search::level_outcome;
 using sweep::timing_limits;
 using sweep::validity_problems;
 
@@ -107,11 +107,12 @@ TEST(sweep_validity, checks_of_a_realtime_protocol_are_its_own) {
 struct model_server {
     std::size_t capacity = 0;
     bool cold_start = false;
-    std::map<std::size_t, std::vector<level_outcome>> scripted{}; // per level, in turn
-    std::vector<sweep::level_try> runs{};
+    std::map<std::size_t, std::vector<capacity_search::level_outcome>>
+        scripted{}; // per level, in turn
+    std::vector<capacity_search::level_try> runs{};
     std::size_t high_water = 0;
 
-    level_outcome operator()(const sweep::level_try& t) {
+    capacity_search::level_outcome operator()(const capacity_search::level_try& t) {
         runs.push_back(t);
         const bool cold = cold_start && t.level > high_water;
         high_water = std::max(high_water, t.level);
@@ -132,23 +133,24 @@ struct model_server {
     std::vector<std::string> story() const {
         std::vector<std::string> v;
         for (const auto& r : runs)
-            v.push_back(std::to_string(r.level) + (r.kind == sweep::try_kind::search ? "s"
-                                                   : r.kind == sweep::try_kind::confirm
+            v.push_back(std::to_string(r.level) + (r.kind == capacity_search::try_kind::search ? "s"
+                                                   : r.kind == capacity_search::try_kind::confirm
                                                        ? "c" + std::to_string(r.attempt)
                                                        : "v" + std::to_string(r.attempt)));
         return v;
     }
 };
 
-sweep::capacity_result search(model_server& m, sweep::capacity_settings s) {
-    return sweep::search_capacity(s, [&m](const sweep::level_try& t) { return m(t); });
+capacity_search::capacity_result search(model_server& m, capacity_search::capacity_settings s) {
+    return capacity_search::search_capacity(
+        s, [&m](const capacity_search::level_try& t) { return m(t); });
 }
 
 using levels = std::vector<std::size_t>;
 
 // The classic search: no confirmation, no verification, doubling and bisection (growth 2; the
 // tests below that name no growth are of the search before --growth, and keep its stories).
-sweep::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
+capacity_search::capacity_settings classic(std::size_t start, std::size_t max, double resolution) {
     return {.start_level = start,
             .max_level = max,
             .resolution = resolution,
@@ -162,7 +164,7 @@ TEST(sweep_capacity, doubles_then_bisects_to_the_last_good_level) {
     const auto r = search(m, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48, 40, 36, 38, 37}));
     EXPECT_EQ(r.boundary_held, std::nullopt); // nothing verified
 }
@@ -181,7 +183,7 @@ TEST(sweep_capacity, every_level_good_up_to_the_maximum) {
     const auto r = search(m, classic(3, 20, 0.05));
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "max-level");
+    EXPECT_EQ(to_string(r.limited_by), "max-level");
     EXPECT_EQ(r.probed_levels, (levels{3, 6, 12, 20}));
 }
 
@@ -190,7 +192,7 @@ TEST(sweep_capacity, a_first_level_that_misses_gives_zero) {
     const auto r = search(m, classic(1, 64, 0.05));
     EXPECT_EQ(r.sessions, 0u);
     EXPECT_EQ(r.first_failing_level, 1u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.probed_levels, levels{1});
 }
 
@@ -199,7 +201,7 @@ TEST(sweep_capacity, a_level_not_valid_once_is_probed_again_and_the_search_goes_
     m.scripted[4] = {{.valid = false}};
     const auto r = search(m, classic(1, 8, 0.05));
     EXPECT_EQ(r.sessions, 8u);
-    EXPECT_EQ(r.limited_by, "max-level");
+    EXPECT_EQ(to_string(r.limited_by), "max-level");
     EXPECT_EQ(m.story(), (std::vector<std::string>{"1s", "2s", "4s", "4c1", "8s"}));
 }
 
@@ -209,7 +211,7 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     auto r = search(m, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "client");
+    EXPECT_EQ(to_string(r.limited_by), "client");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 16}));
 
     // With two confirmations, three tries; the verification does not run after the client.
@@ -218,7 +220,7 @@ TEST(sweep_capacity, a_level_not_valid_on_every_try_ends_the_search_at_the_clien
     r = search(
         again,
         {.start_level = 8, .max_level = 1024, .confirm = 2, .verify_repeats = 2, .growth = 2});
-    EXPECT_EQ(r.limited_by, "client");
+    EXPECT_EQ(to_string(r.limited_by), "client");
     EXPECT_EQ(again.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
 }
 
@@ -233,9 +235,9 @@ TEST(sweep_capacity, a_level_that_misses_once_then_meets_counts_as_good) {
     EXPECT_NE(r.notes[0].find("level 4"), std::string::npos) << r.notes[0];
     // Every try is in the result, with its kind and outcome.
     ASSERT_EQ(r.probes.size(), 5u);
-    EXPECT_EQ(r.probes[2].run.kind, sweep::try_kind::search);
+    EXPECT_EQ(r.probes[2].run.kind, capacity_search::try_kind::search);
     EXPECT_FALSE(r.probes[2].outcome.met());
-    EXPECT_EQ(r.probes[3].run.kind, sweep::try_kind::confirm);
+    EXPECT_EQ(r.probes[3].run.kind, capacity_search::try_kind::confirm);
     EXPECT_TRUE(r.probes[3].outcome.met());
 }
 
@@ -250,7 +252,7 @@ TEST(sweep_capacity, a_cold_first_level_fools_the_classic_search_and_not_the_con
     r = search(m, {.start_level = 8, .max_level = 1024, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 37u);
     EXPECT_EQ(r.first_failing_level, 38u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.boundary_held, true);
     EXPECT_EQ(m.story(),
               (std::vector<std::string>{"8s",   "8c1", "16s",  "16c1", "32s",  "32c1", "64s",
@@ -284,7 +286,7 @@ TEST(sweep_capacity, a_first_failing_level_that_meets_every_verification_sends_t
     const auto r = search(m, {.start_level = 8, .max_level = 64, .resolution = 0, .growth = 2});
     EXPECT_EQ(r.sessions, 20u);
     EXPECT_EQ(r.first_failing_level, 21u);
-    EXPECT_EQ(r.limited_by, "slo");
+    EXPECT_EQ(to_string(r.limited_by), "slo");
     EXPECT_EQ(r.boundary_held, true);
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s",   "16s",  "32s",  "32c1", "24s",  "24c1",
                                                    "20s",  "20c1", "18s",  "19s",  "19v1", "19v2",
@@ -306,7 +308,7 @@ TEST(sweep_capacity, a_boundary_that_meets_sometimes_is_reported_not_held) {
     ASSERT_TRUE(r.failing_check);
     EXPECT_EQ(r.failing_check->met, 1u);
     EXPECT_FALSE(r.failing_check->held);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_FALSE(o.at("boundary_held").as_bool());
     EXPECT_EQ(o.at("verification").at("first_failing_level").at("met").as_uint64(), 1u);
 }
@@ -331,7 +333,7 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     down.scripted[4] = {{.unreachable = true}};
     auto r = search(down, classic(1, 1024, 0.05));
     EXPECT_EQ(r.sessions, 2u);
-    EXPECT_EQ(r.limited_by, "unreachable");
+    EXPECT_EQ(to_string(r.limited_by), "unreachable");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4}));
 
     model_server stopped{.capacity = 37};
@@ -339,25 +341,25 @@ TEST(sweep_capacity, an_unreachable_server_or_a_signal_ends_it_at_once) {
     r = search(stopped, classic(1, 1024, 0));
     EXPECT_EQ(r.sessions, 32u);
     EXPECT_EQ(r.first_failing_level, 64u);
-    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(to_string(r.limited_by), "interrupted");
     EXPECT_EQ(r.probed_levels, (levels{1, 2, 4, 8, 16, 32, 64, 48}));
 
     // A signal during the verification ends it there too.
     model_server verifying{.capacity = 37};
     verifying.scripted[37] = {{}, {.interrupted = true}};
     r = search(verifying, {.start_level = 32, .max_level = 64, .resolution = 0, .growth = 2});
-    EXPECT_EQ(r.limited_by, "interrupted");
+    EXPECT_EQ(to_string(r.limited_by), "interrupted");
     EXPECT_EQ(r.boundary_held, std::nullopt);
     EXPECT_EQ(verifying.story().back(), "37v1");
 }
 
 TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
-    sweep::capacity_result r;
+    capacity_search::capacity_result r;
     r.sessions = 32;
     r.first_failing_level = 40;
-    r.limited_by = "slo";
+    r.limited_by = capacity_search::limit::slo;
     r.probed_levels = {32, 64, 40};
-    auto o = sweep::capacity_json(r, "ttfa-p95<=0.5");
+    auto o = capacity_search::capacity_json(r, "ttfa-p95<=0.5");
     EXPECT_EQ(o.at("sessions").as_uint64(), 32u);
     EXPECT_EQ(o.at("first_failing_level").as_uint64(), 40u);
     EXPECT_EQ(o.at("limited_by").as_string(), "slo");
@@ -365,7 +367,7 @@ TEST(sweep_capacity, json_names_the_answer_and_the_evidence) {
     EXPECT_EQ(o.at("probed_levels").as_array()[1].as_uint64(), 64u);
     EXPECT_EQ(o.at("slo").as_string(), "ttfa-p95<=0.5");
     r.first_failing_level.reset();
-    EXPECT_TRUE(sweep::capacity_json(r, "").at("first_failing_level").is_null());
+    EXPECT_TRUE(capacity_search::capacity_json(r, "").at("first_failing_level").is_null());
 }
 
 // --growth: after the first miss no level is probed above the last good one by more than the
@@ -404,7 +406,7 @@ TEST(sweep_capacity, no_probe_after_a_miss_exceeds_the_growth_and_the_knee_is_st
             bool missed = false;
             for (const auto& t : m.runs) {
                 // A new level (confirmations and verifications re-run a level already tried).
-                if (missed && good > 0 && t.kind == sweep::try_kind::search) {
+                if (missed && good > 0 && t.kind == capacity_search::try_kind::search) {
                     const auto most = std::max<std::size_t>(
                         good + 1, static_cast<std::size_t>(static_cast<double>(good) * growth));
                     EXPECT_LE(t.level, most) << "after good " << good;
@@ -419,13 +421,13 @@ TEST(sweep_capacity, no_probe_after_a_miss_exceeds_the_growth_and_the_knee_is_st
 }
 
 TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
-    const sweep::capacity_settings gentle{.start_level = 8, .resolution = 0.05};
+    const capacity_search::capacity_settings gentle{.start_level = 8, .resolution = 0.05};
     auto classic_settings = gentle;
     classic_settings.growth = 2;
     // The server: capacity 62 from level 8 (confirm 1, verify 2).
     model_server m{.capacity = 62};
     search(m, gentle);
-    const auto cost = sweep::search_cost_at(gentle, 62);
+    const auto cost = capacity_search::search_cost_at(gentle, 62);
     EXPECT_EQ(cost.runs, m.runs.size());
     std::size_t above = 0;
     for (const auto& t : m.runs)
@@ -434,8 +436,8 @@ TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
     // Over every capacity from 8 to 255, gentle growth overloads less often than doubling.
     std::size_t gentle_above = 0, doubling_above = 0;
     for (std::size_t k = 8; k < 256; ++k) {
-        gentle_above += sweep::search_cost_at(gentle, k).above;
-        doubling_above += sweep::search_cost_at(classic_settings, k).above;
+        gentle_above += capacity_search::search_cost_at(gentle, k).above;
+        doubling_above += capacity_search::search_cost_at(classic_settings, k).above;
     }
     EXPECT_LT(gentle_above, doubling_above);
 }
@@ -444,14 +446,14 @@ TEST(sweep_capacity, the_cost_of_a_search_counts_its_runs_above_the_capacity) {
 // false) never decides the search alone.
 TEST(sweep_capacity, a_miss_on_an_unrecovered_server_is_tried_again) {
     model_server m{.capacity = 20};
-    const level_outcome degraded{.slo_met = false, .recovered = false};
+    const capacity_search::level_outcome degraded{.slo_met = false, .recovered = false};
     m.scripted[16] = {degraded, degraded}; // the search's try and its confirmation
     const auto r = search(m, {.start_level = 8, .max_level = 20, .verify_repeats = 0});
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2", "20s"}));
     EXPECT_EQ(r.sessions, 20u);
     ASSERT_EQ(r.probes.size(), 5u);
     EXPECT_FALSE(r.probes[1].outcome.recovered);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_FALSE(o.at("probes").as_array()[1].at("server_recovered").as_bool());
     EXPECT_TRUE(o.at("probes").as_array()[3].at("server_recovered").as_bool());
 }
@@ -470,13 +472,13 @@ TEST(sweep_capacity, a_miss_on_a_recovered_server_decides_as_before) {
 
 TEST(sweep_capacity, a_level_missed_only_on_an_unrecovered_server_stops_the_search) {
     model_server m{.capacity = 1000};
-    const level_outcome degraded{.slo_met = false, .recovered = false};
+    const capacity_search::level_outcome degraded{.slo_met = false, .recovered = false};
     m.scripted[16] = {degraded, degraded, degraded};
     const auto r = search(m, {.start_level = 8, .max_level = 64});
     EXPECT_EQ(m.story(), (std::vector<std::string>{"8s", "16s", "16c1", "16c2"}));
     EXPECT_EQ(r.sessions, 8u);
     EXPECT_EQ(r.first_failing_level, std::nullopt);
-    EXPECT_EQ(r.limited_by, "not-recovered");
+    EXPECT_EQ(to_string(r.limited_by), "not-recovered");
     ASSERT_EQ(r.notes.size(), 1u);
     EXPECT_NE(r.notes[0].find("level 16 missed only on a server that had not recovered"),
               std::string::npos)
@@ -495,7 +497,7 @@ TEST(sweep_capacity, a_verification_run_on_an_unrecovered_server_is_run_again_no
     EXPECT_EQ(r.capacity_check->met, 2u);
     EXPECT_EQ(r.capacity_check->invalid, 0u);
     EXPECT_EQ(r.capacity_check->unrecovered, 1u);
-    const auto o = sweep::capacity_json(r, "");
+    const auto o = capacity_search::capacity_json(r, "");
     EXPECT_EQ(o.at("verification").at("capacity_level").at("not_recovered").as_uint64(), 1u);
 }
 

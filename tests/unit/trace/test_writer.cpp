@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <algorithm>
 #include <cerrno>
 #include <chrono>
@@ -45,43 +46,8 @@ std::string rel(time_point t) {
                              : "t0+" + std::to_string(ns) + "ns";
 }
 
-// A fresh, uniquely named directory, removed with everything in it at the end of the test.
-class temp_dir {
-public:
-    temp_dir() {
-        std::random_device rd;
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        for (int attempt = 0;; ++attempt) {
-            path_ = fs::temp_directory_path() /
-                    ("pacer-test-" + std::string(info ? info->name() : "x") + "-" +
-                     std::to_string(::getpid()) + "-" + std::to_string(rd()));
-            if (fs::create_directory(path_))
-                break;
-            if (attempt > 100)
-                throw std::runtime_error("cannot create a temporary directory");
-        }
-    }
-    ~temp_dir() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    temp_dir(const temp_dir&) = delete;
-    temp_dir& operator=(const temp_dir&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
-
 std::vector<std::string> read_lines(const fs::path& path) {
-    const std::string text = read_file(path);
+    const std::string text = pacer::test::read_text(path);
     std::vector<std::string> lines;
     std::size_t begin = 0;
     while (begin < text.size()) {
@@ -156,7 +122,7 @@ std::optional<done_result> take_done(trace::done_channel& ch) {
 void expect_trace(const fs::path& path, std::uint32_t session, const std::vector<int>& indexes,
                   const char* direction = "send") {
     const auto lines = read_lines(path);
-    ASSERT_EQ(lines.size(), indexes.size()) << path << ":\n" << read_file(path);
+    ASSERT_EQ(lines.size(), indexes.size()) << path << ":\n" << pacer::test::read_text(path);
     for (std::size_t k = 0; k < lines.size(); ++k) {
         const int i = indexes[k];
         SCOPED_TRACE(path.string() + " line " + std::to_string(k + 1));
@@ -180,13 +146,13 @@ class trace_writer : public ::testing::Test {
 protected:
     trace::writer_options options() const {
         trace::writer_options o;
-        o.root = dir_.path();
+        o.root = dir_.path;
         o.flush_interval = 500ms;
         o.end_grouping = 50ms;
         return o;
     }
     fs::path folder(std::uint32_t session) const {
-        return dir_.path() / trace::session_folder_name(session);
+        return dir_.path / trace::session_folder_name(session);
     }
     fs::path trace_file(std::uint32_t session) const { return folder(session) / "trace.jsonl"; }
     fs::path receipts_file(std::uint32_t session) const {
@@ -196,7 +162,7 @@ protected:
         return std::make_shared<trace::done_channel>(ctx_.get_executor(), 1);
     }
 
-    temp_dir dir_;
+    pacer::test::scratch_folder dir_{"pacer-trace-writer"};
     boost::asio::io_context ctx_; // only an executor for the done channels; never run
 };
 
@@ -302,8 +268,8 @@ TEST_F(trace_writer, ends_within_the_grouping_are_finished_in_one_call) {
     EXPECT_EQ(core.flush_due(t1 + 50ms), 2u);
     ASSERT_TRUE(fs::exists(receipts_file(1)));
     ASSERT_TRUE(fs::exists(receipts_file(2)));
-    EXPECT_EQ(read_file(receipts_file(1)), receipts_json(1));
-    EXPECT_EQ(read_file(receipts_file(2)), receipts_json(2));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(1)), receipts_json(1));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(2)), receipts_json(2));
     expect_trace(trace_file(1), 1, {0, 1});
     expect_trace(trace_file(2), 2, {0});
     for (auto* done : {done1.get(), done2.get()}) {
@@ -323,7 +289,7 @@ TEST_F(trace_writer, ends_within_the_grouping_are_finished_in_one_call) {
     EXPECT_EQ(rel(core.next_due()), rel(t0 + 450ms));
     EXPECT_EQ(core.flush_due(t0 + 450ms), 1u);
     expect_trace(trace_file(3), 3, {0});
-    EXPECT_EQ(read_file(receipts_file(3)), receipts_json(3));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(3)), receipts_json(3));
     ASSERT_TRUE(take_done(*done3).has_value());
     EXPECT_EQ(rel(core.next_due()), rel(time_point::max()));
 }
@@ -376,8 +342,8 @@ TEST_F(trace_writer, flush_all_writes_everything) {
         all[static_cast<std::size_t>(i)] = i;
     for (std::uint32_t s : {1u, 2u, 3u})
         expect_trace(trace_file(s), s, all);
-    EXPECT_EQ(read_file(receipts_file(1)), receipts_json(1));
-    EXPECT_EQ(read_file(receipts_file(2)), receipts_json(2));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(1)), receipts_json(1));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(2)), receipts_json(2));
     EXPECT_FALSE(fs::exists(receipts_file(3))); // session 3 never ended: no receipts given
     for (auto* done : {done1.get(), done2.get()}) {
         const auto got = take_done(*done);
@@ -432,7 +398,7 @@ TEST_F(trace_writer, a_failing_write_affects_only_its_own_session) {
         EXPECT_FALSE(got->ec) << s << ": " << got->message;
         EXPECT_EQ(got->message, "");
         expect_trace(trace_file(s), s, all);
-        EXPECT_EQ(read_file(receipts_file(s)), receipts_json(s));
+        EXPECT_EQ(pacer::test::read_text(receipts_file(s)), receipts_json(s));
     }
 }
 
@@ -455,7 +421,7 @@ TEST_F(trace_writer, an_existing_session_folder_is_a_clear_error) {
     EXPECT_NE(got->message.find(folder(4).string()), std::string::npos) << got->message;
     EXPECT_NE(got->message.find("File exists"), std::string::npos) << got->message;
     // The old files are untouched, and no receipts were added.
-    EXPECT_EQ(read_file(folder(4) / "trace.jsonl"), "old\n");
+    EXPECT_EQ(pacer::test::read_text(folder(4) / "trace.jsonl"), "old\n");
     EXPECT_FALSE(fs::exists(receipts_file(4)));
 
     // The other session is not affected.
@@ -463,7 +429,7 @@ TEST_F(trace_writer, an_existing_session_folder_is_a_clear_error) {
     ASSERT_TRUE(ok.has_value());
     EXPECT_FALSE(ok->ec) << ok->message;
     expect_trace(trace_file(5), 5, {0});
-    EXPECT_EQ(read_file(receipts_file(5)), receipts_json(5));
+    EXPECT_EQ(pacer::test::read_text(receipts_file(5)), receipts_json(5));
 }
 
 TEST_F(trace_writer, default_open_never_overwrites_an_existing_file) {
@@ -479,7 +445,7 @@ TEST_F(trace_writer, default_open_never_overwrites_an_existing_file) {
     ASSERT_TRUE(got.has_value());
     EXPECT_TRUE(got->ec);
     EXPECT_NE(got->message.find(receipts_file(6).string()), std::string::npos) << got->message;
-    EXPECT_EQ(read_file(receipts_file(6)), "foreign");
+    EXPECT_EQ(pacer::test::read_text(receipts_file(6)), "foreign");
 }
 
 } // namespace
@@ -507,7 +473,7 @@ TEST_F(trace_writer, receipts_stream_to_disk_with_the_lines_and_end_with_the_tai
     EXPECT_EQ(core.flush_due(t0 + 499ms), 0u);
     EXPECT_FALSE(fs::exists(receipts_file(1)));
     EXPECT_EQ(core.flush_due(t0 + 500ms), 1u);
-    EXPECT_EQ(read_file(receipts_file(1)),
+    EXPECT_EQ(pacer::test::read_text(receipts_file(1)),
               R"({"session_start_s":1.0,"admitted":true,"appends":[{"seq":0},{"seq":1})");
     EXPECT_EQ(rel(core.next_due()), rel(time_point::max())); // nothing buffered any more
     // A receipt alone (no line) is due one flush interval after it arrived.
@@ -520,7 +486,7 @@ TEST_F(trace_writer, receipts_stream_to_disk_with_the_lines_and_end_with_the_tai
     e.done = done;
     core.on_record(t0 + 700ms, std::move(e));
     EXPECT_EQ(core.flush_due(t0 + 750ms), 1u);
-    EXPECT_EQ(read_file(receipts_file(1)),
+    EXPECT_EQ(pacer::test::read_text(receipts_file(1)),
               R"({"session_start_s":1.0,"admitted":true,"appends":[{"seq":0},{"seq":1},{"seq":2}]})"
               "\n");
     const auto got = take_done(*done);
@@ -565,7 +531,7 @@ TEST_F(trace_writer, prepared_sessions_open_no_file_while_they_stream) {
     EXPECT_EQ(opens, 4); // no file opened after the start
     for (std::uint32_t s : {1u, 2u}) {
         expect_trace(trace_file(s), s, {0, 1, 2, 3});
-        EXPECT_EQ(read_file(receipts_file(s)), "[0][1][2][3]" + receipts_json(s));
+        EXPECT_EQ(pacer::test::read_text(receipts_file(s)), "[0][1][2][3]" + receipts_json(s));
         const auto got = take_done(*done[s]);
         ASSERT_TRUE(got.has_value());
         EXPECT_FALSE(got->ec) << got->message;

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include "unit/scratch_folder.hpp"
 #include <chrono>
 #include <filesystem>
 #include <fstream>
@@ -25,33 +26,6 @@ namespace trace = pacer::trace;
 using pacer::time_point;
 
 const time_point t0 = time_point{} + 1000s;
-
-class scratch {
-public:
-    scratch() {
-        std::random_device rd;
-        path_ = fs::temp_directory_path() /
-                ("pacer-trace-modes-" + std::to_string(::getpid()) + "-" + std::to_string(rd()));
-        fs::create_directory(path_);
-    }
-    ~scratch() {
-        std::error_code ec;
-        fs::remove_all(path_, ec);
-    }
-    scratch(const scratch&) = delete;
-    scratch& operator=(const scratch&) = delete;
-    const fs::path& path() const { return path_; }
-
-private:
-    fs::path path_;
-};
-
-std::string read_file(const fs::path& path) {
-    std::ifstream in(path, std::ios::binary);
-    std::ostringstream ss;
-    ss << in.rdbuf();
-    return ss.str();
-}
 
 trace::writer_options options(const fs::path& root, trace::mode what) {
     trace::writer_options o;
@@ -98,14 +72,14 @@ TEST(TraceModes, ParseAndNameEveryMode) {
 }
 
 TEST(TraceModes, FullWritesTheLinesAndTheReceipts) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-trace-modes");
     boost::asio::io_context io;
-    trace::writer_core core(options(dir.path(), trace::mode::full));
+    trace::writer_core core(options(dir.path, trace::mode::full));
     std::shared_ptr<trace::done_channel> done;
     feed(core, io, done);
-    const auto folder = dir.path() / "session-003";
-    EXPECT_EQ(read_file(folder / "input-send-receipts.json"), "{\"appends\":[1,2]}\n");
-    const auto lines = read_file(folder / "trace.jsonl");
+    const auto folder = dir.path / "session-003";
+    EXPECT_EQ(pacer::test::read_text(folder / "input-send-receipts.json"), "{\"appends\":[1,2]}\n");
+    const auto lines = pacer::test::read_text(folder / "trace.jsonl");
     EXPECT_NE(lines.find(R"("event":{"type":"a"})"), std::string::npos) << lines;
     EXPECT_NE(lines.find(R"("event":{"type":"b"})"), std::string::npos) << lines;
     EXPECT_EQ(core.stats().lines, 2u);
@@ -114,25 +88,25 @@ TEST(TraceModes, FullWritesTheLinesAndTheReceipts) {
 }
 
 TEST(TraceModes, ReceiptsWritesOnlyTheReceiptsFile) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-trace-modes");
     boost::asio::io_context io;
-    trace::writer_core core(options(dir.path(), trace::mode::receipts));
+    trace::writer_core core(options(dir.path, trace::mode::receipts));
     std::shared_ptr<trace::done_channel> done;
     feed(core, io, done);
-    const auto folder = dir.path() / "session-003";
-    EXPECT_EQ(read_file(folder / "input-send-receipts.json"), "{\"appends\":[1,2]}\n");
+    const auto folder = dir.path / "session-003";
+    EXPECT_EQ(pacer::test::read_text(folder / "input-send-receipts.json"), "{\"appends\":[1,2]}\n");
     EXPECT_FALSE(fs::exists(folder / "trace.jsonl"));
     EXPECT_EQ(core.stats().lines, 0u);
     EXPECT_TRUE(reported_ok(*done));
 }
 
 TEST(TraceModes, NoneCreatesNothingAndKeepsTheReceiptsInMemory) {
-    scratch dir;
+    pacer::test::scratch_folder dir("pacer-trace-modes");
     boost::asio::io_context io;
-    trace::writer_core core(options(dir.path(), trace::mode::none));
+    trace::writer_core core(options(dir.path, trace::mode::none));
     std::shared_ptr<trace::done_channel> done;
     feed(core, io, done);
-    EXPECT_TRUE(fs::is_empty(dir.path())) << "no session folder";
+    EXPECT_TRUE(fs::is_empty(dir.path)) << "no session folder";
     EXPECT_EQ(core.stats().lines, 0u);
     EXPECT_EQ(core.stats().bytes, 0u);
     EXPECT_TRUE(reported_ok(*done)) << "the session still learns that it is finished";

@@ -41,7 +41,7 @@ std::string describe_handshake_failure(tls_stream& s, const tls_client_context& 
                                        const std::string& port);
 
 /// The mocks' server context from a PEM certificate (chain) and key: nullptr when both are
-/// empty. Throws std::invalid_argument (naming --tls-cert / --tls-key) when only one is given
+/// empty. Throws bad_input (naming --tls-cert / --tls-key) when only one is given
 /// or either cannot be loaded.
 std::unique_ptr<boost::asio::ssl::context> make_tls_server_context(const std::string& cert,
                                                                    const std::string& key);

@@ -1,4 +1,4 @@
-#include <pacer/run/progress.hpp>
+#include <pacer/console/progress.hpp>
 
 #include <fmt/format.h>
 
@@ -7,7 +7,7 @@
 #include <pthread.h>
 #include <sys/ioctl.h>
 
-namespace pacer::run {
+namespace pacer::console {
 
 std::optional<progress_mode> resolve_progress(std::string_view option, bool stderr_is_terminal) {
     if (option == "never")
@@ -176,4 +176,4 @@ void progress_reporter::loop() {
     }
 }
 
-} // namespace pacer::run
+} // namespace pacer::console

@@ -1,4 +1,4 @@
-#include <pacer/sweep/capacity.hpp>
+#include <pacer/capacity_search/capacity.hpp>
 
 #include <boost/json/array.hpp>
 
@@ -8,9 +8,31 @@
 #include <cmath>
 #include <map>
 
-namespace pacer::sweep {
+namespace pacer::capacity_search {
 
 namespace json = boost::json;
+
+std::string_view to_string(limit l) noexcept {
+    switch (l) {
+    case limit::slo:
+        return "slo";
+    case limit::client:
+        return "client";
+    case limit::max_level:
+        return "max-level";
+    case limit::max_rate:
+        return "max-rate";
+    case limit::unreachable:
+        return "unreachable";
+    case limit::interrupted:
+        return "interrupted";
+    case limit::nothing_to_run:
+        return "nothing-to-run";
+    case limit::not_recovered:
+        return "not-recovered";
+    }
+    return "slo";
+}
 
 std::string_view to_string(try_kind kind) noexcept {
     switch (kind) {
@@ -89,10 +111,13 @@ enum class judged { met, missed, client, not_recovered, stopped };
 constexpr int max_verification_rounds = 4;
 
 // The search's state: the last good value, the first bad one, and every value's judgement.
-class capacity_search {
+class search_state {
 public:
-    capacity_search(const capacity_space& space, const search_policy& policy,
-                    const capacity_probe_fn& probe, capacity_search_result& r)
+    /// Why the search stopped before it found its answer (nullopt: it did not).
+    std::optional<limit> stop() const { return stop_; }
+
+    search_state(const capacity_space& space, const search_policy& policy,
+                 const capacity_probe_fn& probe, capacity_search_result& r)
         : space_(space), s_(policy), probe_(probe), r_(r) {}
 
     // Up, down, then between, from value c (the first value; after it the space chooses);
@@ -104,7 +129,7 @@ public:
             if (v == judged::stopped)
                 return false;
             if (v == judged::client || v == judged::not_recovered) {
-                r_.limited_by = v == judged::client ? "client" : "not-recovered";
+                stop_ = v == judged::client ? limit::client : limit::not_recovered;
                 if (v == judged::not_recovered)
                     r_.notes.push_back(fmt::format(
                         "{} missed only on a server that had not recovered from the run "
@@ -227,11 +252,11 @@ private:
         const auto o = probe_(t);
         r_.probes.push_back({t, o});
         if (o.interrupted)
-            r_.limited_by = "interrupted";
+            stop_ = limit::interrupted;
         else if (o.unreachable)
-            r_.limited_by = "unreachable";
+            stop_ = limit::unreachable;
         else if (o.nothing_to_run)
-            r_.limited_by = "nothing-to-run";
+            stop_ = limit::nothing_to_run;
         else
             return o;
         return std::nullopt;
@@ -302,6 +327,7 @@ private:
     }
 
     const capacity_space& space_;
+    std::optional<limit> stop_; // why the search stopped before its answer, if it did
     const search_policy& s_;
     const capacity_probe_fn& probe_;
     capacity_search_result& r_;
@@ -310,32 +336,33 @@ private:
     std::map<double, bool> judgement_; // value -> good, as last judged
 };
 
-verification level_verification(const value_verification& v) {
-    return {static_cast<std::size_t>(v.value), v.runs, v.met, v.invalid, v.unrecovered, v.held};
-}
+} // namespace
 
-json::value verification_json(const std::optional<verification>& v) {
+json::value verification_json(const std::optional<value_verification>& v, value_kind kind) {
     if (!v)
         return nullptr;
-    return json::object{{"level", v->level},
-                        {"runs", v->runs},
-                        {"met", v->met},
-                        {"client_not_valid", v->invalid},
-                        {"not_recovered", v->unrecovered},
-                        {"held", v->held}};
+    json::object o;
+    if (kind == value_kind::level)
+        o["level"] = static_cast<std::size_t>(v->value);
+    else
+        o["rate"] = v->value;
+    o["runs"] = v->runs;
+    o["met"] = v->met;
+    o["client_not_valid"] = v->invalid;
+    if (kind == value_kind::level) // a rate search never waits for recovery
+        o["not_recovered"] = v->unrecovered;
+    o["held"] = v->held;
+    return o;
 }
-
-} // namespace
 
 capacity_search_result search_capacity(const capacity_space& space, double start,
                                        const search_policy& policy,
                                        const capacity_probe_fn& probe) {
     capacity_search_result result;
-    capacity_search search(space, policy, probe, result);
+    search_state search(space, policy, probe, result);
     if (search.search_from(start) && policy.verify_repeats > 0)
         search.verify();
-    if (result.limited_by.empty())
-        result.limited_by = result.bad ? "slo" : space.top();
+    result.limited_by = search.stop().value_or(result.bad ? limit::slo : space.top());
     if (result.capacity_check || result.failing_check)
         result.boundary_held = (!result.capacity_check || result.capacity_check->held) &&
                                (!result.failing_check || result.failing_check->held);
@@ -359,10 +386,8 @@ capacity_result search_capacity(const capacity_settings& settings, const level_p
         result.probed_levels.push_back(level(p.run.value));
         result.probes.push_back({{level(p.run.value), p.run.kind, p.run.attempt}, p.outcome});
     }
-    if (r.capacity_check)
-        result.capacity_check = level_verification(*r.capacity_check);
-    if (r.failing_check)
-        result.failing_check = level_verification(*r.failing_check);
+    result.capacity_check = r.capacity_check;
+    result.failing_check = r.failing_check;
     result.boundary_held = r.boundary_held;
     result.notes = r.notes;
     return result;
@@ -383,7 +408,7 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
     o["sessions"] = r.sessions;
     o["first_failing_level"] =
         r.first_failing_level ? json::value(*r.first_failing_level) : json::value(nullptr);
-    o["limited_by"] = r.limited_by;
+    o["limited_by"] = to_string(r.limited_by);
     json::array levels, probes, notes;
     for (auto c : r.probed_levels)
         levels.push_back(c);
@@ -399,12 +424,13 @@ json::object capacity_json(const capacity_result& r, std::string_view slo) {
         notes.emplace_back(n);
     o["probed_levels"] = std::move(levels);
     o["probes"] = std::move(probes);
-    o["verification"] = json::object{{"capacity_level", verification_json(r.capacity_check)},
-                                     {"first_failing_level", verification_json(r.failing_check)}};
+    o["verification"] = json::object{
+        {"capacity_level", verification_json(r.capacity_check, value_kind::level)},
+        {"first_failing_level", verification_json(r.failing_check, value_kind::level)}};
     o["boundary_held"] = r.boundary_held ? json::value(*r.boundary_held) : json::value(nullptr);
     o["notes"] = std::move(notes);
     o["slo"] = slo;
     return o;
 }
 
-} // namespace pacer::sweep
+} // namespace pacer::capacity_search

@@ -1,6 +1,13 @@
 #pragma once
-// The live progress line of `pacer run` and `pacer serve` on stderr (`--progress`): on a
-// terminal one line rewritten in place at most 4 times a second, elsewhere (CI logs) a plain
+// Module `console` (the module table: cmake/PacerModules.cmake, docs/architecture.md) owns what
+// a job command shows the user while and after it runs, for `run`, `serve`, `http` and `record`
+// alike: the live progress line (this file) and the writers of a finished folder's report.html
+// and tables (end_writers.hpp). It may include core, session; it may not include schedule,
+// trace, runtime, protocol, transport, capacity_search, metrics, server, telemetry, report,
+// record, sweep, run, http, cli (the build fails if it does).
+//
+// The live progress line of `pacer run`, `pacer serve` and `pacer http` on stderr (`--progress`):
+// on a terminal one line rewritten in place at most 4 times a second, elsewhere (CI logs) a plain
 // line every 10 s and a last one when the run ends. It runs on a thread of its own and reads
 // only the relaxed atomic totals the sessions bump (session::live_counters): it never runs on a
 // session context and never makes one wait.
@@ -18,7 +25,7 @@
 #include <string_view>
 #include <thread>
 
-namespace pacer::run {
+namespace pacer::console {
 
 enum class progress_mode {
     off,
@@ -121,4 +128,4 @@ private:
     std::thread thread_;
 };
 
-} // namespace pacer::run
+} // namespace pacer::console

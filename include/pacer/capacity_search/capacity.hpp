@@ -1,4 +1,9 @@
 #pragma once
+// Module `capacity_search` (the module table: cmake/PacerModules.cmake, docs/architecture.md)
+// owns the capacity search of `pacer serve` and `pacer http`. It may include core; it may not
+// include schedule, trace, runtime, protocol, transport, session, console, metrics, server,
+// telemetry, report, record, sweep, run, http, cli (the build fails if it does).
+//
 // The capacity search, one for every command that searches: which value to probe next given
 // what the values probed so far showed, as a pure function of their outcomes (the probing itself
 // is a callback), unit-tested without a network in tests/unit/sweep/test_capacity*.cpp. The
@@ -13,6 +18,7 @@
 // answer is re-run at the end to show that the boundary holds.
 
 #include <boost/json/object.hpp>
+#include <boost/json/value.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -22,7 +28,7 @@
 #include <string_view>
 #include <vector>
 
-namespace pacer::sweep {
+namespace pacer::capacity_search {
 
 /// `--start-level`, `--max-level`, `--resolution`, `--confirm`, `--verify-repeats`, `--growth`.
 struct capacity_settings {
@@ -40,6 +46,25 @@ struct capacity_settings {
     /// can (> 1; 2 is the classic doubling and bisection).
     double growth = 1.25;
 };
+
+/// Why a search ended where it did, as the result files say it (`limited_by`, to_string):
+/// "slo" (a value missed), "client" (the client could not keep its schedule), "max-level" /
+/// "max-rate" (the top of the space met), "unreachable", "interrupted", "nothing-to-run" (a rate
+/// with no arrival), "not-recovered" (a value missed only on a server that had not recovered).
+enum class limit {
+    slo,
+    client,
+    max_level,
+    max_rate,
+    unreachable,
+    interrupted,
+    nothing_to_run,
+    not_recovered
+};
+
+/// "slo", "client", "max-level", "max-rate", "unreachable", "interrupted", "nothing-to-run",
+/// "not-recovered".
+std::string_view to_string(limit l) noexcept;
 
 /// Why a level is run: the search's first look, a confirmation of a miss, or the verification
 /// of the answer.
@@ -77,14 +102,14 @@ struct probe_record {
     level_outcome outcome;
 };
 
-/// How the closing re-runs of one level went.
-struct verification {
-    std::size_t level = 0;
+/// How the closing re-runs of one value went (a level, or a rate).
+struct value_verification {
+    double value = 0;
     std::size_t runs = 0;    ///< runs with valid client timing (the evidence)
     std::size_t met = 0;     ///< of which met every SLO
     std::size_t invalid = 0; ///< runs whose client timing was not valid (run again, not counted)
     std::size_t unrecovered = 0; ///< runs started on a server not recovered (again, not counted)
-    /// The capacity level holds when every run met; the first failing level when none did.
+    /// The capacity value holds when every run met; the first failing value when none did.
     bool held = false;
 };
 
@@ -94,11 +119,12 @@ struct capacity_result {
     std::optional<std::size_t> first_failing_level; ///< the lowest level that missed the SLOs
     /// slo, client, max-level, unreachable, interrupted, not-recovered (a level missed only on
     /// a server that had not recovered, twice: the search cannot go on)
-    std::string limited_by = "max-level";
+    limit limited_by = limit::max_level;
     std::vector<std::size_t> probed_levels; ///< every run's level, in order (all tries)
     std::vector<probe_record> probes;       ///< every run with its kind and outcome
-    /// The closing verification of the answer, of its last round (nullopt: not run).
-    std::optional<verification> capacity_check, failing_check;
+    /// The closing verification of the answer, of its last round (nullopt: not run); its value
+    /// is a level.
+    std::optional<value_verification> capacity_check, failing_check;
     /// Whether the boundary held: the capacity level met in every verification run and the
     /// first failing level missed in every one (nullopt: no verification was run).
     std::optional<bool> boundary_held;
@@ -127,8 +153,8 @@ public:
     virtual std::optional<double> between(double good, double bad, std::size_t splits) const = 0;
     /// How the notes name a value: "level 12", "rate 2.5 requests/s".
     virtual std::string name(double value) const = 0;
-    /// `limited_by` when the search ends because above() has no value: "max-level", "max-rate".
-    virtual std::string top() const = 0;
+    /// `limited_by` when the search ends because above() has no value: max_level, max_rate.
+    virtual limit top() const = 0;
     /// Once some value missed: the value to try instead of `next` (above `good`, the last good
     /// value), so as not to overload the server far beyond what it was seen to keep. The
     /// default tries `next` as it is.
@@ -146,7 +172,7 @@ public:
     std::optional<double> below(double bad, std::size_t downs) const override;
     std::optional<double> between(double good, double bad, std::size_t splits) const override;
     std::string name(double value) const override;
-    std::string top() const override { return "max-level"; }
+    limit top() const override { return limit::max_level; }
     /// At most max(good + 1, floor(good x growth)).
     double gently(double good, double next) const override;
 
@@ -165,7 +191,7 @@ public:
     std::optional<double> below(double bad, std::size_t downs) const override;
     std::optional<double> between(double good, double bad, std::size_t splits) const override;
     std::string name(double value) const override;
-    std::string top() const override { return "max-rate"; }
+    limit top() const override { return limit::max_rate; }
 
 private:
     double max_rate_;
@@ -202,19 +228,12 @@ struct capacity_probe {
     level_outcome outcome;
 };
 
-/// How the closing re-runs of one value went (verification, over a space's value).
-struct value_verification {
-    double value = 0;
-    std::size_t runs = 0, met = 0, invalid = 0, unrecovered = 0;
-    bool held = false;
-};
-
 /// The search's answer, in the space's values.
 struct capacity_search_result {
     std::optional<double> good; ///< the highest good value (nullopt: none met)
     std::optional<double> bad;  ///< the lowest value that missed
-    /// slo, client, unreachable, interrupted, nothing-to-run, or the space's top().
-    std::string limited_by;
+    /// slo, client, unreachable, interrupted, nothing_to_run, not_recovered, or the space's top().
+    limit limited_by = limit::slo;
     std::vector<capacity_probe> probes;
     std::optional<value_verification> capacity_check, failing_check;
     std::optional<bool> boundary_held;
@@ -267,4 +286,10 @@ search_cost search_cost_at(const capacity_settings& settings, std::size_t capaci
 /// boundary_held, notes, slo}` (`slo`: the text given).
 boost::json::object capacity_json(const capacity_result& result, std::string_view slo);
 
-} // namespace pacer::sweep
+/// The one writer of a closing verification in the result files (null when not run):
+/// `{level, runs, met, client_not_valid, not_recovered, held}` for a level (serve's
+/// summary.json), `{rate, runs, met, client_not_valid, held}` for a rate (http's capacity.json).
+enum class value_kind { level, rate };
+boost::json::value verification_json(const std::optional<value_verification>& v, value_kind kind);
+
+} // namespace pacer::capacity_search
