@@ -1,6 +1,7 @@
 // `server.omni` pooled over worker processes (`pacer run --processes N`).
 
 #include <pacer/metrics/omni.hpp>
+#include <pacer/metrics/realtime.hpp>
 
 #include <gtest/gtest.h>
 
@@ -53,6 +54,18 @@ TEST(omni_pool, parts_without_omni_pool_to_nothing) {
     const boost::json::object a{{"server", boost::json::object{{"realtime", 1}}}};
     EXPECT_TRUE(metrics::pool_omni_json({&a}).empty());
     EXPECT_TRUE(metrics::pool_omni_json({}).empty());
+}
+
+// An interrupted vllm-omni reply: its audio stopped for the listener at the clear's answer,
+// after its last delta (which came before the barge-in).
+TEST(omni_pool, the_interruption_latency_runs_to_the_clear) {
+    trace::turn_result t;
+    t.first_audio_s = 10.0;
+    t.last_audio_s = 10.0;
+    t.interrupted_s = 10.6;
+    EXPECT_DOUBLE_EQ(*metrics::figures_of(t).interrupt_latency_s, 0.0);
+    t.output_stopped_s = 10.63;
+    EXPECT_NEAR(*metrics::figures_of(t).interrupt_latency_s, 0.03, 1e-9);
 }
 
 } // namespace
