@@ -81,13 +81,23 @@ json::object read_part_summary(const fs::path& dir) {
     return *summary.object();
 }
 
-// A session's first and last packet send, from its grid origin and deviations.
-std::optional<std::pair<double, double>> stream_of(const session_samples& ss) {
+} // namespace
+
+double append_period_s(const json::object& summary) {
+    const double ms = number_at(summary, "/config/packet_ms", 0);
+    return ms > 0 ? ms / 1000 : schedule::packet_period_s;
+}
+
+namespace {
+
+// A session's first and last packet send, from its grid origin, deviations and the grid's
+// period (`append_period_s`).
+std::optional<std::pair<double, double>> stream_of(const session_samples& ss, double period_s) {
     if (!ss.session_start_s || ss.deviation_s.empty())
         return std::nullopt;
     const std::size_t n = ss.deviation_s.size();
     return std::pair{*ss.session_start_s + ss.deviation_s.front(),
-                     *ss.session_start_s + schedule::packet_period_s * static_cast<double>(n - 1) +
+                     *ss.session_start_s + period_s * static_cast<double>(n - 1) +
                          ss.deviation_s.back()};
 }
 } // namespace
@@ -96,6 +106,7 @@ run_part read_run_part_folded(const fs::path& dir) {
     run_part part;
     part.dir = dir;
     part.summary = read_part_summary(dir);
+    const double period_s = append_period_s(part.summary);
     folded_samples f;
     part.arrivals =
         stream_samples(dir / "samples.json", samples_rules::strict, [&](samples_session&& e) {
@@ -110,7 +121,7 @@ run_part read_run_part_folded(const fs::path& dir) {
                 }
             }
             f.sessions_late += session_late;
-            if (const auto s = stream_of(e.samples))
+            if (const auto s = stream_of(e.samples, period_s))
                 f.streams.push_back(*s);
         });
     part.folded = std::move(f);
@@ -251,7 +262,7 @@ std::optional<run_window> part_window(const run_part& part) {
     if (part.folded)
         streams = part.folded->streams;
     for (const auto& ss : part.sessions)
-        if (const auto st = stream_of(ss))
+        if (const auto st = stream_of(ss, append_period_s(part.summary)))
             streams.push_back(*st);
     for (const auto& [begin, end] : streams) {
         const double first = begin + to_wall;
@@ -448,7 +459,7 @@ std::uint64_t pool_packets(pooled_parts& r, const run_part& p) {
             }
         }
         r.sessions_late += session_late;
-        if (const auto st = stream_of(ss)) {
+        if (const auto st = stream_of(ss, append_period_s(p.summary))) {
             r.edges.emplace_back(st->first + to_wall, +1);
             r.edges.emplace_back(st->second + to_wall, -1);
         }

@@ -5,6 +5,8 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
+#include <string_view>
 
 namespace pacer::metrics {
 
@@ -96,6 +98,70 @@ json::object omni_json(const std::vector<trace::session_result>& sessions) {
     };
 }
 
+namespace {
+
+// The worst (largest) of the parts' `ack_round_trip_s[key]`, null when none has it.
+json::value worst_of(const std::vector<const json::object*>& parts, std::string_view key) {
+    std::optional<double> worst;
+    for (const auto* o : parts) {
+        const auto& v = o->at("ack_round_trip_s").at(key);
+        if (v.is_number())
+            worst = std::max(worst.value_or(0.0), v.to_number<double>());
+    }
+    return maybe(worst);
+}
+
+} // namespace
+
+json::object pool_omni_json(const std::vector<const json::object*>& parts) {
+    std::vector<const json::object*> omni;
+    for (const auto* s : parts)
+        if (const auto* server = s->if_contains("server"); server && server->is_object())
+            if (const auto* o = server->as_object().if_contains("omni"); o && o->is_object())
+                omni.push_back(&o->as_object());
+    if (omni.empty())
+        return {};
+    json::object out;
+    for (const char* key : {"sessions", "responses", "completed", "cancelled", "listens", "commits",
+                            "deferred", "unanswered", "stalled_sessions", "playback_acks",
+                            "acknowledged", "ack_errors", "event_acks", "heartbeats", "cleared"}) {
+        std::uint64_t n = 0;
+        for (const auto* o : omni)
+            n += o->at(key).to_number<std::uint64_t>();
+        out[key] = n;
+    }
+    json::object stalls;
+    std::uint64_t rtt_count = 0;
+    std::optional<double> rtt_max;
+    for (const auto* o : omni) {
+        for (const auto& [reason, n] : o->at("stall_reasons").as_object()) {
+            auto& slot = stalls[reason];
+            slot = (slot.is_null() ? 0 : slot.to_number<std::uint64_t>()) +
+                   n.to_number<std::uint64_t>();
+        }
+        const auto& rtt = o->at("ack_round_trip_s").as_object();
+        rtt_count += rtt.at("count").to_number<std::uint64_t>();
+        if (rtt.at("max").is_number())
+            rtt_max = std::max(rtt_max.value_or(0.0), rtt.at("max").to_number<double>());
+    }
+    out["stall_reasons"] = std::move(stalls);
+    out["ack_round_trip_s"] = {{"count", rtt_count},
+                               {"p50", nullptr},
+                               {"p99", nullptr},
+                               {"max", maybe(rtt_max)},
+                               {"worst_part_p50", worst_of(omni, "p50")},
+                               {"worst_part_p99", worst_of(omni, "p99")}};
+    for (const char* key : {"audio_received_s", "server_audio_s", "dropped_s"}) {
+        double sum = 0;
+        for (const auto* o : omni)
+            sum += o->at(key).to_number<double>();
+        out[key] = sum;
+    }
+    out["pooling"] = "counts summed over the worker processes; ack round trip p50/p99 are the "
+                     "worst part's";
+    return out;
+}
+
 std::string omni_line(const json::object& o) {
     const auto n = [&](const char* key) { return o.at(key).to_number<std::uint64_t>(); };
     std::string line = fmt::format(
@@ -108,6 +174,9 @@ std::string omni_line(const json::object& o) {
         line += fmt::format(", ack round trip p50 {:.2f} ms p99 {:.2f} ms",
                             rtt.at("p50").to_number<double>() * 1e3,
                             rtt.at("p99").to_number<double>() * 1e3);
+    else if (const auto* w = rtt.if_contains("worst_part_p99"); w && w->is_number())
+        line += fmt::format(", ack round trip p99 {:.2f} ms (worst process)",
+                            w->to_number<double>() * 1e3);
     line += fmt::format("; audio {:.1f} s received, the server's audio_duration_ms {:.1f} s",
                         o.at("audio_received_s").to_number<double>(),
                         o.at("server_audio_s").to_number<double>());

@@ -71,9 +71,9 @@ turn_figures figures_of(const trace::turn_result& t) {
         f.underrun_s = micro(t.underrun_s);
     }
     if (t.interrupted_s) {
-        f.interrupt_latency_s = t.last_audio_s && *t.last_audio_s > *t.interrupted_s
-                                    ? *diff(t.last_audio_s, t.interrupted_s)
-                                    : 0.0;
+        // The audio's end for the listener: vllm-omni's clear, or the reply's last delta.
+        const auto end = t.output_stopped_s ? t.output_stopped_s : t.last_audio_s;
+        f.interrupt_latency_s = end && *end > *t.interrupted_s ? *diff(end, t.interrupted_s) : 0.0;
         f.audio_after_interrupt_s = micro(t.audio_after_interrupt_s);
         f.played_at_interrupt_s = micro(t.played_s.value_or(0));
     }
@@ -177,6 +177,7 @@ void append_turn_rows(std::string& out, std::uint32_t session,
             {"underrun_s", value(f.underrun_s)},
             {"unsolicited_responses", t.unsolicited},
             {"interrupted_s", value(t.interrupted_s)},
+            {"output_stopped_s", value(t.output_stopped_s)},
             {"ttfa_from_voice_end_s", value(f.ttfa_from_voice_end_s)},
             {"ttfa_from_speech_end_s", value(f.ttfa_from_speech_end_s)},
             {"ttfa_from_speech_stopped_s", value(f.ttfa_from_speech_stopped_s)},

@@ -40,14 +40,40 @@ std::string omni_session_update(std::string_view event_id, const omni_update& u)
 }
 
 void omni_append(std::string& out, std::string_view event_id, std::string_view audio_b64,
-                 std::int64_t duration_ms) {
+                 std::int64_t duration_ms, std::span<const std::string> video_frames) {
     out.clear();
     out += R"({"type":"input_audio_buffer.append","event_id":")";
     out += event_id;
     out += R"(","audio":")";
     out += audio_b64;
     out += R"(","duration_ms":)";
-    fmt::format_to(std::back_inserter(out), "{}}}", duration_ms);
+    fmt::format_to(std::back_inserter(out), "{}", duration_ms);
+    if (!video_frames.empty()) {
+        out += R"(,"video_frames":[)";
+        for (std::size_t k = 0; k < video_frames.size(); ++k) {
+            out += k == 0 ? R"(")" : R"(,")";
+            out += video_frames[k]; // base64: nothing to escape
+            out += '"';
+        }
+        out += ']';
+    }
+    out += '}';
+}
+
+bool omni_closes_unit(std::int64_t sent_ms, std::int64_t chunk_ms) {
+    constexpr std::int64_t first = 1030, unit = 1000;
+    const std::int64_t end = sent_ms + chunk_ms;
+    if (chunk_ms <= 0 || end < first)
+        return false;
+    // The last boundary at or before `end`: first + n × unit; it closes here if after sent_ms.
+    const std::int64_t boundary = first + (end - first) / unit * unit;
+    return boundary > sent_ms;
+}
+
+std::string_view omni_synthetic_frame() {
+    // A valid 1×1 PNG (one grey pixel): the smallest image a vision encoder will decode.
+    return "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAAAAAA6fptVAAAACklEQVR4nGNoAAAAggCBd81ytgAAAABJRU5Er"
+           "kJggg==";
 }
 
 std::string omni_commit(std::string_view event_id) {

@@ -41,9 +41,10 @@ std::string new_run_id();
 void start_telemetry(telemetry::recorder* telemetry, const std::filesystem::path& out);
 
 /// summary.json's `telemetry` for the run's window [t0, t1] (the recorder stopped first, so a
-/// sample follows t1).
+/// sample follows t1). Input audio is the appends sent x `chunk_s`, the append grid's period
+/// (80 ms; vllm-omni's `--chunk-ms`).
 boost::json::object telemetry_summary(telemetry::recorder& r, double t0, double t1,
-                                      std::uint64_t packets_sent);
+                                      std::uint64_t packets_sent, double chunk_s);
 
 /// What one process of sessions leaves besides its sessions' outcome: what was measured
 /// around them, for its summary.json and its table.

@@ -81,14 +81,15 @@ std::string new_run_id() {
 // sample follows t1). Output audio is not decoded by `pacer run` (replay's oracle measures it):
 // its ratio stays null.
 boost::json::object telemetry_summary(telemetry::recorder& r, double t0, double t1,
-                                      std::uint64_t packets_sent) {
+                                      std::uint64_t packets_sent, double chunk_s) {
     telemetry::window_denominators d;
-    d.input_audio_s = static_cast<double>(packets_sent) * schedule::packet_period_s;
+    d.input_audio_s = static_cast<double>(packets_sent) * chunk_s;
     auto t = r.window(t0, t1, d);
     t["window_definition"] = "from the sessions' start (before the first connect; with "
                              "--processes the workers' shared start) to the last session's "
                              "end, on clock.monotonic_s";
-    t["input_audio_definition"] = "audio packets sent x 80 ms (session-seconds of input)";
+    t["input_audio_definition"] =
+        fmt::format("audio packets sent x {:g} ms (session-seconds of input)", chunk_s * 1000);
     return t;
 }
 
@@ -248,8 +249,9 @@ json::object process_summary(run_job& job, const std::string& url, const process
     summary["transport"].as_object()["handshake_s"].as_object()["session_update_ack"] =
         metrics::update_ack_json(outcome.sessions);
     if (job.telemetry) // the run's window: from the sessions' start to the last one's end
-        summary["telemetry"] = telemetry_summary(*job.telemetry, r.clocks.monotonic_s,
-                                                 r.sessions_end_s, figures.packets_sent);
+        summary["telemetry"] =
+            telemetry_summary(*job.telemetry, r.clocks.monotonic_s, r.sessions_end_s,
+                              figures.packets_sent, to_seconds(job.omni.chunk));
     if (outcome.open_loop)
         summary["open_loop"] = open_loop_json(*job.open_loop, *outcome.open_loop, r.schedule_path);
     char host[256] = {};

@@ -7,6 +7,7 @@
 #include <pacer/core/json_text.hpp>
 #include <pacer/core/units.hpp>
 #include <pacer/metrics/merge.hpp>
+#include <pacer/metrics/omni.hpp>
 #include <pacer/protocol/events.hpp>
 #include <pacer/run/client_settings.hpp>
 #include <pacer/run/live_file.hpp>
@@ -185,6 +186,11 @@ json::object pooled_summary(const run_job& job, const std::string& url, worker_p
                             const fs::path& schedule_file) {
     const run_options& s = job.options;
     auto summary = metrics::merge_parts(w.parts);
+    std::vector<const json::object*> part_summaries;
+    for (const auto& p : w.parts)
+        part_summaries.push_back(&p.summary);
+    if (auto omni = metrics::pool_omni_json(part_summaries); !omni.empty())
+        summary["server"] = json::object{{"omni", std::move(omni)}};
     summary["command"] = "run";
     summary["run_id"] = new_run_id();
     summary["processes"] = s.processes;
@@ -255,6 +261,8 @@ void print_pooled_table(const run_options& s, const std::string& url,
                    ms(ol.at("dispatch_lag_s").at("p99")), ms(ol.at("dispatch_lag_s").at("max")),
                    ol.at("schedule_kept").as_bool() ? "SCHEDULE KEPT" : "SCHEDULE NOT KEPT");
     }
+    if (const auto* server = summary.if_contains("server"))
+        fmt::print("{}\n", metrics::omni_line(server->at("omni").as_object()));
     for (const auto& part : summary.at("incomplete_parts").as_array())
         fmt::print("  incomplete {}: {}{} of {} session(s) incomplete\n",
                    part.at("dir").as_string().c_str(),
@@ -320,7 +328,8 @@ int run_workers(run_job& job, const std::string& url, local_server* mock, double
     if (job.telemetry)
         summary["telemetry"] = telemetry_summary(
             *job.telemetry, start_at, ended.end_s,
-            summary.at("pacing").at("packets").at("sent").to_number<std::uint64_t>());
+            summary.at("pacing").at("packets").at("sent").to_number<std::uint64_t>(),
+            to_seconds(job.omni.chunk));
     runtime::write_new_file(out / "summary.json", json_text(summary) + "\n");
     print_pooled_table(s, url, open_loop, summary);
     write_pooled_end(job, summary);

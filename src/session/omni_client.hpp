@@ -64,6 +64,8 @@ struct omni_client {
             c.timeline->response_seen(e.response_id, now);
         if (e.kind == k::audio_delta)
             c.timeline->audio(now, e.audio, e.response_id);
+        if (e.kind == k::output_cleared)
+            c.timeline->output_cleared(e.response_id, now);
     }
 
     static void settle(const machine& m, session_result& r) {

@@ -4,6 +4,8 @@
 // ack_only rule defers the second turn for ever, and pacer reports that as the server's stall
 // with its reason, not as a failure of the client. Never a speed (exit 0 or 3).
 
+#include <boost/json/serialize.hpp>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -30,13 +32,15 @@ struct omni_run {
 
 constexpr int sessions = 2;
 
-std::unique_ptr<omni_run> run_omni(const std::vector<std::string>& run_flags) {
+std::unique_ptr<omni_run> run_omni(const std::vector<std::string>& run_flags,
+                                   std::vector<std::string> mock_flags = {"--reply-ms", "400"},
+                                   const std::string& scenario = "multi-turn") {
     auto r = std::make_unique<omni_run>();
     fs::create_directories(r->out.path());
     const auto stats = r->out / "mock-stats.json";
-    mock_process mock(
-        {"--protocol", "vllm-omni", "--reply-ms", "400", "--stats-output", stats.string()},
-        "native-mock");
+    mock_flags.insert(mock_flags.end(),
+                      {"--protocol", "vllm-omni", "--stats-output", stats.string()});
+    mock_process mock(mock_flags, "native-mock");
     std::vector<std::string> args{"run",
                                   "--protocol",
                                   "vllm-omni",
@@ -45,7 +49,7 @@ std::unique_ptr<omni_run> run_omni(const std::vector<std::string>& run_flags) {
                                   "--turns",
                                   "manual",
                                   "--scenario",
-                                  "multi-turn",
+                                  scenario,
                                   "-c",
                                   std::to_string(sessions),
                                   "-d",
@@ -115,6 +119,32 @@ TEST(OmniE2E, WithAcksEveryTurnOfAConversationIsAnswered) {
         EXPECT_FALSE(sent(r->trace(i), "session.event_ack").empty());
         EXPECT_EQ(sent(r->trace(i), "session.close").size(), 1u);
     }
+}
+
+// A barge-in over a reply still being generated (3 s of audio in 200 ms deltas): pacer's
+// `output_audio_buffer.clear` goes out right after the barge-in's first packet, and the mock
+// sends nothing of the reply due after its reaction (300 ms), then `output_audio_buffer.cleared`.
+// The listener's audio stops there: the interruption latency is at least the mock's reaction
+// and well short of the reply's unplayed tail.
+TEST(OmniE2E, ABargeInsClearStopsTheReplyAfterTheMocksReaction) {
+    const auto r = run_omni(
+        {}, {"--reply-ms", "3000", "--reply-delta-ms", "200", "--cancel-reaction-ms", "300"},
+        "barge-in");
+    EXPECT_TRUE(r->run.exit_code == 0 || r->run.exit_code == 3) << r->run.out;
+    EXPECT_EQ(omni(r->summary, "cleared"), 1u * sessions);
+    int interrupted = 0;
+    for (const auto& row : read_jsonl(r->out / "run" / "turns.jsonl")) {
+        if (at(row, {"interrupted_s"}).is_null())
+            continue;
+        ++interrupted;
+        const double latency = at(row, {"interrupt_latency_s"}).to_number<double>();
+        EXPECT_GE(latency, 0.3) << boost::json::serialize(row);
+        EXPECT_LT(latency, 3.0 - at(row, {"played_at_interrupt_s"}).to_number<double>())
+            << boost::json::serialize(row);
+        EXPECT_FALSE(at(row, {"output_stopped_s"}).is_null()) << boost::json::serialize(row);
+    }
+    EXPECT_EQ(interrupted, sessions);
+    EXPECT_GT(omni(r->summary, "cancelled"), 0u);
 }
 
 TEST(OmniE2E, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall) {

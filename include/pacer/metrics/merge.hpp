@@ -47,6 +47,10 @@ struct run_part {
 /// std::runtime_error naming the file that is missing or malformed.
 run_part read_run_part(const std::filesystem::path& dir);
 
+/// A part's append grid period in seconds: its `config.packet_ms` (vllm-omni's `--chunk-ms`),
+/// 80 ms when absent (parts written before the field).
+double append_period_s(const boost::json::object& summary);
+
 /// The same, but `samples.json` is streamed (`stream_samples`) and its packets folded into
 /// `folded` one session at a time: memory grows with the part's sessions, never its packets
 /// (`pacer run --processes` pools its workers so). `merge_parts` of such parts gives the

@@ -5,6 +5,7 @@
 #include <pacer/protocol/omni_session.hpp>
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -24,9 +25,16 @@ struct omni_update {
 /// `extra_body.auto_response` (false with the model's own turns: the model decides).
 std::string omni_session_update(std::string_view event_id, const omni_update& u);
 /// `input_audio_buffer.append` of base64 PCM16 with its `duration_ms`, into `out` (its
-/// capacity reused).
+/// capacity reused); `video_frames` (base64 JPEG/PNG, none by default) go in its
+/// `video_frames` array, on the append that closes a model unit (`omni_closes_unit`).
 void omni_append(std::string& out, std::string_view event_id, std::string_view audio_b64,
-                 std::int64_t duration_ms);
+                 std::int64_t duration_ms, std::span<const std::string> video_frames = {});
+/// Whether an append of `chunk_ms` after `sent_ms` of audio closes one of the model's units
+/// (MiniCPM-o: 1,000 ms units, the first closing at 1,030 ms, then every 1,000 ms): the append
+/// that carries a unit's `video_frames`.
+bool omni_closes_unit(std::int64_t sent_ms, std::int64_t chunk_ms);
+/// `--video-frames synthetic`: one small fixed image (a 1×1 PNG), base64.
+std::string_view omni_synthetic_frame();
 std::string omni_commit(std::string_view event_id);
 std::string omni_event_ack(std::int64_t server_event_seq);
 std::string omni_heartbeat(std::string_view event_id);

@@ -147,6 +147,23 @@ public:
         owner->play_end = from + audio;
     }
 
+    /// vllm-omni's `output_audio_buffer.cleared` of response `response_id` at `at`: the player
+    /// drops the reply's unplayed tail, so an interrupted turn's audio stopped for the listener
+    /// at `at`, or where it had already played out (`output_stopped_s`).
+    void output_cleared(std::string_view response_id, time_point at) {
+        for (const auto& [known, j] : responses_) {
+            if (known != response_id || !j)
+                continue;
+            auto& t = turns_[*j];
+            if (!t.r.interrupted_s || t.r.output_stopped_s)
+                return;
+            const time_point stop = t.play_end ? std::min(*t.play_end, at) : at;
+            t.r.output_stopped_s = to_seconds(stop);
+            t.play_end = stop;
+            return;
+        }
+    }
+
     /// What the player had played of turn `j`'s reply when the next turn barged in (0 when
     /// it did not).
     double played_s(std::size_t j) const { return turns_[j].r.played_s.value_or(0); }

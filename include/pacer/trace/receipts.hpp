@@ -84,6 +84,9 @@ struct turn_result {
     std::optional<double> interrupted_s;
     std::optional<double> played_s;
     double audio_after_interrupt_s = 0;
+    /// vllm-omni: where the interrupted reply's audio stopped for the listener (its
+    /// `output_audio_buffer.cleared`, or its play-out when that came first).
+    std::optional<double> output_stopped_s;
 };
 
 /// vllm-omni only: what its listener and its exchange counted (docs/protocols.md, "vllm-omni").

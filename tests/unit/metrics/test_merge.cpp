@@ -68,6 +68,20 @@ TEST(merge, overlap_is_counted_on_the_wall_clock) {
               1u);
 }
 
+TEST(merge, a_stream_spans_its_parts_own_chunk) {
+    // Three appends from wall 1000: at 80 ms they end at 1000.16, at vllm-omni's 200 ms chunk
+    // (config.packet_ms) at 1000.40, over B's start at 1000.30.
+    auto a = make_part(0, 1000, {{0.0, {0.0, 0.0, 0.0}}});
+    const auto b = make_part(5000, 1000.30, {{5000.0, {0.0, 0.0, 0.0}}});
+    EXPECT_DOUBLE_EQ(append_period_s(a.summary), 0.080);
+    EXPECT_EQ(merge_parts({a, b}).at("pacing").at("peak_overlapping_input_streams").as_uint64(),
+              1u);
+    a.summary["config"] = boost::json::object{{"packet_ms", 200}};
+    EXPECT_DOUBLE_EQ(append_period_s(a.summary), 0.200);
+    EXPECT_EQ(merge_parts({a, b}).at("pacing").at("peak_overlapping_input_streams").as_uint64(),
+              2u);
+}
+
 TEST(merge, no_parts_is_an_empty_unqualified_summary) {
     const auto m = merge_parts({});
     EXPECT_EQ(m.at("pacing").at("pacing_deviation_s").at("n").as_uint64(), 0u);

@@ -167,3 +167,40 @@ TEST(TurnAttribution, PlayerGapsUnderTheToleranceAreNoUnderruns) {
 }
 
 } // namespace
+
+namespace {
+
+// vllm-omni: the whole 800 ms reply arrived at once, before the barge-in; the listener had
+// played 600 ms of it when turn 1 barged in, and its clear was answered 30 ms later. The
+// audio stopped for the listener there: the interruption latency is 30 ms, not 0 (its last
+// delta came before the barge-in) and not the 200 ms the tail would have played.
+TEST(TurnAttribution, AClearStopsTheInterruptedRepliesAudioForTheListener) {
+    turn_timeline tl(2);
+    tl.turn_started(0, at(0), false);
+    tl.turn_ended(0, at(1000));
+    tl.committed(0, at(1000));
+    tl.response_seen("resp_0", at(1001));
+    tl.audio(at(1001), 800ms, "resp_0");
+    tl.turn_started(1, at(1601), true);
+    tl.output_cleared("resp_0", at(1631));
+    tl.output_cleared("resp_9", at(1640)); // no such response: nothing
+    const auto r = tl.results();
+    ASSERT_TRUE(r[0].output_stopped_s);
+    EXPECT_DOUBLE_EQ(*r[0].output_stopped_s, s(1631));
+    EXPECT_FALSE(r[1].output_stopped_s);
+}
+
+// A clear answered after the tail had played out: the audio stopped where it ended.
+TEST(TurnAttribution, AClearAfterThePlayOutStopsNothingLater) {
+    turn_timeline tl(2);
+    tl.turn_started(0, at(0), false);
+    tl.turn_ended(0, at(1000));
+    tl.committed(0, at(1000));
+    tl.response_seen("resp_0", at(1000));
+    tl.audio(at(1000), 800ms, "resp_0");
+    tl.turn_started(1, at(1700), true);
+    tl.output_cleared("resp_0", at(1900));
+    EXPECT_DOUBLE_EQ(*tl.results()[0].output_stopped_s, s(1800));
+}
+
+} // namespace
