@@ -25,12 +25,12 @@ using pacer::protocol::omni_session;
 using pacer::protocol::omni_session_options;
 using pacer::protocol::omni_turns;
 using pacer::protocol::read_omni_event;
-using kind = omni_action::kind;
+using omni_kind = omni_action::kind;
 using ev = omni_event_kind;
 
 constexpr std::size_t chunk_bytes = 6400; // 200 ms of 16 kHz PCM16
 
-struct manual_clock {
+struct omni_clock {
     time_point now = time_point{} + 1000s;
     void advance(duration d) { now += d; }
 };
@@ -71,24 +71,24 @@ omni_event error(std::string code) {
 }
 
 // The handshake: session.update goes first, the session waits for created and updated.
-void open(omni_session& s, manual_clock& clock) {
-    ASSERT_EQ(s.next(clock.now).what, kind::send_update);
-    EXPECT_EQ(s.next(clock.now).what, kind::wait_event);
+void open(omni_session& s, omni_clock& clock) {
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_update);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::wait_event);
     s.on_event(event(ev::session_created), clock.now);
-    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // until session.updated
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::wait_event); // until session.updated
     s.on_event(event(ev::session_updated), clock.now);
 }
 
 // Streams every append on its deadline, through turn ends and commits, until the input's end
 // (with manual turns its commit has then been returned); returns the origin.
-time_point stream_all(omni_session& s, manual_clock& clock) {
+time_point stream_all(omni_session& s, omni_clock& clock) {
     while (!s.input_end()) {
         const auto a = s.next(clock.now);
-        if (a.what == kind::send_append)
+        if (a.what == omni_kind::send_append)
             s.append_sent(clock.now);
-        else if (a.what == kind::wait_event && a.at != time_point{})
+        else if (a.what == omni_kind::wait_event && a.at != time_point{})
             clock.now = a.at;
-        else if (a.what != kind::turn_end && a.what != kind::send_commit) {
+        else if (a.what != omni_kind::turn_end && a.what != omni_kind::send_commit) {
             ADD_FAILURE() << "unexpected step " << static_cast<int>(a.what);
             break;
         }
@@ -181,51 +181,51 @@ TEST(OmniEvents, BuildsTheClientEvents) {
 }
 
 TEST(OmniSession, SendsSessionUpdateFirstAndAcknowledgesEventsCumulatively) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(2));
     open(s, clock);
     s.on_event(event(ev::other, "", 1), clock.now);
     s.on_event(event(ev::heartbeat_ack, "", 2), clock.now);
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_event_ack);
+    ASSERT_EQ(a.what, omni_kind::send_event_ack);
     EXPECT_EQ(a.event_seq, 2);                            // one ack up to the highest seq seen
-    EXPECT_EQ(s.next(clock.now).what, kind::send_append); // packet 0, unanchored
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_append); // packet 0, unanchored
     EXPECT_EQ(s.counts().event_acks, 1u);
 }
 
 TEST(OmniSession, AppendsOnTheChunkGridAndCommitsAtTheEndWithManualTurns) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(3));
     open(s, clock);
     EXPECT_EQ(s.expected_appends(), 3u);
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_append);
+    ASSERT_EQ(a.what, omni_kind::send_append);
     s.append_sent(clock.now);
     const time_point origin = *s.origin();
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_EQ(a.at, origin + 200ms); // the 200 ms grid
     clock.now = origin + 230ms;      // woken late: sent at once, the grid unmoved
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_append);
+    ASSERT_EQ(a.what, omni_kind::send_append);
     EXPECT_EQ(a.at, origin + 200ms);
     s.append_sent(clock.now);
     EXPECT_EQ(s.next(clock.now).at, origin + 400ms);
     clock.now = origin + 400ms;
-    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_append);
     s.append_sent(clock.now);
     a = s.next(clock.now);
     EXPECT_EQ(a.at, origin + 600ms); // the end of input
     clock.now = a.at;
-    EXPECT_EQ(s.next(clock.now).what, kind::send_commit);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_commit);
     EXPECT_EQ(s.counts().commits, 1u);
-    EXPECT_EQ(s.next(clock.now).what, kind::wait_event); // for the reply, however long
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::wait_event); // for the reply, however long
 }
 
 // The listener: a reply's audio plays from its arrival; played audio is acknowledged every
 // 200 ms and once exactly at the end; the answer's round trip is measured.
 TEST(OmniSession, TheListenerAcknowledgesPlayedAudioOnTimeAndExactlyAtTheEnd) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(1));
     open(s, clock);
     stream_all(s, clock);
@@ -236,11 +236,11 @@ TEST(OmniSession, TheListenerAcknowledgesPlayedAudioOnTimeAndExactlyAtTheEnd) {
     s.on_event(audio("r1", 450ms), t0);
     s.on_event(event(ev::transcript_delta, "r1"), t0);
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_EQ(a.at, t0 + 200ms); // the first ack is due 200 ms into the playback
     clock.now = a.at;
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_playback_ack);
+    ASSERT_EQ(a.what, omni_kind::send_playback_ack);
     EXPECT_EQ(a.response_id, "r1");
     EXPECT_EQ(a.played_ms, 200);
     s.playback_ack_sent(clock.now);
@@ -249,21 +249,21 @@ TEST(OmniSession, TheListenerAcknowledgesPlayedAudioOnTimeAndExactlyAtTheEnd) {
     EXPECT_EQ(s.next(clock.now).at, t0 + 400ms);
     clock.now = t0 + 400ms;
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_playback_ack);
+    ASSERT_EQ(a.what, omni_kind::send_playback_ack);
     EXPECT_EQ(a.played_ms, 400);
     // The response is done; its last 50 ms still plays: the final ack waits for its end.
     s.on_event(done("r1"), clock.now);
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_EQ(a.at, t0 + 450ms);
     clock.now = a.at;
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_playback_ack);
+    ASSERT_EQ(a.what, omni_kind::send_playback_ack);
     EXPECT_EQ(a.played_ms, 450); // exactly the whole
-    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_close);
     EXPECT_TRUE(s.finished());
     s.on_event(event(ev::session_closed), clock.now);
-    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::done);
     EXPECT_TRUE(s.closed_by_server());
     ASSERT_EQ(s.counts().ack_round_trip_s.size(), 1u);
     EXPECT_NEAR(s.counts().ack_round_trip_s[0], 0.030, 1e-9);
@@ -273,7 +273,7 @@ TEST(OmniSession, TheListenerAcknowledgesPlayedAudioOnTimeAndExactlyAtTheEnd) {
 }
 
 TEST(OmniSession, DeltasPlaySerializedOneAfterTheOther) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(1));
     open(s, clock);
     stream_all(s, clock);
@@ -284,15 +284,15 @@ TEST(OmniSession, DeltasPlaySerializedOneAfterTheOther) {
     s.on_event(done("r1"), t0 + 100ms);
     clock.now = t0 + 500ms;
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_playback_ack); // overdue since 200 ms: what has played now
+    ASSERT_EQ(a.what, omni_kind::send_playback_ack); // overdue since 200 ms: what has played now
     EXPECT_EQ(a.played_ms, 500);
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_EQ(a.at, t0 + 600ms); // the end of the queue, not 100 + 300 + 300 from arrival
 }
 
 TEST(OmniSession, OutputAudioBufferClearedDropsTheUnplayedTail) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(1));
     open(s, clock);
     stream_all(s, clock);
@@ -304,7 +304,7 @@ TEST(OmniSession, OutputAudioBufferClearedDropsTheUnplayedTail) {
     s.on_event(done("r1", "cancelled"), t0 + 170ms);
     clock.now = t0 + 170ms;
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::send_playback_ack);
+    ASSERT_EQ(a.what, omni_kind::send_playback_ack);
     EXPECT_EQ(a.played_ms, 150); // what had played when the server cleared it
     EXPECT_EQ(s.counts().cancelled, 1u);
     EXPECT_EQ(s.counts().cleared, 1u);
@@ -314,7 +314,7 @@ TEST(OmniSession, OutputAudioBufferClearedDropsTheUnplayedTail) {
 TEST(OmniSession, EachPlaybackAckErrorIsCountedAndTolerated) {
     for (const char* code :
          {"playback_item_mismatch", "playback_item_not_found", "playback_ack_too_late"}) {
-        manual_clock clock;
+        omni_clock clock;
         omni_session s(options(1));
         open(s, clock);
         stream_all(s, clock);
@@ -322,36 +322,36 @@ TEST(OmniSession, EachPlaybackAckErrorIsCountedAndTolerated) {
         s.on_event(error(code), clock.now);
         EXPECT_FALSE(s.aborted()) << code;
         EXPECT_EQ(s.counts().ack_errors, 1u) << code;
-        EXPECT_EQ(s.next(clock.now).what, kind::wait_event) << code; // still for the reply
+        EXPECT_EQ(s.next(clock.now).what, omni_kind::wait_event) << code; // still for the reply
     }
 }
 
 TEST(OmniSession, ResourceExhaustedEndsTheSession) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(3));
-    ASSERT_EQ(s.next(clock.now).what, kind::send_update);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_update);
     s.on_event(error("resource_exhausted"), clock.now);
     EXPECT_TRUE(s.aborted());
-    EXPECT_EQ(s.next(clock.now).what, kind::close);
-    EXPECT_EQ(s.next(clock.now).what, kind::done);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::close);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::done);
     EXPECT_FALSE(s.finished());
 }
 
 TEST(OmniSession, AListenDecisionAnswersACommit) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(1));
     open(s, clock);
     stream_all(s, clock);
     EXPECT_EQ(s.unanswered(), 1u);
     s.on_event(event(ev::listen), clock.now);
     EXPECT_EQ(s.counts().listens, 1u);
-    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_close);
 }
 
 // Without acks the server (ack_only) defers the second turn's reply for ever: the session ends
 // after the quiet period and reports the server's stall with its reason.
 TEST(OmniSession, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall) {
-    manual_clock clock;
+    omni_clock clock;
     auto o = options(0);
     o.turn_plan = {{chunk_bytes, 400ms, {}}, {chunk_bytes, {}, {}}};
     o.ack = false;
@@ -359,13 +359,13 @@ TEST(OmniSession, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall
     omni_session s(o);
     open(s, clock);
     // Turn 0's chunk, its end, its commit.
-    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_append);
     s.append_sent(clock.now);
     const time_point origin = *s.origin();
     clock.now = origin + 200ms;
     auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::turn_end);
-    EXPECT_EQ(s.next(clock.now).what, kind::send_commit);
+    ASSERT_EQ(a.what, omni_kind::turn_end);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_commit);
     s.on_event(event(ev::response_created, "r1"), clock.now);
     s.on_event(audio("r1", 300ms), clock.now);
     s.on_event(done("r1"), clock.now);
@@ -376,10 +376,10 @@ TEST(OmniSession, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall
     s.on_event(deferred, clock.now);
     const time_point last = clock.now;
     a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_EQ(a.at, last + 2s);
     clock.now = a.at;
-    EXPECT_EQ(s.next(clock.now).what, kind::send_close);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::send_close);
     EXPECT_TRUE(s.finished());
     EXPECT_EQ(s.counts().playback_acks, 0u);
     EXPECT_EQ(s.counts().deferred, 1u);
@@ -388,39 +388,39 @@ TEST(OmniSession, WithoutAcksTheSecondTurnIsDeferredAndReportedAsTheServersStall
 }
 
 TEST(OmniSession, AHeartbeatGoesOutOnItsOwnAbsoluteSchedule) {
-    manual_clock clock;
+    omni_clock clock;
     auto o = options(100);
     o.heartbeat = 1s;
     omni_session s(o);
-    ASSERT_EQ(s.next(clock.now).what, kind::send_update);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_update);
     const time_point created = clock.now;
     s.on_event(event(ev::session_created), clock.now);
     s.on_event(event(ev::session_updated), clock.now);
-    ASSERT_EQ(s.next(clock.now).what, kind::send_append);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_append);
     s.append_sent(clock.now);
     clock.now = created + 1s + 50ms; // a late wake: the next is still due at +2 s
     int heartbeats = 0;
     for (int i = 0; i < 8; ++i) {
         const auto a = s.next(clock.now);
-        if (a.what == kind::send_heartbeat)
+        if (a.what == omni_kind::send_heartbeat)
             ++heartbeats;
-        else if (a.what == kind::send_append)
+        else if (a.what == omni_kind::send_append)
             s.append_sent(clock.now);
     }
     EXPECT_EQ(heartbeats, 1);
     const auto a = s.next(clock.now);
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, omni_kind::wait_event);
     EXPECT_LE(a.at, created + 2s);
 }
 
 TEST(OmniSession, AnotherProtocolsOpeningEndsTheSessionAtOnce) {
-    manual_clock clock;
+    omni_clock clock;
     omni_session s(options(2));
-    ASSERT_EQ(s.next(clock.now).what, kind::send_update);
+    ASSERT_EQ(s.next(clock.now).what, omni_kind::send_update);
     pacer::protocol::opening_shape native;
     native.session_object = native.sglang = true;
     EXPECT_TRUE(s.check_opening("session.created", native).has_value());
-    EXPECT_EQ(s.next(clock.now).what, kind::close);
+    EXPECT_EQ(s.next(clock.now).what, omni_kind::close);
     // An openai-realtime-shaped session.created is vllm-omni's own shape.
     omni_session t(options(2));
     pacer::protocol::opening_shape openai;

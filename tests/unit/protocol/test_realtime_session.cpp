@@ -27,7 +27,7 @@ using pacer::protocol::realtime_session;
 using pacer::protocol::realtime_session_options;
 using pacer::protocol::realtime_turns;
 using pacer::test::manual_clock;
-using kind = realtime_action::kind;
+using rt_kind = realtime_action::kind;
 
 realtime_session_options options(realtime_protocol p, realtime_turns t, std::size_t packets) {
     realtime_session_options o;
@@ -42,12 +42,12 @@ time_point stream_all(realtime_session& s) {
     const std::size_t n = s.expected_appends();
     for (std::size_t i = 0; i < n; ++i) {
         auto a = s.next(manual_clock::now());
-        if (a.what == kind::wait_until) {
+        if (a.what == rt_kind::wait_until) {
             EXPECT_EQ(a.seq, i);
             manual_clock::set(a.at);
             a = s.next(manual_clock::now());
         }
-        EXPECT_EQ(a.what, kind::send_append);
+        EXPECT_EQ(a.what, rt_kind::send_append);
         EXPECT_EQ(a.seq, i);
         s.append_sent(manual_clock::now());
     }
@@ -74,32 +74,32 @@ TEST(RealtimeEvents, ClassifiesGaAndBetaNames) {
 TEST(RealtimeSession, OpenAiManualCommitsAndCreatesAResponseThenClosesOnResponseDone) {
     manual_clock::reset();
     realtime_session s(options(realtime_protocol::openai, realtime_turns::manual, 3));
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event);
     s.on_event(realtime_event::session_created, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_update);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event); // until session.updated
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_update);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // until session.updated
     s.on_event(realtime_event::session_updated, manual_clock::now());
     const time_point origin = stream_all(s);
     EXPECT_EQ(s.appends_sent(), 3u);
 
     // Not before the grid's end: 3 x 80 ms after packet 0.
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_until);
+    ASSERT_EQ(a.what, rt_kind::wait_until);
     EXPECT_EQ(a.at, origin + 240ms);
     manual_clock::set(a.at);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_commit);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_response);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_commit);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_response);
     EXPECT_EQ(s.utterance_end(), origin + 240ms);
 
     manual_clock::jump(100ms);
     s.on_event(realtime_event::audio_delta, manual_clock::now());
     s.on_event(realtime_event::rate_limits_updated, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event); // manual waits for response.done
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // manual waits for response.done
     manual_clock::jump(10s);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event); // however long
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // however long
     s.on_event(realtime_event::response_done, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::done);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::done);
     EXPECT_EQ(s.first_audio_at(), origin + 340ms);
 }
 
@@ -109,23 +109,23 @@ TEST(RealtimeSession, OpenAiServerVadSendsNoCommitAndClosesAfterAQuietPeriod) {
     o.quiet = 1s;
     realtime_session s(o);
     s.on_event(realtime_event::session_created, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_update);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_update);
     s.on_event(realtime_event::session_updated, manual_clock::now());
     const time_point origin = stream_all(s);
     manual_clock::set(origin + 160ms);
     s.on_event(realtime_event::speech_stopped, manual_clock::now());
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_event); // no commit, no response.create: an event or the end
+    ASSERT_EQ(a.what, rt_kind::wait_event); // no commit, no response.create: an event or the end
     EXPECT_EQ(a.at, origin + 160ms + 1s);
 
     // An event restarts the quiet period.
     manual_clock::jump(500ms);
     s.on_event(realtime_event::transcript_delta, manual_clock::now());
     a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_event);
+    ASSERT_EQ(a.what, rt_kind::wait_event);
     EXPECT_EQ(a.at, manual_clock::now() + 1s);
     manual_clock::set(a.at);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
     EXPECT_EQ(s.utterance_end(), origin + 160ms); // speech_stopped
     EXPECT_EQ(s.first_transcript_at(), origin + 660ms);
 }
@@ -140,37 +140,37 @@ TEST(RealtimeSession, OpenAiServerVadClosesAtResponseDoneAfterTheInput) {
     // A response.done during the input (an earlier turn) does not end the session.
     s.on_event(realtime_event::response_done, manual_clock::now());
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_until);
+    ASSERT_EQ(a.what, rt_kind::wait_until);
     manual_clock::set(a.at); // the input's end
     // The quiet period: the driver waits for an event (a response.done wakes it at once, so
     // the session ends there, not at the period's end).
     a = s.next(manual_clock::now());
-    EXPECT_EQ(a.what, kind::wait_event);
+    EXPECT_EQ(a.what, rt_kind::wait_event);
     EXPECT_GT(a.at, manual_clock::now());
     manual_clock::jump(50ms);
     s.on_event(realtime_event::response_done, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
 }
 
 TEST(RealtimeSession, VllmStartsWithoutSessionUpdatedAndClosesOnTranscriptionDone) {
     manual_clock::reset();
     realtime_session s(options(realtime_protocol::vllm, realtime_turns::server_vad, 2));
     s.on_event(realtime_event::session_created, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_update);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_start); // commit final:false
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_update);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_start); // commit final:false
     const time_point origin = stream_all(s);
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_until);
+    ASSERT_EQ(a.what, rt_kind::wait_until);
     manual_clock::set(a.at);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_commit); // final:true
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_commit); // final:true
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event);
     manual_clock::jump(30ms);
     s.on_event(realtime_event::transcription_delta, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event);
     manual_clock::jump(70ms);
     s.on_event(realtime_event::transcription_done, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::done);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::done);
     EXPECT_EQ(s.utterance_end(), origin + 160ms);
     EXPECT_EQ(s.first_transcript_at(), origin + 190ms);
     EXPECT_EQ(s.final_transcript_at(), origin + 260ms);
@@ -184,10 +184,10 @@ TEST(RealtimeSession, AnErrorStopsStreamingAndCloses) {
     s.next(manual_clock::now());
     s.on_event(realtime_event::session_updated, manual_clock::now());
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::send_append);
+    ASSERT_EQ(a.what, rt_kind::send_append);
     s.append_sent(manual_clock::now());
     s.on_event(realtime_event::error, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
     EXPECT_EQ(s.appends_sent(), 1u);
     EXPECT_FALSE(s.finished());
 }
@@ -227,8 +227,8 @@ TEST(RealtimeSession, AnotherProtocolsOpeningEndsTheSessionAtOnce) {
         EXPECT_EQ(s.check_opening("session.created", c.server),
                   std::optional<std::string>(c.message));
         EXPECT_TRUE(s.wrong_protocol());
-        EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
-        EXPECT_EQ(s.next(manual_clock::now()).what, kind::done);
+        EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
+        EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::done);
         EXPECT_EQ(s.appends_sent(), 0u);
     }
     // Each protocol's own opening passes, and only the first event is checked.
@@ -249,9 +249,9 @@ TEST(RealtimeSession, AnotherProtocolsOpeningEndsTheSessionAtOnce) {
 TEST(RealtimeSession, TheReceiverEndingEndsTheDriver) {
     manual_clock::reset();
     realtime_session s(options(realtime_protocol::vllm, realtime_turns::server_vad, 2));
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event);
     s.on_receiver_ended();
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::done);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::done);
 }
 
 TEST(RealtimeSession, AGivenOriginAnchorsTheGrid) {
@@ -263,7 +263,7 @@ TEST(RealtimeSession, AGivenOriginAnchorsTheGrid) {
     s.next(manual_clock::now());
     s.on_event(realtime_event::session_updated, manual_clock::now());
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_until);
+    ASSERT_EQ(a.what, rt_kind::wait_until);
     EXPECT_EQ(a.at, *o.origin);
 }
 
@@ -274,19 +274,19 @@ TEST(RealtimeSession, OpenAiJoinsTheGateOnlyAfterSessionUpdatedAndStreamsFromIts
     o.start_offset = 40ms;
     realtime_session s(o);
     s.on_event(realtime_event::session_created, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_update);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event); // not ready before the ack
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_update);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // not ready before the ack
     s.on_event(realtime_event::session_updated, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::join_gate);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event); // the gate has not opened
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::join_gate);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // the gate has not opened
     const time_point start = manual_clock::now() + 200ms;
     s.gate_started(start);
     auto a = s.next(manual_clock::now());
-    ASSERT_EQ(a.what, kind::wait_until);
+    ASSERT_EQ(a.what, rt_kind::wait_until);
     EXPECT_EQ(a.at, start + 40ms); // packet 0 on the common start + this session's offset
     EXPECT_EQ(s.given_origin(), start + 40ms);
     manual_clock::set(a.at);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_append);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_append);
 }
 
 TEST(RealtimeSession, VllmJoinsTheGateAfterItsStartingCommit) {
@@ -295,12 +295,12 @@ TEST(RealtimeSession, VllmJoinsTheGateAfterItsStartingCommit) {
     o.gate = true;
     realtime_session s(o);
     s.on_event(realtime_event::session_created, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_update);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::send_start);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::join_gate);
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::wait_event);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_update);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::send_start);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::join_gate);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event);
     s.on_event(realtime_event::error, manual_clock::now()); // an error while waiting: no stream
-    EXPECT_EQ(s.next(manual_clock::now()).what, kind::close);
+    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::close);
     EXPECT_EQ(s.appends_sent(), 0u);
 }
 

@@ -148,7 +148,7 @@ TEST(report_conversation, an_older_summary_names_the_input_end_and_a_single_turn
 
 // A capacity search with a multi-turn scenario: level 1 meets turn-v2v-p95 ≤ 500 ms, level 2
 // misses it (twice: its verification too), so the capacity is 1 session.
-json::object serve_summary() {
+json::object conversation_serve_summary() {
     auto level = [](int c, double v2v_p95, const char* kind) {
         const bool met = v2v_p95 <= 0.5;
         auto turns = turns_json(true);
@@ -191,7 +191,7 @@ json::object serve_summary() {
 
 TEST(report_conversation, serve_page_shows_turn_figures_against_concurrency_with_slo_values) {
     temp_folder t;
-    write(t.path() / "summary.json", json::serialize(serve_summary()));
+    write(t.path() / "summary.json", json::serialize(conversation_serve_summary()));
     const auto html = render_report(read_result_folder(t.path()));
     // The answer first.
     EXPECT_NE(html.find("capacity 1 session, limited by turn-v2v-p95 at 2 sessions, boundary "
@@ -245,7 +245,7 @@ TEST(report_conversation, export_has_a_row_per_turn) {
 
     // A serve sweep: each run's turns under its level and folder; no turns.jsonl, no table.
     temp_folder s;
-    write(s.path() / "summary.json", json::serialize(serve_summary()));
+    write(s.path() / "summary.json", json::serialize(conversation_serve_summary()));
     write(s.path() / "c2-verify1" / "turns.jsonl", R"({"session":0,"turn":0})"
                                                    "\n");
     const auto st = build_tables(read_result_folder(s.path()));

@@ -50,7 +50,7 @@ struct written {
     std::size_t late = 0;
 };
 
-written make_run(const fs::path& dir, std::size_t sessions, std::size_t per_session,
+written make_folded_run(const fs::path& dir, std::size_t sessions, std::size_t per_session,
                  bool receipts = true) {
     std::mt19937_64 rng(42);
     std::lognormal_distribution<double> dev(std::log(0.0005), 1.6), send(std::log(0.0003), 1.0);
@@ -103,7 +103,7 @@ void expect_within_bound(double estimate, double exact_lo, double exact_hi) {
 
 TEST(report_fold, folded_figures_equal_the_exact_ones_within_the_stated_bound) {
     temp_folder t;
-    auto w = make_run(t.path, 20, 500);
+    auto w = make_folded_run(t.path, 20, 500);
     const auto f = read_folded_result_folder(t.path);
     ASSERT_EQ(f.sessions.size(), 20u);
     EXPECT_EQ(f.packet_count(), 10000u);
@@ -163,7 +163,7 @@ TEST(report_fold, folded_figures_equal_the_exact_ones_within_the_stated_bound) {
 
 TEST(report_fold, the_page_is_the_same_read_whole_or_one_session_at_a_time) {
     temp_folder t;
-    make_run(t.path, 12, 300);
+    make_folded_run(t.path, 12, 300);
     const auto kept = read_result_folder(t.path);
     EXPECT_TRUE(kept.packets_kept);
     EXPECT_EQ(kept.sessions[0].packets.size(), 300u);
@@ -176,7 +176,7 @@ TEST(report_fold, the_page_is_the_same_read_whole_or_one_session_at_a_time) {
 
     // samples.json alone (no receipts): the deviations come from the streamed samples.
     temp_folder s;
-    make_run(s.path, 12, 300, false);
+    make_folded_run(s.path, 12, 300, false);
     const auto only_samples = read_folded_result_folder(s.path);
     EXPECT_EQ(only_samples.packet_count(), 3600u);
     EXPECT_EQ(render_report(read_result_folder(s.path)), render_report(only_samples));
@@ -187,8 +187,8 @@ TEST(report_fold, the_page_is_the_same_read_whole_or_one_session_at_a_time) {
 // they were (both spans fill the 100 intervals the time plots have at most).
 TEST(report_fold, the_model_does_not_grow_with_the_packets) {
     temp_folder small, large;
-    make_run(small.path, 4, 1250);
-    make_run(large.path, 4, 25000);
+    make_folded_run(small.path, 4, 1250);
+    make_folded_run(large.path, 4, 25000);
     const auto a = read_folded_result_folder(small.path);
     const auto b = read_folded_result_folder(large.path);
     EXPECT_EQ(a.packet_count(), 5000u);

@@ -50,11 +50,11 @@ struct rate_server {
 };
 
 // Today's `pacer http` search: no confirmation, no verification, a slow client is a miss.
-constexpr capacity_search::search_policy classic{0, 0,
+constexpr capacity_search::search_policy classic_policy{0, 0,
                                                  capacity_search::client_policy::counts_as_miss};
 
 capacity_search::capacity_search_result search(rate_server& m, double start, std::size_t steps,
-                                               capacity_search::search_policy policy = classic) {
+                                               capacity_search::search_policy policy = classic_policy) {
     return capacity_search::search_capacity(
         capacity_search::rate_space(1e6, 10, steps), start, policy,
         [&m](const capacity_search::capacity_try& t) { return m(t); });
@@ -94,7 +94,7 @@ TEST(sweep_capacity_rates, no_bisection_step_leaves_the_bracket_as_found) {
 TEST(sweep_capacity_rates, doubling_stops_at_the_maximum_rate_or_after_its_moves) {
     rate_server m{.capacity = 1e9};
     auto r = capacity_search::search_capacity(
-        capacity_search::rate_space(50, 10, 4), 10, classic,
+        capacity_search::rate_space(50, 10, 4), 10, classic_policy,
         [&m](const capacity_search::capacity_try& t) { return m(t); });
     EXPECT_EQ(m.values(), (rates{10, 20, 40})); // 80 > 50: not probed
     EXPECT_EQ(r.good, 40);

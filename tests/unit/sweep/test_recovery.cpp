@@ -22,7 +22,7 @@ using sweep::recovery_settings;
 
 // A manual clock and a scripted server: look k returns looks[k] (the last one again when they
 // run out) and takes `look_cost`.
-struct scripted_server {
+struct recovery_server {
     std::deque<recovery_look> looks{};
     duration look_cost = std::chrono::milliseconds(2500);
     time_point now{std::chrono::hours(1000)};
@@ -64,7 +64,7 @@ TEST(sweep_recovery, the_canary_margin_is_20_ms_or_half_the_baseline) {
 }
 
 TEST(sweep_recovery, a_recovered_server_costs_one_canary) {
-    scripted_server m{.looks = {canary(0.007)}};
+    recovery_server m{.looks = {canary(0.007)}};
     const auto r = m.wait(canary_only, 0.006);
     EXPECT_TRUE(r.recovered);
     EXPECT_EQ(r.looks, 1u);
@@ -74,7 +74,7 @@ TEST(sweep_recovery, a_recovered_server_costs_one_canary) {
 
 TEST(sweep_recovery, a_degraded_server_is_watched_until_its_canary_is_back) {
     // A canary 46 ms over a 6 ms baseline (limit 26 ms), twice, then 25 ms.
-    scripted_server m{.looks = {canary(0.046), canary(0.046), canary(0.025)}};
+    recovery_server m{.looks = {canary(0.046), canary(0.046), canary(0.025)}};
     const auto r = m.wait(canary_only, 0.006);
     EXPECT_TRUE(r.recovered);
     EXPECT_EQ(r.looks, 3u);
@@ -84,7 +84,7 @@ TEST(sweep_recovery, a_degraded_server_is_watched_until_its_canary_is_back) {
 }
 
 TEST(sweep_recovery, the_wait_ends_before_a_look_would_pass_the_maximum) {
-    scripted_server m{.looks = {canary(0.046)}};
+    recovery_server m{.looks = {canary(0.046)}};
     const auto r = m.wait({.canary = true, .max = std::chrono::seconds(20)}, 0.006);
     EXPECT_FALSE(r.recovered);
     // Looks end at 2.5, 6, 9.5, 13, 16.5, 20 s: a seventh would end at 23.5 s.
@@ -94,28 +94,28 @@ TEST(sweep_recovery, the_wait_ends_before_a_look_would_pass_the_maximum) {
 }
 
 TEST(sweep_recovery, without_a_baseline_no_canary_passes) {
-    scripted_server m{.looks = {canary(0.001)}};
+    recovery_server m{.looks = {canary(0.001)}};
     const auto r = m.wait({.canary = true, .max = std::chrono::seconds(10)}, std::nullopt);
     EXPECT_FALSE(r.recovered);
     EXPECT_EQ(r.looks, 3u); // 2.5, 6, 9.5 s
 }
 
 TEST(sweep_recovery, a_canary_that_measured_nothing_is_not_back) {
-    scripted_server m{.looks = {recovery_look{}, canary(0.006)}};
+    recovery_server m{.looks = {recovery_look{}, canary(0.006)}};
     const auto r = m.wait(canary_only, 0.006);
     EXPECT_TRUE(r.recovered);
     EXPECT_EQ(r.looks, 2u);
 }
 
 TEST(sweep_recovery, the_stats_wait_for_no_pending_work) {
-    scripted_server m{.looks = {pending(12), pending(3), pending(0)},
+    recovery_server m{.looks = {pending(12), pending(3), pending(0)},
                       .look_cost = std::chrono::milliseconds(10)};
     const auto r = m.wait({.stats = true, .max = std::chrono::seconds(120)}, std::nullopt);
     EXPECT_TRUE(r.recovered);
     EXPECT_EQ(r.looks, 3u);
     EXPECT_DOUBLE_EQ(r.waited_s, 3 * 0.010 + 2 * 1.0);
     // Stats that cannot be read never pass.
-    scripted_server unreadable{.looks = {{.error = "HTTP 404"}},
+    recovery_server unreadable{.looks = {{.error = "HTTP 404"}},
                                .look_cost = std::chrono::milliseconds(10)};
     const auto u = unreadable.wait({.stats = true, .max = std::chrono::seconds(5)}, std::nullopt);
     EXPECT_FALSE(u.recovered);
@@ -125,7 +125,7 @@ TEST(sweep_recovery, the_stats_wait_for_no_pending_work) {
 TEST(sweep_recovery, canary_and_stats_must_both_pass) {
     // The queue is empty at once, the canary is back only at the third look: a server's stats
     // can say empty while it is still slow.
-    scripted_server m{.looks = {{.canary_s = 0.046, .pending = 0},
+    recovery_server m{.looks = {{.canary_s = 0.046, .pending = 0},
                                 {.canary_s = 0.046, .pending = 0},
                                 {.canary_s = 0.007, .pending = 0}}};
     const auto r = m.wait({.canary = true, .stats = true, .max = std::chrono::seconds(120)}, 0.006);
@@ -134,7 +134,7 @@ TEST(sweep_recovery, canary_and_stats_must_both_pass) {
 }
 
 TEST(sweep_recovery, a_signal_during_a_pause_ends_the_wait) {
-    scripted_server m{.looks = {canary(0.046)}, .interrupt_on_pause = true};
+    recovery_server m{.looks = {canary(0.046)}, .interrupt_on_pause = true};
     const auto r = m.wait(canary_only, 0.006);
     EXPECT_FALSE(r.recovered);
     EXPECT_TRUE(r.interrupted);

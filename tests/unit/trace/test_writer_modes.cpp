@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 namespace trace = pacer::trace;
 using pacer::time_point;
 
-const time_point t0 = time_point{} + 1000s;
+const time_point mode_t0 = time_point{} + 1000s;
 
 trace::writer_options options(const fs::path& root, trace::mode what) {
     trace::writer_options o;
@@ -47,14 +47,14 @@ trace::record record(trace::record::kind what, std::uint32_t session, std::strin
 void feed(trace::writer_core& core, boost::asio::io_context& io,
           std::shared_ptr<trace::done_channel>& done) {
     done = std::make_shared<trace::done_channel>(io.get_executor(), 1);
-    core.on_record(t0, record(trace::record::kind::line, 3, R"({"type":"a"})"));
-    core.on_record(t0 + 1ms, record(trace::record::kind::receipt, 3, "{\"appends\":[1"));
-    core.flush_due(t0 + 600ms); // the flush interval passes mid-session
-    core.on_record(t0 + 700ms, record(trace::record::kind::line, 3, R"({"type":"b"})"));
+    core.on_record(mode_t0, record(trace::record::kind::line, 3, R"({"type":"a"})"));
+    core.on_record(mode_t0 + 1ms, record(trace::record::kind::receipt, 3, "{\"appends\":[1"));
+    core.flush_due(mode_t0 + 600ms); // the flush interval passes mid-session
+    core.on_record(mode_t0 + 700ms, record(trace::record::kind::line, 3, R"({"type":"b"})"));
     auto end = record(trace::record::kind::end, 3, ",2]}\n");
     end.done = done;
-    core.on_record(t0 + 800ms, std::move(end));
-    core.flush_due(t0 + 900ms);
+    core.on_record(mode_t0 + 800ms, std::move(end));
+    core.flush_due(mode_t0 + 900ms);
 }
 
 bool reported_ok(trace::done_channel& done) {
