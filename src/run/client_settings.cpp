@@ -169,8 +169,8 @@ std::optional<protocol::realtime_protocol> protocol_option(const std::string& na
     protocol::realtime_protocol p{};
     if (!protocol::parse_realtime_protocol(name, p))
         throw bad_input(fmt::format("--protocol '{}' is not known: use native, "
-                                      "openai-realtime, vllm-realtime or vllm-omni",
-                                      name));
+                                    "openai-realtime, vllm-realtime or vllm-omni",
+                                    name));
     if (p == protocol::realtime_protocol::vllm && model.empty())
         throw bad_input("--protocol vllm-realtime needs --model (the served model)");
     return p;
@@ -182,8 +182,8 @@ void model_in_url(transport::ws_endpoint& ep, std::optional<protocol::realtime_p
         if (const auto given = transport::query_parameter(ep.target, "autostart");
             given && *given != "0")
             throw bad_input(fmt::format("--protocol vllm-omni opens with session.update: the "
-                                          "URL's autostart={} must be 0 (or left out)",
-                                          *given));
+                                        "URL's autostart={} must be 0 (or left out)",
+                                        *given));
         for (const char* key : {"duplex", "autostart"})
             if (!transport::query_parameter(ep.target, key))
                 ep.target =

@@ -23,8 +23,8 @@ service_queue::admission service_queue::admit(time_point ready) {
     time_point start;
     do {
         start = std::max(ready, instant_of(free));
-    } while (
-        !free_at_.compare_exchange_weak(free, tick_count(start + service_), std::memory_order_relaxed));
+    } while (!free_at_.compare_exchange_weak(free, tick_count(start + service_),
+                                             std::memory_order_relaxed));
     // Every unit takes `service` exactly, so the work ahead of this one (free - ready) is
     // ceil((free - ready) / service) units, the one in service included.
     const duration ahead = instant_of(free) > ready ? instant_of(free) - ready : duration::zero();
@@ -64,7 +64,8 @@ bool cold_start::opened(std::size_t open, time_point now) {
 duration cold_start::extra(time_point ready) const {
     if (extra_ <= duration::zero())
         return duration::zero();
-    return tick_count(ready) < cold_until_.load(std::memory_order_relaxed) ? extra_ : duration::zero();
+    return tick_count(ready) < cold_until_.load(std::memory_order_relaxed) ? extra_
+                                                                           : duration::zero();
 }
 
 duration overload_penalty::unit(time_point ready, duration lag) {
@@ -84,7 +85,7 @@ duration overload_penalty::unit(time_point ready, duration lag) {
         }
     }
     return tick_count(ready) < degraded_until_.load(std::memory_order_relaxed) ? extra_
-                                                                          : duration::zero();
+                                                                               : duration::zero();
 }
 
 duration overload_penalty::degraded(time_point now) const {

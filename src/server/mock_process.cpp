@@ -220,8 +220,8 @@ int run_native_mock(const native_mock_process_options& s) {
         protocol::realtime_protocol p{};
         if (!protocol::parse_realtime_protocol(s.protocol, p))
             throw bad_input(fmt::format("--protocol '{}' is not known: use native, "
-                                          "openai-realtime, vllm-realtime or vllm-omni",
-                                          s.protocol));
+                                        "openai-realtime, vllm-realtime or vllm-omni",
+                                        s.protocol));
         if (s.fault != "none")
             throw bad_input("--fault needs --protocol native (the fault modes are native's)");
         o.realtime = p;

@@ -6,8 +6,8 @@
 #include <boost/json/parse.hpp>
 #include <boost/json/value.hpp>
 
-#include <algorithm>
 #include "integration/cli_process.hpp"
+#include <algorithm>
 #include <arpa/inet.h>
 #include <chrono>
 #include <csignal>

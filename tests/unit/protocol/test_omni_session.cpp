@@ -188,7 +188,7 @@ TEST(OmniSession, SendsSessionUpdateFirstAndAcknowledgesEventsCumulatively) {
     s.on_event(event(ev::heartbeat_ack, "", 2), clock.now);
     auto a = s.next(clock.now);
     ASSERT_EQ(a.what, omni_kind::send_event_ack);
-    EXPECT_EQ(a.event_seq, 2);                            // one ack up to the highest seq seen
+    EXPECT_EQ(a.event_seq, 2);                                 // one ack up to the highest seq seen
     EXPECT_EQ(s.next(clock.now).what, omni_kind::send_append); // packet 0, unanchored
     EXPECT_EQ(s.counts().event_acks, 1u);
 }

@@ -94,7 +94,8 @@ TEST(RealtimeSession, OpenAiManualCommitsAndCreatesAResponseThenClosesOnResponse
     manual_clock::jump(100ms);
     s.on_event(realtime_event::audio_delta, manual_clock::now());
     s.on_event(realtime_event::rate_limits_updated, manual_clock::now());
-    EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // manual waits for response.done
+    EXPECT_EQ(s.next(manual_clock::now()).what,
+              rt_kind::wait_event); // manual waits for response.done
     manual_clock::jump(10s);
     EXPECT_EQ(s.next(manual_clock::now()).what, rt_kind::wait_event); // however long
     s.on_event(realtime_event::response_done, manual_clock::now());

@@ -51,7 +51,7 @@ struct written {
 };
 
 written make_folded_run(const fs::path& dir, std::size_t sessions, std::size_t per_session,
-                 bool receipts = true) {
+                        bool receipts = true) {
     std::mt19937_64 rng(42);
     std::lognormal_distribution<double> dev(std::log(0.0005), 1.6), send(std::log(0.0003), 1.0);
     written w;

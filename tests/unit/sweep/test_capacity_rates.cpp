@@ -50,11 +50,12 @@ struct rate_server {
 };
 
 // Today's `pacer http` search: no confirmation, no verification, a slow client is a miss.
-constexpr capacity_search::search_policy classic_policy{0, 0,
-                                                 capacity_search::client_policy::counts_as_miss};
+constexpr capacity_search::search_policy classic_policy{
+    0, 0, capacity_search::client_policy::counts_as_miss};
 
-capacity_search::capacity_search_result search(rate_server& m, double start, std::size_t steps,
-                                               capacity_search::search_policy policy = classic_policy) {
+capacity_search::capacity_search_result
+search(rate_server& m, double start, std::size_t steps,
+       capacity_search::search_policy policy = classic_policy) {
     return capacity_search::search_capacity(
         capacity_search::rate_space(1e6, 10, steps), start, policy,
         [&m](const capacity_search::capacity_try& t) { return m(t); });

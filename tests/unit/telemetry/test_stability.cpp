@@ -9,7 +9,7 @@ namespace pacer::telemetry {
 namespace {
 
 sample power_sample(double t, std::optional<double> w, std::optional<double> c,
-          std::string source = "nvml:0") {
+                    std::string source = "nvml:0") {
     sample s;
     s.monotonic_s = t;
     s.source = std::move(source);
