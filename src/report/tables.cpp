@@ -305,6 +305,7 @@ table turns_table(const result_folder& f) {
                                              "underruns",
                                              "underrun_s",
                                              "interrupted_s",
+                                             "output_stopped_s",
                                              "ttfa_from_voice_end_s",
                                              "ttfa_from_speech_end_s",
                                              "ttfa_from_speech_stopped_s",

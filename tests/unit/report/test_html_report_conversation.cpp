@@ -224,7 +224,7 @@ TEST(report_conversation, export_has_a_row_per_turn) {
         t.path() / "turns.jsonl",
         R"({"session":0,"turn":0,"voice_end_s":100.5,"ttfa_from_voice_end_s":0.48,"response_id":"resp_1"})"
         "\n"
-        R"({"session":0,"turn":1,"voice_end_s":103.25,"ttfa_from_voice_end_s":null})"
+        R"({"session":0,"turn":1,"voice_end_s":103.25,"ttfa_from_voice_end_s":null,"output_stopped_s":104.5})"
         "\nnot json\n");
     const auto tables = build_tables(read_result_folder(t.path()));
     const auto it = std::find_if(tables.begin(), tables.end(),
@@ -241,6 +241,8 @@ TEST(report_conversation, export_has_a_row_per_turn) {
     EXPECT_EQ(it->rows[1][col("turn")].count, 1);
     EXPECT_EQ(it->rows[1][col("ttfa_from_voice_end_s")].kind, cell::type::null);
     EXPECT_EQ(it->rows[1][col("first_audio_s")].kind, cell::type::null); // absent field
+    ASSERT_LT(col("output_stopped_s"), it->columns.size()); // vllm-omni's listener stop
+    EXPECT_EQ(it->rows[1][col("output_stopped_s")].number, 104.5);
     EXPECT_NE(to_csv(*it).find("\n0,1,,,,103.25,"), std::string::npos) << to_csv(*it);
 
     // A serve sweep: each run's turns under its level and folder; no turns.jsonl, no table.
